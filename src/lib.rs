@@ -1,1 +1,7 @@
+//! ratelab: replay workloads through faithful models of rate limiters and
+//! count-min sketches on a virtual clock, and measure how wrong they are.
+
+pub mod algo;
 pub mod clock;
+pub mod hash;
+pub mod rng;
