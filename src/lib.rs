@@ -3,5 +3,8 @@
 
 pub mod algo;
 pub mod clock;
+pub mod error;
 pub mod hash;
 pub mod rng;
+pub mod scenario;
+pub mod workload;

@@ -1,0 +1,260 @@
+//! Scenario files: `scenarios/*.json`.
+//!
+//! A scenario is one JSON object. The fields every kind shares are read here
+//! ([`Common`]); the rest are the kind's parameters, deserialized by the kind's
+//! own struct with `deny_unknown_fields`, so a typo is an error naming the file
+//! and the field path rather than a silently ignored setting.
+//!
+//! ```json
+//! { "name": "estimator-zipf", "kind": "estimator_accuracy",
+//!   "description": "...", "seed": 1, "runs": 5, ...kind parameters... }
+//! ```
+
+use crate::error::{Error, Result};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Largest scenario file read (a scenario is a few KB; this stops a 10 GB file
+/// given by mistake from being read into memory).
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// The fields shared by every scenario kind.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Common {
+    /// Report folder name: lowercase letters, digits, `-` and `_`.
+    pub name: String,
+    /// Which experiment this is (see `ratelab list`).
+    pub kind: String,
+    /// What the scenario reproduces, shown in reports.
+    #[serde(default)]
+    pub description: String,
+    /// The one seed everything random derives from.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Repetitions with fresh hash seeds (kinds that use runs).
+    #[serde(default)]
+    pub runs: Option<u32>,
+    /// Thresholds the CI check enforces (`ratelab check`).
+    #[serde(default)]
+    pub expect: Option<Value>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// A parsed scenario: the shared fields plus the kind's raw parameters.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Where it was read from (for error messages and relative paths).
+    pub path: PathBuf,
+    /// Shared fields.
+    pub common: Common,
+    /// The remaining fields, for the kind to deserialize.
+    pub params: Map<String, Value>,
+}
+
+const COMMON_FIELDS: [&str; 6] = ["name", "kind", "description", "seed", "runs", "expect"];
+
+impl Scenario {
+    /// Reads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if meta.len() > MAX_SCENARIO_BYTES {
+            return Err(Error::input_at(
+                path,
+                "file",
+                format!(
+                    "{} bytes is too large for a scenario (at most {MAX_SCENARIO_BYTES})",
+                    meta.len()
+                ),
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let text = std::str::from_utf8(&bytes).map_err(|e| {
+            Error::input_at(path, format!("byte {}", e.valid_up_to()), "not valid UTF-8")
+        })?;
+        Self::parse(path, text)
+    }
+
+    /// Parses scenario text; `path` is used in messages and for relative paths.
+    pub fn parse(path: &Path, text: &str) -> Result<Self> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Error::input_at(
+                path,
+                format!("line {} column {}", e.line(), e.column()),
+                format!("malformed JSON: {}", strip_position(&e.to_string())),
+            )
+        })?;
+        let Value::Object(mut all) = value else {
+            return Err(Error::input_at(
+                path,
+                "top level",
+                format!("expected a JSON object, found {}", kind_of(&value)),
+            ));
+        };
+        let mut common_map = Map::new();
+        for field in COMMON_FIELDS {
+            if let Some(v) = all.remove(field) {
+                common_map.insert(field.to_string(), v);
+            }
+        }
+        let common: Common = from_value(path, Value::Object(common_map))?;
+        validate_name(&common.name).map_err(|m| Error::input_at(path, "field name", m))?;
+        if common.runs == Some(0) {
+            return Err(Error::input_at(
+                path,
+                "field runs",
+                "value 0: expected at least 1 run",
+            ));
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            common,
+            params: all,
+        })
+    }
+
+    /// Deserializes the kind's parameters (`deny_unknown_fields` on `T`).
+    pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
+        from_value(&self.path, Value::Object(self.params.clone()))
+    }
+
+    /// A path given in the scenario, resolved against the scenario's folder.
+    pub fn resolve(&self, relative: &str) -> PathBuf {
+        let p = Path::new(relative);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.path.parent().unwrap_or(Path::new(".")).join(p)
+        }
+    }
+
+    /// An input error about field `field` of this scenario.
+    pub fn field_error(
+        &self,
+        field: impl std::fmt::Display,
+        message: impl std::fmt::Display,
+    ) -> Error {
+        Error::input_at(&self.path, format!("field {field}"), message)
+    }
+}
+
+/// Deserializes with the failing field's path in the message.
+pub fn from_value<T: DeserializeOwned>(path: &Path, value: Value) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        let field = if field == "." {
+            "top level".to_string()
+        } else {
+            format!("field {field}")
+        };
+        Error::input_at(path, field, e.into_inner())
+    })
+}
+
+/// Scenario and report names: `[a-z0-9][a-z0-9_-]{0,63}`, so a name can never
+/// climb out of the report folder or surprise a shell.
+pub fn validate_name(name: &str) -> std::result::Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
+    let first_ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if name.is_empty() || name.len() > 64 || !first_ok || !name.chars().all(ok_char) {
+        return Err(format!(
+            "value {name:?}: expected 1-64 characters of a-z, 0-9, '-' or '_', starting with a letter or digit"
+        ));
+    }
+    Ok(())
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Every `*.json` file in `dir`, sorted by file name.
+pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct P {
+        #[allow(dead_code)]
+        slots: u32,
+    }
+
+    fn parse(t: &str) -> Result<Scenario> {
+        Scenario::parse(Path::new("s.json"), t)
+    }
+
+    #[test]
+    fn malformed_json_names_line_and_column() {
+        let e = parse("{\n \"name\": \"x\",\n oops }").unwrap_err();
+        assert!(
+            e.message()
+                .starts_with("s.json: line 3 column 2: malformed JSON"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_field_is_named() {
+        let s = parse(r#"{"name":"x","kind":"k","slots":1,"slotz":2}"#).unwrap();
+        let e = s.params::<P>().unwrap_err();
+        assert!(e.message().contains("unknown field `slotz`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_names_field_path() {
+        let s = parse(r#"{"name":"x","kind":"k","slots":"many"}"#).unwrap();
+        let e = s.params::<P>().unwrap_err();
+        assert!(
+            e.message().starts_with("s.json: field slots: invalid type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn names_cannot_escape_the_report_folder() {
+        for bad in ["../x", "/abs", "", "A", "a b", "a/b", ".hidden"] {
+            assert!(validate_name(bad).is_err(), "{bad}");
+        }
+        assert!(validate_name("estimator-zipf_2").is_ok());
+        assert!(parse(r#"{"name":"../up","kind":"k"}"#).is_err());
+    }
+
+    #[test]
+    fn zero_runs_rejected() {
+        let e = parse(r#"{"name":"x","kind":"k","runs":0}"#).unwrap_err();
+        assert!(e.message().contains("field runs"), "{e}");
+    }
+}
