@@ -2,9 +2,14 @@
 //! count-min sketches on a virtual clock, and measure how wrong they are.
 
 pub mod algo;
+pub mod cli;
 pub mod clock;
 pub mod error;
+pub mod experiments;
 pub mod hash;
+pub mod metrics;
+pub mod progress;
+pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod workload;

@@ -1,0 +1,633 @@
+//! `estimator_accuracy`: replay a count workload through count-min sketches of
+//! several shapes and compare every key's estimate with its exact count
+//! (EXPERIMENTS.md A1).
+//!
+//! Sweep cells are (shape, variant, run). Each cell's seeds derive from the
+//! scenario seed and the run index only — the workload order and the hash
+//! seeds of run r are the same for every shape, so shapes are compared on
+//! common random numbers — and cells are collected in a fixed order, so the
+//! report does not depend on the thread count.
+
+use super::{report_head, RunContext};
+use crate::algo::estimator::{Estimator, EstimatorConfig, Fault, Overflow, Variant};
+use crate::error::Result;
+use crate::hash::HasherKind;
+use crate::metrics::{count_min_bound, error_stats, summarize, ErrorStats, RunSummary};
+use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::{Output, Table};
+use crate::rng::{derive_seed, stream};
+use crate::scenario::Scenario;
+use crate::workload::counts::WorkloadSummary;
+use crate::workload::{CountWorkload, Workload};
+use rayon::prelude::*;
+use serde::Deserialize;
+use serde_json::json;
+
+/// Scenario parameters of `estimator_accuracy`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The workload.
+    pub workload: CountWorkload,
+    /// Explicit shapes, in table order.
+    #[serde(default)]
+    pub configs: Vec<Shape>,
+    /// A grid of shapes (every hashes × every slots), after `configs`.
+    #[serde(default)]
+    pub grid: Option<Grid>,
+    /// Update rules to compare (default: pingora's count-min only).
+    #[serde(default = "default_variants")]
+    pub variants: Vec<Variant>,
+    /// Hash family of the rows.
+    #[serde(default)]
+    pub hasher: HasherKind,
+    /// Overflow behaviour.
+    #[serde(default)]
+    pub overflow: Overflow,
+}
+
+fn default_variants() -> Vec<Variant> {
+    vec![Variant::CountMin]
+}
+
+/// One sketch shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shape {
+    /// Rows.
+    pub hashes: u64,
+    /// Counters per row.
+    pub slots: u64,
+}
+
+/// Every combination of the listed hashes and slots.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grid {
+    /// Row counts.
+    pub hashes: Vec<u64>,
+    /// Slot counts.
+    pub slots: Vec<u64>,
+}
+
+/// Most rows a sketch may have.
+pub const MAX_HASHES: u64 = 64;
+
+/// Validates a shape against the memory cap; `field` names it in errors.
+pub fn validate_shape(
+    scenario: &Scenario,
+    field: &str,
+    shape: Shape,
+    max_memory: u64,
+) -> Result<EstimatorConfig> {
+    if shape.hashes == 0 || shape.hashes > MAX_HASHES {
+        return Err(scenario.field_error(
+            format!("{field}.hashes"),
+            format!("value {}: expected 1..={MAX_HASHES}", shape.hashes),
+        ));
+    }
+    if shape.slots == 0 {
+        return Err(scenario.field_error(
+            format!("{field}.slots"),
+            "value 0: expected at least 1 slot",
+        ));
+    }
+    let memory = shape.hashes.saturating_mul(shape.slots).saturating_mul(8);
+    if memory > max_memory {
+        return Err(scenario.field_error(
+            field,
+            format!(
+                "{}x{} needs {} of counters, over the memory cap of {} (raise it with --max-memory)",
+                shape.hashes,
+                shape.slots,
+                bytes_human(memory),
+                bytes_human(max_memory)
+            ),
+        ));
+    }
+    if shape.hashes.saturating_mul(shape.slots) > u64::from(u32::MAX) {
+        return Err(scenario.field_error(
+            field,
+            format!(
+                "{}x{} has more than 2^32 counters",
+                shape.hashes, shape.slots
+            ),
+        ));
+    }
+    Ok(EstimatorConfig::new(
+        shape.hashes as usize,
+        shape.slots as usize,
+    ))
+}
+
+/// "64KiB"-style sizes as the document prints them.
+pub fn kib(bytes: u64) -> String {
+    format!("{}KiB", bytes / 1024)
+}
+
+/// Human sizes for messages.
+pub fn bytes_human(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+/// What one sweep cell measured.
+#[derive(Debug, Clone)]
+pub struct CellOutcome {
+    /// Error statistics over the keys seen.
+    pub stats: ErrorStats,
+    /// The count-min bound e·N/w for this run.
+    pub bound: f64,
+    /// The run's workload facts.
+    pub summary: WorkloadSummary,
+    /// A panic of the real code, if the replay hit one (the replay stops there).
+    pub fault: Option<Fault>,
+    /// Mean error per logarithmic rank bin (see [`rank_bins`]).
+    pub rank_bin_means: Vec<f64>,
+    /// Error quantiles at `i / QUANTILES` for i in 0..=QUANTILES.
+    pub quantiles: Vec<f64>,
+}
+
+/// Resolution of the stored error distribution.
+pub const QUANTILES: usize = 200;
+
+/// Logarithmic bins of key ranks (1-based) for `keys` keys: `[start, end)`.
+pub fn rank_bins(keys: usize) -> Vec<(usize, usize)> {
+    let mut bins = Vec::new();
+    let mut start = 1usize;
+    while start <= keys {
+        let end = ((start as f64 * 1.08).ceil() as usize)
+            .max(start + 1)
+            .min(keys + 1);
+        bins.push((start, end));
+        start = end;
+    }
+    bins
+}
+
+/// Replays `workload` (order seeded by `workload_seed`) through a sketch
+/// (hashes seeded by `hash_seed`) and measures every seen key's error.
+pub fn replay_cell(
+    workload: &Workload,
+    config: EstimatorConfig,
+    workload_seed: u64,
+    hash_seed: u64,
+) -> CellOutcome {
+    let mut sketch = Estimator::new(config, hash_seed);
+    let keys = workload.key_space();
+    let h = config.hashes;
+    // Hash every key once: per event, only the adds remain.
+    let mut table: Vec<u32> = Vec::with_capacity(keys * h);
+    for id in 0..keys {
+        sketch.cells_into(&workload.key_bytes(id), &mut table);
+    }
+    let mut truth = vec![0u64; keys];
+    let mut fault = None;
+    workload.for_each_event(workload_seed, |k| {
+        if fault.is_some() {
+            return;
+        }
+        let k = k as usize;
+        truth[k] += 1;
+        if let Err(f) = sketch.incr_cells(&table[k * h..k * h + h], 1) {
+            fault = Some(f);
+        }
+    });
+    let summary = WorkloadSummary::of_counts(&truth);
+    // Keys in rank order: by true count, descending; key id breaks ties.
+    let mut order: Vec<u32> = (0..keys as u32)
+        .filter(|&k| truth[k as usize] > 0)
+        .collect();
+    order.sort_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
+    let errors_by_rank: Vec<i64> = order
+        .iter()
+        .map(|&k| {
+            let k = k as usize;
+            sketch
+                .get_cells(&table[k * h..k * h + h])
+                .wrapping_sub(truth[k] as i64)
+        })
+        .collect();
+    let bound = count_min_bound(summary.events, config.slots);
+    let rank_bin_means = rank_bins(errors_by_rank.len())
+        .iter()
+        .map(|&(s, e)| {
+            errors_by_rank[s - 1..e - 1]
+                .iter()
+                .map(|&x| x as f64)
+                .sum::<f64>()
+                / (e - s) as f64
+        })
+        .collect();
+    let mut sorted = errors_by_rank;
+    let stats = error_stats(&mut sorted, bound);
+    sorted.sort_unstable();
+    let quantiles = if sorted.is_empty() {
+        vec![0.0; QUANTILES + 1]
+    } else {
+        (0..=QUANTILES)
+            .map(|i| sorted[(i * (sorted.len() - 1)) / QUANTILES] as f64)
+            .collect()
+    };
+    CellOutcome {
+        stats,
+        bound,
+        summary,
+        fault,
+        rank_bin_means,
+        quantiles,
+    }
+}
+
+/// One row of the table: a shape and variant summarised over runs.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Shape and behaviour.
+    pub config: EstimatorConfig,
+    /// Mean and std of each statistic over runs.
+    pub summary: RunSummary,
+    /// e·N/w averaged over runs.
+    pub bound: f64,
+    /// Runs that hit a fault.
+    pub faults: u32,
+    /// The first fault's message.
+    pub fault: Option<Fault>,
+    /// Rank-bin mean errors, averaged over runs.
+    pub rank_bin_means: Vec<f64>,
+    /// Error quantiles, averaged over runs.
+    pub quantiles: Vec<f64>,
+}
+
+/// Runs the sweep of `configs` × `runs` on `workload`, in parallel, in a fixed
+/// result order. `on_cell` is called after each cell (for progress).
+pub fn sweep(
+    workload: &Workload,
+    configs: &[EstimatorConfig],
+    runs: u32,
+    seed: u64,
+    on_cell: &(dyn Fn() + Sync),
+) -> Vec<Row> {
+    let cells: Vec<(usize, u32)> = (0..configs.len())
+        .flat_map(|c| (0..runs).map(move |r| (c, r)))
+        .collect();
+    let outcomes: Vec<CellOutcome> = cells
+        .par_iter()
+        .map(|&(c, r)| {
+            let run_seed = derive_seed(seed, &[u64::from(r)]);
+            let out = replay_cell(
+                workload,
+                configs[c],
+                derive_seed(run_seed, &[stream::WORKLOAD]),
+                derive_seed(run_seed, &[stream::HASH]),
+            );
+            on_cell();
+            out
+        })
+        .collect();
+    configs
+        .iter()
+        .enumerate()
+        .map(|(c, config)| {
+            let runs_of: Vec<&CellOutcome> = outcomes[c * runs as usize..(c + 1) * runs as usize]
+                .iter()
+                .collect();
+            let stats: Vec<ErrorStats> = runs_of.iter().map(|o| o.stats).collect();
+            let n = runs_of.len() as f64;
+            let avg = |f: &dyn Fn(&CellOutcome) -> &Vec<f64>| -> Vec<f64> {
+                let len = runs_of.iter().map(|o| f(o).len()).min().unwrap_or(0);
+                (0..len)
+                    .map(|i| runs_of.iter().map(|o| f(o)[i]).sum::<f64>() / n)
+                    .collect()
+            };
+            Row {
+                config: *config,
+                summary: summarize(&stats),
+                bound: runs_of.iter().map(|o| o.bound).sum::<f64>() / n,
+                faults: runs_of.iter().filter(|o| o.fault.is_some()).count() as u32,
+                fault: runs_of.iter().find_map(|o| o.fault.clone()),
+                rank_bin_means: avg(&|o| &o.rank_bin_means),
+                quantiles: avg(&|o| &o.quantiles),
+            }
+        })
+        .collect()
+}
+
+/// The scenario's shapes × variants, validated, in table order.
+pub fn configs(scenario: &Scenario, p: &Params, max_memory: u64) -> Result<Vec<EstimatorConfig>> {
+    let mut shapes: Vec<(String, Shape)> = p
+        .configs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("configs[{i}]"), *s))
+        .collect();
+    if let Some(g) = &p.grid {
+        for &hashes in &g.hashes {
+            for &slots in &g.slots {
+                shapes.push(("grid".to_string(), Shape { hashes, slots }));
+            }
+        }
+    }
+    if shapes.is_empty() {
+        return Err(scenario.field_error("configs", "no sketch shapes: give `configs` or `grid`"));
+    }
+    if p.variants.is_empty() {
+        return Err(scenario.field_error(
+            "variants",
+            "empty: expected at least one of count_min, conservative",
+        ));
+    }
+    let mut out = Vec::new();
+    for variant in &p.variants {
+        for (field, shape) in &shapes {
+            let mut c = validate_shape(scenario, field, *shape, max_memory)?;
+            c.variant = *variant;
+            c.hasher = p.hasher;
+            c.overflow = p.overflow;
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// Runs an `estimator_accuracy` scenario.
+pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
+    let p: Params = scenario.params()?;
+    let workload = p.workload.build(&scenario.path, "workload")?;
+    let configs = configs(scenario, &p, ctx.max_memory)?;
+    let runs = ctx.runs(scenario, 5);
+    let oracle_bytes = (workload.key_space() as u64).saturating_mul(8 + 4 * MAX_HASHES.min(8));
+    if oracle_bytes > ctx.max_memory {
+        return Err(scenario.field_error("workload", format!(
+            "{} keys need {} for the exact oracle and key table, over the memory cap of {} (raise it with --max-memory)",
+            workload.key_space(), bytes_human(oracle_bytes), bytes_human(ctx.max_memory))));
+    }
+    let progress = ctx.progress(
+        configs.len() as u64 * u64::from(runs),
+        &scenario.common.name,
+    );
+    let rows = sweep(&workload, &configs, runs, ctx.seed, &|| progress.inc(1));
+    progress.finish();
+    // The workload facts of run 0 (identical in every run for exact-count shapes).
+    let first = replay_summary(&workload, ctx.seed);
+    Ok(render_output(scenario, ctx, &p, runs, first, &rows))
+}
+
+fn replay_summary(workload: &Workload, seed: u64) -> WorkloadSummary {
+    if let Some(c) = workload.exact_counts() {
+        return WorkloadSummary::of_counts(c);
+    }
+    let mut truth = vec![0u64; workload.key_space()];
+    let run_seed = derive_seed(seed, &[0]);
+    workload.for_each_event(derive_seed(run_seed, &[stream::WORKLOAD]), |k| {
+        truth[k as usize] += 1
+    });
+    WorkloadSummary::of_counts(&truth)
+}
+
+fn fmt_pct(v: f64) -> String {
+    format!("{v:.1}%")
+}
+
+fn render_output(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    p: &Params,
+    runs: u32,
+    first: WorkloadSummary,
+    rows: &[Row],
+) -> Output {
+    let multi_variant = p.variants.len() > 1;
+    let label = |c: &EstimatorConfig| {
+        if multi_variant {
+            format!("{}x{} {}", c.hashes, c.slots, c.variant.name())
+        } else {
+            format!("{}x{}", c.hashes, c.slots)
+        }
+    };
+    // Main table, in the document's layout (p99 and max: per-run values averaged).
+    let mut head = vec![
+        "hashes", "slots", "memory", "exact%", "mean", "p99", "max", "e*N/w",
+    ];
+    if multi_variant {
+        head.insert(0, "variant");
+    }
+    let mut table = Table::new(head.clone());
+    let mut console_table = Table::new(head);
+    for r in rows {
+        let s = &r.summary;
+        let mut cells = vec![
+            r.config.hashes.to_string(),
+            r.config.slots.to_string(),
+            kib(r.config.memory_bytes()),
+            fmt_pct(s.exact_pct.mean),
+            format!("{:.1}", s.mean.mean),
+            format!("{:.0}", s.p99.mean),
+            format!("{:.0}", s.max.mean),
+            format!("{:.0}", r.bound),
+        ];
+        if multi_variant {
+            cells.insert(0, r.config.variant.name().to_string());
+        }
+        table.push(cells.clone());
+        console_table.push(cells);
+    }
+    let mut noise = Table::new([
+        "config",
+        "exact% std",
+        "mean std",
+        "p99 std",
+        "max std",
+        "over bound%",
+        "theory e^-h",
+    ]);
+    for r in rows {
+        let s = &r.summary;
+        noise.push([
+            label(&r.config),
+            format!("{:.2}", s.exact_pct.std),
+            format!("{:.2}", s.mean.std),
+            format!("{:.1}", s.p99.std),
+            format!("{:.1}", s.max.std),
+            format!("{:.3}%", s.over_bound_pct.mean),
+            format!("{:.3}%", 100.0 * (-(r.config.hashes as f64)).exp()),
+        ]);
+    }
+    let avg_count = first.events as f64 / first.keys.max(1) as f64;
+    let mut md = format!("# {}\n\n", scenario.common.name);
+    if !scenario.common.description.is_empty() {
+        md.push_str(&format!("{}\n\n", scenario.common.description));
+    }
+    md.push_str(&format!(
+        "{}. {} runs (fresh hash seeds each, {} hasher, {} overflow); p99 and max are per-run values averaged over the runs. Average true count per key: {:.1}.\n\n",
+        first.headline(), runs, p.hasher.name(), match p.overflow { Overflow::Wrapping => "wrapping", Overflow::Checked => "checked" }, avg_count
+    ));
+    md.push_str(&table.markdown());
+    md.push_str("\n## Run-to-run noise and the count-min bound\n\nStandard deviation over runs of each statistic, and the share of keys whose error exceeds e·N/w against the theory's ceiling e^-hashes.\n\n");
+    md.push_str(&noise.markdown());
+    let faulted: Vec<&Row> = rows.iter().filter(|r| r.faults > 0).collect();
+    if !faulted.is_empty() {
+        md.push_str("\n## Faults\n\n");
+        for r in faulted {
+            if let Some(f) = &r.fault {
+                md.push_str(&format!(
+                    "- {}: {} of {} runs: {}\n",
+                    label(&r.config),
+                    r.faults,
+                    runs,
+                    f
+                ));
+            }
+        }
+    }
+    md.push_str("\n## Charts\n\n- `error_vs_rank`: mean overcount by key rank (1 = busiest key), log-log. Cold keys (high rank) carry the error: their true counts are small and any hot key sharing their cell in every row inflates them.\n- `error_cdf`: share of keys whose error is at most x.\n- `error_vs_memory`: mean error against memory; points on the same memory differ in rows vs slots.\n");
+
+    let json_rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let s = &r.summary;
+            json!({
+                "variant": r.config.variant.name(),
+                "hashes": r.config.hashes,
+                "slots": r.config.slots,
+                "memory_bytes": r.config.memory_bytes(),
+                "exact_pct": s.exact_pct.mean,
+                "mean": s.mean.mean,
+                "p99": s.p99.mean,
+                "max": s.max.mean,
+                "bound_enw": r.bound,
+                "over_bound_pct": s.over_bound_pct.mean,
+                "bound_theory_pct": 100.0 * (-(r.config.hashes as f64)).exp(),
+                "faults": r.faults,
+                "fault": r.fault.as_ref().map(|f| f.to_string()),
+                "std": {
+                    "exact_pct": s.exact_pct.std,
+                    "mean": s.mean.std,
+                    "p99": s.p99.std,
+                    "max": s.max.std,
+                    "over_bound_pct": s.over_bound_pct.std,
+                },
+            })
+        })
+        .collect();
+    let mut j = report_head(scenario, ctx, Some(runs));
+    j.insert("hasher".into(), p.hasher.name().into());
+    j.insert(
+        "overflow".into(),
+        serde_json::to_value(p.overflow).unwrap_or_default(),
+    );
+    j.insert(
+        "workload".into(),
+        json!({
+            "keys": first.keys,
+            "events": first.events,
+            "top_key_events": first.top_key_events,
+            "keys_seen_once": first.keys_seen_once,
+            "shape": serde_json::to_value(&p.workload).unwrap_or_default(),
+        }),
+    );
+    j.insert("rows".into(), serde_json::Value::Array(json_rows));
+
+    let charts = charts(rows, &label, first.keys as usize);
+    Output {
+        json: serde_json::Value::Object(j),
+        table_md: md,
+        table_csv: table.csv(),
+        charts,
+        console: format!("{}\n{}", first.headline(), console_table.text()),
+        extra_files: Vec::new(),
+    }
+}
+
+fn charts(
+    rows: &[Row],
+    label: &dyn Fn(&EstimatorConfig) -> String,
+    keys: usize,
+) -> Vec<crate::report::Chart> {
+    let bins = rank_bins(keys);
+    let mut by_rank = ChartSpec::new(
+        "error_vs_rank",
+        "Overcount by key rank (mean over runs)",
+        "key rank (1 = busiest key, log scale)",
+        "mean error = estimate - true count (log; 0 drawn at 0.1)",
+    );
+    by_rank.x_log = true;
+    by_rank.y_log = true;
+    by_rank.legend = Legend::UpperLeft;
+    let mut cdf = ChartSpec::new(
+        "error_cdf",
+        "Distribution of per-key error",
+        "error = estimate - true count (log; 0 drawn at 0.1)",
+        "keys with error <= x (%)",
+    );
+    cdf.x_log = true;
+    cdf.legend = Legend::LowerRight;
+    cdf.y_range = Some((0.0, 100.0));
+    let mut mem = ChartSpec::new(
+        "error_vs_memory",
+        "Mean error vs sketch memory",
+        "memory (KiB, log scale)",
+        "mean error per key (log; 0 drawn at 0.01)",
+    );
+    mem.x_log = true;
+    mem.y_log = true;
+    mem.log_floor = 0.01;
+    for (i, r) in rows.iter().enumerate() {
+        let pts = bins
+            .iter()
+            .zip(&r.rank_bin_means)
+            .map(|(&(s, e), &m)| (((s * (e - 1)) as f64).sqrt(), m))
+            .collect();
+        let mut s = Series::new(label(&r.config), pts, SeriesStyle::Line);
+        s.color = Some(i);
+        by_rank.series.push(s);
+        let q = &r.quantiles;
+        let pts = q
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| (x, 100.0 * k as f64 / (q.len().max(2) - 1) as f64))
+            .collect();
+        let mut s = Series::new(label(&r.config), pts, SeriesStyle::Step);
+        s.color = Some(i);
+        cdf.series.push(s);
+    }
+    // Memory chart: one series per (variant, hashes), points labelled by shape.
+    let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
+    for r in rows {
+        let g = format!(
+            "{} rows{}",
+            r.config.hashes,
+            if rows.iter().any(|o| o.config.variant != r.config.variant) {
+                format!(" {}", r.config.variant.name())
+            } else {
+                String::new()
+            }
+        );
+        match groups.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((g, vec![r])),
+        }
+    }
+    for (name, mut group) in groups {
+        group.sort_by_key(|r| r.config.memory_bytes());
+        let pts = group
+            .iter()
+            .map(|r| (r.config.memory_bytes() as f64 / 1024.0, r.summary.mean.mean))
+            .collect();
+        let mut s = Series::new(name, pts, SeriesStyle::LinePoints);
+        s.point_labels = Some(
+            group
+                .iter()
+                .map(|r| format!(" {}x{}", r.config.hashes, r.config.slots))
+                .collect(),
+        );
+        mem.series.push(s);
+    }
+    [by_rank, cdf, mem]
+        .iter()
+        .filter_map(|spec| render(spec).ok())
+        .collect()
+}

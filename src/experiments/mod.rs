@@ -1,0 +1,119 @@
+//! Experiments: one module per scenario `kind`, each turning a scenario into
+//! an [`Output`] (tables, report.json, charts). Thin glue between workloads,
+//! algorithms, oracles and reports.
+
+pub mod estimator_accuracy;
+pub mod estimator_overflow;
+
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+use crate::report::Output;
+use crate::scenario::Scenario;
+
+/// Settings a run gets from the command line.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// The scenario seed (after `--seed`).
+    pub seed: u64,
+    /// Runs override (`--runs`).
+    pub runs: Option<u32>,
+    /// Largest memory one sketch (or one sweep cell's state) may take.
+    pub max_memory: u64,
+    /// Draw progress bars.
+    pub progress: bool,
+}
+
+/// Default memory cap: 1 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
+
+impl RunContext {
+    /// Defaults for `scenario`: its own seed, no overrides, the default cap.
+    pub fn for_scenario(scenario: &Scenario) -> Self {
+        Self {
+            seed: scenario.common.seed,
+            runs: None,
+            max_memory: DEFAULT_MAX_MEMORY,
+            progress: false,
+        }
+    }
+
+    /// The number of runs: `--runs`, else the scenario's, else `default`.
+    pub fn runs(&self, scenario: &Scenario, default: u32) -> u32 {
+        self.runs.or(scenario.common.runs).unwrap_or(default)
+    }
+
+    /// A progress bar (hidden when progress is off).
+    pub fn progress(&self, len: u64, label: &str) -> Progress {
+        if self.progress {
+            Progress::new(len, label)
+        } else {
+            Progress::hidden()
+        }
+    }
+}
+
+/// A kind of experiment: its name, what it does, and how to run it.
+pub struct Kind {
+    /// The `kind` value in scenario files.
+    pub name: &'static str,
+    /// One line for `ratelab list`.
+    pub summary: &'static str,
+    /// Runs a scenario of this kind.
+    pub run: fn(&Scenario, &RunContext) -> Result<Output>,
+}
+
+/// Every kind ratelab knows.
+pub const KINDS: &[Kind] = &[
+    Kind {
+        name: "estimator_accuracy",
+        summary: "count-min sketch (pingora Estimator) error vs exact counts over a grid of hashes x slots",
+        run: estimator_accuracy::run,
+    },
+    Kind {
+        name: "estimator_overflow",
+        summary: "what a counter at isize::MAX does on +1: wrap (0.9.1, release) or panic (0.9.0 debug)",
+        run: estimator_overflow::run,
+    },
+];
+
+/// Runs a scenario with its kind's experiment.
+pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
+    let kind = &scenario.common.kind;
+    let Some(k) = KINDS.iter().find(|k| k.name == kind) else {
+        let known: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+        return Err(scenario.field_error(
+            "kind",
+            format!("value {kind:?}: expected one of {}", known.join(", ")),
+        ));
+    };
+    let mut out = (k.run)(scenario, ctx)?;
+    if !out.json.is_object() {
+        return Err(Error::internal(format!(
+            "kind {kind} produced a report that is not an object"
+        )));
+    }
+    out.json["schema"] = crate::report::SCHEMA.into();
+    Ok(out)
+}
+
+/// The common head of every report.json, in contract order.
+pub fn report_head(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    runs: Option<u32>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("schema".into(), crate::report::SCHEMA.into());
+    m.insert("scenario".into(), scenario.common.name.clone().into());
+    m.insert("kind".into(), scenario.common.kind.clone().into());
+    m.insert(
+        "description".into(),
+        scenario.common.description.clone().into(),
+    );
+    m.insert("seed".into(), ctx.seed.into());
+    if let Some(r) = runs {
+        m.insert("runs".into(), r.into());
+    }
+    m.insert("ratelab_version".into(), env!("CARGO_PKG_VERSION").into());
+    m
+}
