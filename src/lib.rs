@@ -10,6 +10,7 @@ pub mod hash;
 pub mod metrics;
 pub mod oracle;
 pub mod progress;
+pub mod replay;
 pub mod report;
 pub mod rng;
 pub mod scenario;

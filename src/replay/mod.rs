@@ -1,0 +1,84 @@
+//! `ratelab replay`: one call per CSV row through one model, results as CSV.
+//! This is the interface conformance tests use to compare ratelab with the
+//! real libraries call for call, so its formats are a contract.
+
+pub mod leaky_bucket;
+pub mod rate;
+pub mod token_bucket;
+
+use crate::error::Result;
+use clap::ValueEnum;
+use std::path::PathBuf;
+
+/// Which model to replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Algo {
+    /// pingora-limits `Rate`: rows `t_ms,key,op,n`.
+    Rate,
+    /// golang.org/x/time/rate `Limiter`: rows `t_ns,n,op[,deadline_ns]`.
+    TokenBucket,
+    /// uber-go/ratelimit `Take`: rows `t_ns`.
+    LeakyBucket,
+}
+
+/// Arguments of `ratelab replay` (each algorithm checks the ones it needs).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplayArgs {
+    /// The model.
+    #[arg(long, value_enum)]
+    pub algo: Algo,
+    /// Input CSV (see the algorithm's format above).
+    #[arg(long)]
+    pub trace: PathBuf,
+    /// Output CSV: the input rows plus the result columns (written atomically).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// rate: the window length in milliseconds.
+    #[arg(long)]
+    pub interval_ms: Option<u64>,
+    /// rate: sketch rows (default 4).
+    #[arg(long)]
+    pub hashes: Option<u64>,
+    /// rate: sketch slots per row (default 1024).
+    #[arg(long)]
+    pub slots: Option<u64>,
+    /// rate: `exact` (one counter per key: no collisions), `xxh3` (portable, default) or `ahash`.
+    #[arg(long)]
+    pub hasher: Option<String>,
+    /// rate: `faithful` (default, bugs included) or `fixed`.
+    #[arg(long)]
+    pub flavor: Option<String>,
+    /// rate: which build's panics to reproduce, `release` (default) or `debug`.
+    #[arg(long)]
+    pub build: Option<String>,
+    /// Seed for the sketch's hash rows.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// token-bucket: events per second, or `inf`.
+    #[arg(long)]
+    pub limit: Option<String>,
+    /// token-bucket: bucket depth.
+    #[arg(long, allow_negative_numbers = true)]
+    pub burst: Option<i64>,
+    /// leaky-bucket: calls per `--per-ns`.
+    #[arg(long, allow_negative_numbers = true)]
+    pub rate: Option<i64>,
+    /// leaky-bucket: the period in ns (default 1 s).
+    #[arg(long, allow_negative_numbers = true)]
+    pub per_ns: Option<i64>,
+    /// leaky-bucket: slack in calls (default 10; 0 = WithoutSlack).
+    #[arg(long, allow_negative_numbers = true)]
+    pub slack: Option<i64>,
+    /// leaky-bucket: `atomic`, `atomic-int64` (what New picks today, default) or `mutex`.
+    #[arg(long)]
+    pub variant: Option<String>,
+}
+
+/// Runs a replay.
+pub fn run(args: &ReplayArgs) -> Result<()> {
+    match args.algo {
+        Algo::Rate => rate::run(args),
+        Algo::TokenBucket => token_bucket::run(args),
+        Algo::LeakyBucket => leaky_bucket::run(args),
+    }
+}
