@@ -1,0 +1,123 @@
+//! Properties the models must satisfy on any input (proptest; failures are
+//! shrunk and persisted under proptest-regressions/ as regression cases).
+
+use proptest::prelude::*;
+use ratelab::algo::estimator::{
+    Estimator, EstimatorConfig, ExactCounter, FrequencyEstimator, Variant,
+};
+use ratelab::algo::leaky_bucket::{replay_leaky_bucket, LeakyBucketConfig, LeakyVariant};
+use ratelab::algo::rate::Rate;
+use ratelab::algo::token_bucket::TokenBucket;
+use ratelab::clock::MILLI;
+use ratelab::oracle::FlipWindowOracle;
+use std::collections::HashMap;
+use std::time::Duration;
+
+fn config(hashes: usize, slots: usize, variant: Variant) -> EstimatorConfig {
+    let mut c = EstimatorConfig::new(hashes, slots);
+    c.variant = variant;
+    c
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Count-min never undercounts with non-negative increments, and
+    /// conservative update is never above the standard update.
+    #[test]
+    fn count_min_never_undercounts_and_conservative_is_tighter(
+        hashes in 1usize..5,
+        slots in 1usize..64,
+        seed in any::<u64>(),
+        ops in prop::collection::vec((0u8..40, 0i64..50), 1..400),
+    ) {
+        let mut cm = Estimator::new(config(hashes, slots, Variant::CountMin), seed);
+        let mut cu = Estimator::new(config(hashes, slots, Variant::Conservative), seed);
+        let mut truth: HashMap<u8, i64> = HashMap::new();
+        for (k, v) in &ops {
+            let a = cm.incr(&[*k], *v).unwrap();
+            let b = cu.incr(&[*k], *v).unwrap();
+            *truth.entry(*k).or_default() += v;
+            prop_assert!(a >= truth[k] && b >= truth[k]);
+            prop_assert!(b <= a);
+        }
+        for (k, &t) in &truth {
+            prop_assert!(cm.get(&[*k]) >= t);
+            prop_assert!(cu.get(&[*k]) >= t);
+            prop_assert!(cu.get(&[*k]) <= cm.get(&[*k]));
+        }
+    }
+
+    /// With an exact counter per key, Rate's observe() equals the exact
+    /// fixed-window count with the same flip times.
+    #[test]
+    fn rate_with_exact_counter_is_the_exact_flip_window(
+        interval_ms in 1u64..300,
+        calls in prop::collection::vec((0u64..400, 0u8..5, 1i64..4), 1..200),
+    ) {
+        let interval = Duration::from_millis(interval_ms);
+        let mut rate = Rate::from_slots(interval, 0, ExactCounter::new(), ExactCounter::new());
+        let mut oracle = FlipWindowOracle::new(interval, 0);
+        let mut now = 0u64;
+        for (gap_ms, key, n) in calls {
+            now += gap_ms * MILLI + 123; // off the millisecond grid on purpose
+            let got = rate.observe(&[key], n, now).unwrap();
+            let want = oracle.observe(&[key], n, now);
+            prop_assert_eq!(got, want, "at {} ns", now);
+        }
+    }
+
+    /// x/time/rate: calls admitted by AllowN never exceed b + r·T in any
+    /// window of length T (T measured between admitted calls).
+    #[test]
+    fn token_bucket_never_admits_more_than_burst_plus_rate_times_t(
+        limit in 0.5f64..50.0,
+        burst in 1i64..20,
+        calls in prop::collection::vec((0i64..300_000_000, 1i64..4), 1..200),
+    ) {
+        let mut tb = TokenBucket::new(limit, burst);
+        let mut t = 1_000_000_000_000i64;
+        let mut admitted: Vec<(i64, i64)> = Vec::new();
+        for (gap, n) in calls {
+            t += gap;
+            if tb.allow_n(t, n) {
+                admitted.push((t, n));
+            }
+        }
+        for i in 0..admitted.len() {
+            let mut sum = 0i64;
+            for j in i..admitted.len() {
+                sum += admitted[j].1;
+                let span_s = (admitted[j].0 - admitted[i].0) as f64 / 1e9;
+                prop_assert!(sum as f64 <= burst as f64 + limit * span_s + 1e-6,
+                    "{} tokens admitted in {:.6} s > b + r·T = {:.6}", sum, span_s, burst as f64 + limit * span_s);
+            }
+        }
+    }
+
+    /// uber-go/ratelimit: once the slack is spent, calls are paced: over any
+    /// run of admitted calls i..j, return_j − return_i ≥ (j − i − slack)·perRequest.
+    #[test]
+    fn leaky_bucket_spacing_holds_after_slack(
+        rate in 1i64..1000,
+        slack in 0i64..12,
+        variant in prop::sample::select(vec![LeakyVariant::Atomic, LeakyVariant::AtomicInt64, LeakyVariant::Mutex]),
+        gaps in prop::collection::vec(0i64..20_000_000, 1..150),
+    ) {
+        let cfg = LeakyBucketConfig::new(rate).with_slack(slack).variant(variant).unix_origin(1_700_000_000_000_000_000);
+        let mut t = 0i64;
+        let times: Vec<i64> = gaps.iter().map(|g| { t += g; t }).collect();
+        let out = replay_leaky_bucket(cfg, &times).unwrap();
+        let per = 1_000_000_000 / rate;
+        for i in 0..out.len() {
+            for j in i + 1..out.len() {
+                let k = (j - i) as i64;
+                if k > slack {
+                    prop_assert!(out[j].return_ns - out[i].return_ns >= (k - slack) * per,
+                        "{:?}: calls {}..{} returned {} ns apart, < ({} - {}) x {}", variant, i, j,
+                        out[j].return_ns - out[i].return_ns, k, slack, per);
+                }
+            }
+        }
+    }
+}
