@@ -53,6 +53,10 @@ pub struct RunOpts {
     /// Never draw progress bars (they are drawn only when stdout is a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,
+    /// Run each scenario twice, once on a single thread, and fail (exit 3) at the
+    /// first field that differs, instead of trusting the determinism guarantee.
+    #[arg(long)]
+    pub check_determinism: bool,
 }
 
 /// The commands.
