@@ -12,5 +12,6 @@
 
 pub mod counts;
 pub mod fenwick;
+pub mod trace;
 
 pub use counts::{CountWorkload, KeyCounts, Workload};
