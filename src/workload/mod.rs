@@ -12,6 +12,7 @@
 
 pub mod counts;
 pub mod fenwick;
+pub mod timed;
 pub mod trace;
 
 pub use counts::{CountWorkload, KeyCounts, Workload};
