@@ -4,6 +4,8 @@
 
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
+pub mod proxy_example;
+pub mod rate_timeline;
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -73,6 +75,16 @@ pub const KINDS: &[Kind] = &[
         name: "estimator_overflow",
         summary: "what a counter at isize::MAX does on +1: wrap (0.9.1, release) or panic (0.9.0 debug)",
         run: estimator_overflow::run,
+    },
+    Kind {
+        name: "rate_timeline",
+        summary: "pingora Rate over time: rate(), rate_with(proportional) and the true sliding rate; window flips (A3)",
+        run: rate_timeline::run,
+    },
+    Kind {
+        name: "proxy_example",
+        summary: "the pingora docs' rate-limited proxy (request_filter): statuses, X-Rate-Limit-* headers, shared window flips (A5)",
+        run: proxy_example::run,
     },
 ];
 
