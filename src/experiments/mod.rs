@@ -4,6 +4,7 @@
 
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
+pub mod inflight;
 pub mod proxy_example;
 pub mod rate_timeline;
 
@@ -85,6 +86,16 @@ pub const KINDS: &[Kind] = &[
         name: "proxy_example",
         summary: "the pingora docs' rate-limited proxy (request_filter): statuses, X-Rate-Limit-* headers, shared window flips (A5)",
         run: proxy_example::run,
+    },
+    Kind {
+        name: "inflight_guard_leak",
+        summary: "pingora Inflight: Guard::incr leaks (1, 2, then 2) and the leak's drift over time for a share p of requests (A6)",
+        run: inflight::run_guard_leak,
+    },
+    Kind {
+        name: "inflight_accuracy",
+        summary: "pingora Inflight under a Zipf in-flight load: estimate vs exact in-flight count per key, several sketch shapes",
+        run: inflight::run_accuracy,
     },
 ];
 
