@@ -4,6 +4,7 @@
 
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
+pub mod first_second_panic;
 pub mod inflight;
 pub mod proxy_example;
 pub mod rate_timeline;
@@ -96,6 +97,11 @@ pub const KINDS: &[Kind] = &[
         name: "inflight_accuracy",
         summary: "pingora Inflight under a Zipf in-flight load: estimate vs exact in-flight count per key, several sketch shapes",
         run: inflight::run_accuracy,
+    },
+    Kind {
+        name: "first_second_panic",
+        summary: "pingora Rate's first-second panic (assert!(new >= now - 1000)) per thread count, interval, build, flavour and scheduler (A4)",
+        run: first_second_panic::run,
     },
 ];
 
