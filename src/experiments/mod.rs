@@ -8,6 +8,7 @@ pub mod first_second_panic;
 pub mod inflight;
 pub mod proxy_example;
 pub mod rate_timeline;
+pub mod rate_vs_oracle;
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -102,6 +103,11 @@ pub const KINDS: &[Kind] = &[
         name: "first_second_panic",
         summary: "pingora Rate's first-second panic (assert!(new >= now - 1000)) per thread count, interval, build, flavour and scheduler (A4)",
         run: first_second_panic::run,
+    },
+    Kind {
+        name: "rate_vs_oracle",
+        summary: "pingora Rate::observe on a timestamped Zipf stream vs exact same-flip, sliding and aligned windows; tower RateLimit comparison (A7)",
+        run: rate_vs_oracle::run,
     },
 ];
 
