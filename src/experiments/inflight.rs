@@ -77,6 +77,7 @@ fn requests(
 /// Drives `reqs` through `inflight`: guards dropped at their end times
 /// (before an arrival at the same instant). `on_arrival(inflight, req,
 /// guard, estimate, true_count_of_key)` runs after each `incr`.
+#[allow(clippy::too_many_arguments)]
 fn drive<E: FrequencyEstimator>(
     inflight: &mut Inflight<E>,
     reqs: &[Req],
@@ -480,7 +481,11 @@ pub fn run_accuracy(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             format!("value {}: expected a finite exponent >= 0", p.s),
         ));
     }
-    if !(p.rate_per_s > 0.0) || p.rate_per_s * p.horizon_s as f64 > 5e7 || p.horizon_s == 0 {
+    if p.rate_per_s.is_nan()
+        || p.rate_per_s <= 0.0
+        || p.rate_per_s * p.horizon_s as f64 > 5e7
+        || p.horizon_s == 0
+    {
         return Err(scenario.field_error(
             "rate_per_s",
             "rate_per_s > 0, horizon_s > 0, at most 50,000,000 requests",

@@ -307,7 +307,11 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             ),
         ));
     }
-    if !(p.rate_per_s > 0.0) || p.horizon_s == 0 || p.rate_per_s * p.horizon_s as f64 > 2e7 {
+    if p.rate_per_s.is_nan()
+        || p.rate_per_s <= 0.0
+        || p.horizon_s == 0
+        || p.rate_per_s * p.horizon_s as f64 > 2e7
+    {
         return Err(scenario.field_error(
             "rate_per_s",
             "rate_per_s > 0, horizon_s > 0, at most 20,000,000 events",
