@@ -102,7 +102,10 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         if w[1].t_ms < w[0].t_ms {
             return Err(scenario.field_error(
                 format!("requests[{}].t_ms", i + 1),
-                format!("value {}: expected at least {} (time order)", w[1].t_ms, w[0].t_ms),
+                format!(
+                    "value {}: expected at least {} (time order)",
+                    w[1].t_ms, w[0].t_ms
+                ),
             ));
         }
     }
@@ -193,7 +196,9 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             } else {
                 "429 limited (Connection: close)"
             },
-            sel.iter().map(|r| (r.t_ms as f64, lane(&r.appid))).collect(),
+            sel.iter()
+                .map(|r| (r.t_ms as f64, lane(&r.appid)))
+                .collect(),
             SeriesStyle::Points,
         );
         s.point_labels = Some(

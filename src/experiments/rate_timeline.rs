@@ -123,7 +123,8 @@ pub fn timeline(p: &Params, seed: u64) -> Timeline {
         match call {
             Call::Observe => {
                 // Sketch counters wrap; nothing here can fault.
-                out.observed.push(r.observe(key, 1, now).unwrap_or(i64::MIN));
+                out.observed
+                    .push(r.observe(key, 1, now).unwrap_or(i64::MIN));
             }
             Call::Read => {
                 let past = t.saturating_sub(before);
@@ -205,7 +206,13 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         return Err(scenario.field_error("chart_step_ms", "value 0: expected at least 1 ms"));
     }
     let limit = 10_000_000u64;
-    let last = p.reads_ms.iter().chain(&p.observe_ms).copied().max().unwrap_or(0);
+    let last = p
+        .reads_ms
+        .iter()
+        .chain(&p.observe_ms)
+        .copied()
+        .max()
+        .unwrap_or(0);
     if last > limit {
         return Err(scenario.field_error(
             "reads_ms",
@@ -219,7 +226,10 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     if until / p.chart_step_ms > 1_000_000 {
         return Err(scenario.field_error(
             "chart_step_ms",
-            format!("value {}: more than 1,000,000 chart samples", p.chart_step_ms),
+            format!(
+                "value {}: more than 1,000,000 chart samples",
+                p.chart_step_ms
+            ),
         ));
     }
     let tl = timeline(&p, ctx.seed);
