@@ -4,6 +4,11 @@
 
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
+pub mod first_second_panic;
+pub mod inflight;
+pub mod proxy_example;
+pub mod rate_timeline;
+pub mod rate_vs_oracle;
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -73,6 +78,36 @@ pub const KINDS: &[Kind] = &[
         name: "estimator_overflow",
         summary: "what a counter at isize::MAX does on +1: wrap (0.9.1, release) or panic (0.9.0 debug)",
         run: estimator_overflow::run,
+    },
+    Kind {
+        name: "rate_timeline",
+        summary: "pingora Rate over time: rate(), rate_with(proportional) and the true sliding rate; window flips (A3)",
+        run: rate_timeline::run,
+    },
+    Kind {
+        name: "proxy_example",
+        summary: "the pingora docs' rate-limited proxy (request_filter): statuses, X-Rate-Limit-* headers, shared window flips (A5)",
+        run: proxy_example::run,
+    },
+    Kind {
+        name: "inflight_guard_leak",
+        summary: "pingora Inflight: Guard::incr leaks (1, 2, then 2) and the leak's drift over time for a share p of requests (A6)",
+        run: inflight::run_guard_leak,
+    },
+    Kind {
+        name: "inflight_accuracy",
+        summary: "pingora Inflight under a Zipf in-flight load: estimate vs exact in-flight count per key, several sketch shapes",
+        run: inflight::run_accuracy,
+    },
+    Kind {
+        name: "first_second_panic",
+        summary: "pingora Rate's first-second panic (assert!(new >= now - 1000)) per thread count, interval, build, flavour and scheduler (A4)",
+        run: first_second_panic::run,
+    },
+    Kind {
+        name: "rate_vs_oracle",
+        summary: "pingora Rate::observe on a timestamped Zipf stream vs exact same-flip, sliding and aligned windows; tower RateLimit comparison (A7)",
+        run: rate_vs_oracle::run,
     },
 ];
 

@@ -1,0 +1,318 @@
+//! `proxy_example`: the rate-limiting proxy of pingora's
+//! `docs/user_guide/rate_limiter.md` (EXPERIMENTS.md A5), reduced to its
+//! `request_filter` decision (`crate::algo::proxy_example`), over a schedule
+//! of requests: status, the three `X-Rate-Limit-*` headers, `Connection`,
+//! and where the shared window starts.
+
+use super::{report_head, RunContext};
+use crate::algo::proxy_example::ProxyExample;
+use crate::clock::MILLI;
+use crate::error::Result;
+use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::{Output, Table};
+use crate::scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// One request of the schedule.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// Time since the first request, ms.
+    pub t_ms: u64,
+    /// The `appid` header, or `null` for none.
+    pub appid: Option<String>,
+}
+
+/// Scenario parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Requests in time order.
+    pub requests: Vec<Request>,
+}
+
+/// What the client saw.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// Time, ms.
+    pub t_ms: u64,
+    /// The appid, if any.
+    pub appid: Option<String>,
+    /// 200 or 429.
+    pub status: u16,
+    /// `observe`'s return, `None` when not counted.
+    pub observed: Option<i64>,
+    /// `X-Rate-Limit-*` headers in order.
+    pub headers: Vec<(String, String)>,
+    /// `keep-alive` or `close`.
+    pub connection: String,
+    /// The shared window's start after this request (ms), if the Rate exists.
+    pub window_start_ms: Option<u64>,
+    /// This request flipped the shared window.
+    pub flipped: bool,
+    /// This request created the lazy global Rate.
+    pub created: bool,
+}
+
+/// Runs the schedule through the example.
+pub fn simulate(p: &Params, seed: u64) -> Vec<Row> {
+    let mut proxy = ProxyExample::new(seed);
+    let mut rows = Vec::new();
+    for r in &p.requests {
+        let before = proxy.rate().map(|r| r.window_start());
+        let resp = proxy.request(r.appid.as_deref().map(str::as_bytes), r.t_ms * MILLI);
+        let after = proxy.rate().map(|r| r.window_start());
+        let (status, observed, headers, connection) = match resp {
+            Ok(x) => (
+                x.status,
+                x.observed,
+                x.headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+                x.connection.as_str().to_string(),
+            ),
+            // A 1 s Rate cannot fault single-threaded; a panicking task
+            // would drop the connection.
+            Err(f) => (500, None, vec![], format!("panic: {}", f.message)),
+        };
+        rows.push(Row {
+            t_ms: r.t_ms,
+            appid: r.appid.clone(),
+            status,
+            observed,
+            headers,
+            connection,
+            window_start_ms: after.map(|w| w / MILLI),
+            flipped: before.is_some() && before != after,
+            created: before.is_none() && after.is_some(),
+        });
+    }
+    rows
+}
+
+/// Runs a `proxy_example` scenario.
+pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
+    let p: Params = scenario.params()?;
+    if p.requests.is_empty() {
+        return Err(scenario.field_error("requests", "empty: expected at least one request"));
+    }
+    for (i, w) in p.requests.windows(2).enumerate() {
+        if w[1].t_ms < w[0].t_ms {
+            return Err(scenario.field_error(
+                format!("requests[{}].t_ms", i + 1),
+                format!(
+                    "value {}: expected at least {} (time order)",
+                    w[1].t_ms, w[0].t_ms
+                ),
+            ));
+        }
+    }
+    if let Some((i, r)) = p
+        .requests
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.t_ms > u64::MAX / MILLI)
+    {
+        return Err(scenario.field_error(
+            format!("requests[{i}].t_ms"),
+            format!("value {}: too large", r.t_ms),
+        ));
+    }
+    let rows = simulate(&p, ctx.seed);
+    let mut table = Table::new([
+        "t (ms)",
+        "appid",
+        "observe()",
+        "status",
+        "headers",
+        "window start (ms)",
+        "note",
+    ]);
+    let mut console = String::new();
+    for r in &rows {
+        let mut headers: Vec<String> = r.headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        headers.push(format!("Connection: {}", r.connection));
+        let note = if r.created {
+            "creates the lazy global Rate::new(1 s): first window starts here"
+        } else if r.flipped {
+            "flips the window shared by all appids"
+        } else if r.appid.is_none() {
+            "no appid: not counted, always passed"
+        } else {
+            ""
+        };
+        table.push([
+            r.t_ms.to_string(),
+            r.appid.clone().unwrap_or_else(|| "none".into()),
+            r.observed.map(|o| o.to_string()).unwrap_or_default(),
+            r.status.to_string(),
+            headers.join(", "),
+            r.window_start_ms.map(|w| w.to_string()).unwrap_or_default(),
+            note.to_string(),
+        ]);
+        let short = if r.status == 429 {
+            format!("X-Rate-Limit-Reset: 1 Connection: {}", r.connection)
+        } else {
+            format!("Connection: {}", r.connection)
+        };
+        console.push_str(&format!(
+            "t={:>6}ms appid={} -> {} {}\n",
+            r.t_ms,
+            r.appid.as_deref().unwrap_or("None"),
+            r.status,
+            short
+        ));
+    }
+    // Request timeline chart: lane per appid, marker per status.
+    let mut lanes: Vec<Option<String>> = Vec::new();
+    for r in &rows {
+        if !lanes.contains(&r.appid) {
+            lanes.push(r.appid.clone());
+        }
+    }
+    lanes.sort_by_key(|l| (l.is_none(), l.clone()));
+    let lane = |a: &Option<String>| lanes.iter().position(|l| l == a).unwrap_or(0) as f64 + 1.0;
+    let mut chart = ChartSpec::new(
+        "proxy-timeline",
+        "pingora docs' rate-limited proxy: one shared Rate(1 s), limit 1 per appid per window",
+        "time since the first request (ms)",
+        format!(
+            "request lane: {}",
+            lanes
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("{}={}", i + 1, l.as_deref().unwrap_or("no appid")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    for (status, color) in [(200u16, 2usize), (429, 3)] {
+        let sel: Vec<&Row> = rows.iter().filter(|r| r.status == status).collect();
+        let mut s = Series::new(
+            if status == 200 {
+                "200 passed (keep-alive)"
+            } else {
+                "429 limited (Connection: close)"
+            },
+            sel.iter()
+                .map(|r| (r.t_ms as f64, lane(&r.appid)))
+                .collect(),
+            SeriesStyle::Points,
+        );
+        s.point_labels = Some(
+            sel.iter()
+                .map(|r| match r.observed {
+                    Some(o) => format!("{} (n={o})", r.status),
+                    None => format!("{}", r.status),
+                })
+                .collect(),
+        );
+        s.color = Some(color);
+        chart.series.push(s);
+    }
+    chart.vlines = rows
+        .iter()
+        .filter(|r| r.created || r.flipped)
+        .map(|r| {
+            (
+                r.t_ms as f64,
+                format!("window starts {} ms", r.window_start_ms.unwrap_or(0)),
+            )
+        })
+        .collect();
+    chart.y_range = Some((0.0, lanes.len() as f64 + 1.0));
+    let last = rows.last().map(|r| r.t_ms).unwrap_or(0) as f64;
+    chart.x_range = Some((-50.0, last + 100.0));
+    chart.legend = Legend::UpperLeft;
+    let charts = vec![render(&chart)?];
+
+    let mut md = format!(
+        "# {}\n\n{}\n\n",
+        scenario.common.name, scenario.common.description
+    );
+    md.push_str(&table.markdown());
+    md.push_str("\nA 429 carries `X-Rate-Limit-Limit: 1`, `X-Rate-Limit-Remaining: 0`, `X-Rate-Limit-Reset: 1` (hard-coded, whatever the window's real remaining time) and `Connection: close` (`set_keepalive(None)`). The window is shared by every appid and starts at the call that flips it, so the docs' claim that any request within 1 s of a previous one fails holds only for an appid alone on the proxy.\n");
+    let mut j = report_head(scenario, ctx, None);
+    j.insert("rows".into(), json!(rows));
+    Ok(Output {
+        json: serde_json::Value::Object(j),
+        table_md: md,
+        table_csv: table.csv(),
+        charts,
+        console,
+        extra_files: vec![],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn a5_table_is_exact() {
+        let s = Scenario::parse(
+            Path::new("scenarios/proxy-example.json"),
+            include_str!("../../scenarios/proxy-example.json"),
+        )
+        .unwrap();
+        let p: Params = s.params().unwrap();
+        let rows = simulate(&p, 1);
+        let got: Vec<(u64, Option<&str>, u16, &str)> = rows
+            .iter()
+            .map(|r| (r.t_ms, r.appid.as_deref(), r.status, r.connection.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, Some("1"), 200, "keep-alive"),
+                (101, Some("1"), 429, "close"),
+                (201, Some("1"), 429, "close"),
+                (900, Some("2"), 200, "keep-alive"),
+                (1050, Some("2"), 200, "keep-alive"),
+                (1101, Some("1"), 200, "keep-alive"),
+                (1150, Some("1"), 429, "close"),
+                (1201, None, 200, "keep-alive"),
+            ]
+        );
+        let limited = vec![
+            ("X-Rate-Limit-Limit".to_string(), "1".to_string()),
+            ("X-Rate-Limit-Remaining".to_string(), "0".to_string()),
+            ("X-Rate-Limit-Reset".to_string(), "1".to_string()),
+        ];
+        for r in &rows {
+            if r.status == 429 {
+                assert_eq!(r.headers, limited);
+            } else {
+                assert!(r.headers.is_empty());
+            }
+        }
+        let observed: Vec<Option<i64>> = rows.iter().map(|r| r.observed).collect();
+        assert_eq!(
+            observed,
+            vec![
+                Some(1),
+                Some(2),
+                Some(3),
+                Some(1),
+                Some(1),
+                Some(1),
+                Some(2),
+                None
+            ]
+        );
+        assert!(rows[0].created);
+        assert!(rows[4].flipped);
+        assert_eq!(rows.iter().filter(|r| r.flipped).count(), 1);
+        assert_eq!(rows[4].window_start_ms, Some(1050));
+        let out = run(&s, &RunContext::for_scenario(&s)).unwrap();
+        assert!(out
+            .console
+            .contains("t=  1050ms appid=2 -> 200 Connection: keep-alive"));
+        assert!(out
+            .console
+            .contains("t=   101ms appid=1 -> 429 X-Rate-Limit-Reset: 1 Connection: close"));
+    }
+}

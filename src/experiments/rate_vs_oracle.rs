@@ -1,0 +1,540 @@
+//! `rate_vs_oracle`: a Zipf stream with Poisson timestamps through pingora's
+//! `Rate::observe`, compared at every call with three exact counts of the
+//! same key:
+//!
+//! * the exact fixed window with the *same flips* (`FlipWindowOracle`): the
+//!   difference is only the count-min sketch's overcount;
+//! * the exact sliding window `(t − interval, t]` (`SlidingLogOracle`): what
+//!   "requests in the last interval" means to most readers;
+//! * the exact aligned fixed window (`AlignedWindowOracle`, multiples of the
+//!   interval since creation).
+//!
+//! Plus the A7 comparison on the same stream: tower 0.5.3's `RateLimit`
+//! (one total per instance; a caller over the limit *waits* in
+//! `poll_ready`), the same behind `LoadShed` (rejects instead), the pingora
+//! docs' filter (`observe(key) > limit` → 429, per key, no waiting), and a
+//! bare `Rate` (counts, never waits, never rejects).
+
+use super::{report_head, RunContext};
+use crate::algo::estimator::{Estimator, EstimatorConfig};
+use crate::algo::fixed_window::{Admit, FixedWindow, TowerRate};
+use crate::algo::rate::Rate;
+use crate::clock::{Nanos, MILLI, SECOND};
+use crate::error::{Error, Result};
+use crate::metrics::{error_stats, ErrorStats};
+use crate::oracle::{AlignedWindowOracle, FlipWindowOracle, SlidingLogOracle};
+use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::{Output, Table};
+use crate::rng::{derive_seed, sim_rng, stream};
+use crate::scenario::Scenario;
+use rand_distr::{Distribution, Exp, Zipf};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::time::Duration;
+
+/// A sketch shape.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shape {
+    /// Rows.
+    pub hashes: usize,
+    /// Counters per row.
+    pub slots: usize,
+}
+
+/// The A7 comparison's limits.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TowerParams {
+    /// tower `Rate::new(num, per)`: requests per window, all keys together.
+    pub num: u64,
+    /// tower window, ms.
+    pub per_ms: u64,
+    /// The docs' filter: `observe(key, 1) > per_key_limit` → 429.
+    pub per_key_limit: i64,
+}
+
+/// Scenario parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The Rate's interval, ms.
+    pub interval_ms: u64,
+    /// Distinct keys.
+    pub keys: u64,
+    /// Zipf exponent.
+    pub s: f64,
+    /// Arrivals per second.
+    pub rate_per_s: f64,
+    /// Simulated seconds.
+    pub horizon_s: u64,
+    /// Sketch shapes of the Rate.
+    pub configs: Vec<Shape>,
+    /// Seconds of the hot-key chart.
+    #[serde(default = "default_chart")]
+    pub chart_s: u64,
+    /// The A7 comparison.
+    pub tower: TowerParams,
+}
+
+fn default_chart() -> u64 {
+    5
+}
+
+/// One stream: `(time, key)`.
+fn stream_of(p: &Params, seed: u64) -> Vec<(Nanos, u32)> {
+    let mut rng = sim_rng(seed);
+    let (Ok(gap), Ok(zipf)) = (Exp::new(p.rate_per_s), Zipf::new(p.keys as f64, p.s)) else {
+        return Vec::new();
+    };
+    let horizon = (p.horizon_s * SECOND) as f64;
+    let mut t = 0.0;
+    let mut out = Vec::new();
+    loop {
+        t += gap.sample(&mut rng) * SECOND as f64;
+        if t >= horizon {
+            break;
+        }
+        let k = (zipf.sample(&mut rng) as u32).saturating_sub(1);
+        out.push((t as Nanos, k));
+    }
+    out
+}
+
+fn key_name(k: u32) -> Vec<u8> {
+    format!("key-{k}").into_bytes()
+}
+
+/// Errors of one (shape, run) against the three oracles.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellResult {
+    /// observe − same-flip exact window.
+    pub vs_flip: ErrorStats,
+    /// observe − exact sliding window.
+    pub vs_sliding: ErrorStats,
+    /// observe − exact aligned window.
+    pub vs_aligned: ErrorStats,
+    /// Smallest observe − sliding (the sliding window can hold more).
+    pub vs_sliding_min: i64,
+    /// Flips of the Rate.
+    pub flips: u64,
+}
+
+/// Hot-key chart data: `(t_s, observe, flip-exact, sliding)` and flips.
+type HotTrace = (Vec<(f64, f64, f64, f64)>, Vec<f64>);
+
+fn cell(
+    p: &Params,
+    events: &[(Nanos, u32)],
+    shape: Shape,
+    seed: u64,
+    trace: bool,
+) -> (CellResult, HotTrace) {
+    let interval = Duration::from_millis(p.interval_ms);
+    let mut rate: Rate<Estimator> = Rate::new_with_estimator_config(
+        interval,
+        0,
+        EstimatorConfig::new(shape.hashes, shape.slots),
+        seed,
+    );
+    let mut flip = FlipWindowOracle::new(interval, 0);
+    let mut sliding = SlidingLogOracle::new(p.interval_ms * MILLI);
+    let mut aligned = AlignedWindowOracle::new(p.interval_ms * MILLI, 0);
+    let (mut e1, mut e2, mut e3) = (Vec::new(), Vec::new(), Vec::new());
+    let mut hot = Vec::new();
+    let mut flips_at = Vec::new();
+    let mut last = rate.last_reset_ms();
+    let mut flip_count = 0u64;
+    let chart_until = p.chart_s * SECOND;
+    for &(t, k) in events {
+        let key = key_name(k);
+        let v = rate.observe(&key, 1, t).unwrap_or(i64::MIN);
+        let f = flip.observe(&key, 1, t);
+        let s = sliding.observe(&key, 1, t);
+        let a = aligned.observe(&key, 1, t);
+        e1.push(v - f);
+        e2.push(v - s);
+        e3.push(v - a);
+        if rate.last_reset_ms() != last {
+            last = rate.last_reset_ms();
+            flip_count += 1;
+            if trace && t <= chart_until {
+                flips_at.push(last as f64 / 1000.0);
+            }
+        }
+        if trace && k == 0 && t <= chart_until {
+            hot.push((t as f64 / SECOND as f64, v as f64, f as f64, s as f64));
+        }
+    }
+    let vs_sliding_min = e2.iter().copied().min().unwrap_or(0);
+    let res = CellResult {
+        vs_flip: error_stats(&mut e1, f64::INFINITY),
+        vs_sliding: error_stats(&mut e2, f64::INFINITY),
+        vs_aligned: error_stats(&mut e3, f64::INFINITY),
+        vs_sliding_min,
+        flips: flip_count,
+    };
+    (res, (hot, flips_at))
+}
+
+/// One row of the A7 table.
+#[derive(Debug, Clone, Serialize)]
+pub struct A7Row {
+    /// Model.
+    pub model: String,
+    /// What it counts.
+    pub counts: String,
+    /// What happens over the limit.
+    pub over_limit: String,
+    /// Requests.
+    pub requests: u64,
+    /// Requests delayed (tower) or rejected.
+    pub affected: u64,
+    /// Mean wait of all requests, ms.
+    pub mean_wait_ms: f64,
+    /// Largest wait, ms.
+    pub max_wait_ms: f64,
+}
+
+/// The A7 comparison on one stream.
+pub fn a7(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<A7Row>> {
+    let tr = TowerRate::new(p.tower.num, Duration::from_millis(p.tower.per_ms))
+        .map_err(|f| Error::input(format!("tower: {}", f.message)))?;
+    // Waiting: one RateLimit, requests served in arrival order.
+    let mut fw = FixedWindow::new(tr, 0);
+    let mut free_at: Nanos = 0;
+    let (mut delayed, mut wait_sum, mut wait_max) = (0u64, 0f64, 0u64);
+    for &(a, _) in events {
+        let mut t = a.max(free_at);
+        loop {
+            match fw.try_acquire(t) {
+                Admit::Now => break,
+                Admit::WaitUntil(w) => t = if w > t { w } else { t + 1 },
+            }
+        }
+        let w = t - a;
+        if w > 0 {
+            delayed += 1;
+        }
+        wait_sum += w as f64;
+        wait_max = wait_max.max(w);
+        free_at = t;
+    }
+    let n = events.len() as u64;
+    let mut shed = FixedWindow::new(tr, 0);
+    let rejected_shed = events.iter().filter(|&&(a, _)| !shed.allow(a)).count() as u64;
+    let mut rate: Rate<Estimator> = Rate::new(Duration::from_millis(p.interval_ms), 0, seed);
+    let mut rejected_docs = 0u64;
+    for &(a, k) in events {
+        if rate.observe(&key_name(k), 1, a).unwrap_or(i64::MIN) > p.tower.per_key_limit {
+            rejected_docs += 1;
+        }
+    }
+    let mean = |s: f64| {
+        if n > 0 {
+            s / n as f64 / MILLI as f64
+        } else {
+            0.0
+        }
+    };
+    Ok(vec![
+        A7Row {
+            model: format!("tower RateLimit({}, {} ms)", p.tower.num, p.tower.per_ms),
+            counts: "one total per instance".into(),
+            over_limit: "caller waits in poll_ready".into(),
+            requests: n,
+            affected: delayed,
+            mean_wait_ms: mean(wait_sum),
+            max_wait_ms: wait_max as f64 / MILLI as f64,
+        },
+        A7Row {
+            model: format!(
+                "tower LoadShed<RateLimit({}, {} ms)>",
+                p.tower.num, p.tower.per_ms
+            ),
+            counts: "one total per instance".into(),
+            over_limit: "rejected (Overloaded)".into(),
+            requests: n,
+            affected: rejected_shed,
+            mean_wait_ms: 0.0,
+            max_wait_ms: 0.0,
+        },
+        A7Row {
+            model: format!(
+                "pingora Rate({} ms) + docs filter (observe > {})",
+                p.interval_ms, p.tower.per_key_limit
+            ),
+            counts: "per key (count-min 4 x 1024)".into(),
+            over_limit: "the application answers 429".into(),
+            requests: n,
+            affected: rejected_docs,
+            mean_wait_ms: 0.0,
+            max_wait_ms: 0.0,
+        },
+        A7Row {
+            model: format!("pingora Rate({} ms) alone", p.interval_ms),
+            counts: "per key (count-min 4 x 1024)".into(),
+            over_limit: "nothing: observe only counts".into(),
+            requests: n,
+            affected: 0,
+            mean_wait_ms: 0.0,
+            max_wait_ms: 0.0,
+        },
+    ])
+}
+
+/// Runs a `rate_vs_oracle` scenario.
+pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
+    let p: Params = scenario.params()?;
+    let runs = ctx.runs(scenario, 3);
+    if p.interval_ms == 0 || p.interval_ms > 3_600_000 {
+        return Err(scenario.field_error(
+            "interval_ms",
+            format!("value {}: expected 1 to 3600000", p.interval_ms),
+        ));
+    }
+    if p.keys == 0
+        || p.keys > 10_000_000
+        || Zipf::new(p.keys as f64, p.s).is_err()
+        || !p.s.is_finite()
+    {
+        return Err(scenario.field_error(
+            "keys",
+            format!(
+                "keys {} / s {}: expected 1 to 10000000 keys and a finite s >= 0",
+                p.keys, p.s
+            ),
+        ));
+    }
+    if p.rate_per_s.is_nan()
+        || p.rate_per_s <= 0.0
+        || p.horizon_s == 0
+        || p.rate_per_s * p.horizon_s as f64 > 2e7
+    {
+        return Err(scenario.field_error(
+            "rate_per_s",
+            "rate_per_s > 0, horizon_s > 0, at most 20,000,000 events",
+        ));
+    }
+    for (i, c) in p.configs.iter().enumerate() {
+        let mem = EstimatorConfig::new(c.hashes, c.slots).memory_bytes();
+        if c.hashes == 0
+            || c.slots == 0
+            || mem > ctx.max_memory
+            || c.hashes.saturating_mul(c.slots) > u32::MAX as usize
+        {
+            return Err(scenario.field_error(
+                format!("configs[{i}]"),
+                format!(
+                    "{} x {}: expected both >= 1 and at most {} bytes",
+                    c.hashes, c.slots, ctx.max_memory
+                ),
+            ));
+        }
+    }
+    if p.configs.is_empty() {
+        return Err(scenario.field_error("configs", "empty: expected at least one shape"));
+    }
+    if p.tower.num == 0 || p.tower.per_ms == 0 {
+        return Err(scenario.field_error(
+            "tower",
+            "num and per_ms must be at least 1 (tower asserts both > 0)",
+        ));
+    }
+    let streams: Vec<Vec<(Nanos, u32)>> = (0..runs as u64)
+        .into_par_iter()
+        .map(|r| stream_of(&p, derive_seed(ctx.seed, &[stream::WORKLOAD, r])))
+        .collect();
+    let cells: Vec<(usize, u64)> = (0..p.configs.len())
+        .flat_map(|c| (0..runs as u64).map(move |r| (c, r)))
+        .collect();
+    let results: Vec<(CellResult, HotTrace)> = cells
+        .par_iter()
+        .map(|&(c, r)| {
+            cell(
+                &p,
+                &streams[r as usize],
+                p.configs[c],
+                derive_seed(ctx.seed, &[stream::HASH, r]),
+                r == 0,
+            )
+        })
+        .collect();
+    let mut table = Table::new([
+        "hashes x slots",
+        "compared with",
+        "exact%",
+        "mean",
+        "p99",
+        "max",
+    ]);
+    let mut json_rows = Vec::new();
+    for (c, shape) in p.configs.iter().enumerate() {
+        let rs: Vec<&CellResult> = cells
+            .iter()
+            .zip(&results)
+            .filter(|((cc, _), _)| *cc == c)
+            .map(|(_, r)| &r.0)
+            .collect();
+        let n = rs.len().max(1) as f64;
+        for (name, pick) in [
+            (
+                "exact window, same flips (sketch error only)",
+                (|r: &CellResult| r.vs_flip) as fn(&CellResult) -> ErrorStats,
+            ),
+            (
+                "exact sliding window (t - interval, t]",
+                |r: &CellResult| r.vs_sliding,
+            ),
+            (
+                "exact aligned window (multiples of interval)",
+                |r: &CellResult| r.vs_aligned,
+            ),
+        ] {
+            let avg = |f: fn(&ErrorStats) -> f64| rs.iter().map(|r| f(&pick(r))).sum::<f64>() / n;
+            table.push([
+                format!("{} x {}", shape.hashes, shape.slots),
+                name.to_string(),
+                format!("{:.1}%", avg(|s| s.exact_pct)),
+                format!("{:.2}", avg(|s| s.mean)),
+                format!("{:.1}", avg(|s| s.p99)),
+                format!("{:.1}", avg(|s| s.max)),
+            ]);
+        }
+        json_rows.push(json!({"config": shape, "runs": rs}));
+    }
+    let min_sliding: i64 = results
+        .iter()
+        .map(|r| r.0.vs_sliding_min)
+        .min()
+        .unwrap_or(0);
+    let a7_rows = a7(&p, &streams[0], derive_seed(ctx.seed, &[stream::HASH, 0]))?;
+    let mut a7t = Table::new([
+        "model",
+        "counts",
+        "over the limit",
+        "requests",
+        "delayed or rejected",
+        "mean wait (ms)",
+        "max wait (ms)",
+    ]);
+    for r in &a7_rows {
+        a7t.push([
+            r.model.clone(),
+            r.counts.clone(),
+            r.over_limit.clone(),
+            r.requests.to_string(),
+            r.affected.to_string(),
+            format!("{:.3}", r.mean_wait_ms),
+            format!("{:.3}", r.max_wait_ms),
+        ]);
+    }
+    // Hot-key chart from the first config's first run.
+    let (hot, flips) = &results[0].1;
+    let mut chart = ChartSpec::new(
+        "rate-vs-oracle-hot-key",
+        format!(
+            "Hottest key: Rate::observe vs exact counts (interval {} ms, {} x {})",
+            p.interval_ms, p.configs[0].hashes, p.configs[0].slots
+        ),
+        "time (s)",
+        "count of the key (events)",
+    );
+    chart.series.push(Series::new(
+        "Rate::observe() (current window, sketch)",
+        hot.iter().map(|h| (h.0, h.1)).collect(),
+        SeriesStyle::Step,
+    ));
+    chart.series.push(Series::new(
+        "exact, same flips",
+        hot.iter().map(|h| (h.0, h.2)).collect(),
+        SeriesStyle::Dashed,
+    ));
+    chart.series.push(Series::new(
+        "exact sliding window",
+        hot.iter().map(|h| (h.0, h.3)).collect(),
+        SeriesStyle::Line,
+    ));
+    chart.vlines = flips
+        .iter()
+        .map(|&f| (f, format!("flip {f:.3} s")))
+        .collect();
+    chart.legend = Legend::UpperLeft;
+    let charts = vec![render(&chart)?];
+    let console = format!("{}\n{}", table.text(), a7t.text());
+    let mut md = format!(
+        "# {}\n\n{}\n\n{} keys, Zipf s = {}, {} events/s (Poisson), {} s, Rate interval {} ms, {} run(s) averaged (p99 and max per run, averaged). Error = `observe()`'s return − the exact count of the same key, at every call. Against the sliding window the error can be negative (smallest seen: {}): right after a flip `observe` restarts from 0 while the sliding window still holds the last interval's events.\n\n",
+        scenario.common.name, scenario.common.description, p.keys, p.s, p.rate_per_s, p.horizon_s, p.interval_ms, runs, min_sliding
+    );
+    md.push_str(&table.markdown());
+    md.push_str("\n## tower's fixed window vs pingora's Rate (A7)\n\nSame stream (run 1). tower's RateLimit wraps one service and counts one total per instance; a caller over the limit waits in `poll_ready` (served here in arrival order). pingora's Rate counts per key and neither waits nor rejects: the docs' filter turns its count into a 429.\n\n");
+    md.push_str(&a7t.markdown());
+    let mut j = report_head(scenario, ctx, Some(runs));
+    j.insert("rows".into(), json!(json_rows));
+    j.insert("a7".into(), json!(a7_rows));
+    Ok(Output {
+        json: serde_json::Value::Object(j),
+        table_md: md,
+        table_csv: table.csv(),
+        charts,
+        console,
+        extra_files: vec![("a7.csv".to_string(), a7t.csv().into_bytes())],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> Params {
+        Params {
+            interval_ms: 100,
+            keys: 50,
+            s: 1.0,
+            rate_per_s: 500.0,
+            horizon_s: 2,
+            configs: vec![
+                Shape {
+                    hashes: 4,
+                    slots: 1024,
+                },
+                Shape {
+                    hashes: 1,
+                    slots: 2,
+                },
+            ],
+            chart_s: 1,
+            tower: TowerParams {
+                num: 40,
+                per_ms: 100,
+                per_key_limit: 5,
+            },
+        }
+    }
+
+    #[test]
+    fn same_flips_oracle_matches_a_roomy_sketch() {
+        let p = params();
+        let ev = stream_of(&p, 3);
+        assert!(ev.len() > 800 && ev.len() < 1200, "{}", ev.len());
+        let (big, trace) = cell(&p, &ev, p.configs[0], 1, true);
+        assert_eq!(big.vs_flip.exact_pct, 100.0);
+        assert!(big.vs_sliding_min < 0);
+        assert!(!trace.0.is_empty() && !trace.1.is_empty());
+        let (tiny, _) = cell(&p, &ev, p.configs[1], 1, false);
+        assert!(tiny.vs_flip.mean > 1.0);
+    }
+
+    #[test]
+    fn a7_tower_waits_pingora_does_not() {
+        let p = params();
+        let ev = stream_of(&p, 3);
+        let rows = a7(&p, &ev, 1).unwrap();
+        assert!(rows[0].affected > 0 && rows[0].max_wait_ms > 0.0);
+        assert!(rows[1].affected > 0);
+        assert!(rows[2].affected > 0);
+        assert_eq!(rows[3].affected, 0);
+        assert!(rows.iter().all(|r| r.requests == ev.len() as u64));
+    }
+}
