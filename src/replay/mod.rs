@@ -56,7 +56,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// token-bucket: events per second, or `inf`.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub limit: Option<String>,
     /// token-bucket: bucket depth.
     #[arg(long, allow_negative_numbers = true)]
@@ -85,6 +85,9 @@ pub struct ReplayArgs {
     /// token-bucket / leaky-bucket: add the golden-file columns (tokens_bits,err,state / sleep_ns).
     #[arg(long)]
     pub internals: bool,
+    /// token-bucket / leaky-bucket: accept t_ns going backwards (a clock stepped back; Go accepts it). Default: an error.
+    #[arg(long)]
+    pub unsorted: bool,
 }
 
 /// Runs a replay.

@@ -10,7 +10,7 @@
 //! Header `t_ns,n,op` followed by any of the optional columns `deadline_ns`
 //! and `arg` (any order). One call per row by a separate caller at `t_ns`
 //! (nanoseconds since a fixed epoch, read as Go's `time.Unix(0, t_ns)`;
-//! non-decreasing). `n` is Go's `int` (any `int64`, negative included, as Go
+//! non-decreasing; `--unsorted` accepts a clock that steps back). `n` is Go's `int` (any `int64`, negative included, as Go
 //! accepts). `op`:
 //! * `allow`: `AllowN(t, n)`.
 //! * `reserve`: `ReserveN(t, n)`; the reservation is kept for `cancel`.
@@ -108,12 +108,12 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
                 line,
             )
         };
-        if let Some(p) = prev_t {
+        if let Some(p) = prev_t.filter(|_| !args.unsorted) {
             if call.t_ns < p {
                 return Err(input.error_at(
                     line,
                     format!(
-                        "t_ns value {}: times must be non-decreasing (previous row {p})",
+                        "t_ns value {}: times must be non-decreasing (previous t_ns {p})",
                         call.t_ns
                     ),
                 ));
