@@ -4,6 +4,7 @@
 
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
+pub mod pacer_timeline;
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -73,6 +74,11 @@ pub const KINDS: &[Kind] = &[
         name: "estimator_overflow",
         summary: "what a counter at isize::MAX does on +1: wrap (0.9.1, release) or panic (0.9.0 debug)",
         run: estimator_overflow::run,
+    },
+    Kind {
+        name: "pacer_timeline",
+        summary: "concurrent callers on uber-go/ratelimit pacers and x/time/rate limiters (MultiLimiter): admitted times per caller",
+        run: pacer_timeline::run,
     },
 ];
 

@@ -102,11 +102,8 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         out.row(["t_ns", "return_ns"])?;
     }
     let mut prev: Option<i64> = None;
-    loop {
-        let (line, raw) = match input.next_row()? {
-            Some((line, rec)) => (line, rec.get(0).unwrap_or("").to_string()),
-            None => break,
-        };
+    while let Some((line, rec)) = input.next_row()? {
+        let raw = rec.get(0).unwrap_or("").to_string();
         let t = parse_i64(&input, line, "t_ns", &raw)?;
         if let Some(p) = prev.filter(|_| !args.unsorted) {
             if t < p {
