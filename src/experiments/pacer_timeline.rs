@@ -60,6 +60,9 @@ pub struct Params {
     /// The fixed caller order, stated in the report.
     #[serde(default)]
     pub caller_order: Option<String>,
+    /// Zoom the staircase chart to this time range (s).
+    #[serde(default)]
+    pub staircase_x_s: Option<(f64, f64)>,
     /// The cases.
     pub cases: Vec<Case>,
 }
@@ -87,6 +90,9 @@ pub struct Case {
     /// Rate of the ideal line on the staircase chart (admissions/s).
     #[serde(default)]
     pub ideal_per_s: Option<f64>,
+    /// Calls the ideal line allows at once (its intercept; default 1).
+    #[serde(default)]
+    pub ideal_burst: Option<f64>,
 }
 
 /// `NewLimiter(limit, burst)`.
@@ -232,6 +238,8 @@ pub struct CaseResult {
     pub steps: Vec<Admission>,
     /// Ideal rate for charts.
     pub ideal_per_s: Option<f64>,
+    /// Ideal line intercept.
+    pub ideal_burst: f64,
 }
 
 impl CaseResult {
@@ -506,6 +514,7 @@ fn run_case(sc: &Scenario, ci: usize, c: &Case) -> Result<CaseResult> {
         go_version: version,
         steps: out,
         ideal_per_s: c.ideal_per_s,
+        ideal_burst: c.ideal_burst.unwrap_or(1.0),
     })
 }
 
@@ -779,13 +788,13 @@ pub fn run(sc: &Scenario, ctx: &RunContext) -> Result<Output> {
         json: Value::Object(j),
         table_md: md,
         table_csv: csv.csv(),
-        charts: charts(&cases)?,
+        charts: charts(&cases, p.staircase_x_s)?,
         console,
         extra_files: vec![],
     })
 }
 
-fn charts(cases: &[CaseResult]) -> Result<Vec<crate::report::Chart>> {
+fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> Result<Vec<crate::report::Chart>> {
     let mut stairs = ChartSpec::new(
         "admitted-staircase",
         "Admitted calls over time (staircase) vs the ideal rate",
@@ -816,16 +825,30 @@ fn charts(cases: &[CaseResult]) -> Result<Vec<crate::report::Chart>> {
             pts.push((a.admitted_ns.unwrap_or(0) as f64 / S, (k + 1) as f64));
         }
         let end = pts.last().map_or(0.0, |p| p.0);
+        // Hold the last count a little so the final step shows.
+        let tail = (end + (end * 0.02).max(0.01), sorted.len() as f64);
+        pts.push(tail);
+        let in_zoom = zoom.map_or(true, |(a, b)| {
+            sorted.iter().any(|x| {
+                let t = x.admitted_ns.unwrap_or(0) as f64 / S;
+                a <= t && t <= b
+            })
+        });
         let mut s = Series::new(format!("{} (admitted)", c.label), pts, SeriesStyle::Step);
         s.color = Some(i % 6);
-        stairs.series.push(s);
+        if in_zoom {
+            stairs.series.push(s);
+        }
         if let (Some(r), Some(first)) = (c.ideal_per_s, sorted.first()) {
             let t0 = first.admitted_ns.unwrap_or(0) as f64 / S;
-            let n = sorted.len() as f64;
-            let t1 = if r > 0.0 { t0 + (n - 1.0) / r } else { end };
+            let b = c.ideal_burst;
             let mut s = Series::new(
-                format!("{}: ideal {r}/s", c.label),
-                vec![(t0, 1.0), (t1.max(end), 1.0 + r * (t1.max(end) - t0))],
+                format!(
+                    "{}: ideal {b} at once + {}/s",
+                    c.label,
+                    crate::report::chart::human(r)
+                ),
+                vec![(t0, b), (end, b + r * (end - t0))],
                 SeriesStyle::Dashed,
             );
             s.color = Some(i % 6);
@@ -854,6 +877,7 @@ fn charts(cases: &[CaseResult]) -> Result<Vec<crate::report::Chart>> {
         dist.series.push(s);
     }
     dist.x_range = Some((45.0, 101.0));
+    stairs.x_range = zoom;
     [stairs, waits, dist].iter().map(render).collect()
 }
 
