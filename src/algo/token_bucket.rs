@@ -26,12 +26,103 @@
 //! * `CancelAt` restores tokens using the limit recorded in the reservation
 //!   and the current `lastEvent`, exactly as the source does.
 //!
+//! # Versions ([`XTimeVersion`])
+//! `rate/rate.go` changed behaviour twice after v0.3.0 (diffed against the
+//! newest tag, **v0.13.0**, commit `c0b0320`; v0.4.0-v0.6.0 only touched
+//! comments):
+//! * **v0.7.0** (`772484e`, "correctly handle 0 limits", golang/go#68541):
+//!   `NewLimiter` pre-fills `tokens = float64(b)`, and the `limit == 0`
+//!   special case (which *decremented `burst`*) is gone: a zero limit now
+//!   goes through the ordinary bucket path, spends the initial `b` tokens,
+//!   never refills, and a reservation that must wait gets a delay of
+//!   `InfDuration` (so `ReserveN` is OK with delay `MaxInt64`, `WaitN` without
+//!   a deadline sleeps `MaxInt64` ns, `AllowN` is false). The pre-fill also
+//!   changes tiny and negative limits: the first `advance` no longer starts
+//!   from 0 tokens.
+//! * **v0.10.0** (`2c6c5a2`, "prevent overflows when calculating
+//!   durationFromTokens"): `durationFromTokens` returns `InfDuration` when
+//!   `tokens / limit * 1e9 > float64(MaxInt64)` instead of converting an
+//!   out-of-range float (which gave `MinInt64`, i.e. an immediate grant). A
+//!   value of exactly 2^63, NaN or below -2^63 still converts to `MinInt64`.
+//! * v0.11.0 (`66520f6`) only refactored `advance` to return the tokens (the
+//!   returned `t` was always the argument): no behaviour change. Unreleased
+//!   `2b4e439` (after v0.13.0) compares times with `Equal` instead of `==`:
+//!   no change for the times modelled here.
+//!
+//! `Limiter.wait`, `Every`, `Inf` handling, `advance`, `CancelAt`,
+//! `SetLimitAt`/`SetBurstAt` are otherwise identical across v0.3.0-v0.13.0.
+//! [`TokenBucket::new`] models the newest ([`XTimeVersion::LATEST`]); all
+//! three were checked against the real sources (v0.3.0, v0.9.0, v0.13.0) with
+//! the traces in `tests/golden/pacers`.
+//!
 //! Time: callers pass `t` as integer nanoseconds, read as Go's
 //! `time.Unix(0, t)` (so the model's time 0 is the Unix epoch, where
 //! `github.com/benbjohnson/clock.NewMock()` starts). Internally a time is a
 //! [`GoTime`] with enough range for every value Go can produce here.
 
 use std::fmt;
+
+/// Which behaviour of `golang.org/x/time/rate` to model (see the module
+/// documentation for what changed and where).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum XTimeVersion {
+    /// v0.3.0 up to v0.6.0 (Debian's 0.3.0-1): empty initial bucket, the
+    /// burst-decrementing zero-limit path, unchecked `durationFromTokens`.
+    V0_3,
+    /// v0.7.0 up to v0.9.0: pre-filled bucket, zero limit on the ordinary
+    /// path.
+    V0_7,
+    /// v0.10.0 up to v0.13.0 (the newest tag): plus the `InfDuration` cap in
+    /// `durationFromTokens`.
+    V0_10,
+}
+
+impl XTimeVersion {
+    /// The newest behaviour (v0.13.0).
+    pub const LATEST: XTimeVersion = XTimeVersion::V0_10;
+
+    /// Parses a version name: any tag `v0.3.0` ... `v0.13.0` (with or
+    /// without the `v`), or `latest`.
+    pub fn parse(s: &str) -> Option<Self> {
+        let t = s.trim();
+        if t == "latest" {
+            return Some(Self::LATEST);
+        }
+        let t = t.strip_prefix('v').unwrap_or(t);
+        let mut parts = t.split('.');
+        let (Some("0"), Some(minor), patch, None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        if let Some(p) = patch {
+            p.parse::<u32>().ok()?;
+        }
+        match minor.parse::<u32>().ok()? {
+            3..=6 => Some(Self::V0_3),
+            7..=9 => Some(Self::V0_7),
+            10..=13 => Some(Self::V0_10),
+            _ => None,
+        }
+    }
+
+    /// The tag range this behaviour covers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::V0_3 => "v0.3.0-v0.6.0",
+            Self::V0_7 => "v0.7.0-v0.9.0",
+            Self::V0_10 => "v0.10.0-v0.13.0",
+        }
+    }
+
+    /// `Limit.durationFromTokens` as this version computes it.
+    pub fn duration_from_tokens(self, limit: Limit, tokens: f64) -> i64 {
+        match self {
+            Self::V0_3 | Self::V0_7 => duration_from_tokens(limit, tokens),
+            Self::V0_10 => duration_from_tokens_capped(limit, tokens),
+        }
+    }
+}
 
 /// Go's `rate.Limit`: events per second, a `float64`.
 pub type Limit = f64;
@@ -163,6 +254,20 @@ pub fn duration_from_tokens(limit: Limit, tokens: f64) -> i64 {
     go_f64_to_i64(1e9 * seconds)
 }
 
+/// `Limit.durationFromTokens` since v0.10.0: `InfDuration` for a
+/// non-positive limit or when `(tokens / limit) * 1e9 > float64(MaxInt64)`
+/// (= 2^63), else the amd64 conversion.
+pub fn duration_from_tokens_capped(limit: Limit, tokens: f64) -> i64 {
+    if limit <= 0.0 {
+        return INF_DURATION;
+    }
+    let duration = (tokens / limit) * 1e9;
+    if duration > i64::MAX as f64 {
+        return INF_DURATION;
+    }
+    go_f64_to_i64(duration)
+}
+
 /// `Limit.tokensFromDuration`: 0 for a non-positive limit, else
 /// `d.Seconds() * limit`.
 pub fn tokens_from_duration(limit: Limit, d: i64) -> f64 {
@@ -266,10 +371,12 @@ impl Reservation {
     }
 }
 
-/// Go's `rate.Limiter` (`rate.go`, v0.3.0). `Clone` gives an independent
-/// copy, handy to fork a replay.
+/// Go's `rate.Limiter` (`rate.go`, v0.3.0 to v0.13.0 per
+/// [`XTimeVersion`]). `Clone` gives an independent copy, handy to fork a
+/// replay.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TokenBucket {
+    version: XTimeVersion,
     limit: Limit,
     burst: i64,
     tokens: f64,
@@ -280,16 +387,32 @@ pub struct TokenBucket {
 }
 
 impl TokenBucket {
-    /// `NewLimiter(r, b)`: tokens 0 and zero times; the bucket is "full"
-    /// only because the first `advance` sees an elapsed time of ~292 years.
+    /// `NewLimiter(r, b)` of the newest version ([`XTimeVersion::LATEST`]).
     pub fn new(limit: Limit, burst: i64) -> Self {
+        Self::new_version(limit, burst, XTimeVersion::LATEST)
+    }
+
+    /// `NewLimiter(r, b)` of `version`. v0.3: tokens 0 and zero times; the
+    /// bucket is "full" only because the first `advance` sees an elapsed
+    /// time of ~292 years. Since v0.7: tokens `float64(b)`.
+    pub fn new_version(limit: Limit, burst: i64, version: XTimeVersion) -> Self {
         Self {
+            version,
             limit,
             burst,
-            tokens: 0.0,
+            tokens: if version >= XTimeVersion::V0_7 {
+                burst as f64
+            } else {
+                0.0
+            },
             last: GoTime::ZERO,
             last_event: GoTime::ZERO,
         }
+    }
+
+    /// The behaviour modelled.
+    pub fn version(&self) -> XTimeVersion {
+        self.version
     }
 
     /// `Limiter.Limit`.
@@ -350,6 +473,17 @@ impl TokenBucket {
         n: i64,
         deadline_ns: Option<i64>,
     ) -> Result<i64, TokenBucketError> {
+        self.wait_n_until(t_ns, n, deadline_ns.map(GoTime::from_unix_nanos))
+    }
+
+    /// [`TokenBucket::wait_n`] with the deadline as a [`GoTime`], so that
+    /// `t.Add(d)` beyond the `int64` nanosecond range stays exact as in Go.
+    pub fn wait_n_until(
+        &mut self,
+        t_ns: i64,
+        n: i64,
+        deadline: Option<GoTime>,
+    ) -> Result<i64, TokenBucketError> {
         let burst = self.burst;
         let limit = self.limit;
         if n > burst && limit != INF {
@@ -357,8 +491,7 @@ impl TokenBucket {
         }
         let t = GoTime::from_unix_nanos(t_ns);
         let mut wait_limit = INF_DURATION;
-        if let Some(deadline) = deadline_ns {
-            let deadline = GoTime::from_unix_nanos(deadline);
+        if let Some(deadline) = deadline {
             // context.WithDeadline is done once now >= deadline.
             if !t.before(deadline) {
                 return Err(TokenBucketError::DeadlineExceeded);
@@ -417,10 +550,10 @@ impl TokenBucket {
         self.last = t;
         self.tokens = tokens;
         if r.time_to_act == self.last_event {
-            let prev_event = r.time_to_act.add_dur(duration_from_tokens(
-                r.limit,
-                r.tokens.wrapping_neg() as f64,
-            ));
+            let prev_event = r.time_to_act.add_dur(
+                self.version
+                    .duration_from_tokens(r.limit, r.tokens.wrapping_neg() as f64),
+            );
             if !prev_event.before(t) {
                 self.last_event = prev_event;
             }
@@ -438,7 +571,7 @@ impl TokenBucket {
                 time_to_act: t,
                 limit: 0.0,
             };
-        } else if self.limit == 0.0 {
+        } else if self.limit == 0.0 && self.version == XTimeVersion::V0_3 {
             let mut ok = false;
             if self.burst >= n {
                 ok = true;
@@ -456,7 +589,7 @@ impl TokenBucket {
         tokens -= n as f64;
         let mut wait_duration = 0;
         if tokens < 0.0 {
-            wait_duration = duration_from_tokens(self.limit, -tokens);
+            wait_duration = self.version.duration_from_tokens(self.limit, -tokens);
         }
         let ok = n <= self.burst && wait_duration <= max_future_reserve;
         let mut r = Reservation {
@@ -570,10 +703,15 @@ pub struct TokenBucketReplay {
 }
 
 impl TokenBucketReplay {
-    /// A fresh `NewLimiter(limit, burst)`.
+    /// A fresh `NewLimiter(limit, burst)` (newest version).
     pub fn new(limit: Limit, burst: i64) -> Self {
+        Self::new_version(limit, burst, XTimeVersion::LATEST)
+    }
+
+    /// A fresh `NewLimiter(limit, burst)` of `version`.
+    pub fn new_version(limit: Limit, burst: i64, version: XTimeVersion) -> Self {
         Self {
-            lim: TokenBucket::new(limit, burst),
+            lim: TokenBucket::new_version(limit, burst, version),
             reservations: Vec::new(),
         }
     }
@@ -606,9 +744,9 @@ impl TokenBucketReplay {
             TokenBucketOp::Wait => {
                 let deadline = match row.deadline_ns {
                     0 => None,
-                    d => Some(row.t_ns.saturating_add(d)),
+                    d => Some(GoTime::from_unix_nanos(row.t_ns).add_dur(d)),
                 };
-                match lim.wait_n(row.t_ns, row.n, deadline) {
+                match lim.wait_n_until(row.t_ns, row.n, deadline) {
                     Ok(delay) => TokenBucketResult {
                         delay_ns: delay,
                         ..done()
@@ -838,7 +976,7 @@ mod tests {
 
     #[test]
     fn zero_limit_spends_burst() {
-        let mut lim = TokenBucket::new(0.0, 2);
+        let mut lim = TokenBucket::new_version(0.0, 2, XTimeVersion::V0_3);
         assert!(lim.allow_n(0, 1));
         assert_eq!(lim.burst(), 1);
         let r = lim.reserve_n(0, 1);
@@ -856,11 +994,51 @@ mod tests {
         // 1e-12 tokens/s: the first advance saturates at ~9.2e9 s, worth
         // ~0.009 token; the wait for the missing 0.99 token is ~9.9e20 ns,
         // beyond 2^63, which Go converts to MinInt64.
-        let mut lim = TokenBucket::new(1e-12, 1);
+        let mut lim = TokenBucket::new_version(1e-12, 1, XTimeVersion::V0_3);
         let r = lim.reserve_n(0, 1);
         assert!(r.ok());
         assert_eq!(r.delay_from(0), 0);
         assert!(lim.allow_n(0, 1));
+        // v0.7 pre-fills the bucket: the first token is there; the second
+        // still overflows to MinInt64 and is granted.
+        let mut lim = TokenBucket::new_version(1e-12, 1, XTimeVersion::V0_7);
+        assert_eq!(lim.reserve_n(0, 1).delay_from(0), 0);
+        assert!(lim.allow_n(0, 1));
+        // v0.10 caps the overflow at InfDuration: refused.
+        let mut lim = TokenBucket::new(1e-12, 1);
+        assert!(lim.allow_n(0, 1));
+        assert!(!lim.allow_n(0, 1));
+        let r = lim.reserve_n(0, 1);
+        assert!(r.ok());
+        assert_eq!(r.delay_from(0), INF_DURATION);
+    }
+
+    #[test]
+    fn zero_limit_since_v0_7_spends_prefilled_tokens() {
+        let mut lim = TokenBucket::new(0.0, 2);
+        assert!(lim.allow_n(0, 1));
+        assert!(lim.allow_n(0, 1));
+        assert_eq!(lim.burst(), 2);
+        assert!(!lim.allow_n(100 * S, 1));
+        assert_eq!(lim.wait_n(0, 1, None), Ok(INF_DURATION));
+        assert_eq!(
+            lim.wait_n(0, 1, Some(S)),
+            Err(TokenBucketError::WouldExceedDeadline { n: 1 })
+        );
+    }
+
+    #[test]
+    fn version_names() {
+        assert_eq!(XTimeVersion::parse("v0.3.0"), Some(XTimeVersion::V0_3));
+        assert_eq!(XTimeVersion::parse("0.6.0"), Some(XTimeVersion::V0_3));
+        assert_eq!(XTimeVersion::parse("v0.7.0"), Some(XTimeVersion::V0_7));
+        assert_eq!(XTimeVersion::parse("v0.9"), Some(XTimeVersion::V0_7));
+        assert_eq!(XTimeVersion::parse("v0.13.0"), Some(XTimeVersion::V0_10));
+        assert_eq!(XTimeVersion::parse("latest"), Some(XTimeVersion::LATEST));
+        assert_eq!(XTimeVersion::parse("v0.2.0"), None);
+        assert_eq!(XTimeVersion::parse("v0.14.0"), None);
+        assert_eq!(XTimeVersion::parse("v1.3.0"), None);
+        assert_eq!(XTimeVersion::parse("v0.x"), None);
     }
 
     #[test]
@@ -999,7 +1177,7 @@ mod tests {
             panic!("{name}: bad header {header:?}");
         };
         let _columns = lines.next();
-        let mut replay = TokenBucketReplay::new(limit, burst);
+        let mut replay = TokenBucketReplay::new_version(limit, burst, XTimeVersion::V0_3);
         let mut rows = 0;
         for (i, line) in lines.enumerate() {
             let f: Vec<&str> = line.split(',').collect();

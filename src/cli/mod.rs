@@ -86,7 +86,7 @@ pub enum Command {
     )]
     Replay {
         #[command(flatten)]
-        args: crate::replay::ReplayArgs,
+        args: Box<crate::replay::ReplayArgs>,
     },
     /// List the experiment kinds and the scenarios in a folder.
     List {

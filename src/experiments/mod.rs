@@ -6,6 +6,7 @@ pub mod estimator_accuracy;
 pub mod estimator_overflow;
 pub mod first_second_panic;
 pub mod inflight;
+pub mod pacer_timeline;
 pub mod proxy_example;
 pub mod rate_timeline;
 pub mod rate_vs_oracle;
@@ -108,6 +109,11 @@ pub const KINDS: &[Kind] = &[
         name: "rate_vs_oracle",
         summary: "pingora Rate::observe on a timestamped Zipf stream vs exact same-flip, sliding and aligned windows; tower RateLimit comparison (A7)",
         run: rate_vs_oracle::run,
+    },
+    Kind {
+        name: "pacer_timeline",
+        summary: "concurrent callers on uber-go/ratelimit pacers and x/time/rate limiters (MultiLimiter): admitted times per caller",
+        run: pacer_timeline::run,
     },
 ];
 

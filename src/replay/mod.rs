@@ -2,6 +2,7 @@
 //! This is the interface conformance tests use to compare ratelab with the
 //! real libraries call for call, so its formats are a contract.
 
+pub mod csvio;
 pub mod leaky_bucket;
 pub mod rate;
 pub mod token_bucket;
@@ -55,7 +56,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// token-bucket: events per second, or `inf`.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub limit: Option<String>,
     /// token-bucket: bucket depth.
     #[arg(long, allow_negative_numbers = true)]
@@ -72,6 +73,21 @@ pub struct ReplayArgs {
     /// leaky-bucket: `atomic`, `atomic-int64` (what New picks today, default) or `mutex`.
     #[arg(long)]
     pub variant: Option<String>,
+    /// token-bucket: golang.org/x/time behaviour, a tag v0.3.0 ... v0.13.0 (default: latest = v0.13.0).
+    #[arg(long)]
+    pub go_version: Option<String>,
+    /// leaky-bucket: Unix nanoseconds of t_ns = 0 (default 0: a clock.NewMock() clock, where the atomic-int64 "never called" sentinel bites).
+    #[arg(long, allow_negative_numbers = true)]
+    pub unix_origin_ns: Option<i64>,
+    /// token-bucket: --limit and set_limit args are float64 bit patterns (16 hex digits), any value.
+    #[arg(long)]
+    pub float_bits: bool,
+    /// token-bucket / leaky-bucket: add the golden-file columns (tokens_bits,err,state / sleep_ns).
+    #[arg(long)]
+    pub internals: bool,
+    /// token-bucket / leaky-bucket: accept t_ns going backwards (a clock stepped back; Go accepts it). Default: an error.
+    #[arg(long)]
+    pub unsorted: bool,
 }
 
 /// Runs a replay.

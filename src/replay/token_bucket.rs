@@ -1,12 +1,344 @@
-//! Replay of one model; see `crate::replay`.
+//! `ratelab replay --algo token-bucket`: one `golang.org/x/time/rate`
+//! `Limiter` call per row ([`crate::algo::token_bucket`]).
+//!
+//! ```text
+//! ratelab replay --algo token-bucket --limit 2 --burst 1 [--go-version v0.13.0]
+//!                --trace in.csv --out out.csv
+//! ```
+//!
+//! # Input
+//! Header `t_ns,n,op` followed by any of the optional columns `deadline_ns`
+//! and `arg` (any order). One call per row by a separate caller at `t_ns`
+//! (nanoseconds since a fixed epoch, read as Go's `time.Unix(0, t_ns)`;
+//! non-decreasing; `--unsorted` accepts a clock that steps back). `n` is Go's `int` (any `int64`, negative included, as Go
+//! accepts). `op`:
+//! * `allow`: `AllowN(t, n)`.
+//! * `reserve`: `ReserveN(t, n)`; the reservation is kept for `cancel`.
+//! * `wait`: `WaitN(ctx, n)` called at `t`; `deadline_ns` (relative to `t`,
+//!   0 or empty = no deadline, negative = already expired) is the
+//!   context's deadline.
+//! * extensions: `cancel` (`CancelAt(t)` of the reservation made by data
+//!   row `arg`, 0-based), `set_limit` (`SetLimitAt(t, arg)`; `arg` as for
+//!   `--limit`, or with `--float-bits` any float64 bit pattern, negative and
+//!   NaN included), `set_burst` (`SetBurstAt(t, arg)`, any `int`), `tokens`
+//!   (`TokensAt(t)`, shown with `--internals`).
+//!
+//! # Output
+//! The input columns as given, then `ok` and `delay_ns`: `allow` -> 0;
+//! `reserve` -> `DelayFrom(t)`, -1 when not OK; `wait` -> how long `Wait`
+//! sleeps before returning nil (`InfDuration` = 9223372036854775807 when it
+//! would sleep forever, e.g. a zero limit since v0.7.0), -1 when it returns
+//! an error; `cancel` -> ok false if the row held no reservation; other
+//! ops -> true, 0. `--internals` adds `tokens_bits` (TokensAt as float64
+//! bits, `tokens` rows), `err` (Go's error text) and `state` (the
+//! limiter's unexported fields `tokens_bits;burst;last;lastEvent`, times as
+//! Unix `seconds.nanoseconds` or `zero`) — the format of
+//! `tests/golden/pacers/tb_*.csv`, byte for byte.
+//!
+//! # Versions
+//! `--go-version` picks the x/time behaviour (see
+//! [`XTimeVersion`]): `v0.3.0`..`v0.6.0`, `v0.7.0`..`v0.9.0`,
+//! `v0.10.0`..`v0.13.0`. The default is **the newest tag, v0.13.0**, which
+//! the model was checked against (built from source with the harness); the
+//! older behaviour is what Debian's 0.3.0-1 package ships.
+//!
+//! `--limit` is events per second: a non-negative decimal, or `inf` for
+//! `rate.Inf` (= `math.MaxFloat64`, which skips the bucket). `--burst` is a
+//! non-negative `int`.
 
+use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
+use crate::algo::token_bucket::{
+    GoTime, Limit, TokenBucketCall, TokenBucketOp, TokenBucketReplay, XTimeVersion, INF,
+};
 use crate::error::{Error, Result};
 
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
-    Err(Error::input(format!(
-        "replay --algo {:?} is not built yet",
-        args.algo
-    )))
+    reject_unused(args)?;
+    let limit = match &args.limit {
+        Some(s) => parse_limit(s, args.float_bits)
+            .map_err(|m| Error::input(format!("--limit {s}: {m}")))?,
+        None => {
+            return Err(Error::input(
+                "--limit is required for --algo token-bucket (events per second, or inf)",
+            ))
+        }
+    };
+    let burst = match args.burst {
+        Some(b) if b >= 0 => b,
+        Some(b) => {
+            return Err(Error::input(format!(
+                "--burst {b}: expected a non-negative bucket depth"
+            )))
+        }
+        None => return Err(Error::input("--burst is required for --algo token-bucket")),
+    };
+    let version = match &args.go_version {
+        None => XTimeVersion::LATEST,
+        Some(v) => XTimeVersion::parse(v).ok_or_else(|| {
+            Error::input(format!(
+                "--go-version {v}: expected a golang.org/x/time tag v0.3.0 ... v0.13.0 or latest"
+            ))
+        })?,
+    };
+
+    let mut input = TraceReader::open(&args.trace)?;
+    let cols = Columns::from_header(&input)?;
+    let mut out = OutputCsv::create(&args.out)?;
+    let mut header: Vec<String> = input.header().to_vec();
+    header.extend(["ok".to_string(), "delay_ns".to_string()]);
+    if args.internals {
+        header.extend(["tokens_bits", "err", "state"].map(String::from));
+    }
+    out.row(&header)?;
+
+    let mut replay = TokenBucketReplay::new_version(limit, burst, version);
+    let mut prev_t: Option<i64> = None;
+    let mut fields: Vec<String> = Vec::with_capacity(header.len());
+    loop {
+        let (call, line) = {
+            let Some((line, rec)) = input.next_row()? else {
+                break;
+            };
+            fields.clear();
+            fields.extend(rec.iter().map(str::to_string));
+            (
+                parse_row(&input, line, &cols, &fields, args.float_bits)?,
+                line,
+            )
+        };
+        if let Some(p) = prev_t.filter(|_| !args.unsorted) {
+            if call.t_ns < p {
+                return Err(input.error_at(
+                    line,
+                    format!(
+                        "t_ns value {}: times must be non-decreasing (previous t_ns {p})",
+                        call.t_ns
+                    ),
+                ));
+            }
+        }
+        prev_t = Some(call.t_ns);
+        let r = replay.step(&call);
+        fields.push(r.ok.to_string());
+        fields.push(r.delay_ns.to_string());
+        if args.internals {
+            fields.push(
+                r.tokens
+                    .map(|t| format!("{:016x}", t.to_bits()))
+                    .unwrap_or_default(),
+            );
+            fields.push(r.error.map(|e| e.to_string()).unwrap_or_default());
+            let lim = replay.limiter();
+            fields.push(format!(
+                "{:016x};{};{};{}",
+                lim.raw_tokens().to_bits(),
+                lim.burst(),
+                fmt_time(lim.last()),
+                fmt_time(lim.last_event())
+            ));
+        }
+        out.row(&fields)?;
+    }
+    out.commit()
+}
+
+/// Options that belong to other algorithms are mistakes, not silently
+/// ignored settings.
+fn reject_unused(args: &ReplayArgs) -> Result<()> {
+    let unused = [
+        ("--rate", args.rate.is_some()),
+        ("--per-ns", args.per_ns.is_some()),
+        ("--slack", args.slack.is_some()),
+        ("--variant", args.variant.is_some()),
+        ("--unix-origin-ns", args.unix_origin_ns.is_some()),
+        ("--interval-ms", args.interval_ms.is_some()),
+        ("--hashes", args.hashes.is_some()),
+        ("--slots", args.slots.is_some()),
+        ("--hasher", args.hasher.is_some()),
+        ("--flavor", args.flavor.is_some()),
+        ("--build", args.build.is_some()),
+    ];
+    match unused.iter().find(|(_, set)| *set) {
+        Some((name, _)) => Err(Error::input(format!(
+            "{name} does not apply to --algo token-bucket (it takes --limit, --burst, --go-version, --float-bits, --internals)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Parses a limit: a non-negative decimal or `inf` (= `rate.Inf`); with
+/// `bits`, 16 hex digits of a float64 bit pattern (any value).
+pub fn parse_limit(s: &str, bits: bool) -> std::result::Result<Limit, String> {
+    let t = s.trim();
+    if bits {
+        let hex = t.strip_prefix("0x").unwrap_or(t);
+        if hex.len() != 16 {
+            return Err("expected 16 hex digits of a float64 bit pattern (--float-bits)".into());
+        }
+        return u64::from_str_radix(hex, 16)
+            .map(f64::from_bits)
+            .map_err(|_| "expected 16 hex digits of a float64 bit pattern (--float-bits)".into());
+    }
+    if matches!(
+        t.to_ascii_lowercase().as_str(),
+        "inf" | "+inf" | "infinity" | "+infinity"
+    ) {
+        return Ok(INF);
+    }
+    let v: f64 = t
+        .parse()
+        .map_err(|_| "expected a number of events per second or inf".to_string())?;
+    if v.is_nan() {
+        return Err("NaN: expected a number of events per second or inf".into());
+    }
+    if v.is_infinite() {
+        return Err("out of the float64 range: expected a finite number or inf".into());
+    }
+    if v < 0.0 {
+        return Err("negative: expected a non-negative number of events per second".into());
+    }
+    Ok(v)
+}
+
+/// Where each column is.
+struct Columns {
+    deadline: Option<usize>,
+    arg: Option<usize>,
+}
+
+impl Columns {
+    fn from_header(r: &TraceReader) -> Result<Self> {
+        let h = r.header();
+        let expected = "expected t_ns,n,op then optionally deadline_ns and/or arg";
+        if h.len() < 3 || h[0] != "t_ns" || h[1] != "n" || h[2] != "op" {
+            return Err(r.error_at(1, format!("header {:?}: {expected}", h.join(","))));
+        }
+        let mut cols = Columns {
+            deadline: None,
+            arg: None,
+        };
+        for (i, name) in h.iter().enumerate().skip(3) {
+            let slot = match name.as_str() {
+                "deadline_ns" => &mut cols.deadline,
+                "arg" => &mut cols.arg,
+                _ => return Err(r.error_at(1, format!("header column {name:?}: {expected}"))),
+            };
+            if slot.is_some() {
+                return Err(r.error_at(1, format!("header column {name:?} appears twice")));
+            }
+            *slot = Some(i);
+        }
+        Ok(cols)
+    }
+}
+
+fn parse_row(
+    r: &TraceReader,
+    line: u64,
+    cols: &Columns,
+    f: &[String],
+    float_bits: bool,
+) -> Result<TokenBucketCall> {
+    let get = |i: usize| f.get(i).map(String::as_str).unwrap_or("");
+    let t_ns = parse_i64(r, line, "t_ns", get(0))?;
+    let n = parse_i64(r, line, "n", get(1))?;
+    let deadline_ns = match cols.deadline.map(get) {
+        None | Some("") => 0,
+        Some(v) => parse_i64(r, line, "deadline_ns", v)?,
+    };
+    let arg = cols.arg.map(get).unwrap_or("");
+    let need_arg = |what: &str| -> Result<()> {
+        if cols.arg.is_none() || arg.is_empty() {
+            return Err(r.error_at(
+                line,
+                format!("op {}: needs an arg column with {what}", get(2)),
+            ));
+        }
+        Ok(())
+    };
+    let op = match get(2) {
+        "allow" => TokenBucketOp::Allow,
+        "reserve" => TokenBucketOp::Reserve,
+        "wait" => TokenBucketOp::Wait,
+        "tokens" => TokenBucketOp::Tokens,
+        "cancel" => {
+            need_arg("the 0-based data row of the reservation")?;
+            let row = arg.parse::<usize>().map_err(|_| {
+                r.error_at(
+                    line,
+                    format!("arg value {arg:?}: expected the 0-based data row of a reservation"),
+                )
+            })?;
+            TokenBucketOp::Cancel { row }
+        }
+        "set_limit" => {
+            need_arg("the new limit")?;
+            let l = parse_limit(arg, float_bits)
+                .map_err(|m| r.error_at(line, format!("arg value {arg:?}: {m}")))?;
+            TokenBucketOp::SetLimit(l)
+        }
+        "set_burst" => {
+            need_arg("the new burst")?;
+            TokenBucketOp::SetBurst(parse_i64(r, line, "arg", arg)?)
+        }
+        other => {
+            return Err(r.error_at(
+                line,
+                format!(
+                    "op value {other:?}: expected allow, reserve, wait, cancel, set_limit, set_burst or tokens"
+                ),
+            ))
+        }
+    };
+    Ok(TokenBucketCall {
+        t_ns,
+        n,
+        op,
+        deadline_ns,
+    })
+}
+
+/// A time as the golden files print it: Unix `seconds.nanoseconds`, or
+/// `zero` for Go's zero time.
+pub fn fmt_time(t: GoTime) -> String {
+    if t.is_zero() {
+        return "zero".to_string();
+    }
+    let v = t.as_i128();
+    format!(
+        "{}.{:09}",
+        v.div_euclid(1_000_000_000),
+        v.rem_euclid(1_000_000_000)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits() {
+        assert_eq!(parse_limit("2", false), Ok(2.0));
+        assert_eq!(parse_limit("inf", false), Ok(INF));
+        assert_eq!(parse_limit("Inf", false), Ok(INF));
+        assert!(parse_limit("-1", false).is_err());
+        assert!(parse_limit("NaN", false).is_err());
+        assert!(parse_limit("1e400", false).is_err());
+        assert!(parse_limit("x", false).is_err());
+        assert_eq!(parse_limit("bff0000000000000", true), Ok(-1.0));
+        assert_eq!(parse_limit("0x3ff0000000000000", true), Ok(1.0));
+        assert!(parse_limit("3ff", true).is_err());
+    }
+
+    #[test]
+    fn go_time_format() {
+        assert_eq!(fmt_time(GoTime::ZERO), "zero");
+        assert_eq!(
+            fmt_time(GoTime::from_unix_nanos(1_500_000_000)),
+            "1.500000000"
+        );
+        assert_eq!(fmt_time(GoTime::from_unix_nanos(-1)), "-1.999999999");
+    }
 }

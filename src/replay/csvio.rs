@@ -1,0 +1,170 @@
+//! CSV plumbing shared by the pacer replays: a streaming reader that names
+//! the file and line of every problem, and an output CSV written to a
+//! temporary file in the target's folder and renamed over the target only
+//! when the whole replay succeeded (a failure leaves no partial output).
+
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+
+/// A streaming CSV reader over a trace file.
+pub struct TraceReader {
+    path: PathBuf,
+    reader: csv::Reader<BufReader<File>>,
+    header: Vec<String>,
+    record: csv::StringRecord,
+}
+
+impl TraceReader {
+    /// Opens `path` and reads its header row.
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(BufReader::new(file));
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(|e| csv_error(path, &e))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        if header.iter().all(|h| h.is_empty()) {
+            return Err(Error::input_at(
+                path,
+                "line 1",
+                "empty file: expected a header row",
+            ));
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            reader,
+            header,
+            record: csv::StringRecord::new(),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header's column names.
+    pub fn header(&self) -> &[String] {
+        &self.header
+    }
+
+    /// Reads the next row; `None` at the end. Returns the 1-based line
+    /// number and the fields; a row with a different number of fields than
+    /// the header is an error.
+    pub fn next_row(&mut self) -> Result<Option<(u64, &csv::StringRecord)>> {
+        let more = self
+            .reader
+            .read_record(&mut self.record)
+            .map_err(|e| csv_error(&self.path, &e))?;
+        if !more {
+            return Ok(None);
+        }
+        let line = self.record.position().map_or(0, |p| p.line());
+        if self.record.len() != self.header.len() {
+            return Err(Error::input_at(
+                &self.path,
+                format!("line {line}"),
+                format!(
+                    "{} fields: expected {} ({})",
+                    self.record.len(),
+                    self.header.len(),
+                    self.header.join(",")
+                ),
+            ));
+        }
+        Ok(Some((line, &self.record)))
+    }
+
+    /// An input error at `line`.
+    pub fn error_at(&self, line: u64, msg: impl std::fmt::Display) -> Error {
+        Error::input_at(&self.path, format!("line {line}"), msg)
+    }
+}
+
+fn csv_error(path: &Path, e: &csv::Error) -> Error {
+    let place = e
+        .position()
+        .map_or_else(|| "read".to_string(), |p| format!("line {}", p.line()));
+    let msg = match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
+        _ => e.to_string(),
+    };
+    Error::input_at(path, place, msg)
+}
+
+/// Parses an integer field (Go `int`/`int64`/`time.Duration`), with an
+/// error naming the column, the value and the range.
+pub fn parse_i64(r: &TraceReader, line: u64, column: &str, value: &str) -> Result<i64> {
+    value.parse::<i64>().map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "out of range: expected an integer in -9223372036854775808..=9223372036854775807"
+            }
+            std::num::IntErrorKind::Empty => "empty: expected an integer",
+            _ => "expected an integer",
+        };
+        r.error_at(line, format!("{column} value {value:?}: {why}"))
+    })
+}
+
+/// An output CSV written to a temporary file beside `path` and renamed over
+/// it by [`OutputCsv::commit`]; dropped without commit, it leaves nothing.
+pub struct OutputCsv {
+    path: PathBuf,
+    writer: csv::Writer<BufWriter<tempfile::NamedTempFile>>,
+}
+
+impl OutputCsv {
+    /// Creates the temporary file in `path`'s folder.
+    pub fn create(path: &Path) -> Result<Self> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".ratelab-replay-")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(dir, e))?;
+        let writer = csv::WriterBuilder::new()
+            .flexible(true)
+            .from_writer(BufWriter::new(tmp));
+        Ok(Self {
+            path: path.to_path_buf(),
+            writer,
+        })
+    }
+
+    /// Writes one row.
+    pub fn row<I, T>(&mut self, fields: I) -> Result<()>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        self.writer
+            .write_record(fields)
+            .map_err(|e| Error::input(format!("{}: {e}", self.path.display())))
+    }
+
+    /// Flushes and renames the file over the target.
+    pub fn commit(self) -> Result<()> {
+        let path = self.path;
+        let buf = self
+            .writer
+            .into_inner()
+            .map_err(|e| Error::input(format!("{}: {}", path.display(), e.error())))?;
+        let tmp = buf
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
+        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        Ok(())
+    }
+}
