@@ -4,9 +4,9 @@
 //! The comparison walks any JSON shape generically:
 //!
 //! * objects by key (top-level `ratelab_version` and `description` are ignored);
-//! * arrays of objects by a **key**: the smallest set of non-float scalar
+//! * arrays of objects by a **key**: the first non-float scalar
 //!   fields (strings, integers, booleans; fields that vary across elements)
-//!   that tells the baseline's elements apart, e.g. `rows[hashes=4,slots=8192]`.
+//!   that together tell the baseline's elements apart, e.g. `rows[hashes=4,slots=8192]`.
 //!   Arrays without such a key (scalars, or elements that do not differ) are
 //!   compared by index, `values[1]`;
 //! * leaves: integers, strings, booleans and null must be equal; floats may
@@ -287,8 +287,9 @@ fn scalars_of(v: &Value) -> Vec<(String, String)> {
     }
 }
 
-/// The key fields of an array of objects: the fewest varying non-float scalar
-/// fields (in field order) that tell every element apart. None: compare by index.
+/// The key fields of an array of objects: the first varying non-float scalar
+/// fields (in field order) that together tell every element apart. None:
+/// compare by index.
 fn array_key(a: &[Value]) -> Option<Vec<String>> {
     if a.len() < 2 {
         return None;
@@ -317,17 +318,6 @@ fn array_key(a: &[Value]) -> Option<Vec<String>> {
     for c in candidates {
         chosen.push(c);
         if unique(&chosen) {
-            // Drop fields the later ones made redundant.
-            let mut i = 0;
-            while i + 1 < chosen.len() {
-                let mut without = chosen.clone();
-                without.remove(i);
-                if unique(&without) {
-                    chosen = without;
-                } else {
-                    i += 1;
-                }
-            }
             return Some(chosen.into_iter().cloned().collect());
         }
     }
@@ -367,6 +357,7 @@ pub enum Tol {
 impl fmt::Display for Tol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Tol::Rel(r) if *r != 0.0 && r.abs() < 1e-4 => write!(f, "rel {r:e}"),
             Tol::Rel(r) => write!(f, "rel {r}"),
             Tol::Abs(a) => write!(f, "±{a}"),
             Tol::Ignore => f.write_str("ignored"),
