@@ -168,9 +168,7 @@ fn parse_bracket(inner: &str) -> std::result::Result<Unit, String> {
     let mut pairs = Vec::new();
     for part in inner.split(',') {
         let Some((k, v)) = part.split_once('=') else {
-            return Err(format!(
-                "[{inner}]: expected [N], [*] or [field=value,...]"
-            ));
+            return Err(format!("[{inner}]: expected [N], [*] or [field=value,...]"));
         };
         let (k, v) = (k.trim(), v.trim());
         if k.is_empty() {
@@ -299,8 +297,10 @@ fn array_key(a: &[Value]) -> Option<Vec<String>> {
     let candidates: Vec<&String> = first
         .keys()
         .filter(|k| {
-            let vals: Option<Vec<String>> =
-                objs.iter().map(|o| o.get(*k).and_then(key_scalar)).collect();
+            let vals: Option<Vec<String>> = objs
+                .iter()
+                .map(|o| o.get(*k).and_then(key_scalar))
+                .collect();
             vals.is_some_and(|v| v.iter().any(|x| x != &v[0]))
         })
         .collect();
@@ -553,7 +553,9 @@ impl Spec {
         tolerance: Option<&Value>,
     ) -> std::result::Result<Self, (String, String)> {
         let mut spec = Spec::default();
-        let obj = |v: Option<&Value>, name: &str| -> std::result::Result<Map<String, Value>, (String, String)> {
+        let obj = |v: Option<&Value>,
+                   name: &str|
+         -> std::result::Result<Map<String, Value>, (String, String)> {
             match v {
                 None | Some(Value::Null) => Ok(Map::new()),
                 Some(Value::Object(m)) => Ok(m.clone()),
@@ -565,7 +567,8 @@ impl Spec {
         };
         for (path, cond) in obj(expect, "expect")? {
             let field = format!("expect.{path:?}");
-            let pattern = Pattern::parse(&path).map_err(|m| (field.clone(), format!("path: {m}")))?;
+            let pattern =
+                Pattern::parse(&path).map_err(|m| (field.clone(), format!("path: {m}")))?;
             let c = parse_cond(&cond).map_err(|m| (field.clone(), m))?;
             let text = match &cond {
                 Value::String(s) => s.trim().to_string(),
@@ -579,7 +582,8 @@ impl Spec {
         }
         for (path, tol) in obj(tolerance, "tolerance")? {
             let field = format!("tolerance.{path:?}");
-            let pattern = Pattern::parse(&path).map_err(|m| (field.clone(), format!("path: {m}")))?;
+            let pattern =
+                Pattern::parse(&path).map_err(|m| (field.clone(), format!("path: {m}")))?;
             let t = parse_tol(&tol).map_err(|m| (field, m))?;
             spec.tolerances.push((pattern, t));
         }
@@ -730,9 +734,7 @@ fn walk(
     match (base, now) {
         (Some(Value::Object(b)), Some(Value::Object(n))) => {
             let top = path.is_empty();
-            let keys = b
-                .keys()
-                .chain(n.keys().filter(|k| !b.contains_key(*k)));
+            let keys = b.keys().chain(n.keys().filter(|k| !b.contains_key(*k)));
             for k in keys {
                 if top && IGNORED_FIELDS.contains(&k.as_str()) {
                     continue;
@@ -898,8 +900,17 @@ mod tests {
         assert_eq!(sel.len(), 1);
         assert_eq!(sel[0].0, "rows[hashes=4,slots=8192].mean");
         assert_eq!(sel[0].1, &json!(4.7));
-        assert_eq!(Pattern::parse("rows[hashes=4].mean").unwrap().select(&r).len(), 2);
-        assert_eq!(Pattern::parse("rows.*.std.mean").unwrap().select(&r).len(), 3);
+        assert_eq!(
+            Pattern::parse("rows[hashes=4].mean")
+                .unwrap()
+                .select(&r)
+                .len(),
+            2
+        );
+        assert_eq!(
+            Pattern::parse("rows.*.std.mean").unwrap().select(&r).len(),
+            3
+        );
         assert_eq!(Pattern::parse("rows[*].mean").unwrap().select(&r).len(), 3);
         assert_eq!(
             Pattern::parse("values[1]").unwrap().select(&r)[0].1,
@@ -909,10 +920,18 @@ mod tests {
 
     #[test]
     fn bad_paths_and_conditions_are_rejected() {
-        for bad in ["", "rows[", "rows]", "a..b", "rows[x]", "rows[=3]", "a.", "rows[1]x"] {
+        for bad in [
+            "", "rows[", "rows]", "a..b", "rows[x]", "rows[=3]", "a.", "rows[1]x",
+        ] {
             assert!(Pattern::parse(bad).is_err(), "{bad:?}");
         }
-        for bad in [">= lots", "about 3", "~3", "<", json!([1]).to_string().as_str()] {
+        for bad in [
+            ">= lots",
+            "about 3",
+            "~3",
+            "<",
+            json!([1]).to_string().as_str(),
+        ] {
             assert!(parse_cond(&json!(bad)).is_err(), "{bad:?}");
         }
         assert!(parse_tol(&json!("-5%")).is_err());
@@ -931,7 +950,10 @@ mod tests {
         assert!(!holds("< 250", json!(250)));
         assert!(holds("== -9223372036854775808", json!(i64::MIN)));
         assert!(!holds("== -9223372036854775807", json!(i64::MIN)));
-        assert!(holds("== attempt to add with overflow", json!("attempt to add with overflow")));
+        assert!(holds(
+            "== attempt to add with overflow",
+            json!("attempt to add with overflow")
+        ));
         assert!(holds("~100±5", json!(104.9)));
         assert!(!holds("~ 100 +- 5%", json!(106)));
         assert!(holds("!= 0", json!(1)));
@@ -959,9 +981,17 @@ mod tests {
         assert_eq!(failed(&f), ["rows[hashes=4,slots=8192].mean"]);
         let f = compare(&a, &b, &spec(json!({}), json!({"rows.*.mean": "5%"})));
         assert!(failed(&f).is_empty());
-        let f = compare(&a, &b, &spec(json!({}), json!({"rows[hashes=4,slots=8192]": "±0.2"})));
+        let f = compare(
+            &a,
+            &b,
+            &spec(json!({}), json!({"rows[hashes=4,slots=8192]": "±0.2"})),
+        );
         assert!(failed(&f).is_empty());
-        let f = compare(&a, &b, &spec(json!({}), json!({"rows[hashes=8].mean": "50%"})));
+        let f = compare(
+            &a,
+            &b,
+            &spec(json!({}), json!({"rows[hashes=8].mean": "50%"})),
+        );
         assert_eq!(failed(&f).len(), 1);
         // Last-bit float noise passes by default; integers must be exact.
         let mut c = report();
@@ -982,10 +1012,7 @@ mod tests {
             .filter(|x| x.verdict.failed())
             .map(|x| (x.path.clone(), x.verdict))
             .collect();
-        assert!(fails.contains(&(
-            "rows[hashes=4,slots=8192]".to_string(),
-            Verdict::Missing
-        )));
+        assert!(fails.contains(&("rows[hashes=4,slots=8192]".to_string(), Verdict::Missing)));
         assert!(fails.contains(&("rows[hashes=4,slots=4096]".to_string(), Verdict::New)));
         // A type change fails too.
         let mut c = report();
@@ -1005,6 +1032,9 @@ mod tests {
         assert_eq!(failed(&f), ["rows[hashes=99].mean"]);
         assert_eq!(f[0].baseline, "4.7");
         let s = spec(json!({"rows[hashes=4].mean": "<= 5"}), json!({}));
-        assert_eq!(failed(&evaluate(&r, None, &s)), ["rows[hashes=4,slots=1024].mean"]);
+        assert_eq!(
+            failed(&evaluate(&r, None, &s)),
+            ["rows[hashes=4,slots=1024].mean"]
+        );
     }
 }

@@ -174,7 +174,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
             failed_scenarios += 1;
         }
         summaries.push(format!(
-            "{name}: {}; {} expectation(s), {}{}",
+            "{name}: {}; {} expectation(s) over {} value(s), {}{}",
             if item.baseline.is_some() {
                 format!(
                     "{compared} values compared with the baseline, {equal} equal, {} within tolerance, {baseline_failures} failed",
@@ -183,6 +183,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
             } else {
                 "no previous baseline".to_string()
             },
+            item.spec.expectations.len(),
             expectations.len(),
             if expect_failures == 0 {
                 "all hold".to_string()
@@ -259,7 +260,14 @@ fn orphans(reports: &Path, names: &std::collections::BTreeSet<String>) -> Vec<Pa
 
 /// The diff table: left-aligned columns.
 fn render_table(rows: &[(String, Finding)]) -> String {
-    let header = ["scenario", "field", "baseline", "now", "tolerance", "verdict"];
+    let header = [
+        "scenario",
+        "field",
+        "baseline",
+        "now",
+        "tolerance",
+        "verdict",
+    ];
     let cells: Vec<[String; 6]> = rows
         .iter()
         .map(|(s, f)| {

@@ -278,7 +278,10 @@ fn body_markdown(md: &str, description: &str) -> String {
             continue;
         }
         if t.starts_with('#') {
-            in_charts = t.trim_start_matches('#').trim().eq_ignore_ascii_case("charts");
+            in_charts = t
+                .trim_start_matches('#')
+                .trim()
+                .eq_ignore_ascii_case("charts");
             if in_charts {
                 continue;
             }
@@ -514,19 +517,27 @@ mod tests {
 
     #[test]
     fn markdown_tables_lists_and_escaping() {
-        let md = "# t\n\nA <b> & `x<y`\nmore\n\n| a | b |\n|---|---|\n| 1.5% | x |\n\n- `c`: caption\n";
+        let md =
+            "# t\n\nA <b> & `x<y`\nmore\n\n| a | b |\n|---|---|\n| 1.5% | x |\n\n- `c`: caption\n";
         let h = markdown_to_html(md, 1);
         assert!(h.contains("<h2>t</h2>"), "{h}");
-        assert!(h.contains("<p>A &lt;b&gt; &amp; <code>x&lt;y</code> more</p>"), "{h}");
+        assert!(
+            h.contains("<p>A &lt;b&gt; &amp; <code>x&lt;y</code> more</p>"),
+            "{h}"
+        );
         assert!(h.contains("<th>a</th><th>b</th>"), "{h}");
         assert!(h.contains("<td class=\"num\">1.5%</td><td>x</td>"), "{h}");
         assert!(h.contains("<li><code>c</code>: caption</li>"), "{h}");
-        assert_eq!(chart_captions(md), [("c".to_string(), "caption".to_string())]);
+        assert_eq!(
+            chart_captions(md),
+            [("c".to_string(), "caption".to_string())]
+        );
     }
 
     #[test]
     fn body_drops_title_description_and_chart_list() {
-        let md = "# name\n\nDesc.\n\n| a |\n|---|\n| 1 |\n\n## Charts\n\n- `c`: x\n\n## After\n\ntext\n";
+        let md =
+            "# name\n\nDesc.\n\n| a |\n|---|\n| 1 |\n\n## Charts\n\n- `c`: x\n\n## After\n\ntext\n";
         let b = body_markdown(md, "Desc.");
         assert!(!b.contains("# name") && !b.contains("Desc.") && !b.contains("`c`"));
         assert!(b.contains("| 1 |") && b.contains("## After") && b.contains("text"));
