@@ -2,6 +2,7 @@
 //! count-min sketches on a virtual clock, and measure how wrong they are.
 
 pub mod algo;
+pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod error;

@@ -1,6 +1,7 @@
 //! The command line: argument definitions (clap derive) and one function per
 //! command. `main.rs` only calls [`main_with_args`] and exits with its code.
 
+pub mod check;
 pub mod run;
 
 use crate::error::{Error, Result};
@@ -20,6 +21,8 @@ Examples:
   ratelab reproduce                              run every scenario in scenarios/ into reports/
   ratelab run scenarios/estimator-zipf.json      one scenario; tables print, files go to reports/estimator-zipf/
   ratelab run scenarios/estimator-zipf.json --runs 20 --seed 7 --out /tmp/r
+  ratelab check                                  rerun every scenario, compare with reports/ and `expect`
+  ratelab report                                 reports/index.html for design reviews
 
 Exit codes: 0 ok, 1 a check failed, 2 bad input or usage, 3 internal error (a bug).";
 
@@ -88,6 +91,26 @@ pub enum Command {
         #[command(flatten)]
         args: Box<crate::replay::ReplayArgs>,
     },
+    /// Rerun scenarios and compare them with the committed baselines and their `expect` thresholds.
+    #[command(
+        after_help = "Compares each scenario's fresh report.json with <REPORTS>/<name>/report.json value by value (integers and strings exactly, floats to a relative 1e-9 unless the scenario's `tolerance` loosens a field) and checks the scenario's `expect` thresholds.\n\nExamples:\n  ratelab check                              every scenario in scenarios/\n  ratelab check estimator-zipf               one scenario (a name or a file)\n  ratelab check --update                     accept the new numbers: rewrite the baselines\n  ratelab check --from /tmp/r                compare reports already made by `ratelab reproduce --out /tmp/r`\n\nExit codes: 0 all hold, 1 a value regressed or an expectation failed, 2 bad input (e.g. a missing baseline)."
+    )]
+    Check {
+        #[command(flatten)]
+        args: check::CheckArgs,
+    },
+    /// Write <OUT>/index.html: every report's tables and charts on one page for design reviews.
+    #[command(
+        after_help = "Reads every <OUT>/*/report.json folder (any kind). No external assets: CSS is inline; images are referenced relative to the page, or embedded as data: URIs with --embed (one self-contained file)."
+    )]
+    Report {
+        /// Folder of report folders; index.html is written there.
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+        /// Embed the charts as data: URIs (a single self-contained file).
+        #[arg(long)]
+        embed: bool,
+    },
     /// List the experiment kinds and the scenarios in a folder.
     List {
         /// Folder of scenario files.
@@ -145,6 +168,12 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
         Command::List { scenarios } => run::list(&scenarios),
         Command::Replay { args } => crate::replay::run(&args).map(|()| 0),
+        Command::Check { args } => check::check(&args),
+        Command::Report { out, embed } => {
+            let path = crate::report::html::write_index(&out, embed)?;
+            println!("-> {}", path.display());
+            Ok(0)
+        }
     }
 }
 

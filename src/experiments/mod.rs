@@ -151,6 +151,9 @@ pub fn report_head(
         "description".into(),
         scenario.common.description.clone().into(),
     );
+    if let Some(look_at) = &scenario.common.look_at {
+        m.insert("look_at".into(), look_at.clone().into());
+    }
     m.insert("seed".into(), ctx.seed.into());
     if let Some(r) = runs {
         m.insert("runs".into(), r.into());
