@@ -244,15 +244,6 @@ pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
         .iter()
         .map(|t| Target::parse(t, avg))
         .collect::<Result<Vec<_>>>()?;
-    let oracle = (workload.key_space() as u64).saturating_mul(8 + 16 * 8);
-    if oracle > a.max_memory {
-        return Err(Error::input(format!(
-            "{} keys need {} for the exact oracle and cell tables, over --max-memory {}",
-            workload.key_space(),
-            human_bytes(oracle),
-            human_bytes(a.max_memory)
-        )));
-    }
     let progress = if a.no_progress {
         Progress::hidden()
     } else {

@@ -2,6 +2,7 @@
 //! an [`Output`] (tables, report.json, charts). Thin glue between workloads,
 //! algorithms, oracles and reports.
 
+pub mod characterization;
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
 
@@ -73,6 +74,11 @@ pub const KINDS: &[Kind] = &[
         name: "estimator_overflow",
         summary: "what a counter at isize::MAX does on +1: wrap (0.9.1, release) or panic (0.9.0 debug)",
         run: estimator_overflow::run,
+    },
+    Kind {
+        name: "estimator_characterization",
+        summary: "count-min error quantiles (±1..3 sigma) by key rank over many hash seeds on a fixed stream, trials doubling until stable",
+        run: characterization::run,
     },
 ];
 
