@@ -421,28 +421,42 @@ impl Evaluator {
         if slots == 0 || hashes == 0 {
             return seen.iter().map(|&k| (k, i64::MAX)).collect();
         }
-        // Compact cell ids: per (seen key index, row).
+        // Cell ids per (seen key index, row): the flat index `row * slots + col`
+        // when that table is small, else renumbered compactly (only cells some
+        // key hashes to), so memory stays O(keys × hashes) whatever `slots`.
         let n = seen.len();
-        let mut flat: Vec<(u64, u32)> = Vec::with_capacity(n * hashes);
+        let mut cell_of = vec![0u32; n * hashes];
+        let table = (hashes as u64).saturating_mul(slots);
+        let dense = table <= (4 * n as u64 * hashes as u64).max(1 << 16);
+        let mut flat: Vec<(u64, u32)> = if dense { Vec::new() } else { Vec::with_capacity(n * hashes) };
         for row in 0..hashes {
             let h = RowHasher::new(self.hasher, derive_seed(d.hash_seed, &[row as u64]));
             for (i, &k) in seen.iter().enumerate() {
                 let col = h.hash(&self.key_bytes[k as usize]) % slots;
-                flat.push((row as u64 * slots + col, (i * hashes + row) as u32));
+                let f = row as u64 * slots + col;
+                if dense {
+                    cell_of[i * hashes + row] = f as u32;
+                } else {
+                    flat.push((f, (i * hashes + row) as u32));
+                }
             }
         }
-        flat.sort_unstable();
-        let mut cell_of = vec![0u32; n * hashes];
-        let mut next = 0u32;
-        let mut prev = None;
-        for &(f, slot) in &flat {
-            if prev.is_some() && prev != Some(f) {
-                next += 1;
+        let cell_count = if dense {
+            table as usize
+        } else {
+            flat.sort_unstable();
+            let mut next = 0u32;
+            let mut prev = None;
+            for &(f, slot) in &flat {
+                if prev.is_some() && prev != Some(f) {
+                    next += 1;
+                }
+                prev = Some(f);
+                cell_of[slot as usize] = next;
             }
-            prev = Some(f);
-            cell_of[slot as usize] = next;
-        }
-        let mut cells = vec![0i64; next as usize + 1];
+            next as usize + 1
+        };
+        let mut cells = vec![0i64; cell_count];
         match self.variant {
             Variant::CountMin => {
                 for i in 0..n {

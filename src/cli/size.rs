@@ -561,7 +561,7 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<crate::repo
             .collect()
     };
     let mut fail = Series::new("shape tried: fails", pts(false), SeriesStyle::Points);
-    fail.color = Some(3);
+    fail.color = Some(5);
     let mut pass = Series::new("shape tried: meets every target", pts(true), SeriesStyle::Points);
     pass.color = Some(2);
     let mut frontier = Series::new(
@@ -594,16 +594,18 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<crate::repo
             vec![(kib(c), m.of_summary(&c.summary))],
             SeriesStyle::Points,
         );
-        s.color = Some(1);
+        s.color = Some(3);
         s.point_labels = Some(vec![format!(" {} ({})", shape(c), mem_label(c.memory_bytes))]);
         spec.series.push(s);
     }
     if let (Some(w), Some(mb)) = (r.bound.slots, r.bound.memory_bytes) {
         spec.vlines.push((
             mb as f64 / 1024.0,
-            format!("count-min bound's {}x{}", r.bound.hashes, w),
+            format!("bound: {}x{}", r.bound.hashes, w),
         ));
     }
+    // Room on the right for the bound's label.
+    spec.x_range = Some((xmin / 2.0, xmax * 20.0));
     render(&spec).ok()
 }
 
