@@ -16,7 +16,11 @@ use ratelab::workload::Workload;
 
 fn stream() -> (Workload, Vec<u32>) {
     // The document's workload: 10,000 keys, 973,855 events.
-    let w = Workload::from_counts((0..10_000u64).map(|i| (100_000 / (i + 1)).max(10)).collect());
+    let w = Workload::from_counts(
+        (0..10_000u64)
+            .map(|i| (100_000 / (i + 1)).max(10))
+            .collect(),
+    );
     let mut events = Vec::with_capacity(w.events() as usize);
     w.for_each_event(1, |k| events.push(k));
     (w, events)
@@ -45,26 +49,34 @@ fn estimator(c: &mut Criterion) {
                 black_box(acc)
             })
         });
-        group.bench_with_input(BenchmarkId::new("model_hash_per_event", &shape), &(h, s), |b, &(h, s)| {
-            b.iter(|| {
-                let mut e = Estimator::new(EstimatorConfig::new(h, s), 7);
-                let mut acc = 0i64;
-                for &k in &events {
-                    acc = acc.wrapping_add(e.incr(&u64::from(k).to_le_bytes(), 1).unwrap_or(0));
-                }
-                black_box(acc)
-            })
-        });
-        group.bench_with_input(BenchmarkId::new("pingora_limits", &shape), &(h, s), |b, &(h, s)| {
-            b.iter(|| {
-                let e = RealEstimator::new(h, s);
-                let mut acc = 0isize;
-                for &k in &events {
-                    acc = acc.wrapping_add(e.incr(u64::from(k), 1));
-                }
-                black_box(acc)
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new("model_hash_per_event", &shape),
+            &(h, s),
+            |b, &(h, s)| {
+                b.iter(|| {
+                    let mut e = Estimator::new(EstimatorConfig::new(h, s), 7);
+                    let mut acc = 0i64;
+                    for &k in &events {
+                        acc = acc.wrapping_add(e.incr(&u64::from(k).to_le_bytes(), 1).unwrap_or(0));
+                    }
+                    black_box(acc)
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("pingora_limits", &shape),
+            &(h, s),
+            |b, &(h, s)| {
+                b.iter(|| {
+                    let e = RealEstimator::new(h, s);
+                    let mut acc = 0isize;
+                    for &k in &events {
+                        acc = acc.wrapping_add(e.incr(u64::from(k), 1));
+                    }
+                    black_box(acc)
+                })
+            },
+        );
     }
     group.finish();
 }

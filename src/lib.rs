@@ -14,6 +14,6 @@ pub mod replay;
 pub mod report;
 pub mod rng;
 pub mod scenario;
-pub mod sizing;
 pub mod sim;
+pub mod sizing;
 pub mod workload;

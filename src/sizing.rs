@@ -57,11 +57,11 @@
 //! function of (shape, seed), batches are fixed by memory, and results are
 //! collected in a fixed order.
 
+use crate::algo::estimator::Variant;
 use crate::error::{Error, Result};
 use crate::experiments::estimator_accuracy::{bytes_human, kib};
 use crate::hash::{HasherKind, RowHasher};
 use crate::metrics::{count_min_bound, error_stats, summarize, ErrorStats, RunSummary};
-use crate::algo::estimator::Variant;
 use crate::rng::{derive_seed, stream};
 use crate::workload::Workload;
 use rayon::prelude::*;
@@ -187,7 +187,9 @@ impl Target {
     /// `avg*K` (`avg` = events / keys of the workload).
     pub fn parse(text: &str, avg: f64) -> Result<Target> {
         let bad = |place: &str, expected: &str| {
-            Error::input(format!("--target {text:?}: at {place:?}: expected {expected}"))
+            Error::input(format!(
+                "--target {text:?}: at {place:?}: expected {expected}"
+            ))
         };
         let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let Some(op_at) = t.find(['<', '>', '=', '!']) else {
@@ -200,7 +202,12 @@ impl Target {
         let metric = Metric::ALL
             .into_iter()
             .find(|m| m.name() == name)
-            .ok_or_else(|| bad(name, "a metric: exact_pct, mean, p99, max or over_bound_pct"))?;
+            .ok_or_else(|| {
+                bad(
+                    name,
+                    "a metric: exact_pct, mean, p99, max or over_bound_pct",
+                )
+            })?;
         let (cmp, value) = if let Some(v) = rest.strip_prefix(">=") {
             (Cmp::Ge, v)
         } else if let Some(v) = rest.strip_prefix("<=") {
@@ -233,7 +240,12 @@ impl Target {
         } else {
             num(value)
         }
-        .ok_or_else(|| bad(value, "a number, `avg`, `K*avg` or `avg*K` (avg = events/keys)"))?;
+        .ok_or_else(|| {
+            bad(
+                value,
+                "a number, `avg`, `K*avg` or `avg*K` (avg = events/keys)",
+            )
+        })?;
         if threshold < 0.0 {
             return Err(bad(value, "a value >= 0"));
         }
@@ -304,62 +316,83 @@ pub struct Evaluator {
     key_bytes: Vec<Vec<u8>>,
     seed: u64,
     seeds: u32,
+    exact: Option<Arc<Vec<u64>>>,
+    cache_events: bool,
+    /// Inputs of the search runs `0..seeds`; hold-out runs are built on demand.
     data: Vec<SeedData>,
 }
 
 /// Cache event streams for conservative update up to this many bytes in all.
 const EVENT_CACHE_BYTES: u64 = 512 << 20;
 
+/// Hold-out: this many groups of `seeds` fresh seeds; the mean of every group
+/// must meet the targets (each group is a rerun of the search's rule with
+/// other seeds).
+pub const HOLDOUT_GROUPS: u32 = 20;
+
 impl Evaluator {
-    /// Prepares `2 × seeds` runs (the search seeds and the hold-out seeds) of
-    /// `workload` from the base `seed`.
-    pub fn new(workload: Workload, variant: Variant, hasher: HasherKind, seed: u64, seeds: u32) -> Self {
+    /// Prepares the search runs `0..seeds` of `workload` from the base `seed`.
+    pub fn new(
+        workload: Workload,
+        variant: Variant,
+        hasher: HasherKind,
+        seed: u64,
+        seeds: u32,
+    ) -> Self {
         let key_bytes = (0..workload.key_space())
             .map(|k| workload.key_bytes(k).into_owned())
             .collect();
-        let total_runs = 2 * seeds;
         let exact = workload.exact_counts().map(|c| Arc::new(c.to_vec()));
         let cache_events = variant == Variant::Conservative
-            && workload.events().saturating_mul(4).saturating_mul(u64::from(total_runs))
+            && workload
+                .events()
+                .saturating_mul(4)
+                .saturating_mul(u64::from(seeds))
                 <= EVENT_CACHE_BYTES;
-        let data = (0..total_runs)
-            .into_par_iter()
-            .map(|r| {
-                let run_seed = derive_seed(seed, &[u64::from(r)]);
-                let workload_seed = derive_seed(run_seed, &[stream::WORKLOAD]);
-                let mut events = cache_events.then(Vec::new);
-                let truth = match (&exact, &mut events) {
-                    (Some(t), None) => t.clone(),
-                    _ => {
-                        let mut t = vec![0u64; workload.key_space()];
-                        workload.for_each_event(workload_seed, |k| {
-                            t[k as usize] += 1;
-                            if let Some(ev) = events.as_mut() {
-                                ev.push(k);
-                            }
-                        });
-                        match &exact {
-                            Some(e) => e.clone(),
-                            None => Arc::new(t),
-                        }
-                    }
-                };
-                SeedData {
-                    hash_seed: derive_seed(run_seed, &[stream::HASH]),
-                    workload_seed,
-                    truth,
-                    events: events.map(Arc::new),
-                }
-            })
-            .collect();
-        Self {
+        let mut ev = Self {
             workload,
             variant,
             hasher,
             key_bytes,
             seed,
             seeds,
-            data,
+            exact,
+            cache_events,
+            data: Vec::new(),
+        };
+        ev.data = (0..seeds as usize)
+            .into_par_iter()
+            .map(|r| ev.make_seed(r, ev.cache_events))
+            .collect();
+        ev
+    }
+
+    /// The inputs of run `r`: its seeds, true counts and (optionally) events.
+    fn make_seed(&self, r: usize, cache_events: bool) -> SeedData {
+        let run_seed = derive_seed(self.seed, &[r as u64]);
+        let workload_seed = derive_seed(run_seed, &[stream::WORKLOAD]);
+        let mut events = cache_events.then(Vec::new);
+        let truth = match (&self.exact, &mut events) {
+            (Some(t), None) => t.clone(),
+            _ => {
+                let mut t = vec![0u64; self.workload.key_space()];
+                self.workload.for_each_event(workload_seed, |k| {
+                    t[k as usize] += 1;
+                    if let Some(ev) = events.as_mut() {
+                        ev.push(k);
+                    }
+                });
+                match &self.exact {
+                    Some(e) => e.clone(),
+                    None => Arc::new(t),
+                }
+            }
+        };
+        SeedData {
+            hash_seed: derive_seed(run_seed, &[stream::HASH]),
+            workload_seed,
+            truth,
+            events: events.map(Arc::new),
         }
     }
 
@@ -393,10 +426,16 @@ impl Evaluator {
         self.data.first().map(|d| d.truth.as_slice()).unwrap_or(&[])
     }
 
-    /// Error statistics of one run (`run` < 2 × seeds) of `hashes × slots`.
+    /// Error statistics of run `run` of `hashes × slots` (runs `0..seeds`
+    /// are the search seeds; later ones are built on demand).
     pub fn run_stats(&self, hashes: usize, slots: u64, run: usize) -> ErrorStats {
-        let Some(d) = self.data.get(run) else {
-            return error_stats(&mut [], 0.0);
+        let built;
+        let d = match self.data.get(run) {
+            Some(d) => d,
+            None => {
+                built = self.make_seed(run, false);
+                &built
+            }
         };
         let errors = self.errors(hashes, slots, d, None);
         let events: u64 = d.truth.iter().sum();
@@ -428,7 +467,11 @@ impl Evaluator {
         let mut cell_of = vec![0u32; n * hashes];
         let table = (hashes as u64).saturating_mul(slots);
         let dense = table <= (4 * n as u64 * hashes as u64).max(1 << 16);
-        let mut flat: Vec<(u64, u32)> = if dense { Vec::new() } else { Vec::with_capacity(n * hashes) };
+        let mut flat: Vec<(u64, u32)> = if dense {
+            Vec::new()
+        } else {
+            Vec::with_capacity(n * hashes)
+        };
         for row in 0..hashes {
             let h = RowHasher::new(self.hasher, derive_seed(d.hash_seed, &[row as u64]));
             for (i, &k) in seen.iter().enumerate() {
@@ -502,11 +545,17 @@ impl Evaluator {
 
     /// Errors by key for a given hash seed and run `run`'s stream (used by the
     /// characterization: fixed stream, fresh hash seeds).
-    pub fn errors_with_hash_seed(&self, hashes: usize, slots: u64, run: usize, hash_seed: u64) -> Vec<(u32, i64)> {
-        let Some(d) = self.data.get(run) else {
-            return Vec::new();
+    pub fn errors_with_hash_seed(
+        &self,
+        hashes: usize,
+        slots: u64,
+        run: usize,
+        hash_seed: u64,
+    ) -> Vec<(u32, i64)> {
+        let mut d = match self.data.get(run) {
+            Some(d) => d.clone(),
+            None => self.make_seed(run, false),
         };
-        let mut d = d.clone();
         d.hash_seed = hash_seed;
         self.errors(hashes, slots, &d, None)
     }
@@ -548,6 +597,43 @@ pub fn meets_all(targets: &[Target], per_seed: &[ErrorStats]) -> bool {
         && targets.iter().all(|t| {
             t.holds(t.metric.of_summary(&summary))
                 && per_seed.iter().all(|s| t.holds(t.metric.of(s)))
+        })
+}
+
+/// Standard errors of a `group`-seed mean by which the hold-out mean must
+/// clear each threshold.
+pub const HOLDOUT_MARGIN_SE: f64 = 3.0;
+
+/// The hold-out rule: the mean of every group of `group` consecutive runs
+/// meets every target, and the mean over all runs clears each threshold by
+/// [`HOLDOUT_MARGIN_SE`] standard errors of a `group`-seed mean (so a rerun
+/// with `group` other seeds fails with a probability of about 0.1% or less,
+/// if the run-to-run spread is roughly normal).
+pub fn holdout_meets(targets: &[Target], runs: &[ErrorStats], group: usize) -> bool {
+    let group = group.max(1);
+    if runs.is_empty() {
+        return false;
+    }
+    let all = summarize(runs);
+    let margin_ok = targets.iter().all(|t| {
+        let m = match t.metric {
+            Metric::ExactPct => all.exact_pct,
+            Metric::Mean => all.mean,
+            Metric::P99 => all.p99,
+            Metric::Max => all.max,
+            Metric::OverBoundPct => all.over_bound_pct,
+        };
+        let se = HOLDOUT_MARGIN_SE * m.std / (group as f64).sqrt();
+        t.holds(if t.metric.higher_is_better() {
+            m.mean - se
+        } else {
+            m.mean + se
+        })
+    });
+    margin_ok
+        && runs.chunks(group).all(|g| {
+            let s = summarize(g);
+            targets.iter().all(|t| t.holds(t.metric.of_summary(&s)))
         })
 }
 
@@ -606,7 +692,12 @@ pub fn bound_pick(targets: &[Target], events: u64, keys: u64) -> BoundPick {
         .map(|t| {
             let x = t.threshold;
             let (delta, d, w, rule) = match t.metric {
-                Metric::P99 => (0.01, d_of(0.01), Some(w_for(x)), "δ=0.01 (p99), w=ceil(e·N/X)".to_string()),
+                Metric::P99 => (
+                    0.01,
+                    d_of(0.01),
+                    Some(w_for(x)),
+                    "δ=0.01 (p99), w=ceil(e·N/X)".to_string(),
+                ),
                 Metric::Max => (
                     1.0 / keys,
                     d_of(1.0 / keys),
@@ -615,18 +706,38 @@ pub fn bound_pick(targets: &[Target], events: u64, keys: u64) -> BoundPick {
                 ),
                 Metric::ExactPct => {
                     let delta = (1.0 - x / 100.0).max(1.0 / keys);
-                    (delta, d_of(delta), Some(exact_w), "error<1 needs w>e·N; δ=max(1-P/100, 1/keys)".to_string())
+                    (
+                        delta,
+                        d_of(delta),
+                        Some(exact_w),
+                        "error<1 needs w>e·N; δ=max(1-P/100, 1/keys)".to_string(),
+                    )
                 }
                 Metric::Mean => {
                     if x < 1.0 / keys {
-                        (1.0 / keys, d_of(1.0 / keys), Some(exact_w), "mean≈0 needs every key exact: w>e·N, δ=1/keys".to_string())
+                        (
+                            1.0 / keys,
+                            d_of(1.0 / keys),
+                            Some(exact_w),
+                            "mean≈0 needs every key exact: w>e·N, δ=1/keys".to_string(),
+                        )
                     } else {
-                        (1.0, 1, Some((n / x).ceil().max(1.0) as u64), "E[error]≤N/w: d=1, w=ceil(N/X)".to_string())
+                        (
+                            1.0,
+                            1,
+                            Some((n / x).ceil().max(1.0) as u64),
+                            "E[error]≤N/w: d=1, w=ceil(N/X)".to_string(),
+                        )
                     }
                 }
                 Metric::OverBoundPct => {
                     let delta = (x / 100.0).max(f64::MIN_POSITIVE);
-                    (delta, d_of(delta), None, "share over e·N/w ≤ e^-d: δ=X/100, w unconstrained".to_string())
+                    (
+                        delta,
+                        d_of(delta),
+                        None,
+                        "share over e·N/w ≤ e^-d: δ=X/100, w unconstrained".to_string(),
+                    )
                 }
             };
             BoundTerm {
@@ -726,9 +837,16 @@ fn better(targets: &[Target], a: &Candidate, b: &Candidate) -> bool {
         return a.memory_bytes < b.memory_bytes;
     }
     if let Some(t) = targets.first() {
-        let (x, y) = (t.metric.of_summary(&a.summary), t.metric.of_summary(&b.summary));
+        let (x, y) = (
+            t.metric.of_summary(&a.summary),
+            t.metric.of_summary(&b.summary),
+        );
         if x != y {
-            return if t.metric.higher_is_better() { x > y } else { x < y };
+            return if t.metric.higher_is_better() {
+                x > y
+            } else {
+                x < y
+            };
         }
     }
     a.hashes < b.hashes
@@ -792,7 +910,12 @@ pub fn search(
         let plans: Vec<(usize, u64, Option<u64>)> = (1..=max_h)
             .filter_map(|h| {
                 let mine: Vec<&Candidate> = evaluated.iter().filter(|c| c.hashes == h).collect();
-                let lo = mine.iter().filter(|c| !c.meets).map(|c| c.slots).max().unwrap_or(0);
+                let lo = mine
+                    .iter()
+                    .filter(|c| !c.meets)
+                    .map(|c| c.slots)
+                    .max()
+                    .unwrap_or(0);
                 let hi_pass = mine.iter().filter(|c| c.meets).map(|c| c.slots).min();
                 if Candidate::memory(h, lo) >= best_mem {
                     return None;
@@ -802,27 +925,46 @@ pub fn search(
             .collect();
         let refined: Vec<Vec<Candidate>> = plans
             .par_iter()
-            .map(|&(h, lo, hi_pass)| refine(ev, targets, h, lo, hi_pass, best_mem, on_eval, on_total))
+            .map(|&(h, lo, hi_pass)| {
+                refine(ev, targets, h, lo, hi_pass, best_mem, on_eval, on_total)
+            })
             .collect();
         evaluated.extend(refined.into_iter().flatten());
     }
-    // The pick, checked on hold-out seeds.
+    // The pick, checked on hold-out seeds; if every passing shape fails the
+    // hold-out, the powers of two skipped by the pruning are tried next, in
+    // order of memory, until one passes both or the cap is reached.
     let mut rejected = Vec::new();
     let mut recommended = None;
     let mut holdout = None;
-    while let Some(idx) = pick_best(targets, &evaluated, &rejected) {
-        let c = &evaluated[idx];
-        let seeds = ev.seeds as usize;
-        let hold: Vec<ErrorStats> = (seeds..2 * seeds)
-            .into_par_iter()
-            .map(|r| ev.run_stats(c.hashes, c.slots, r))
-            .collect();
-        if meets_all(targets, &hold) {
-            recommended = Some(idx);
-            holdout = Some(hold);
+    let mut rest: Vec<(usize, u64)> = pow2
+        .iter()
+        .copied()
+        .filter(|&(h, w)| !evaluated.iter().any(|c| c.hashes == h && c.slots == w))
+        .collect();
+    loop {
+        while let Some(idx) = pick_best(targets, &evaluated, &rejected) {
+            let c = &evaluated[idx];
+            let hold = holdout_runs(ev, c.hashes, c.slots, on_eval, on_total);
+            if holdout_meets(targets, &hold, ev.seeds as usize) {
+                recommended = Some(idx);
+                holdout = Some(hold);
+                break;
+            }
+            rejected.push(idx);
+        }
+        if recommended.is_some() || rest.is_empty() {
             break;
         }
-        rejected.push(idx);
+        // The next memory band of skipped powers of two.
+        let band = 1u64 << (63 - Candidate::memory(rest[0].0, rest[0].1).leading_zeros());
+        let split = rest
+            .iter()
+            .position(|&(h, w)| Candidate::memory(h, w) >= band.saturating_mul(2))
+            .unwrap_or(rest.len());
+        let batch: Vec<(usize, u64)> = rest.drain(..split).collect();
+        on_total(batch.len() as i64 * i64::from(ev.seeds));
+        evaluated.extend(evaluate_batch(ev, targets, &batch, "pow2", on_eval));
     }
     let recommended_pow2 = best_pow2;
     let frontier = pareto(targets, &evaluated);
@@ -846,6 +988,26 @@ pub fn search(
         bound_eval,
         max_memory: opts.max_memory,
     }
+}
+
+/// The hold-out runs of a shape: [`HOLDOUT_GROUPS`] × seeds fresh runs.
+fn holdout_runs(
+    ev: &Evaluator,
+    hashes: usize,
+    slots: u64,
+    on_eval: &(dyn Fn(u64) + Sync),
+    on_total: &(dyn Fn(i64) + Sync),
+) -> Vec<ErrorStats> {
+    let seeds = ev.seeds as usize;
+    on_total(i64::from(ev.seeds * HOLDOUT_GROUPS));
+    (seeds..seeds * (1 + HOLDOUT_GROUPS as usize))
+        .into_par_iter()
+        .map(|r| {
+            let s = ev.run_stats(hashes, slots, r);
+            on_eval(1);
+            s
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -990,7 +1152,10 @@ mod tests {
     #[test]
     fn targets_parse_and_reject() {
         let t = Target::parse("exact_pct>=99", 97.0).unwrap();
-        assert_eq!((t.metric, t.cmp, t.threshold), (Metric::ExactPct, Cmp::Ge, 99.0));
+        assert_eq!(
+            (t.metric, t.cmp, t.threshold),
+            (Metric::ExactPct, Cmp::Ge, 99.0)
+        );
         let t = Target::parse(" mean <= 0.01*avg ", 200.0).unwrap();
         assert_eq!((t.metric, t.threshold), (Metric::Mean, 2.0));
         assert_eq!(Target::parse("p99<avg", 5.0).unwrap().threshold, 5.0);
@@ -1011,16 +1176,24 @@ mod tests {
     }
 
     fn small(counts_top: u64, keys: u64) -> Workload {
-        CountWorkload::Harmonic { keys, top: counts_top, min: 2 }
-            .build(Path::new("t"), "workload")
-            .unwrap()
+        CountWorkload::Harmonic {
+            keys,
+            top: counts_top,
+            min: 2,
+        }
+        .build(Path::new("t"), "workload")
+        .unwrap()
     }
 
     #[test]
     fn fast_evaluation_equals_replay() {
-        let zipf = CountWorkload::Zipf { keys: 3000, events: 40_000, s: 1.1 }
-            .build(Path::new("t"), "w")
-            .unwrap();
+        let zipf = CountWorkload::Zipf {
+            keys: 3000,
+            events: 40_000,
+            s: 1.1,
+        }
+        .build(Path::new("t"), "w")
+        .unwrap();
         for w in [small(5000, 2000), zipf] {
             for variant in [Variant::CountMin, Variant::Conservative] {
                 let ev = Evaluator::new(w.clone(), variant, HasherKind::Xxh3, 3, 2);
@@ -1045,7 +1218,13 @@ mod tests {
 
     #[test]
     fn powers_of_two_are_monotone_for_count_min() {
-        let ev = Evaluator::new(small(20_000, 3000), Variant::CountMin, HasherKind::Xxh3, 1, 1);
+        let ev = Evaluator::new(
+            small(20_000, 3000),
+            Variant::CountMin,
+            HasherKind::Xxh3,
+            1,
+            1,
+        );
         for h in [1, 3] {
             let mut prev = f64::INFINITY;
             for k in 4..14 {
@@ -1061,7 +1240,10 @@ mod tests {
         let t = [Target::parse("p99<=5", 97.0).unwrap()];
         let b = bound_pick(&t, 973_855, 10_000);
         assert_eq!(b.hashes, 5);
-        assert_eq!(b.slots, Some((std::f64::consts::E * 973_855.0 / 5.0).ceil() as u64));
+        assert_eq!(
+            b.slots,
+            Some((std::f64::consts::E * 973_855.0 / 5.0).ceil() as u64)
+        );
         let t = [Target::parse("exact_pct>=70", 97.0).unwrap()];
         let b = bound_pick(&t, 973_855, 10_000);
         assert_eq!(b.hashes, 2);
@@ -1072,11 +1254,21 @@ mod tests {
     fn pareto_keeps_only_improvements() {
         let ev = Evaluator::new(small(5000, 1000), Variant::CountMin, HasherKind::Xxh3, 1, 2);
         let t = vec![Target::parse("exact_pct>=90", 1.0).unwrap()];
-        let r = search(&ev, &t, &SearchOptions { max_memory: 1 << 30 }, &|_| {}, &|_| {});
+        let r = search(
+            &ev,
+            &t,
+            &SearchOptions {
+                max_memory: 1 << 30,
+            },
+            &|_| {},
+            &|_| {},
+        );
         let f: Vec<&Candidate> = r.frontier.iter().map(|&i| &r.evaluated[i]).collect();
         assert!(!f.is_empty());
         for w in f.windows(2) {
-            assert!(w[0].memory_bytes < w[1].memory_bytes || w[0].memory_bytes == w[1].memory_bytes);
+            assert!(
+                w[0].memory_bytes < w[1].memory_bytes || w[0].memory_bytes == w[1].memory_bytes
+            );
             assert!(w[0].summary.exact_pct.mean < w[1].summary.exact_pct.mean);
         }
         let rec = &r.evaluated[r.recommended.unwrap()];

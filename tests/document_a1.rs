@@ -35,8 +35,15 @@ fn within(what: &str, ours: MeanStd, doc: f64, floor: f64) {
 
 #[test]
 fn estimator_table_lands_within_noise_of_the_document() {
-    let w = Workload::from_counts((0..10_000u64).map(|i| (100_000 / (i + 1)).max(10)).collect());
-    let configs: Vec<EstimatorConfig> = DOCUMENT.iter().map(|d| EstimatorConfig::new(d.0, d.1)).collect();
+    let w = Workload::from_counts(
+        (0..10_000u64)
+            .map(|i| (100_000 / (i + 1)).max(10))
+            .collect(),
+    );
+    let configs: Vec<EstimatorConfig> = DOCUMENT
+        .iter()
+        .map(|d| EstimatorConfig::new(d.0, d.1))
+        .collect();
     let rows = sweep(&w, &configs, 5, 1, &|| {});
     for (row, d) in rows.iter().zip(DOCUMENT) {
         let s = &row.summary;

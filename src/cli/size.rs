@@ -15,7 +15,7 @@ use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{json_bytes, Table};
 use crate::sizing::{
     a1_cells, human_bytes, mem_label, search, Candidate, Evaluator, SearchOptions, SizeResult,
-    Target, A1_HEAD,
+    Target, A1_HEAD, HOLDOUT_GROUPS,
 };
 use crate::workload::counts::{read_counts_csv, CountWorkload, WorkloadSummary, MAX_KEYS};
 use crate::workload::Workload;
@@ -59,7 +59,7 @@ pub struct SizeArgs {
     /// Update rule: count_min (pingora) or conservative.
     #[arg(long, default_value = "count_min")]
     pub variant: String,
-    /// Seeds per shape (fresh hash seeds and event order each); the pick is re-checked on as many fresh ones.
+    /// Seeds per shape (fresh hash seeds and event order each); the pick is re-checked on 20 reruns of as many fresh ones.
     #[arg(long, default_value_t = 5)]
     pub seeds: u32,
     /// Base seed.
@@ -87,12 +87,19 @@ fn cli_path() -> &'static Path {
 pub fn build_workload(a: &SizeArgs) -> Result<(Workload, serde_json::Value)> {
     if let Some(trace) = &a.trace {
         let w = read_counts_csv(trace)?;
-        return Ok((w, json!({"type": "csv", "path": trace.display().to_string()})));
+        return Ok((
+            w,
+            json!({"type": "csv", "path": trace.display().to_string()}),
+        ));
     }
     if let Some(file) = &a.workload {
         let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            Error::input_at(file, format!("line {} column {}", e.line(), e.column()), format!("malformed JSON: {e}"))
+            Error::input_at(
+                file,
+                format!("line {} column {}", e.line(), e.column()),
+                format!("malformed JSON: {e}"),
+            )
         })?;
         let (field, v) = match v.get("workload") {
             Some(w) => ("workload", w.clone()),
@@ -110,7 +117,9 @@ pub fn build_workload(a: &SizeArgs) -> Result<(Workload, serde_json::Value)> {
         ));
     };
     if keys == 0 || keys > MAX_KEYS {
-        return Err(Error::input(format!("--keys {keys}: expected 1..={MAX_KEYS}")));
+        return Err(Error::input(format!(
+            "--keys {keys}: expected 1..={MAX_KEYS}"
+        )));
     }
     if a.events == Some(0) {
         return Err(Error::input("--events 0: expected at least 1 event"));
@@ -135,14 +144,22 @@ pub fn build_workload(a: &SizeArgs) -> Result<(Workload, serde_json::Value)> {
             )));
         }
         let Some(events) = a.events else {
-            return Err(Error::input(format!("--dist {dist}: --events N is required")));
+            return Err(Error::input(format!(
+                "--dist {dist}: --events N is required"
+            )));
         };
         if dist == "uniform" {
             CountWorkload::Uniform { keys, events }
         } else if let Some(s) = dist.strip_prefix("zipf:") {
-            let s: f64 = s.parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| {
-                Error::input(format!("--dist {dist}: at {s:?}: expected a finite exponent >= 0, e.g. zipf:1.1"))
-            })?;
+            let s: f64 = s
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| {
+                    Error::input(format!(
+                        "--dist {dist}: at {s:?}: expected a finite exponent >= 0, e.g. zipf:1.1"
+                    ))
+                })?;
             CountWorkload::Zipf { keys, events, s }
         } else {
             return Err(Error::input(format!(
@@ -198,7 +215,9 @@ fn parse_hasher(s: &str) -> Result<HasherKind> {
     match s {
         "xxh3" => Ok(HasherKind::Xxh3),
         "ahash" => Ok(HasherKind::AHash),
-        _ => Err(Error::input(format!("--hasher {s:?}: expected xxh3 or ahash"))),
+        _ => Err(Error::input(format!(
+            "--hasher {s:?}: expected xxh3 or ahash"
+        ))),
     }
 }
 
@@ -309,20 +328,22 @@ fn render_report(
     let rec = r.recommended.map(|i| &r.evaluated[i]);
     let rec_pow2 = r.recommended_pow2.map(|i| &r.evaluated[i]);
     let mut console = format!(
-        "{}\ntargets: {} (each on the mean and on every one of {} seeds, re-checked on {} fresh seeds); {} update, {} hasher, memory cap {}\n",
+        "{}\ntargets: {} (each on the mean and on every one of {} seeds; the pick re-checked on {} reruns of {} fresh seeds); {} update, {} hasher, memory cap {}\n",
         seen.headline(),
         targets_text.join(", "),
         ev.seeds(),
+        HOLDOUT_GROUPS,
         ev.seeds(),
         ev.variant().name(),
         ev.hasher().name(),
         human_bytes(r.max_memory)
     );
     let mut md = format!(
-        "# ratelab size\n\n{}. Targets: `{}`, each required on the mean over {} seeds and on every seed, and re-checked on {} fresh seeds. {} update, {} hasher, seed {}, memory cap {}.\n\n",
+        "# ratelab size\n\n{}. Targets: `{}`, each required on the mean over {} seeds and on every seed; the pick must also meet them on the mean of each of {} reruns with {} fresh seeds. {} update, {} hasher, seed {}, memory cap {}.\n\n",
         seen.headline(),
         targets_text.join("`, `"),
         ev.seeds(),
+        HOLDOUT_GROUPS,
         ev.seeds(),
         ev.variant().name(),
         ev.hasher().name(),
@@ -340,13 +361,18 @@ fn render_report(
                 mem_label(c.memory_bytes),
                 t.text()
             ));
-            md.push_str(&format!("## Recommendation: {} ({})\n\n", shape(c), mem_label(c.memory_bytes)));
+            md.push_str(&format!(
+                "## Recommendation: {} ({})\n\n",
+                shape(c),
+                mem_label(c.memory_bytes)
+            ));
             md.push_str(&t.markdown());
             if let Some(h) = &r.holdout {
                 let s = crate::metrics::summarize(h);
                 let line = format!(
-                    "hold-out ({} fresh seeds): exact {:.1}%, mean {:.1}, p99 {:.0}, max {:.0}\n",
-                    h.len(),
+                    "hold-out ({} reruns x {} fresh seeds, each meets the targets; mean clears them by 3 standard errors): exact {:.1}%, mean {:.1}, p99 {:.1}, max {:.0}\n",
+                    HOLDOUT_GROUPS,
+                    ev.seeds(),
                     s.exact_pct.mean,
                     s.mean.mean,
                     s.p99.mean,
@@ -358,7 +384,7 @@ fn render_report(
             if let Some(p) = rec_pow2 {
                 if p.memory_bytes != c.memory_bytes || p.hashes != c.hashes {
                     let line = format!(
-                        "cheapest power-of-two shape meeting the targets: {} ({}), exact {:.1}%, mean {:.1}, p99 {:.0}\n",
+                        "cheapest power-of-two shape meeting the targets on the search seeds: {} ({}), exact {:.1}%, mean {:.1}, p99 {:.0}\n",
                         shape(p),
                         mem_label(p.memory_bytes),
                         p.summary.exact_pct.mean,
@@ -370,8 +396,15 @@ fn render_report(
                 }
             }
             if !r.holdout_rejected.is_empty() {
-                let names: Vec<String> = r.holdout_rejected.iter().map(|&i| shape(&r.evaluated[i])).collect();
-                let line = format!("passed on the search seeds but failed the hold-out: {}\n", names.join(", "));
+                let names: Vec<String> = r
+                    .holdout_rejected
+                    .iter()
+                    .map(|&i| shape(&r.evaluated[i]))
+                    .collect();
+                let line = format!(
+                    "passed on the search seeds but failed the hold-out: {}\n",
+                    names.join(", ")
+                );
                 console.push_str(&line);
                 md.push_str(&format!("\n{line}"));
             }
@@ -381,7 +414,11 @@ fn render_report(
                 r.evaluated.iter().max_by(|x, y| {
                     let (a, b) = (m.of_summary(&x.summary), m.of_summary(&y.summary));
                     let o = a.total_cmp(&b);
-                    if m.higher_is_better() { o } else { o.reverse() }
+                    if m.higher_is_better() {
+                        o
+                    } else {
+                        o.reverse()
+                    }
                 })
             });
             let best_text = best
@@ -398,7 +435,7 @@ fn render_report(
                 })
                 .unwrap_or_else(|| "no shape fits the cap".into());
             let msg = format!(
-                "no shape within the memory cap of {} meets {} (on the mean and every seed); {best_text}; raise --max-memory or relax the target",
+                "no shape within the memory cap of {} meets {} (on the mean and every seed, and on the hold-out reruns); {best_text}; raise --max-memory or relax the target",
                 human_bytes(r.max_memory),
                 targets_text.join(" and ")
             );
@@ -439,14 +476,18 @@ fn render_report(
         ),
     };
     console.push_str(&bound_line);
-    md.push_str(&format!("\n## What the count-min bound recommends\n\n{bound_line}\n"));
+    md.push_str(&format!(
+        "\n## What the count-min bound recommends\n\n{bound_line}\n"
+    ));
     let mut bt = Table::new(["target", "δ", "d = ceil(ln 1/δ)", "w", "rule"]);
     for t in &b.per_target {
         bt.push([
             t.target.clone(),
             format!("{:.4}", t.delta),
             t.hashes.to_string(),
-            t.slots.map(|w| w.to_string()).unwrap_or_else(|| "any".into()),
+            t.slots
+                .map(|w| w.to_string())
+                .unwrap_or_else(|| "any".into()),
             t.rule.clone(),
         ]);
     }
@@ -494,12 +535,12 @@ fn render_report(
             "shape": workload_shape,
         },
         "targets": r.targets,
-        "rule": "a shape meets a target when it holds for the mean over seeds and for every seed; the recommendation also meets it on as many fresh hold-out seeds",
+        "rule": "a shape meets a target when it holds for the mean over seeds and for every seed; the recommendation also meets it on the mean of each of 20 reruns with as many fresh seeds, and the hold-out mean clears each threshold by 3 standard errors of a rerun's mean",
         "recommendation": rec.map(|c| {
             let mut j = candidate_json(c);
             if let Some(h) = &r.holdout {
                 let s = crate::metrics::summarize(h);
-                j["holdout"] = json!({"seeds": h.len(), "exact_pct": s.exact_pct.mean, "mean": s.mean.mean, "p99": s.p99.mean, "max": s.max.mean, "over_bound_pct": s.over_bound_pct.mean});
+                j["holdout"] = json!({"reruns": HOLDOUT_GROUPS, "seeds": h.len(), "exact_pct": s.exact_pct.mean, "mean": s.mean.mean, "p99": s.p99.mean, "max": s.max.mean, "over_bound_pct": s.over_bound_pct.mean});
             }
             j
         }),
@@ -543,13 +584,20 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<crate::repo
         if exact {
             "keys estimated exactly (%, mean over seeds)".to_string()
         } else {
-            format!("{} overcount (events, mean over seeds; log, 0 drawn at 0.01)", m.name())
+            format!(
+                "{} overcount (events, mean over seeds; log, 0 drawn at 0.01)",
+                m.name()
+            )
         },
     );
     spec.x_log = true;
     spec.y_log = !exact;
     spec.log_floor = 0.01;
-    spec.legend = if exact { Legend::LowerRight } else { Legend::UpperRight };
+    spec.legend = if exact {
+        Legend::LowerRight
+    } else {
+        Legend::UpperRight
+    };
     if exact {
         spec.y_range = Some((0.0, 100.0));
     }
@@ -562,7 +610,11 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<crate::repo
     };
     let mut fail = Series::new("shape tried: fails", pts(false), SeriesStyle::Points);
     fail.color = Some(5);
-    let mut pass = Series::new("shape tried: meets every target", pts(true), SeriesStyle::Points);
+    let mut pass = Series::new(
+        "shape tried: meets every target",
+        pts(true),
+        SeriesStyle::Points,
+    );
     pass.color = Some(2);
     let mut frontier = Series::new(
         "Pareto frontier",
@@ -574,7 +626,9 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<crate::repo
     );
     frontier.color = Some(0);
     let xs: Vec<f64> = r.evaluated.iter().map(kib).collect();
-    let (mut xmin, mut xmax) = xs.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    let (mut xmin, mut xmax) = xs
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
     if let Some(mb) = r.bound.memory_bytes {
         xmax = xmax.max(mb as f64 / 1024.0);
     }
@@ -595,7 +649,11 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<crate::repo
             SeriesStyle::Points,
         );
         s.color = Some(3);
-        s.point_labels = Some(vec![format!(" {} ({})", shape(c), mem_label(c.memory_bytes))]);
+        s.point_labels = Some(vec![format!(
+            " {} ({})",
+            shape(c),
+            mem_label(c.memory_bytes)
+        )]);
         spec.series.push(s);
     }
     if let (Some(w), Some(mb)) = (r.bound.slots, r.bound.memory_bytes) {

@@ -102,9 +102,7 @@ fn default_abs_floor() -> f64 {
 }
 
 /// The normal-equivalent quantiles of -3..=+3 standard deviations.
-pub const QUANTILES: [f64; 7] = [
-    0.00135, 0.02275, 0.15866, 0.5, 0.84134, 0.97725, 0.99865,
-];
+pub const QUANTILES: [f64; 7] = [0.00135, 0.02275, 0.15866, 0.5, 0.84134, 0.97725, 0.99865];
 /// Their labels.
 pub const QUANTILE_LABELS: [&str; 7] = ["-3σ", "-2σ", "-1σ", "median", "+1σ", "+2σ", "+3σ"];
 
@@ -227,10 +225,18 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     let p: Params = scenario.params()?;
     let workload = p.workload.build(&scenario.path, "workload")?;
     if p.configs.is_empty() {
-        return Err(scenario.field_error("configs", "empty: expected at least one {\"hashes\": H, \"slots\": W}"));
+        return Err(scenario.field_error(
+            "configs",
+            "empty: expected at least one {\"hashes\": H, \"slots\": W}",
+        ));
     }
     for (i, s) in p.configs.iter().enumerate() {
-        super::estimator_accuracy::validate_shape(scenario, &format!("configs[{i}]"), *s, ctx.max_memory)?;
+        super::estimator_accuracy::validate_shape(
+            scenario,
+            &format!("configs[{i}]"),
+            *s,
+            ctx.max_memory,
+        )?;
     }
     if p.min_trials < 2 || p.max_trials < p.min_trials || p.max_trials > 1 << 20 {
         return Err(scenario.field_error(
@@ -244,16 +250,28 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         ));
     }
     if !(p.tolerance_pct.is_finite() && p.tolerance_pct > 0.0) {
-        return Err(scenario.field_error("tolerance_pct", format!("value {}: expected a percentage > 0", p.tolerance_pct)));
+        return Err(scenario.field_error(
+            "tolerance_pct",
+            format!("value {}: expected a percentage > 0", p.tolerance_pct),
+        ));
     }
     if !(p.floor_bound_pct.is_finite() && p.floor_bound_pct >= 0.0) {
-        return Err(scenario.field_error("floor_bound_pct", format!("value {}: expected a percentage >= 0", p.floor_bound_pct)));
+        return Err(scenario.field_error(
+            "floor_bound_pct",
+            format!("value {}: expected a percentage >= 0", p.floor_bound_pct),
+        ));
     }
     if !(p.abs_floor.is_finite() && p.abs_floor >= 0.0) {
-        return Err(scenario.field_error("abs_floor", format!("value {}: expected a number >= 0", p.abs_floor)));
+        return Err(scenario.field_error(
+            "abs_floor",
+            format!("value {}: expected a number >= 0", p.abs_floor),
+        ));
     }
     if !(1..=1000).contains(&p.rank_points) {
-        return Err(scenario.field_error("rank_points", format!("value {}: expected 1..=1000", p.rank_points)));
+        return Err(scenario.field_error(
+            "rank_points",
+            format!("value {}: expected 1..=1000", p.rank_points),
+        ));
     }
     if p.min_bin_keys == 0 {
         return Err(scenario.field_error("min_bin_keys", "value 0: expected at least 1"));
@@ -262,7 +280,9 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     let truth = ev.truth0().to_vec();
     let summary = WorkloadSummary::of_counts(&truth);
     // Keys in rank order: true count descending, key id ascending.
-    let mut order: Vec<u32> = (0..truth.len() as u32).filter(|&k| truth[k as usize] > 0).collect();
+    let mut order: Vec<u32> = (0..truth.len() as u32)
+        .filter(|&k| truth[k as usize] > 0)
+        .collect();
     order.sort_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
     let bins = rank_bins(order.len(), p.rank_points, p.min_bin_keys);
     // bin of each key id (usize::MAX: unseen)
@@ -283,7 +303,12 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         let bound = count_min_bound(summary.events, w as usize);
         let floor = p.abs_floor.max(p.floor_bound_pct / 100.0 * bound);
         let trial = |t: u32| -> (Hist, u64) {
-            let errs = ev.errors_with_hash_seed(h, w, 0, derive_seed(ctx.seed, &[stream::HASH, u64::from(t)]));
+            let errs = ev.errors_with_hash_seed(
+                h,
+                w,
+                0,
+                derive_seed(ctx.seed, &[stream::HASH, u64::from(t)]),
+            );
             let mut hist: Hist = vec![BTreeMap::new(); bins.len()];
             let mut over = 0u64;
             for &(k, e) in &errs {
@@ -318,7 +343,11 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             if verbose {
                 let secs = started.elapsed().as_secs_f64();
                 let per = secs / f64::from(trials);
-                let left = if ok { 0.0 } else { per * f64::from(p.max_trials - trials) };
+                let left = if ok {
+                    0.0
+                } else {
+                    per * f64::from(p.max_trials - trials)
+                };
                 eprintln!(
                     "\n{}x{}: {} trials, largest contour change {:.0} events ({}); at most {:.0}s more for this shape",
                     h,
@@ -341,7 +370,11 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             .iter()
             .map(|b| {
                 let total: u64 = b.values().sum();
-                let over: u64 = b.iter().filter(|(&v, _)| v as f64 > bound).map(|(_, &c)| c).sum();
+                let over: u64 = b
+                    .iter()
+                    .filter(|(&v, _)| v as f64 > bound)
+                    .map(|(_, &c)| c)
+                    .sum();
                 100.0 * over as f64 / total.max(1) as f64
             })
             .collect();
@@ -359,7 +392,9 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         });
     }
     progress.finish();
-    Ok(render_output(scenario, ctx, &p, &summary, &bins, &truth, &order, &results))
+    Ok(render_output(
+        scenario, ctx, &p, &summary, &bins, &truth, &order, &results,
+    ))
 }
 
 /// (stable, largest absolute change of any contour value): stable when every
@@ -387,8 +422,15 @@ fn round_table(bins: &[RankBin], truth: &[u64], order: &[u32], c: &[Vec<f64>]) -
             .chain(QUANTILE_LABELS.iter().map(|s| s.to_string())),
     );
     for (j, b) in bins.iter().enumerate() {
-        let (hi, lo) = (truth[order[b.start - 1] as usize], truth[order[b.end - 2] as usize]);
-        let counts = if hi == lo { hi.to_string() } else { format!("{hi}-{lo}") };
+        let (hi, lo) = (
+            truth[order[b.start - 1] as usize],
+            truth[order[b.end - 2] as usize],
+        );
+        let counts = if hi == lo {
+            hi.to_string()
+        } else {
+            format!("{hi}-{lo}")
+        };
         let mut row = vec![b.label(), counts];
         row.extend(c.iter().map(|q| format!("{:.0}", q[j])));
         t.push(row);
@@ -424,7 +466,15 @@ fn render_output(
         p.max_trials
     ));
     let mut st = Table::new([
-        "shape", "memory", "trials", "stopped", "last change", "floor", "e*N/w", "over bound%", "theory e^-h",
+        "shape",
+        "memory",
+        "trials",
+        "stopped",
+        "last change",
+        "floor",
+        "e*N/w",
+        "over bound%",
+        "theory e^-h",
     ]);
     for r in results {
         st.push([
@@ -442,11 +492,17 @@ fn render_output(
     md.push_str(&st.markdown());
     let mut console = format!("{}\n{}", summary.headline(), st.text());
     let mut csv = Table::new(
-        ["shape", "rank_first", "rank_last", "count_first", "count_last"]
-            .into_iter()
-            .map(String::from)
-            .chain(QUANTILES.iter().map(|q| format!("q{q}")))
-            .chain(["over_bound_pct".to_string()]),
+        [
+            "shape",
+            "rank_first",
+            "rank_last",
+            "count_first",
+            "count_last",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain(QUANTILES.iter().map(|q| format!("q{q}")))
+        .chain(["over_bound_pct".to_string()]),
     );
     let mut charts = Vec::new();
     let mut json_rows = Vec::new();
@@ -457,7 +513,10 @@ fn render_output(
         for (j, row) in t.rows.iter_mut().enumerate() {
             row.push(format!("{:.1}%", r.over_bound_at_bin[j]));
         }
-        md.push_str(&format!("\n## {name}: error quantiles by rank ({} trials)\n\n", r.trials));
+        md.push_str(&format!(
+            "\n## {name}: error quantiles by rank ({} trials)\n\n",
+            r.trials
+        ));
         md.push_str(&t.markdown());
         console.push_str(&format!("\n{name}, {} trials:\n{}", r.trials, t.text()));
         for (j, b) in bins.iter().enumerate() {
@@ -494,7 +553,10 @@ fn render_output(
         }));
         let mut spec = ChartSpec::new(
             format!("pitchfork_{name}"),
-            format!("{name} count-min: error quantiles by rank over {} hash seeds", r.trials),
+            format!(
+                "{name} count-min: error quantiles by rank over {} hash seeds",
+                r.trials
+            ),
             "key rank (1 = busiest key, log scale)",
             "error = estimate - true count (events, log; 0 drawn at 0.1)",
         );
@@ -503,7 +565,11 @@ fn render_output(
         spec.legend = Legend::UpperLeft;
         let colors = [5usize, 0, 2, 6, 2, 0, 5];
         for (q, label) in QUANTILE_LABELS.iter().enumerate() {
-            let pts = bins.iter().enumerate().map(|(j, b)| (b.centre(), r.contours[q][j])).collect();
+            let pts = bins
+                .iter()
+                .enumerate()
+                .map(|(j, b)| (b.centre(), r.contours[q][j]))
+                .collect();
             let mut s = Series::new(
                 format!("{label} (q={})", QUANTILES[q]),
                 pts,
@@ -513,7 +579,11 @@ fn render_output(
             spec.series.push(s);
         }
         let last = bins.last().map(|b| (b.end - 1) as f64).unwrap_or(1.0);
-        let mut b = Series::new(format!("e·N/w = {:.0}", r.bound), vec![(1.0, r.bound), (last, r.bound)], SeriesStyle::Dashed);
+        let mut b = Series::new(
+            format!("e·N/w = {:.0}", r.bound),
+            vec![(1.0, r.bound), (last, r.bound)],
+            SeriesStyle::Dashed,
+        );
         b.color = Some(3);
         spec.series.push(b);
         if let Ok(c) = render(&spec) {
@@ -556,13 +626,22 @@ mod tests {
 
     #[test]
     fn bins_cover_every_rank_once() {
-        for (n, points, min) in [(10_000, 25, 1), (10_000, 25, 16), (5, 25, 16), (1, 3, 1), (100, 1, 1)] {
+        for (n, points, min) in [
+            (10_000, 25, 1),
+            (10_000, 25, 16),
+            (5, 25, 16),
+            (1, 3, 1),
+            (100, 1, 1),
+        ] {
             let b = rank_bins(n, points, min);
             assert_eq!(b.first().unwrap().start, 1);
             assert_eq!(b.last().unwrap().end, n + 1);
             assert!(b.windows(2).all(|w| w[0].end == w[1].start));
             if n >= min {
-                assert!(b.iter().all(|x| x.end - x.start >= min), "{n} {points} {min}: {b:?}");
+                assert!(
+                    b.iter().all(|x| x.end - x.start >= min),
+                    "{n} {points} {min}: {b:?}"
+                );
             }
         }
         assert_eq!(rank_bins(10_000, 25, 1)[0], RankBin { start: 1, end: 2 });
