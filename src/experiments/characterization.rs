@@ -590,7 +590,7 @@ fn render_output(
             charts.push(c);
         }
     }
-    md.push_str("\n## Charts\n\n- `pitchfork_<shape>`: the quantile contours against key rank (log-log); the dashed line is the count-min bound e·N/w. Contours are symmetric pairs (±1σ, ±2σ, ±3σ) around the median.\n");
+    md.push_str("\n## Charts\n\n- `pitchfork_<shape>`: the quantile contours against key rank (log-log); the dashed line is the count-min bound e·N/w. Contours are pairs (±1σ, ±2σ, ±3σ) around the median; count-min never undercounts, so contours at 0 (often the whole lower half) are drawn at the axis floor. Over bound% is the share of errors above e·N/w, against the theory's ceiling e^-hashes.\n");
     let mut j = report_head(scenario, ctx, None);
     j.insert("variant".into(), p.variant.name().into());
     j.insert("hasher".into(), p.hasher.name().into());
