@@ -16,4 +16,5 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod sizing;
 pub mod workload;

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod run;
+pub mod size;
 
 use crate::error::{Error, Result};
 use clap::{Parser, Subcommand};
@@ -111,6 +112,14 @@ pub enum Command {
         #[arg(long)]
         embed: bool,
     },
+    /// Find the cheapest count-min shape (hashes x slots) meeting accuracy targets on a workload.
+    #[command(
+        after_help = "Examples:\n  ratelab size --keys 10000 --dist harmonic --top 100000 --min 10 --target 'exact_pct>=70'\n  ratelab size --keys 50000 --events 2000000 --dist zipf:1.1 --target 'p99<=5' --target 'mean<=0.01*avg'\n  ratelab size --trace counts.csv --target 'max<=100' --max-memory 64MiB\n\nA shape meets a target when it holds on the mean over --seeds seeds and on every seed; the pick must also meet it on the mean of each of 20 reruns with --seeds fresh seeds.\nWrites size.json (schema ratelab.size.v1), size.md and frontier.svg/png to --out (default reports/size).\nExit codes: 0 found, 1 no shape within --max-memory meets the targets (best found printed), 2 bad input."
+    )]
+    Size {
+        #[command(flatten)]
+        args: size::SizeArgs,
+    },
     /// List the experiment kinds and the scenarios in a folder.
     List {
         /// Folder of scenario files.
@@ -174,6 +183,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             println!("-> {}", path.display());
             Ok(0)
         }
+        Command::Size { args } => size::run(&args),
     }
 }
 

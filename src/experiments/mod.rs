@@ -2,6 +2,7 @@
 //! an [`Output`] (tables, report.json, charts). Thin glue between workloads,
 //! algorithms, oracles and reports.
 
+pub mod characterization;
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
 pub mod first_second_panic;
@@ -114,6 +115,11 @@ pub const KINDS: &[Kind] = &[
         name: "pacer_timeline",
         summary: "concurrent callers on uber-go/ratelimit pacers and x/time/rate limiters (MultiLimiter): admitted times per caller",
         run: pacer_timeline::run,
+    },
+    Kind {
+        name: "estimator_characterization",
+        summary: "count-min error quantiles (±1..3 sigma) by key rank over many hash seeds on a fixed stream, trials doubling until stable",
+        run: characterization::run,
     },
 ];
 
