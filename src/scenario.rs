@@ -20,6 +20,10 @@ use std::path::{Path, PathBuf};
 /// given by mistake from being read into memory).
 pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
 
+/// Most runs a scenario (or `--runs`) may ask for: every run is a full
+/// replay, so a typo such as 5000000 must fail fast rather than run for days.
+pub const MAX_RUNS: u32 = 10_000;
+
 /// The fields shared by every scenario kind.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -120,12 +124,14 @@ impl Scenario {
         }
         let common: Common = from_value(path, Value::Object(common_map))?;
         validate_name(&common.name).map_err(|m| Error::input_at(path, "field name", m))?;
-        if common.runs == Some(0) {
-            return Err(Error::input_at(
-                path,
-                "field runs",
-                "value 0: expected at least 1 run",
-            ));
+        if let Some(runs) = common.runs {
+            if runs == 0 || runs > MAX_RUNS {
+                return Err(Error::input_at(
+                    path,
+                    "field runs",
+                    format!("value {runs}: expected 1..={MAX_RUNS} runs"),
+                ));
+            }
         }
         Ok(Self {
             path: path.to_path_buf(),

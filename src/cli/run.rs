@@ -20,8 +20,13 @@ fn context(scenario: &Scenario, opts: &RunOpts) -> RunContext {
 
 /// Runs one scenario, writes its report, prints its table.
 pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
-    if opts.runs == Some(0) {
-        return Err(Error::input("--runs 0: expected at least 1 run"));
+    if let Some(runs) = opts.runs {
+        if runs == 0 || runs > crate::scenario::MAX_RUNS {
+            return Err(Error::input(format!(
+                "--runs {runs}: expected 1..={} runs",
+                crate::scenario::MAX_RUNS
+            )));
+        }
     }
     let ctx = context(scenario, opts);
     let output = experiments::run(scenario, &ctx)?;
