@@ -243,6 +243,7 @@ pub fn replay<E: FrequencyEstimator>(trace: &Path, out: &Path, mut rate: Rate<E>
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
     let mut writer = csv::Writer::from_writer(std::io::BufWriter::new(tmp));
     let werr = |e: csv::Error| Error::io(out, std::io::Error::other(e.to_string()));
