@@ -64,7 +64,7 @@ impl Variant {
 }
 
 /// A panic the real code would raise, recorded instead of crashing ratelab.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     /// The panic message, as Rust prints it.
     pub message: String,

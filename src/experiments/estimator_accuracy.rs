@@ -494,8 +494,15 @@ pub fn configs(scenario: &Scenario, p: &Params, max_memory: u64) -> Result<Vec<E
     Ok(out)
 }
 
-/// Runs an `estimator_accuracy` scenario.
-pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
+/// A validated `estimator_accuracy` scenario, ready to replay.
+struct Prepared {
+    p: Params,
+    workload: Workload,
+    configs: Vec<EstimatorConfig>,
+    runs: u32,
+}
+
+fn prepare(scenario: &Scenario, ctx: &RunContext) -> Result<Prepared> {
     let p: Params = scenario.params()?;
     let workload = p.workload.build(&scenario.path, "workload")?;
     let configs = configs(scenario, &p, ctx.max_memory)?;
@@ -506,6 +513,22 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             "{} keys need {} for the exact oracle and key table, over the memory cap of {} (raise it with --max-memory)",
             workload.key_space(), bytes_human(oracle_bytes), bytes_human(ctx.max_memory))));
     }
+    Ok(Prepared {
+        p,
+        workload,
+        configs,
+        runs,
+    })
+}
+
+/// Runs an `estimator_accuracy` scenario.
+pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
+    let Prepared {
+        p,
+        workload,
+        configs,
+        runs,
+    } = prepare(scenario, ctx)?;
     let progress = ctx.progress(
         configs.len() as u64 * u64::from(runs),
         &scenario.common.name,
@@ -514,6 +537,56 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     progress.finish();
     // The workload facts of run 0 (identical in every run for exact-count shapes).
     let first = replay_summary(&workload, ctx.seed);
+    Ok(render_output(scenario, ctx, &p, runs, first, &rows))
+}
+
+/// Replays only the sweep cells of `shard` (cell `k = shape * runs + run`
+/// goes to shard `k mod n`). Returns the runs, the workload facts of run 0
+/// (computed by shard 0 only) and the cells with their outcomes.
+pub fn run_shard(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    shard: super::shard::Shard,
+) -> Result<(u32, Option<WorkloadSummary>, Vec<(usize, CellOutcome)>)> {
+    let Prepared {
+        workload,
+        configs,
+        runs,
+        ..
+    } = prepare(scenario, ctx)?;
+    let cells: Vec<usize> = (0..configs.len() * runs as usize)
+        .filter(|&k| shard.owns(k))
+        .collect();
+    let progress = ctx.progress(cells.len() as u64, &scenario.common.name);
+    let outcomes = sweep_cells(&workload, &configs, runs, ctx.seed, &cells, &|| {
+        progress.inc(1)
+    });
+    progress.finish();
+    let first = (shard.index == 0).then(|| replay_summary(&workload, ctx.seed));
+    Ok((runs, first, cells.into_iter().zip(outcomes).collect()))
+}
+
+/// The report of a sharded run from every cell's outcome (in cell order),
+/// exactly as [`run`] renders it. The workload is not rebuilt.
+pub fn merge_output(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    runs: u32,
+    first: WorkloadSummary,
+    outcomes: &[CellOutcome],
+) -> Result<Output> {
+    let p: Params = scenario.params()?;
+    let configs = configs(scenario, &p, u64::MAX)?;
+    if outcomes.len() != configs.len() * runs as usize {
+        return Err(crate::error::Error::input(format!(
+            "{}: {} cells merged, expected {} shapes x {runs} runs = {}",
+            scenario.common.name,
+            outcomes.len(),
+            configs.len(),
+            configs.len() * runs as usize
+        )));
+    }
+    let rows = rows(&configs, runs, outcomes);
     Ok(render_output(scenario, ctx, &p, runs, first, &rows))
 }
 
