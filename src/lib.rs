@@ -2,6 +2,7 @@
 //! count-min sketches on a virtual clock, and measure how wrong they are.
 
 pub mod algo;
+pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod error;
@@ -15,4 +16,5 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod sizing;
 pub mod workload;

@@ -40,6 +40,13 @@ pub struct Common {
     /// Thresholds the CI check enforces (`ratelab check`).
     #[serde(default)]
     pub expect: Option<Value>,
+    /// Per-field tolerances of the baseline comparison (`ratelab check`).
+    #[serde(default)]
+    pub tolerance: Option<Value>,
+    /// What a reader should look at in this scenario's tables and charts
+    /// (copied into report.json; the design-review page shows it).
+    #[serde(default)]
+    pub look_at: Option<String>,
 }
 
 fn default_seed() -> u64 {
@@ -57,7 +64,16 @@ pub struct Scenario {
     pub params: Map<String, Value>,
 }
 
-const COMMON_FIELDS: [&str; 6] = ["name", "kind", "description", "seed", "runs", "expect"];
+const COMMON_FIELDS: [&str; 8] = [
+    "name",
+    "kind",
+    "description",
+    "seed",
+    "runs",
+    "expect",
+    "tolerance",
+    "look_at",
+];
 
 impl Scenario {
     /// Reads and validates a scenario file.

@@ -1,7 +1,9 @@
 //! The command line: argument definitions (clap derive) and one function per
 //! command. `main.rs` only calls [`main_with_args`] and exits with its code.
 
+pub mod check;
 pub mod run;
+pub mod size;
 
 use crate::error::{Error, Result};
 use clap::{Parser, Subcommand};
@@ -20,6 +22,8 @@ Examples:
   ratelab reproduce                              run every scenario in scenarios/ into reports/
   ratelab run scenarios/estimator-zipf.json      one scenario; tables print, files go to reports/estimator-zipf/
   ratelab run scenarios/estimator-zipf.json --runs 20 --seed 7 --out /tmp/r
+  ratelab check                                  rerun every scenario, compare with reports/ and `expect`
+  ratelab report                                 reports/index.html for design reviews
 
 Exit codes: 0 ok, 1 a check failed, 2 bad input or usage, 3 internal error (a bug).";
 
@@ -105,6 +109,34 @@ pub enum Command {
         #[arg(long, default_value = "reports")]
         out: PathBuf,
     },
+    /// Rerun scenarios and compare them with the committed baselines and their `expect` thresholds.
+    #[command(
+        after_help = "Compares each scenario's fresh report.json with <REPORTS>/<name>/report.json value by value (integers and strings exactly, floats to a relative 1e-9 unless the scenario's `tolerance` loosens a field) and checks the scenario's `expect` thresholds.\n\nExamples:\n  ratelab check                              every scenario in scenarios/\n  ratelab check estimator-zipf               one scenario (a name or a file)\n  ratelab check --update                     accept the new numbers: rewrite the baselines\n  ratelab check --from /tmp/r                compare reports already made by `ratelab reproduce --out /tmp/r`\n\nExit codes: 0 all hold, 1 a value regressed or an expectation failed, 2 bad input (e.g. a missing baseline)."
+    )]
+    Check {
+        #[command(flatten)]
+        args: check::CheckArgs,
+    },
+    /// Write <OUT>/index.html: every report's tables and charts on one page for design reviews.
+    #[command(
+        after_help = "Reads every <OUT>/*/report.json folder (any kind). No external assets: CSS is inline; images are referenced relative to the page, or embedded as data: URIs with --embed (one self-contained file)."
+    )]
+    Report {
+        /// Folder of report folders; index.html is written there.
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+        /// Embed the charts as data: URIs (a single self-contained file).
+        #[arg(long)]
+        embed: bool,
+    },
+    /// Find the cheapest count-min shape (hashes x slots) meeting accuracy targets on a workload.
+    #[command(
+        after_help = "Examples:\n  ratelab size --keys 10000 --dist harmonic --top 100000 --min 10 --target 'exact_pct>=70'\n  ratelab size --keys 50000 --events 2000000 --dist zipf:1.1 --target 'p99<=5' --target 'mean<=0.01*avg'\n  ratelab size --trace counts.csv --target 'max<=100' --max-memory 64MiB\n\nA shape meets a target when it holds on the mean over --seeds seeds and on every seed; the pick must also meet it on the mean of each of 20 reruns with --seeds fresh seeds.\nWrites size.json (schema ratelab.size.v1), size.md and frontier.svg/png to --out (default reports/size).\nExit codes: 0 found, 1 no shape within --max-memory meets the targets (best found printed), 2 bad input."
+    )]
+    Size {
+        #[command(flatten)]
+        args: size::SizeArgs,
+    },
     /// List the experiment kinds and the scenarios in a folder.
     List {
         /// Folder of scenario files.
@@ -163,6 +195,13 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::List { scenarios } => run::list(&scenarios),
         Command::Merge { files, out } => run::merge(&files, &out),
         Command::Replay { args } => crate::replay::run(&args).map(|()| 0),
+        Command::Check { args } => check::check(&args),
+        Command::Report { out, embed } => {
+            let path = crate::report::html::write_index(&out, embed)?;
+            println!("-> {}", path.display());
+            Ok(0)
+        }
+        Command::Size { args } => size::run(&args),
     }
 }
 

@@ -2,6 +2,7 @@
 //! an [`Output`] (tables, report.json, charts). Thin glue between workloads,
 //! algorithms, oracles and reports.
 
+pub mod characterization;
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
 pub mod first_second_panic;
@@ -116,6 +117,11 @@ pub const KINDS: &[Kind] = &[
         summary: "concurrent callers on uber-go/ratelimit pacers and x/time/rate limiters (MultiLimiter): admitted times per caller",
         run: pacer_timeline::run,
     },
+    Kind {
+        name: "estimator_characterization",
+        summary: "count-min error quantiles (±1..3 sigma) by key rank over many hash seeds on a fixed stream, trials doubling until stable",
+        run: characterization::run,
+    },
 ];
 
 /// Runs a scenario with its kind's experiment.
@@ -152,6 +158,9 @@ pub fn report_head(
         "description".into(),
         scenario.common.description.clone().into(),
     );
+    if let Some(look_at) = &scenario.common.look_at {
+        m.insert("look_at".into(), look_at.clone().into());
+    }
     m.insert("seed".into(), ctx.seed.into());
     if let Some(r) = runs {
         m.insert("runs".into(), r.into());

@@ -6,6 +6,7 @@
 //! fails or is killed never leaves a half-written report.
 
 pub mod chart;
+pub mod html;
 pub mod table;
 pub mod write;
 

@@ -1,0 +1,192 @@
+//! `ratelab check`: passes on the committed state, fails on injected
+//! regressions (changed scenario, edited baseline, broken threshold), and
+//! reports bad input with exit code 2.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+const TINY: &str = r#"{
+  "name": "tiny",
+  "kind": "estimator_accuracy",
+  "description": "A small sketch check for the tests.",
+  "runs": 1,
+  "workload": { "type": "harmonic", "keys": 500, "top": 2000, "min": 2 },
+  "configs": [ { "hashes": 2, "slots": 256 }, { "hashes": 4, "slots": 1024 } ],
+  "expect": { "rows[hashes=4,slots=1024].exact_pct": ">= 50", "rows[*].faults": "== 0" }
+}"#;
+
+fn check(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let s = dir.join("scenarios").display().to_string();
+    let r = dir.join("reports").display().to_string();
+    let mut args = vec!["check", "--scenarios", &s, "--reports", &r];
+    args.extend_from_slice(extra);
+    ratelab(&args)
+}
+
+fn write_scenario(dir: &Path, text: &str) {
+    std::fs::write(dir.join("scenarios/tiny.json"), text).unwrap();
+}
+
+#[test]
+fn check_passes_on_the_committed_state() {
+    let o = ratelab(&["check"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("check passed: "), "{out}");
+    // The committed scenarios declare thresholds and they are evaluated.
+    assert!(
+        out.contains("rows[hashes=4,slots=8192].exact_pct") && out.contains("expect >= 70"),
+        "{out}"
+    );
+    assert!(!out.contains("FAIL"), "{out}");
+}
+
+#[test]
+fn check_fails_on_injected_regressions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("scenarios")).unwrap();
+    write_scenario(dir, TINY);
+
+    // No baseline yet: bad input, pointing at --update.
+    let o = check(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("no baseline") && stderr(&o).contains("ratelab check --update"),
+        "{}",
+        stderr(&o)
+    );
+
+    // --update writes the whole report folder; then check passes.
+    let o = check(dir, &["--update"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let baseline = dir.join("reports/tiny/report.json");
+    assert!(baseline.is_file() && dir.join("reports/tiny/table.md").is_file());
+    assert!(dir.join("reports/tiny/error_vs_rank.png").is_file());
+    let o = check(dir, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("0 failed; 2 expectation(s) over 3 value(s), all hold"),
+        "{}",
+        stdout(&o)
+    );
+
+    // A config change (slots halved) is a regression: the row is keyed by
+    // `hashes` alone here, so its slots, memory and errors all differ.
+    write_scenario(dir, &TINY.replace("\"slots\": 1024", "\"slots\": 512"));
+    let o = check(dir, &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    for field in [
+        "rows[hashes=4].slots",
+        "rows[hashes=4].memory_bytes",
+        "rows[hashes=4].mean",
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(field))
+            .unwrap_or_else(|| panic!("{field}: {out}"));
+        assert!(line.ends_with("FAIL"), "{line}");
+    }
+    assert!(stderr(&o).contains("check failed"), "{}", stderr(&o));
+    write_scenario(dir, TINY);
+
+    // An edited baseline value (1% off) fails at the default tolerance...
+    let original = std::fs::read_to_string(&baseline).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let mean = v["rows"][1]["mean"].as_f64().unwrap();
+    assert!(mean > 0.0, "the edit below must change the value");
+    v["rows"][1]["mean"] = (mean * 1.01).into();
+    std::fs::write(&baseline, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let o = check(dir, &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("rows[hashes=4].mean"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("FAIL") && line.contains("rel 1e-9"), "{line}");
+
+    // ...and passes once the scenario declares a tolerance for that field.
+    let loose = TINY.replace(
+        "\"runs\": 1,",
+        "\"runs\": 1, \"tolerance\": { \"rows.*.mean\": \"5%\" },",
+    );
+    write_scenario(dir, &loose);
+    let o = check(dir, &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("ok (within)"), "{out}");
+    std::fs::write(&baseline, &original).unwrap();
+
+    // A threshold that does not hold fails, even with a matching baseline.
+    write_scenario(dir, &TINY.replace(">= 50", "> 100"));
+    let o = check(dir, &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("expect > 100") && out.contains("FAIL"),
+        "{out}"
+    );
+
+    // A malformed condition or path is bad input naming the field.
+    write_scenario(dir, &TINY.replace(">= 50", "at least 50"));
+    let o = check(dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("field expect."), "{}", stderr(&o));
+    write_scenario(dir, &TINY.replace("rows[*].faults", "rows[*.faults"));
+    let o = check(dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("never closed"), "{}", stderr(&o));
+    write_scenario(dir, TINY);
+
+    // --from compares reports made elsewhere (here by reproduce) instead of rerunning.
+    let fresh = dir.join("fresh");
+    let o = ratelab(&[
+        "reproduce",
+        "--scenarios",
+        dir.join("scenarios").to_str().unwrap(),
+        "--out",
+        fresh.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = check(dir, &["--from", fresh.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+    v["rows"][0]["faults"] = 3.into();
+    std::fs::write(
+        fresh.join("tiny/report.json"),
+        serde_json::to_string_pretty(&v).unwrap(),
+    )
+    .unwrap();
+    let o = check(dir, &["--from", fresh.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("rows[hashes=2].faults") && out.contains("expect == 0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_rejects_unknown_scenarios_and_bad_baselines() {
+    let o = ratelab(&["check", "no-such-scenario"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no-such-scenario"), "{}", stderr(&o));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::fs::create_dir_all(dir.join("reports/tiny")).unwrap();
+    write_scenario(dir, TINY);
+    std::fs::write(dir.join("reports/tiny/report.json"), "{ not json").unwrap();
+    let o = check(dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("report.json: line 1 column 3: malformed JSON"),
+        "{}",
+        stderr(&o)
+    );
+}
