@@ -540,6 +540,10 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     Ok(render_output(scenario, ctx, &p, runs, first, &rows))
 }
 
+/// What a shard replayed: runs, run 0's workload facts (shard 0 only), and
+/// (cell index, outcome) pairs.
+pub type ShardOutcomes = (u32, Option<WorkloadSummary>, Vec<(usize, CellOutcome)>);
+
 /// Replays only the sweep cells of `shard` (cell `k = shape * runs + run`
 /// goes to shard `k mod n`). Returns the runs, the workload facts of run 0
 /// (computed by shard 0 only) and the cells with their outcomes.
@@ -547,7 +551,7 @@ pub fn run_shard(
     scenario: &Scenario,
     ctx: &RunContext,
     shard: super::shard::Shard,
-) -> Result<(u32, Option<WorkloadSummary>, Vec<(usize, CellOutcome)>)> {
+) -> Result<ShardOutcomes> {
     let Prepared {
         workload,
         configs,
