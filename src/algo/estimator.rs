@@ -64,7 +64,7 @@ impl Variant {
 }
 
 /// A panic the real code would raise, recorded instead of crashing ratelab.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fault {
     /// The panic message, as Rust prints it.
     pub message: String,
@@ -235,6 +235,49 @@ impl Estimator {
                 Ok(target)
             }
         }
+    }
+
+    /// `incr(key, 1)` for every key id of `keys` in order, on a per-key cell
+    /// table (`table[k*h..k*h+h]` = the cells of key id `k`), discarding the
+    /// returned estimates: the sweep's replay loop. Same cell values as calling
+    /// [`Estimator::incr_cells`] per event; stops at the first fault.
+    ///
+    /// pingora's update (count-min, wrapping) is specialised by row count so
+    /// the per-event work is `h` adds with no branch on the variant or the
+    /// overflow rule; everything else goes through `incr_cells`.
+    pub fn incr_keys(&mut self, table: &[u32], keys: &[u32]) -> Result<(), Fault> {
+        if self.config.variant == Variant::CountMin && self.config.overflow == Overflow::Wrapping {
+            match self.config.hashes {
+                1 => return self.add_one_rows::<1>(table, keys),
+                2 => return self.add_one_rows::<2>(table, keys),
+                4 => return self.add_one_rows::<4>(table, keys),
+                8 => return self.add_one_rows::<8>(table, keys),
+                _ => {}
+            }
+        }
+        let h = self.config.hashes;
+        for &k in keys {
+            let k = k as usize;
+            self.incr_cells(&table[k * h..k * h + h], 1)?;
+        }
+        Ok(())
+    }
+
+    /// Count-min, wrapping, `value` 1, `H` rows: the cells of each event's key
+    /// each get a wrapping +1.
+    #[inline]
+    fn add_one_rows<const H: usize>(&mut self, table: &[u32], keys: &[u32]) -> Result<(), Fault> {
+        for &k in keys {
+            let k = k as usize;
+            let Some(cells) = table.get(k * H..k * H + H) else {
+                continue;
+            };
+            for &c in cells {
+                let cell = &mut self.cells[c as usize];
+                *cell = cell.wrapping_add(1);
+            }
+        }
+        Ok(())
     }
 
     /// `decr` on precomputed cells: every row, wrapping (`fetch_sub`).

@@ -61,6 +61,11 @@ pub struct RunOpts {
     /// first field that differs, instead of trusting the determinism guarantee.
     #[arg(long)]
     pub check_determinism: bool,
+    /// Run only shard I of N of each sweep (cell k goes to shard k mod N) and write
+    /// <OUT>/<name>.shard-I-of-N.json for `ratelab merge`. Non-sweep kinds run whole
+    /// on shard 0 and are skipped on the others.
+    #[arg(long, value_name = "I/N", value_parser = crate::experiments::shard::parse_shard)]
+    pub shard: Option<crate::experiments::shard::Shard>,
 }
 
 /// The commands.
@@ -91,6 +96,18 @@ pub enum Command {
     Replay {
         #[command(flatten)]
         args: Box<crate::replay::ReplayArgs>,
+    },
+    /// Combine the shard files of sharded runs into the reports an unsharded run writes.
+    #[command(
+        after_help = "Every shard 0..N of a scenario must be given once; files of several scenarios may be mixed.\nThe report is byte-identical to `ratelab run` without --shard.\n\nExample:\n  parallel ratelab run scenarios/estimator-zipf.json --out parts --shard {}/4 ::: 0 1 2 3\n  ratelab merge parts/estimator-zipf.shard-*-of-4.json --out reports"
+    )]
+    Merge {
+        /// Shard files written by `run --shard` or `reproduce --shard`.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Folder the reports go to (one sub-folder per scenario).
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
     },
     /// Rerun scenarios and compare them with the committed baselines and their `expect` thresholds.
     #[command(
@@ -176,6 +193,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Run { scenario, opts } => run::run(&scenario, &opts),
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
         Command::List { scenarios } => run::list(&scenarios),
+        Command::Merge { files, out } => run::merge(&files, &out),
         Command::Replay { args } => crate::replay::run(&args).map(|()| 0),
         Command::Check { args } => check::check(&args),
         Command::Report { out, embed } => {

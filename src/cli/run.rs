@@ -2,8 +2,9 @@
 
 use super::{init_threads, RunOpts};
 use crate::error::{Error, Result};
+use crate::experiments::shard;
 use crate::experiments::{self, RunContext, KINDS};
-use crate::report::write::write_report;
+use crate::report::write::{write_file_atomic, write_report};
 use crate::scenario::{scenario_files, Scenario};
 use std::path::Path;
 
@@ -29,6 +30,28 @@ pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
         }
     }
     let ctx = context(scenario, opts);
+    if let Some(shard) = opts.shard {
+        if shard::is_sweep(&scenario.common.kind) {
+            let (bytes, cells) = shard::run_shard(scenario, &ctx, shard)?;
+            let path = opts.out.join(shard.file_name(&scenario.common.name));
+            write_file_atomic(&path, &bytes)?;
+            println!(
+                "== {} shard {}/{}: {cells} sweep cells -> {}",
+                scenario.common.name,
+                shard.index,
+                shard.count,
+                path.display()
+            );
+            return Ok(());
+        }
+        if shard.index != 0 {
+            println!(
+                "== {}: kind {} is not a sweep; shard 0/{} runs it whole, skipped here",
+                scenario.common.name, scenario.common.kind, shard.count
+            );
+            return Ok(());
+        }
+    }
     let output = experiments::run(scenario, &ctx)?;
     if opts.check_determinism {
         let single = rayon::ThreadPoolBuilder::new()
@@ -112,6 +135,17 @@ pub fn reproduce(dir: &Path, opts: &RunOpts) -> Result<i32> {
     for s in &scenarios {
         run_one(s, opts)?;
         println!();
+    }
+    Ok(0)
+}
+
+/// `ratelab merge`.
+pub fn merge(files: &[std::path::PathBuf], out: &Path) -> Result<i32> {
+    for (scenario, output) in shard::merge(files)? {
+        let dir = write_report(out, &scenario.common.name, &output)?;
+        println!("== {} (merged)", scenario.common.name);
+        print!("{}", output.console);
+        println!("-> {}", dir.display());
     }
     Ok(0)
 }

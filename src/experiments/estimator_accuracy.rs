@@ -171,6 +171,9 @@ pub fn rank_bins(keys: usize) -> Vec<(usize, usize)> {
 
 /// Replays `workload` (order seeded by `workload_seed`) through a sketch
 /// (hashes seeded by `hash_seed`) and measures every seen key's error.
+///
+/// The reference for one cell; sweeps use [`replay_run`], which feeds one
+/// generated stream to several shapes at once and gives the same outcomes.
 pub fn replay_cell(
     workload: &Workload,
     config: EstimatorConfig,
@@ -181,10 +184,7 @@ pub fn replay_cell(
     let keys = workload.key_space();
     let h = config.hashes;
     // Hash every key once: per event, only the adds remain.
-    let mut table: Vec<u32> = Vec::with_capacity(keys * h);
-    for id in 0..keys {
-        sketch.cells_into(&workload.key_bytes(id), &mut table);
-    }
+    let table = key_table(&sketch, workload);
     let mut truth = vec![0u64; keys];
     let mut fault = None;
     workload.for_each_event(workload_seed, |k| {
@@ -197,12 +197,40 @@ pub fn replay_cell(
             fault = Some(f);
         }
     });
-    let summary = WorkloadSummary::of_counts(&truth);
-    // Keys in rank order: by true count, descending; key id breaks ties.
-    let mut order: Vec<u32> = (0..keys as u32)
+    let order = rank_order(&truth);
+    finish_cell(&sketch, &table, &truth, &order, fault)
+}
+
+/// Every key's cells, key-major (`table[k*h..k*h+h]`).
+fn key_table(sketch: &Estimator, workload: &Workload) -> Vec<u32> {
+    let keys = workload.key_space();
+    let mut table: Vec<u32> = Vec::with_capacity(keys * sketch.config().hashes);
+    for id in 0..keys {
+        sketch.cells_into(&workload.key_bytes(id), &mut table);
+    }
+    table
+}
+
+/// Seen keys in rank order: by true count, descending; key id breaks ties.
+fn rank_order(truth: &[u64]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..truth.len() as u32)
         .filter(|&k| truth[k as usize] > 0)
         .collect();
     order.sort_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
+    order
+}
+
+/// A replayed sketch's error statistics against the exact counts.
+fn finish_cell(
+    sketch: &Estimator,
+    table: &[u32],
+    truth: &[u64],
+    order: &[u32],
+    fault: Option<Fault>,
+) -> CellOutcome {
+    let config = *sketch.config();
+    let h = config.hashes;
+    let summary = WorkloadSummary::of_counts(truth);
     let errors_by_rank: Vec<i64> = order
         .iter()
         .map(|&k| {
@@ -243,6 +271,64 @@ pub fn replay_cell(
     }
 }
 
+/// Events buffered between the stream generator and the sketches: the
+/// sketches replay the stream chunk by chunk (memory stays O(keys + CHUNK)).
+const CHUNK: usize = 4096;
+
+/// Replays one run's stream (order seeded by `workload_seed`) through several
+/// shapes at once (hashes seeded by `hash_seed`): the stream is drawn once and
+/// the exact counts kept once, instead of once per shape. Each outcome is the
+/// one [`replay_cell`] gives for that shape (a shape that faults is replayed
+/// again alone with [`replay_cell`], so the counts stop where its replay did).
+pub fn replay_run(
+    workload: &Workload,
+    configs: &[EstimatorConfig],
+    workload_seed: u64,
+    hash_seed: u64,
+) -> Vec<CellOutcome> {
+    let mut sketches: Vec<(Estimator, Vec<u32>, bool)> = configs
+        .iter()
+        .map(|&c| {
+            let s = Estimator::new(c, hash_seed);
+            let t = key_table(&s, workload);
+            (s, t, false)
+        })
+        .collect();
+    let mut truth = vec![0u64; workload.key_space()];
+    let mut buf: Vec<u32> = Vec::with_capacity(CHUNK);
+    let feed = |buf: &mut Vec<u32>,
+                sketches: &mut Vec<(Estimator, Vec<u32>, bool)>,
+                truth: &mut Vec<u64>| {
+        for &k in buf.iter() {
+            truth[k as usize] += 1;
+        }
+        for (s, t, faulted) in sketches.iter_mut() {
+            if !*faulted && s.incr_keys(t, buf).is_err() {
+                *faulted = true;
+            }
+        }
+        buf.clear();
+    };
+    workload.for_each_event(workload_seed, |k| {
+        buf.push(k);
+        if buf.len() == CHUNK {
+            feed(&mut buf, &mut sketches, &mut truth);
+        }
+    });
+    feed(&mut buf, &mut sketches, &mut truth);
+    let order = rank_order(&truth);
+    sketches
+        .iter()
+        .map(|(s, t, faulted)| {
+            if *faulted {
+                replay_cell(workload, *s.config(), workload_seed, hash_seed)
+            } else {
+                finish_cell(s, t, &truth, &order, None)
+            }
+        })
+        .collect()
+}
+
 /// One row of the table: a shape and variant summarised over runs.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -271,23 +357,78 @@ pub fn sweep(
     seed: u64,
     on_cell: &(dyn Fn() + Sync),
 ) -> Vec<Row> {
-    let cells: Vec<(usize, u32)> = (0..configs.len())
-        .flat_map(|c| (0..runs).map(move |r| (c, r)))
-        .collect();
-    let outcomes: Vec<CellOutcome> = cells
+    let all: Vec<usize> = (0..configs.len() * runs as usize).collect();
+    let outcomes = sweep_cells(workload, configs, runs, seed, &all, on_cell);
+    rows(configs, runs, &outcomes)
+}
+
+/// The sweep cell index of shape `c` in run `r`: `c * runs + r` (the order of
+/// the outcomes [`rows`] takes).
+pub fn cell_index(c: usize, r: u32, runs: u32) -> usize {
+    c * runs as usize + r as usize
+}
+
+/// Replays the sweep cells `cells` (indices as [`cell_index`]) and returns
+/// their outcomes in the order of `cells`. Cells of the same run share one
+/// generated stream ([`replay_run`]); the work items are (run, group of
+/// shapes), split so every thread has work. No outcome depends on the
+/// grouping or the thread count.
+pub fn sweep_cells(
+    workload: &Workload,
+    configs: &[EstimatorConfig],
+    runs: u32,
+    seed: u64,
+    cells: &[usize],
+    on_cell: &(dyn Fn() + Sync),
+) -> Vec<CellOutcome> {
+    let runs_us = runs.max(1) as usize;
+    // Shapes of each run among `cells`, in shape order.
+    let mut by_run: Vec<Vec<usize>> = vec![Vec::new(); runs_us];
+    for &k in cells {
+        by_run[k % runs_us].push(k / runs_us);
+    }
+    let busy_runs = by_run.iter().filter(|v| !v.is_empty()).count().max(1);
+    // At least ~4 items per thread, never splitting a run finer than one shape.
+    let per_run = (4 * rayon::current_num_threads()).div_ceil(busy_runs);
+    let mut items: Vec<(u32, Vec<usize>)> = Vec::new();
+    for (r, shapes) in by_run.iter().enumerate() {
+        if shapes.is_empty() {
+            continue;
+        }
+        let size = shapes.len().div_ceil(per_run.clamp(1, shapes.len()));
+        for group in shapes.chunks(size) {
+            items.push((r as u32, group.to_vec()));
+        }
+    }
+    let done: Vec<Vec<(usize, CellOutcome)>> = items
         .par_iter()
-        .map(|&(c, r)| {
-            let run_seed = derive_seed(seed, &[u64::from(r)]);
-            let out = replay_cell(
+        .map(|(r, group)| {
+            let run_seed = derive_seed(seed, &[u64::from(*r)]);
+            let group_configs: Vec<EstimatorConfig> = group.iter().map(|&c| configs[c]).collect();
+            let outs = replay_run(
                 workload,
-                configs[c],
+                &group_configs,
                 derive_seed(run_seed, &[stream::WORKLOAD]),
                 derive_seed(run_seed, &[stream::HASH]),
             );
-            on_cell();
-            out
+            group
+                .iter()
+                .zip(outs)
+                .map(|(&c, o)| {
+                    on_cell();
+                    (cell_index(c, *r, runs), o)
+                })
+                .collect()
         })
         .collect();
+    let mut by_cell: std::collections::BTreeMap<usize, CellOutcome> =
+        done.into_iter().flatten().collect();
+    cells.iter().filter_map(|k| by_cell.remove(k)).collect()
+}
+
+/// Summarises the outcomes of every cell (indexed as [`cell_index`]) into one
+/// row per shape, in shape order.
+pub fn rows(configs: &[EstimatorConfig], runs: u32, outcomes: &[CellOutcome]) -> Vec<Row> {
     configs
         .iter()
         .enumerate()
@@ -353,8 +494,15 @@ pub fn configs(scenario: &Scenario, p: &Params, max_memory: u64) -> Result<Vec<E
     Ok(out)
 }
 
-/// Runs an `estimator_accuracy` scenario.
-pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
+/// A validated `estimator_accuracy` scenario, ready to replay.
+struct Prepared {
+    p: Params,
+    workload: Workload,
+    configs: Vec<EstimatorConfig>,
+    runs: u32,
+}
+
+fn prepare(scenario: &Scenario, ctx: &RunContext) -> Result<Prepared> {
     let p: Params = scenario.params()?;
     let workload = p.workload.build(&scenario.path, "workload")?;
     let configs = configs(scenario, &p, ctx.max_memory)?;
@@ -365,6 +513,22 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             "{} keys need {} for the exact oracle and key table, over the memory cap of {} (raise it with --max-memory)",
             workload.key_space(), bytes_human(oracle_bytes), bytes_human(ctx.max_memory))));
     }
+    Ok(Prepared {
+        p,
+        workload,
+        configs,
+        runs,
+    })
+}
+
+/// Runs an `estimator_accuracy` scenario.
+pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
+    let Prepared {
+        p,
+        workload,
+        configs,
+        runs,
+    } = prepare(scenario, ctx)?;
     let progress = ctx.progress(
         configs.len() as u64 * u64::from(runs),
         &scenario.common.name,
@@ -373,6 +537,60 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     progress.finish();
     // The workload facts of run 0 (identical in every run for exact-count shapes).
     let first = replay_summary(&workload, ctx.seed);
+    Ok(render_output(scenario, ctx, &p, runs, first, &rows))
+}
+
+/// What a shard replayed: runs, run 0's workload facts (shard 0 only), and
+/// (cell index, outcome) pairs.
+pub type ShardOutcomes = (u32, Option<WorkloadSummary>, Vec<(usize, CellOutcome)>);
+
+/// Replays only the sweep cells of `shard` (cell `k = shape * runs + run`
+/// goes to shard `k mod n`). Returns the runs, the workload facts of run 0
+/// (computed by shard 0 only) and the cells with their outcomes.
+pub fn run_shard(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    shard: super::shard::Shard,
+) -> Result<ShardOutcomes> {
+    let Prepared {
+        workload,
+        configs,
+        runs,
+        ..
+    } = prepare(scenario, ctx)?;
+    let cells: Vec<usize> = (0..configs.len() * runs as usize)
+        .filter(|&k| shard.owns(k))
+        .collect();
+    let progress = ctx.progress(cells.len() as u64, &scenario.common.name);
+    let outcomes = sweep_cells(&workload, &configs, runs, ctx.seed, &cells, &|| {
+        progress.inc(1)
+    });
+    progress.finish();
+    let first = (shard.index == 0).then(|| replay_summary(&workload, ctx.seed));
+    Ok((runs, first, cells.into_iter().zip(outcomes).collect()))
+}
+
+/// The report of a sharded run from every cell's outcome (in cell order),
+/// exactly as [`run`] renders it. The workload is not rebuilt.
+pub fn merge_output(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    runs: u32,
+    first: WorkloadSummary,
+    outcomes: &[CellOutcome],
+) -> Result<Output> {
+    let p: Params = scenario.params()?;
+    let configs = configs(scenario, &p, u64::MAX)?;
+    if outcomes.len() != configs.len() * runs as usize {
+        return Err(crate::error::Error::input(format!(
+            "{}: {} cells merged, expected {} shapes x {runs} runs = {}",
+            scenario.common.name,
+            outcomes.len(),
+            configs.len(),
+            configs.len() * runs as usize
+        )));
+    }
+    let rows = rows(&configs, runs, outcomes);
     Ok(render_output(scenario, ctx, &p, runs, first, &rows))
 }
 

@@ -11,6 +11,7 @@ pub mod pacer_timeline;
 pub mod proxy_example;
 pub mod rate_timeline;
 pub mod rate_vs_oracle;
+pub mod shard;
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;

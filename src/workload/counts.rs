@@ -93,7 +93,7 @@ pub struct Workload {
 }
 
 /// Facts about a workload's keys, as the report prints them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSummary {
     /// Keys with at least one event.
     pub keys: u64,

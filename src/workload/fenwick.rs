@@ -1,10 +1,20 @@
 //! A Fenwick (binary indexed) tree over per-key remaining counts, used to draw
 //! the events of a multiset in uniformly random order without materialising
 //! them: O(keys) memory, O(log keys) per event.
+//!
+//! The tree is padded with zero counts to a power-of-two size, so the descent
+//! in [`Fenwick::take`] needs no bounds test, and `take` finds the key and
+//! removes the unit in one branch-free pass: the nodes covering the chosen key
+//! are exactly the nodes where the descent stays left, so each visited node is
+//! decremented by `1` if it stays left and `0` otherwise. (The replay's hottest
+//! loop: this halves its memory traffic and removes its mispredicted branches.
+//! The key drawn for a target is the same as with the textbook two-pass
+//! version, which the tests check.)
 
 /// Remaining counts per key, with prefix sums.
 #[derive(Debug, Clone)]
 pub struct Fenwick {
+    /// 1-based; `tree.len() - 1` is a power of two (or 0).
     tree: Vec<u64>,
     total: u64,
 }
@@ -12,22 +22,24 @@ pub struct Fenwick {
 impl Fenwick {
     /// A tree holding `counts` (key i has `counts[i]` remaining).
     pub fn new(counts: &[u64]) -> Self {
-        let n = counts.len();
+        let n = if counts.is_empty() {
+            0
+        } else {
+            counts.len().next_power_of_two()
+        };
         let mut tree = vec![0u64; n + 1];
         let mut total = 0u64;
         for (i, &c) in counts.iter().enumerate() {
             total = total.saturating_add(c);
-            let mut j = i + 1;
-            tree[j] = tree[j].saturating_add(c);
+            tree[i + 1] = c;
+        }
+        // Linear-time construction: fold each node into its parent once.
+        for j in 1..=n {
             let parent = j + (j & j.wrapping_neg());
             if parent <= n {
-                let v = tree[j];
-                j = parent;
-                tree[j] = tree[j].saturating_add(v);
+                tree[parent] = tree[parent].saturating_add(tree[j]);
             }
         }
-        // The loop above folds each node into its parent once, which is the
-        // linear-time construction: tree[j] ends as the sum of its range.
         Self { tree, total }
     }
 
@@ -38,27 +50,20 @@ impl Fenwick {
 
     /// The key holding the `target`-th remaining unit (0-based, `target < total`),
     /// which is then removed.
+    #[inline]
     pub fn take(&mut self, mut target: u64) -> usize {
         let n = self.tree.len() - 1;
         let mut pos = 0usize;
-        let mut step = if n == 0 {
-            0
-        } else {
-            1usize << (usize::BITS - 1 - n.leading_zeros())
-        };
+        let mut step = n;
         while step > 0 {
             let next = pos + step;
-            if next <= n && self.tree[next] <= target {
-                target -= self.tree[next];
-                pos = next;
-            }
+            let v = self.tree[next];
+            let right = v <= target;
+            // Left: the unit is inside this node's range, which loses it.
+            self.tree[next] = v - u64::from(!right);
+            target -= if right { v } else { 0 };
+            pos = if right { next } else { pos };
             step >>= 1;
-        }
-        // pos is the number of keys whose prefix sum is <= target: key index pos.
-        let mut j = pos + 1;
-        while j <= n {
-            self.tree[j] -= 1;
-            j += j & j.wrapping_neg();
         }
         self.total -= 1;
         pos
@@ -90,5 +95,33 @@ mod tests {
         assert_eq!(f.take(0), 0);
         assert_eq!(f.take(0), 0);
         assert_eq!(f.total(), 0);
+    }
+
+    /// The naive definition: the key whose cumulative range holds `target`.
+    fn naive_take(counts: &mut [u64], mut target: u64) -> usize {
+        for (i, c) in counts.iter_mut().enumerate() {
+            if target < *c {
+                *c -= 1;
+                return i;
+            }
+            target -= *c;
+        }
+        unreachable!("target < total")
+    }
+
+    #[test]
+    fn same_keys_as_the_naive_draw_for_any_size() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for len in [1usize, 2, 3, 5, 8, 13, 64, 100, 1000] {
+            let mut counts: Vec<u64> = (0..len).map(|_| rng.random_range(0..6)).collect();
+            counts[len / 2] += 1;
+            let mut f = Fenwick::new(&counts);
+            while f.total() > 0 {
+                let t = rng.random_range(0..f.total());
+                assert_eq!(f.take(t), naive_take(&mut counts, t), "len {len}");
+            }
+            assert!(counts.iter().all(|&c| c == 0));
+        }
     }
 }

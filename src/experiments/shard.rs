@@ -1,0 +1,410 @@
+//! Splitting a sweep across processes or machines: `--shard i/n` and
+//! `ratelab merge`.
+//!
+//! A sweep's cells are (shape, run) pairs numbered `k = shape * runs + run`.
+//! Shard `i` of `n` replays the cells with `k mod n == i` (round-robin, so every
+//! shard gets a share of every shape, and cheap and costly shapes spread out)
+//! and writes `<out>/<name>.shard-i-of-n.json`: the raw outcome of each cell
+//! (floats as IEEE-754 bit patterns, so nothing is rounded on the way), the
+//! scenario itself, the seed and runs, and an identity hash of all three plus
+//! the ratelab version. `ratelab merge` checks that every shard 0..n of one
+//! identity is there exactly once, puts the cells back in order and renders
+//! the report with the same code as an unsharded run: the folder is byte for
+//! byte the one `ratelab run` writes.
+//!
+//! Only sweep kinds (`estimator_accuracy`) split. Any other kind runs whole on
+//! shard 0 and is skipped on the other shards, so `reproduce --shard i/n`
+//! covers every scenario.
+
+use super::estimator_accuracy::{self, CellOutcome, QUANTILES};
+use super::RunContext;
+use crate::algo::estimator::Fault;
+use crate::error::{Error, Result};
+use crate::metrics::ErrorStats;
+use crate::report::Output;
+use crate::scenario::Scenario;
+use crate::workload::counts::WorkloadSummary;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The `format` field of shard files.
+pub const FORMAT: &str = "ratelab-shard/1";
+
+/// Shard `index` of `count` (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: u32,
+    /// How many shards the sweep is split into.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Whether sweep cell `k` belongs to this shard (`k mod count == index`).
+    pub fn owns(&self, cell: usize) -> bool {
+        cell % self.count as usize == self.index as usize
+    }
+
+    /// `<name>.shard-i-of-n.json`.
+    pub fn file_name(&self, scenario: &str) -> String {
+        format!("{scenario}.shard-{}-of-{}.json", self.index, self.count)
+    }
+}
+
+/// Parses `i/n` (0 <= i < n).
+pub fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
+    let err = || format!("{s:?}: expected i/n with 0 <= i < n, e.g. 0/4");
+    let (i, n) = s.split_once('/').ok_or_else(err)?;
+    let index: u32 = i.trim().parse().map_err(|_| err())?;
+    let count: u32 = n.trim().parse().map_err(|_| err())?;
+    if count == 0 || index >= count {
+        return Err(err());
+    }
+    Ok(Shard { index, count })
+}
+
+/// Whether a kind's cells can be split across shards.
+pub fn is_sweep(kind: &str) -> bool {
+    kind == "estimator_accuracy"
+}
+
+/// The scenario as one JSON object (common fields, then the kind's params).
+fn scenario_value(scenario: &Scenario) -> Value {
+    let c = &scenario.common;
+    let mut m = serde_json::Map::new();
+    m.insert("name".into(), c.name.clone().into());
+    m.insert("kind".into(), c.kind.clone().into());
+    m.insert("description".into(), c.description.clone().into());
+    m.insert("seed".into(), c.seed.into());
+    if let Some(r) = c.runs {
+        m.insert("runs".into(), r.into());
+    }
+    if let Some(e) = &c.expect {
+        m.insert("expect".into(), e.clone());
+    }
+    for (k, v) in &scenario.params {
+        m.insert(k.clone(), v.clone());
+    }
+    Value::Object(m)
+}
+
+/// Hash of everything that decides a sweep's cells: the scenario, the
+/// effective seed and runs, and the ratelab version.
+fn identity(scenario: &Value, seed: u64, runs: u32, shards: u32) -> String {
+    let v = json!({
+        "format": FORMAT,
+        "scenario": scenario,
+        "seed": seed,
+        "runs": runs,
+        "shards": shards,
+        "ratelab_version": env!("CARGO_PKG_VERSION"),
+    });
+    format!(
+        "xxh3:{:016x}",
+        xxhash_rust::xxh3::xxh3_64(v.to_string().as_bytes())
+    )
+}
+
+/// One cell's outcome; every float as its IEEE-754 bits.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CellRecord {
+    cell: usize,
+    keys: u64,
+    exact_pct: u64,
+    mean: u64,
+    p99: u64,
+    max: u64,
+    over_bound_pct: u64,
+    bound: u64,
+    summary: WorkloadSummary,
+    fault: Option<Fault>,
+    rank_bin_means: Vec<u64>,
+    quantiles: Vec<u64>,
+}
+
+impl CellRecord {
+    fn new(cell: usize, o: &CellOutcome) -> Self {
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect();
+        Self {
+            cell,
+            keys: o.stats.keys,
+            exact_pct: o.stats.exact_pct.to_bits(),
+            mean: o.stats.mean.to_bits(),
+            p99: o.stats.p99.to_bits(),
+            max: o.stats.max.to_bits(),
+            over_bound_pct: o.stats.over_bound_pct.to_bits(),
+            bound: o.bound.to_bits(),
+            summary: o.summary,
+            fault: o.fault.clone(),
+            rank_bin_means: bits(&o.rank_bin_means),
+            quantiles: bits(&o.quantiles),
+        }
+    }
+
+    fn outcome(&self) -> CellOutcome {
+        let f = f64::from_bits;
+        CellOutcome {
+            stats: ErrorStats {
+                keys: self.keys,
+                exact_pct: f(self.exact_pct),
+                mean: f(self.mean),
+                p99: f(self.p99),
+                max: f(self.max),
+                over_bound_pct: f(self.over_bound_pct),
+            },
+            bound: f(self.bound),
+            summary: self.summary,
+            fault: self.fault.clone(),
+            rank_bin_means: self.rank_bin_means.iter().map(|&b| f(b)).collect(),
+            quantiles: self.quantiles.iter().map(|&b| f(b)).collect(),
+        }
+    }
+}
+
+/// A shard file.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShardFile {
+    format: String,
+    scenario: String,
+    kind: String,
+    identity: String,
+    shard: u32,
+    shards: u32,
+    scheme: String,
+    seed: u64,
+    runs: u32,
+    ratelab_version: String,
+    scenario_path: String,
+    scenario_json: Value,
+    first: Option<WorkloadSummary>,
+    cells: Vec<CellRecord>,
+}
+
+const SCHEME: &str = "cell k = shape_index * runs + run goes to shard k mod shards";
+
+/// Runs `shard`'s cells of a sweep scenario; returns the shard file's bytes.
+pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<(Vec<u8>, usize)> {
+    if !is_sweep(&scenario.common.kind) {
+        return Err(Error::input_at(
+            &scenario.path,
+            "field kind",
+            format!(
+                "value {:?}: only estimator_accuracy sweeps can be split with --shard",
+                scenario.common.kind
+            ),
+        ));
+    }
+    let (runs, first, cells) = estimator_accuracy::run_shard(scenario, ctx, shard)?;
+    let sv = scenario_value(scenario);
+    let file = ShardFile {
+        format: FORMAT.into(),
+        scenario: scenario.common.name.clone(),
+        kind: scenario.common.kind.clone(),
+        identity: identity(&sv, ctx.seed, runs, shard.count),
+        shard: shard.index,
+        shards: shard.count,
+        scheme: SCHEME.into(),
+        seed: ctx.seed,
+        runs,
+        ratelab_version: env!("CARGO_PKG_VERSION").into(),
+        scenario_path: scenario.path.display().to_string(),
+        scenario_json: sv,
+        first,
+        cells: cells.iter().map(|(k, o)| CellRecord::new(*k, o)).collect(),
+    };
+    let mut bytes = serde_json::to_vec(&file)
+        .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))?;
+    bytes.push(b'\n');
+    Ok((bytes, cells.len()))
+}
+
+fn read_shard(path: &Path) -> Result<ShardFile> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::input_at(
+            path,
+            format!("line {} column {}", e.line(), e.column()),
+            "malformed JSON: expected a ratelab shard file",
+        )
+    })?;
+    if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
+        return Err(Error::input_at(
+            path,
+            "field format",
+            format!("expected {FORMAT:?} (a file written by `ratelab run --shard i/n`)"),
+        ));
+    }
+    let file: ShardFile = crate::scenario::from_value(path, value)?;
+    if file.ratelab_version != env!("CARGO_PKG_VERSION") {
+        return Err(Error::input_at(
+            path,
+            "field ratelab_version",
+            format!(
+                "value {:?}: merge with the ratelab that wrote the shards ({})",
+                file.ratelab_version,
+                env!("CARGO_PKG_VERSION")
+            ),
+        ));
+    }
+    if file.identity != identity(&file.scenario_json, file.seed, file.runs, file.shards) {
+        return Err(Error::input_at(
+            path,
+            "field identity",
+            "does not match the scenario, seed and runs in the file (edited by hand?)",
+        ));
+    }
+    Ok(file)
+}
+
+/// Merges shard files (of one or several scenarios) into reports, in the
+/// order of the scenarios' first files.
+pub fn merge(files: &[PathBuf]) -> Result<Vec<(Scenario, Output)>> {
+    let mut groups: Vec<(String, Vec<(PathBuf, ShardFile)>)> = Vec::new();
+    for path in files {
+        let f = read_shard(path)?;
+        match groups.iter_mut().find(|(name, _)| *name == f.scenario) {
+            Some((_, v)) => v.push((path.clone(), f)),
+            None => groups.push((f.scenario.clone(), vec![(path.clone(), f)])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, shards)| merge_one(shards))
+        .collect()
+}
+
+fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)> {
+    shards.sort_by_key(|(_, f)| f.shard);
+    let (first_path, head) = &shards[0];
+    for (path, f) in &shards[1..] {
+        if f.identity != head.identity {
+            return Err(Error::input_at(
+                path,
+                "field identity",
+                format!(
+                    "{} differs from {} in {}: shards of a different scenario, seed, runs or shard count cannot be merged",
+                    f.identity,
+                    head.identity,
+                    first_path.display()
+                ),
+            ));
+        }
+    }
+    let n = head.shards;
+    for w in shards.windows(2) {
+        if w[0].1.shard == w[1].1.shard {
+            return Err(Error::input_at(
+                &w[1].0,
+                "field shard",
+                format!(
+                    "shard {} given twice (also {})",
+                    w[1].1.shard,
+                    w[0].0.display()
+                ),
+            ));
+        }
+    }
+    let present: Vec<u32> = shards.iter().map(|(_, f)| f.shard).collect();
+    let missing: Vec<String> = (0..n)
+        .filter(|i| !present.contains(i))
+        .map(|i| format!("{i}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::input(format!(
+            "{}: missing shard(s) {} of {n}",
+            head.scenario,
+            missing.join(", ")
+        )));
+    }
+    let (shard0_path, shard0) = &shards[0];
+    let runs = shard0.runs;
+    let scenario = Scenario::parse(
+        Path::new(&shard0.scenario_path),
+        &shard0.scenario_json.to_string(),
+    )?;
+    let first = shard0.first.ok_or_else(|| {
+        Error::input_at(
+            shard0_path,
+            "field first",
+            "missing: shard 0 must carry the workload facts",
+        )
+    })?;
+    let mut cells: Vec<Option<CellOutcome>> = Vec::new();
+    for (path, f) in &shards {
+        for c in &f.cells {
+            let shard = Shard {
+                index: f.shard,
+                count: n,
+            };
+            if !shard.owns(c.cell) {
+                return Err(Error::input_at(
+                    path,
+                    format!("cell {}", c.cell),
+                    format!(
+                        "belongs to shard {} of {n}, not {}",
+                        c.cell % n as usize,
+                        f.shard
+                    ),
+                ));
+            }
+            if c.quantiles.len() != QUANTILES + 1 {
+                return Err(Error::input_at(
+                    path,
+                    format!("cell {}", c.cell),
+                    format!(
+                        "{} quantiles: expected {}",
+                        c.quantiles.len(),
+                        QUANTILES + 1
+                    ),
+                ));
+            }
+            if cells.len() <= c.cell {
+                cells.resize_with(c.cell + 1, || None);
+            }
+            if cells[c.cell].replace(c.outcome()).is_some() {
+                return Err(Error::input_at(
+                    path,
+                    format!("cell {}", c.cell),
+                    "given twice",
+                ));
+            }
+        }
+    }
+    let outcomes: Vec<CellOutcome> = cells
+        .into_iter()
+        .enumerate()
+        .map(|(k, o)| {
+            o.ok_or_else(|| Error::input(format!("{}: cell {k} is in no shard", head.scenario)))
+        })
+        .collect::<Result<_>>()?;
+    let ctx = RunContext {
+        seed: shard0.seed,
+        runs: Some(runs),
+        max_memory: u64::MAX,
+        progress: false,
+    };
+    let mut out = estimator_accuracy::merge_output(&scenario, &ctx, runs, first, &outcomes)?;
+    out.json["schema"] = crate::report::SCHEMA.into();
+    Ok((scenario, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_specs() {
+        assert_eq!(parse_shard("0/4"), Ok(Shard { index: 0, count: 4 }));
+        assert_eq!(parse_shard("3/4"), Ok(Shard { index: 3, count: 4 }));
+        assert!(parse_shard("4/4").is_err());
+        assert!(parse_shard("0/0").is_err());
+        assert!(parse_shard("1").is_err());
+        assert!(parse_shard("a/b").is_err());
+        let s = Shard { index: 1, count: 3 };
+        assert!(s.owns(1) && s.owns(4) && !s.owns(3));
+        assert_eq!(s.file_name("x"), "x.shard-1-of-3.json");
+    }
+}
