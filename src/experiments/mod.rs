@@ -2,6 +2,7 @@
 //! an [`Output`] (tables, report.json, charts). Thin glue between workloads,
 //! algorithms, oracles and reports.
 
+pub mod decision;
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
 pub mod first_second_panic;
@@ -114,6 +115,11 @@ pub const KINDS: &[Kind] = &[
         name: "pacer_timeline",
         summary: "concurrent callers on uber-go/ratelimit pacers and x/time/rate limiters (MultiLimiter): admitted times per caller",
         run: pacer_timeline::run,
+    },
+    Kind {
+        name: "decision_accuracy",
+        summary: "allow/deny decisions of pingora Rate (docs, proportional), x/time/rate, governor, tower, uber-go vs an exact sliding-log limiter (issue 6)",
+        run: decision::run,
     },
 ];
 
