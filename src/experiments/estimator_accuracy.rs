@@ -44,6 +44,37 @@ pub struct Params {
     /// Overflow behaviour.
     #[serde(default)]
     pub overflow: Overflow,
+    /// Which implementations to measure (default: the model only). Rows of
+    /// `pingora_limits` use the real crate, whose hashers are seeded from
+    /// the OS at random: they are statistical, not reproducible, so a
+    /// scenario that asks for them is outside the byte-identical guarantee.
+    #[serde(default = "default_backends")]
+    pub backends: Vec<Backend>,
+}
+
+/// An implementation of the count-min sketch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// ratelab's model (seeded, deterministic).
+    #[default]
+    Model,
+    /// The real `pingora_limits::estimator::Estimator` (random hashers).
+    PingoraLimits,
+}
+
+impl Backend {
+    /// Name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Model => "model",
+            Backend::PingoraLimits => "pingora_limits",
+        }
+    }
+}
+
+fn default_backends() -> Vec<Backend> {
+    vec![Backend::Model]
 }
 
 fn default_variants() -> Vec<Variant> {
@@ -197,7 +228,48 @@ pub fn replay_cell(
             fault = Some(f);
         }
     });
-    let summary = WorkloadSummary::of_counts(&truth);
+    outcome(
+        &truth,
+        |k| sketch.get_cells(&table[k * h..k * h + h]),
+        config.slots,
+        fault,
+    )
+}
+
+/// Replays `workload` through the real `pingora_limits` Estimator (its
+/// hashers are random, so the result is statistical).
+pub fn replay_cell_crate(
+    workload: &Workload,
+    config: EstimatorConfig,
+    workload_seed: u64,
+) -> CellOutcome {
+    let sketch = pingora_limits::estimator::Estimator::new(config.hashes, config.slots);
+    let keys: Vec<Vec<u8>> = (0..workload.key_space())
+        .map(|id| workload.key_bytes(id).into_owned())
+        .collect();
+    let mut truth = vec![0u64; keys.len()];
+    workload.for_each_event(workload_seed, |k| {
+        let k = k as usize;
+        truth[k] += 1;
+        sketch.incr(&keys[k][..], 1);
+    });
+    outcome(
+        &truth,
+        |k| sketch.get(&keys[k][..]) as i64,
+        config.slots,
+        None,
+    )
+}
+
+/// Error statistics of per-key estimates against the exact counts.
+fn outcome(
+    truth: &[u64],
+    estimate: impl Fn(usize) -> i64,
+    slots: usize,
+    fault: Option<Fault>,
+) -> CellOutcome {
+    let keys = truth.len();
+    let summary = WorkloadSummary::of_counts(truth);
     // Keys in rank order: by true count, descending; key id breaks ties.
     let mut order: Vec<u32> = (0..keys as u32)
         .filter(|&k| truth[k as usize] > 0)
@@ -207,12 +279,10 @@ pub fn replay_cell(
         .iter()
         .map(|&k| {
             let k = k as usize;
-            sketch
-                .get_cells(&table[k * h..k * h + h])
-                .wrapping_sub(truth[k] as i64)
+            estimate(k).wrapping_sub(truth[k] as i64)
         })
         .collect();
-    let bound = count_min_bound(summary.events, config.slots);
+    let bound = count_min_bound(summary.events, slots);
     let rank_bin_means = rank_bins(errors_by_rank.len())
         .iter()
         .map(|&(s, e)| {
@@ -246,6 +316,8 @@ pub fn replay_cell(
 /// One row of the table: a shape and variant summarised over runs.
 #[derive(Debug, Clone)]
 pub struct Row {
+    /// Which implementation.
+    pub backend: Backend,
     /// Shape and behaviour.
     pub config: EstimatorConfig,
     /// Mean and std of each statistic over runs.
@@ -271,6 +343,18 @@ pub fn sweep(
     seed: u64,
     on_cell: &(dyn Fn() + Sync),
 ) -> Vec<Row> {
+    sweep_backend(workload, configs, runs, seed, Backend::Model, on_cell)
+}
+
+/// [`sweep`] with a choice of implementation.
+pub fn sweep_backend(
+    workload: &Workload,
+    configs: &[EstimatorConfig],
+    runs: u32,
+    seed: u64,
+    backend: Backend,
+    on_cell: &(dyn Fn() + Sync),
+) -> Vec<Row> {
     let cells: Vec<(usize, u32)> = (0..configs.len())
         .flat_map(|c| (0..runs).map(move |r| (c, r)))
         .collect();
@@ -278,12 +362,19 @@ pub fn sweep(
         .par_iter()
         .map(|&(c, r)| {
             let run_seed = derive_seed(seed, &[u64::from(r)]);
-            let out = replay_cell(
-                workload,
-                configs[c],
-                derive_seed(run_seed, &[stream::WORKLOAD]),
-                derive_seed(run_seed, &[stream::HASH]),
-            );
+            let out = match backend {
+                Backend::Model => replay_cell(
+                    workload,
+                    configs[c],
+                    derive_seed(run_seed, &[stream::WORKLOAD]),
+                    derive_seed(run_seed, &[stream::HASH]),
+                ),
+                Backend::PingoraLimits => replay_cell_crate(
+                    workload,
+                    configs[c],
+                    derive_seed(run_seed, &[stream::WORKLOAD]),
+                ),
+            };
             on_cell();
             out
         })
@@ -304,6 +395,7 @@ pub fn sweep(
                     .collect()
             };
             Row {
+                backend,
                 config: *config,
                 summary: summarize(&stats),
                 bound: runs_of.iter().map(|o| o.bound).sum::<f64>() / n,
@@ -366,10 +458,26 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             workload.key_space(), bytes_human(oracle_bytes), bytes_human(ctx.max_memory))));
     }
     let progress = ctx.progress(
-        configs.len() as u64 * u64::from(runs),
+        configs.len() as u64 * u64::from(runs) * p.backends.len().max(1) as u64,
         &scenario.common.name,
     );
-    let rows = sweep(&workload, &configs, runs, ctx.seed, &|| progress.inc(1));
+    if p.backends.is_empty() {
+        return Err(scenario.field_error(
+            "backends",
+            "empty: expected at least one of model, pingora_limits",
+        ));
+    }
+    let mut rows = Vec::new();
+    for &b in &p.backends {
+        rows.extend(sweep_backend(
+            &workload,
+            &configs,
+            runs,
+            ctx.seed,
+            b,
+            &|| progress.inc(1),
+        ));
+    }
     progress.finish();
     // The workload facts of run 0 (identical in every run for exact-count shapes).
     let first = replay_summary(&workload, ctx.seed);
@@ -401,11 +509,19 @@ fn render_output(
     rows: &[Row],
 ) -> Output {
     let multi_variant = p.variants.len() > 1;
-    let label = |c: &EstimatorConfig| {
+    let multi_backend = p.backends != [Backend::Model];
+    let label_of = |c: &EstimatorConfig| {
         if multi_variant {
             format!("{}x{} {}", c.hashes, c.slots, c.variant.name())
         } else {
             format!("{}x{}", c.hashes, c.slots)
+        }
+    };
+    let row_label = |r: &Row| {
+        if multi_backend {
+            format!("{} {}", label_of(&r.config), r.backend.name())
+        } else {
+            label_of(&r.config)
         }
     };
     // Main table, in the document's layout (p99 and max: per-run values averaged).
@@ -414,6 +530,9 @@ fn render_output(
     ];
     if multi_variant {
         head.insert(0, "variant");
+    }
+    if multi_backend {
+        head.insert(0, "backend");
     }
     let mut table = Table::new(head.clone());
     let mut console_table = Table::new(head);
@@ -432,6 +551,9 @@ fn render_output(
         if multi_variant {
             cells.insert(0, r.config.variant.name().to_string());
         }
+        if multi_backend {
+            cells.insert(0, r.backend.name().to_string());
+        }
         table.push(cells.clone());
         console_table.push(cells);
     }
@@ -447,7 +569,7 @@ fn render_output(
     for r in rows {
         let s = &r.summary;
         noise.push([
-            label(&r.config),
+            row_label(r),
             format!("{:.2}", s.exact_pct.std),
             format!("{:.2}", s.mean.std),
             format!("{:.1}", s.p99.std),
@@ -475,7 +597,7 @@ fn render_output(
             if let Some(f) = &r.fault {
                 md.push_str(&format!(
                     "- {}: {} of {} runs: {}\n",
-                    label(&r.config),
+                    row_label(r),
                     r.faults,
                     runs,
                     f
@@ -483,13 +605,16 @@ fn render_output(
             }
         }
     }
+    if multi_backend {
+        md.push_str(&model_vs_crate(rows, runs));
+    }
     md.push_str("\n## Charts\n\n- `error_vs_rank`: mean overcount by key rank (1 = busiest key), log-log. Cold keys (high rank) carry the error: their true counts are small and any hot key sharing their cell in every row inflates them.\n- `error_cdf`: share of keys whose error is at most x.\n- `error_vs_memory`: mean error against memory; points on the same memory differ in rows vs slots.\n");
 
     let json_rows: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
             let s = &r.summary;
-            json!({
+            let mut o = json!({
                 "variant": r.config.variant.name(),
                 "hashes": r.config.hashes,
                 "slots": r.config.slots,
@@ -510,7 +635,12 @@ fn render_output(
                     "max": s.max.std,
                     "over_bound_pct": s.over_bound_pct.std,
                 },
-            })
+            });
+            if multi_backend {
+                o["backend"] = r.backend.name().into();
+                o["deterministic"] = (r.backend == Backend::Model).into();
+            }
+            o
         })
         .collect();
     let mut j = report_head(scenario, ctx, Some(runs));
@@ -531,7 +661,7 @@ fn render_output(
     );
     j.insert("rows".into(), serde_json::Value::Array(json_rows));
 
-    let charts = charts(rows, &label, first.keys as usize);
+    let charts = charts(rows, &row_label, first.keys as usize);
     Output {
         json: serde_json::Value::Object(j),
         table_md: md,
@@ -542,9 +672,57 @@ fn render_output(
     }
 }
 
+/// The model-vs-crate paragraph: per shape, the two backends' mean error
+/// (mean ± std over runs) and whether they agree within noise (difference of
+/// the means within 3 standard errors, plus 2% of the mean for the model's
+/// different hash family).
+fn model_vs_crate(rows: &[Row], runs: u32) -> String {
+    let mut t = Table::new([
+        "shape",
+        "model mean error",
+        "pingora_limits mean error",
+        "difference",
+        "within noise",
+    ]);
+    let mut all = true;
+    let mut any = false;
+    for m in rows.iter().filter(|r| r.backend == Backend::Model) {
+        let Some(c) = rows
+            .iter()
+            .find(|r| r.backend == Backend::PingoraLimits && r.config == m.config)
+        else {
+            continue;
+        };
+        any = true;
+        let (a, b) = (&m.summary.mean, &c.summary.mean);
+        let se = ((a.std * a.std + b.std * b.std) / f64::from(runs.max(1))).sqrt();
+        let ok = (a.mean - b.mean).abs() <= 3.0 * se + 0.02 * a.mean.abs().max(b.mean.abs()) + 0.05;
+        all &= ok;
+        t.push([
+            format!("{}x{}", m.config.hashes, m.config.slots),
+            format!("{:.2} ± {:.2}", a.mean, a.std),
+            format!("{:.2} ± {:.2}", b.mean, b.std),
+            format!("{:+.2}", b.mean - a.mean),
+            if ok { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    if !any {
+        return String::new();
+    }
+    format!(
+        "\n## Model vs the real crate\n\nRows marked `pingora_limits` ran the real `pingora_limits::estimator::Estimator` (0.9) on the same event stream; its hashers are seeded at random by the OS, so those rows are statistical and differ from run to run (they are excluded from the byte-identical guarantee). Agreement = the means differ by at most 3 standard errors over {runs} runs (+2% of the mean for the different hash family, +0.05). **Verdict: {}**\n\n{}",
+        if all {
+            "the model agrees with the real crate within noise for every shape."
+        } else {
+            "the model and the real crate differ beyond noise for at least one shape (marked NO)."
+        },
+        t.markdown()
+    )
+}
+
 fn charts(
     rows: &[Row],
-    label: &dyn Fn(&EstimatorConfig) -> String,
+    label: &dyn Fn(&Row) -> String,
     keys: usize,
 ) -> Vec<crate::report::Chart> {
     let bins = rank_bins(keys);
@@ -581,7 +759,7 @@ fn charts(
             .zip(&r.rank_bin_means)
             .map(|(&(s, e), &m)| (((s * (e - 1)) as f64).sqrt(), m))
             .collect();
-        let mut s = Series::new(label(&r.config), pts, SeriesStyle::Line);
+        let mut s = Series::new(label(r), pts, SeriesStyle::Line);
         s.color = Some(i);
         by_rank.series.push(s);
         let q = &r.quantiles;
@@ -590,7 +768,7 @@ fn charts(
             .enumerate()
             .map(|(k, &x)| (x, 100.0 * k as f64 / (q.len().max(2) - 1) as f64))
             .collect();
-        let mut s = Series::new(label(&r.config), pts, SeriesStyle::Step);
+        let mut s = Series::new(label(r), pts, SeriesStyle::Step);
         s.color = Some(i);
         cdf.series.push(s);
     }
@@ -598,10 +776,15 @@ fn charts(
     let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
     for r in rows {
         let g = format!(
-            "{} rows{}",
+            "{} rows{}{}",
             r.config.hashes,
             if rows.iter().any(|o| o.config.variant != r.config.variant) {
                 format!(" {}", r.config.variant.name())
+            } else {
+                String::new()
+            },
+            if rows.iter().any(|o| o.backend != r.backend) {
+                format!(" {}", r.backend.name())
             } else {
                 String::new()
             }
