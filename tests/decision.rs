@@ -68,10 +68,9 @@ fn exported_trace_replays_to_the_same_decisions() {
     let o = run_into(&tsc, &out, "1");
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = |name: &str| -> Vec<serde_json::Value> {
-        let j: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(out.join(name).join("report.json")).unwrap(),
-        )
-        .unwrap();
+        let j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(name).join("report.json")).unwrap())
+                .unwrap();
         j["rows"].as_array().unwrap().clone()
     };
     let (w, t) = (rows("dec-small"), rows("dec-trace"));

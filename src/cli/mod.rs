@@ -157,7 +157,11 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
         Command::List { scenarios } => run::list(&scenarios),
         Command::Replay { args } => crate::replay::run(&args).map(|()| 0),
-        Command::Export { scenario, out, seed } => export(&scenario, &out, seed).map(|()| 0),
+        Command::Export {
+            scenario,
+            out,
+            seed,
+        } => export(&scenario, &out, seed).map(|()| 0),
     }
 }
 

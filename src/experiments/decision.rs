@@ -639,10 +639,9 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
             }
         }
         _ => {
-            return Err(scenario.field_error(
-                "workload",
-                "expected exactly one of `workload` and `trace`",
-            ))
+            return Err(
+                scenario.field_error("workload", "expected exactly one of `workload` and `trace`")
+            )
         }
     }
     for (i, s) in p.shapes.iter().enumerate() {
@@ -717,7 +716,9 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         _ => None,
     };
     let bin_w = (interval_ns / 4).max(1);
-    let t_lo = watch_from.map(|f| f.saturating_sub(2 * interval_ns)).unwrap_or(0);
+    let t_lo = watch_from
+        .map(|f| f.saturating_sub(2 * interval_ns))
+        .unwrap_or(0);
 
     let mut cands = candidates(&p, ctx.seed)?;
     let mut tallies: Vec<Tally> = (0..cands.len())
@@ -770,9 +771,6 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         };
         if let Some(b) = bin {
             offered[b] += w;
-        }
-        for tally in [&mut oracle, &mut fixed_oracle] {
-            let _ = tally;
         }
         record(&mut oracle, k, truth, truth, truth, watched, bin, t, w);
         record(
@@ -1123,11 +1121,7 @@ fn render_output(
         } else {
             SeriesStyle::Points
         };
-        let mut s = Series::new(
-            *fam,
-            pts.iter().map(|x| (x.0, x.1)).collect(),
-            style,
-        );
+        let mut s = Series::new(*fam, pts.iter().map(|x| (x.0, x.1)).collect(), style);
         if pts.len() > 1 {
             s.point_labels = Some(pts.iter().map(|x| format!(" {}", x.2)).collect());
         }
@@ -1151,10 +1145,7 @@ fn render_output(
                 c.watch_name.clone().unwrap_or_default()
             ),
             "time (s)",
-            format!(
-                "requests/s in {} ms bins",
-                c.bin_w as f64 / MILLI as f64
-            ),
+            format!("requests/s in {} ms bins", c.bin_w as f64 / MILLI as f64),
         );
         tl.vlines
             .push((from as f64 / SECOND as f64, "abuse starts".into()));
@@ -1201,11 +1192,7 @@ fn render_output(
     let charts = charts.iter().filter_map(|s| render(s).ok()).collect();
     Output {
         json: serde_json::Value::Object(j),
-        console: format!(
-            "{n} requests, {} keys\n{}",
-            c.keys_seen,
-            table.text()
-        ),
+        console: format!("{n} requests, {} keys\n{}", c.keys_seen, table.text()),
         table_csv: table.csv(),
         table_md: md,
         charts,
@@ -1291,7 +1278,12 @@ mod tests {
         assert!(first < 1.0, "{first}");
         assert_eq!(j["watched"]["key"], "205");
         // The global tower instance denies most traffic.
-        assert!(row(j, "tower RateLimit global")["false_deny_pct"].as_f64().unwrap() > 50.0);
+        assert!(
+            row(j, "tower RateLimit global")["false_deny_pct"]
+                .as_f64()
+                .unwrap()
+                > 50.0
+        );
     }
 
     #[test]

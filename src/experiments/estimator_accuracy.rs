@@ -720,11 +720,7 @@ fn model_vs_crate(rows: &[Row], runs: u32) -> String {
     )
 }
 
-fn charts(
-    rows: &[Row],
-    label: &dyn Fn(&Row) -> String,
-    keys: usize,
-) -> Vec<crate::report::Chart> {
+fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> Vec<crate::report::Chart> {
     let bins = rank_bins(keys);
     let mut by_rank = ChartSpec::new(
         "error_vs_rank",
