@@ -896,7 +896,11 @@ fn fmt_pct(v: f64) -> String {
 fn worst(t: &Tally) -> Option<(u32, u32)> {
     let mut best: Option<(u32, u32)> = None;
     for (k, &c) in t.wrong_by_key.iter().enumerate() {
-        if c > 0 && best.is_none_or(|(_, b)| c > b) {
+        let better = match best {
+            Some((_, b)) => c > b,
+            None => true,
+        };
+        if c > 0 && better {
             best = Some((k as u32, c));
         }
     }
