@@ -10,6 +10,7 @@ pub mod experiments;
 pub mod hash;
 pub mod metrics;
 pub mod oracle;
+pub mod oracle_limiters;
 pub mod progress;
 pub mod replay;
 pub mod report;

@@ -143,6 +143,18 @@ pub enum Command {
         #[arg(long, default_value = "scenarios")]
         scenarios: PathBuf,
     },
+    /// Write a scenario's timed `workload` as a trace (CSV `t_ns,key,weight`,
+    /// or JSON Lines for .jsonl), streamed: memory does not grow with it.
+    Export {
+        /// A scenario file with a timed `workload` field (e.g. a decision_accuracy one).
+        scenario: PathBuf,
+        /// The trace to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Override the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
 }
 
 /// Parses sizes such as `1GiB`, `512MiB`, `64KiB`, `1000` (bytes).
@@ -202,7 +214,49 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Size { args } => size::run(&args),
+        Command::Export {
+            scenario,
+            out,
+            seed,
+        } => export(&scenario, &out, seed).map(|()| 0),
     }
+}
+
+/// `ratelab export`: the scenario's timed workload as a trace file, with the
+/// same event stream the decision lab would replay (keys `k<id>`).
+fn export(scenario: &std::path::Path, out: &std::path::Path, seed: Option<u64>) -> Result<()> {
+    use crate::workload::timed::TimedWorkload;
+    use crate::workload::trace::{TraceEvent, TraceFormat, TraceWriter};
+    use std::fmt::Write as _;
+    let sc = crate::scenario::Scenario::load(scenario)?;
+    let Some(w) = sc.params.get("workload").cloned() else {
+        return Err(sc.field_error("workload", "missing: expected a timed workload"));
+    };
+    let w: TimedWorkload = crate::scenario::from_value(&sc.path, w)?;
+    w.validate(&sc.path, "workload")?;
+    let seed = seed.unwrap_or(sc.common.seed);
+    let file = std::fs::File::create(out).map_err(|e| Error::io(out, e))?;
+    let mut tw = TraceWriter::new(
+        std::io::BufWriter::with_capacity(1 << 20, file),
+        TraceFormat::from_path(out),
+    );
+    let events = w.events(crate::rng::derive_seed(
+        seed,
+        &[crate::rng::stream::WORKLOAD],
+    ));
+    let mut e = TraceEvent {
+        t_ns: 0,
+        key: String::new(),
+        weight: 1,
+    };
+    for (t, k) in events {
+        e.t_ns = t;
+        e.key.clear();
+        let _ = write!(e.key, "k{k}");
+        tw.write(&e).map_err(|err| Error::io(out, err))?;
+    }
+    tw.finish().map_err(|err| Error::io(out, err))?;
+    Ok(())
 }
 
 /// Sets the rayon pool size once per process (later calls keep the first).

@@ -44,6 +44,38 @@ pub struct Params {
     /// Overflow behaviour.
     #[serde(default)]
     pub overflow: Overflow,
+    /// Which implementations to measure (default: the model only). Rows of
+    /// `pingora_limits` use the real crate, whose hashers are seeded from
+    /// the OS at random: they are statistical, not reproducible, so a
+    /// scenario that asks for them is outside the byte-identical guarantee
+    /// (give those rows an `ignore` tolerance for `ratelab check`).
+    #[serde(default = "default_backends")]
+    pub backends: Vec<Backend>,
+}
+
+/// An implementation of the count-min sketch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// ratelab's model (seeded, deterministic).
+    #[default]
+    Model,
+    /// The real `pingora_limits::estimator::Estimator` (random hashers).
+    PingoraLimits,
+}
+
+impl Backend {
+    /// Name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Model => "model",
+            Backend::PingoraLimits => "pingora_limits",
+        }
+    }
+}
+
+fn default_backends() -> Vec<Backend> {
+    vec![Backend::Model]
 }
 
 fn default_variants() -> Vec<Variant> {
@@ -230,17 +262,60 @@ fn finish_cell(
 ) -> CellOutcome {
     let config = *sketch.config();
     let h = config.hashes;
+    outcome_of(
+        truth,
+        order,
+        |k| sketch.get_cells(&table[k * h..k * h + h]),
+        config.slots,
+        fault,
+    )
+}
+
+/// Replays `workload` through the real `pingora_limits` Estimator (its
+/// hashers are random, so the result is statistical).
+pub fn replay_cell_crate(
+    workload: &Workload,
+    config: EstimatorConfig,
+    workload_seed: u64,
+) -> CellOutcome {
+    let sketch = pingora_limits::estimator::Estimator::new(config.hashes, config.slots);
+    let keys: Vec<Vec<u8>> = (0..workload.key_space())
+        .map(|id| workload.key_bytes(id).into_owned())
+        .collect();
+    let mut truth = vec![0u64; keys.len()];
+    workload.for_each_event(workload_seed, |k| {
+        let k = k as usize;
+        truth[k] += 1;
+        sketch.incr(&keys[k][..], 1);
+    });
+    let order = rank_order(&truth);
+    outcome_of(
+        &truth,
+        &order,
+        |k| sketch.get(&keys[k][..]) as i64,
+        config.slots,
+        None,
+    )
+}
+
+/// Error statistics of per-key estimates (`estimate(key)`) against the exact
+/// counts, keys taken in rank order.
+fn outcome_of(
+    truth: &[u64],
+    order: &[u32],
+    estimate: impl Fn(usize) -> i64,
+    slots: usize,
+    fault: Option<Fault>,
+) -> CellOutcome {
     let summary = WorkloadSummary::of_counts(truth);
     let errors_by_rank: Vec<i64> = order
         .iter()
         .map(|&k| {
             let k = k as usize;
-            sketch
-                .get_cells(&table[k * h..k * h + h])
-                .wrapping_sub(truth[k] as i64)
+            estimate(k).wrapping_sub(truth[k] as i64)
         })
         .collect();
-    let bound = count_min_bound(summary.events, config.slots);
+    let bound = count_min_bound(summary.events, slots);
     let rank_bin_means = rank_bins(errors_by_rank.len())
         .iter()
         .map(|&(s, e)| {
@@ -332,6 +407,8 @@ pub fn replay_run(
 /// One row of the table: a shape and variant summarised over runs.
 #[derive(Debug, Clone)]
 pub struct Row {
+    /// Which implementation.
+    pub backend: Backend,
     /// Shape and behaviour.
     pub config: EstimatorConfig,
     /// Mean and std of each statistic over runs.
@@ -445,6 +522,7 @@ pub fn rows(configs: &[EstimatorConfig], runs: u32, outcomes: &[CellOutcome]) ->
                     .collect()
             };
             Row {
+                backend: Backend::Model,
                 config: *config,
                 summary: summarize(&stats),
                 bound: runs_of.iter().map(|o| o.bound).sum::<f64>() / n,
@@ -533,11 +611,54 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         configs.len() as u64 * u64::from(runs),
         &scenario.common.name,
     );
-    let rows = sweep(&workload, &configs, runs, ctx.seed, &|| progress.inc(1));
+    if p.backends.is_empty() {
+        return Err(scenario.field_error(
+            "backends",
+            "empty: expected at least one of model, pingora_limits",
+        ));
+    }
+    let mut rows = Vec::new();
+    if p.backends.contains(&Backend::Model) {
+        rows.extend(sweep(&workload, &configs, runs, ctx.seed, &|| {
+            progress.inc(1)
+        }));
+    }
+    if p.backends.contains(&Backend::PingoraLimits) {
+        rows.extend(sweep_crate(&workload, &configs, runs, ctx.seed));
+    }
     progress.finish();
     // The workload facts of run 0 (identical in every run for exact-count shapes).
     let first = replay_summary(&workload, ctx.seed);
     Ok(render_output(scenario, ctx, &p, runs, first, &rows))
+}
+
+/// The sweep on the real crate: same streams as the model's runs, random
+/// hashers (statistical rows).
+pub fn sweep_crate(
+    workload: &Workload,
+    configs: &[EstimatorConfig],
+    runs: u32,
+    seed: u64,
+) -> Vec<Row> {
+    let cells: Vec<(usize, u32)> = (0..configs.len())
+        .flat_map(|c| (0..runs).map(move |r| (c, r)))
+        .collect();
+    let outcomes: Vec<CellOutcome> = cells
+        .par_iter()
+        .map(|&(c, r)| {
+            let run_seed = derive_seed(seed, &[u64::from(r)]);
+            replay_cell_crate(
+                workload,
+                configs[c],
+                derive_seed(run_seed, &[stream::WORKLOAD]),
+            )
+        })
+        .collect();
+    let mut out = rows(configs, runs, &outcomes);
+    for r in &mut out {
+        r.backend = Backend::PingoraLimits;
+    }
+    out
 }
 
 /// What a shard replayed: runs, run 0's workload facts (shard 0 only), and
@@ -619,12 +740,19 @@ fn render_output(
     rows: &[Row],
 ) -> Output {
     let multi_variant = p.variants.len() > 1;
-    let label = |c: &EstimatorConfig| {
-        if multi_variant {
+    let multi_backend = p.backends != [Backend::Model];
+    let label = |r: &Row| {
+        let c = &r.config;
+        let mut l = if multi_variant {
             format!("{}x{} {}", c.hashes, c.slots, c.variant.name())
         } else {
             format!("{}x{}", c.hashes, c.slots)
+        };
+        if multi_backend {
+            l.push(' ');
+            l.push_str(r.backend.name());
         }
+        l
     };
     // Main table, in the document's layout (p99 and max: per-run values averaged).
     let mut head = vec![
@@ -632,6 +760,9 @@ fn render_output(
     ];
     if multi_variant {
         head.insert(0, "variant");
+    }
+    if multi_backend {
+        head.insert(0, "backend");
     }
     let mut table = Table::new(head.clone());
     let mut console_table = Table::new(head);
@@ -650,6 +781,9 @@ fn render_output(
         if multi_variant {
             cells.insert(0, r.config.variant.name().to_string());
         }
+        if multi_backend {
+            cells.insert(0, r.backend.name().to_string());
+        }
         table.push(cells.clone());
         console_table.push(cells);
     }
@@ -665,7 +799,7 @@ fn render_output(
     for r in rows {
         let s = &r.summary;
         noise.push([
-            label(&r.config),
+            label(r),
             format!("{:.2}", s.exact_pct.std),
             format!("{:.2}", s.mean.std),
             format!("{:.1}", s.p99.std),
@@ -693,7 +827,7 @@ fn render_output(
             if let Some(f) = &r.fault {
                 md.push_str(&format!(
                     "- {}: {} of {} runs: {}\n",
-                    label(&r.config),
+                    label(r),
                     r.faults,
                     runs,
                     f
@@ -701,13 +835,16 @@ fn render_output(
             }
         }
     }
+    if multi_backend {
+        md.push_str(&model_vs_crate(rows, runs));
+    }
     md.push_str("\n## Charts\n\n- `error_vs_rank`: mean overcount by key rank (1 = busiest key), log-log. Cold keys (high rank) carry the error: their true counts are small and any hot key sharing their cell in every row inflates them.\n- `error_cdf`: share of keys whose error is at most x.\n- `error_vs_memory`: mean error against memory; points on the same memory differ in rows vs slots.\n");
 
     let json_rows: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
             let s = &r.summary;
-            json!({
+            let mut o = json!({
                 "variant": r.config.variant.name(),
                 "hashes": r.config.hashes,
                 "slots": r.config.slots,
@@ -728,7 +865,12 @@ fn render_output(
                     "max": s.max.std,
                     "over_bound_pct": s.over_bound_pct.std,
                 },
-            })
+            });
+            if multi_backend {
+                o["backend"] = r.backend.name().into();
+                o["deterministic"] = (r.backend == Backend::Model).into();
+            }
+            o
         })
         .collect();
     let mut j = report_head(scenario, ctx, Some(runs));
@@ -760,11 +902,7 @@ fn render_output(
     }
 }
 
-fn charts(
-    rows: &[Row],
-    label: &dyn Fn(&EstimatorConfig) -> String,
-    keys: usize,
-) -> Vec<crate::report::Chart> {
+fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> Vec<crate::report::Chart> {
     let bins = rank_bins(keys);
     let mut by_rank = ChartSpec::new(
         "error_vs_rank",
@@ -799,7 +937,7 @@ fn charts(
             .zip(&r.rank_bin_means)
             .map(|(&(s, e), &m)| (((s * (e - 1)) as f64).sqrt(), m))
             .collect();
-        let mut s = Series::new(label(&r.config), pts, SeriesStyle::Line);
+        let mut s = Series::new(label(r), pts, SeriesStyle::Line);
         s.color = Some(i);
         by_rank.series.push(s);
         let q = &r.quantiles;
@@ -808,7 +946,7 @@ fn charts(
             .enumerate()
             .map(|(k, &x)| (x, 100.0 * k as f64 / (q.len().max(2) - 1) as f64))
             .collect();
-        let mut s = Series::new(label(&r.config), pts, SeriesStyle::Step);
+        let mut s = Series::new(label(r), pts, SeriesStyle::Step);
         s.color = Some(i);
         cdf.series.push(s);
     }
@@ -848,4 +986,48 @@ fn charts(
         .iter()
         .filter_map(|spec| render(spec).ok())
         .collect()
+}
+
+fn model_vs_crate(rows: &[Row], runs: u32) -> String {
+    let mut t = Table::new([
+        "shape",
+        "model mean error",
+        "pingora_limits mean error",
+        "difference",
+        "within noise",
+    ]);
+    let mut all = true;
+    let mut any = false;
+    for m in rows.iter().filter(|r| r.backend == Backend::Model) {
+        let Some(c) = rows
+            .iter()
+            .find(|r| r.backend == Backend::PingoraLimits && r.config == m.config)
+        else {
+            continue;
+        };
+        any = true;
+        let (a, b) = (&m.summary.mean, &c.summary.mean);
+        let se = ((a.std * a.std + b.std * b.std) / f64::from(runs.max(1))).sqrt();
+        let ok = (a.mean - b.mean).abs() <= 3.0 * se + 0.02 * a.mean.abs().max(b.mean.abs()) + 0.05;
+        all &= ok;
+        t.push([
+            format!("{}x{}", m.config.hashes, m.config.slots),
+            format!("{:.2} ± {:.2}", a.mean, a.std),
+            format!("{:.2} ± {:.2}", b.mean, b.std),
+            format!("{:+.2}", b.mean - a.mean),
+            if ok { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    if !any {
+        return String::new();
+    }
+    format!(
+        "\n## Model vs the real crate\n\nRows marked `pingora_limits` ran the real `pingora_limits::estimator::Estimator` (0.9) on the same event stream; its hashers are seeded at random by the OS, so those rows are statistical and differ from run to run (they are excluded from the byte-identical guarantee). Agreement = the means differ by at most 3 standard errors over {runs} runs (+2% of the mean for the different hash family, +0.05). **Verdict: {}**\n\n{}",
+        if all {
+            "the model agrees with the real crate within noise for every shape."
+        } else {
+            "the model and the real crate differ beyond noise for at least one shape (marked NO)."
+        },
+        t.markdown()
+    )
 }

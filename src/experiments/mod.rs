@@ -3,6 +3,7 @@
 //! algorithms, oracles and reports.
 
 pub mod characterization;
+pub mod decision;
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
 pub mod first_second_panic;
@@ -121,6 +122,11 @@ pub const KINDS: &[Kind] = &[
         name: "estimator_characterization",
         summary: "count-min error quantiles (±1..3 sigma) by key rank over many hash seeds on a fixed stream, trials doubling until stable",
         run: characterization::run,
+    },
+    Kind {
+        name: "decision_accuracy",
+        summary: "allow/deny decisions of pingora Rate (docs, proportional), x/time/rate, governor, tower, uber-go vs an exact sliding-log limiter (issue 6)",
+        run: decision::run,
     },
 ];
 
