@@ -5,11 +5,14 @@ use proptest::prelude::*;
 use ratelab::algo::estimator::{
     Estimator, EstimatorConfig, ExactCounter, FrequencyEstimator, Variant,
 };
+use ratelab::algo::leaky_bucket::LeakyBucket;
 use ratelab::algo::leaky_bucket::{replay_leaky_bucket, LeakyBucketConfig, LeakyVariant};
+use ratelab::algo::multi::LimiterPool;
 use ratelab::algo::rate::Rate;
 use ratelab::algo::token_bucket::TokenBucket;
 use ratelab::clock::MILLI;
 use ratelab::oracle::FlipWindowOracle;
+use ratelab::sim::des::{self, AgentScript, Step, World};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -119,5 +122,89 @@ proptest! {
                 }
             }
         }
+    }
+
+    /// The discrete-event engine never moves time backwards, and every step
+    /// finishes no earlier than it started, whatever the agents do.
+    #[test]
+    fn des_never_moves_time_backwards(
+        limit in 0.1f64..20.0,
+        burst in 1i64..5,
+        agents in prop::collection::vec(
+            (0i64..3_000_000_000, prop::collection::vec((0u8..3, 1i64..3, 0i64..500_000_000), 1..5)),
+            1..12,
+        ),
+    ) {
+        let mut limiters = LimiterPool::new();
+        let bucket = limiters.add_bucket(TokenBucket::new(limit, burst));
+        let pacer = LeakyBucket::new(LeakyBucketConfig::new(100).unix_origin(1_700_000_000_000_000_000)).unwrap();
+        let mut world = World { limiters, pacers: vec![pacer] };
+        let scripts: Vec<AgentScript> = agents
+            .iter()
+            .map(|(arrival, steps)| AgentScript {
+                arrival_ns: *arrival,
+                steps: steps
+                    .iter()
+                    .map(|&(kind, n, ns)| match kind {
+                        0 => Step::Wait { limiter: bucket, n, timeout_ns: if ns % 2 == 0 { Some(ns) } else { None } },
+                        1 => Step::Take { pacer: 0 },
+                        _ => Step::Sleep { ns },
+                    })
+                    .collect(),
+            })
+            .collect();
+        let out = des::run(&mut world, &scripts).unwrap();
+        prop_assert!(out.events.windows(2).all(|w| w[0].t_ns <= w[1].t_ns), "events out of time order");
+        for a in &out.agents {
+            for s in &a.steps {
+                prop_assert!(s.finished_ns >= s.started_ns);
+                prop_assert!(s.started_ns >= a.arrival_ns);
+            }
+        }
+    }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Merging the shards of a sweep gives exactly the unsharded report, for
+    /// any number of shards, runs and shapes.
+    #[test]
+    fn merge_of_shards_is_the_unsharded_report(
+        keys in 20u64..300,
+        shapes in prop::collection::vec((1u64..5, 4u64..200), 1..4),
+        runs in 1u32..4,
+        shards in 1u32..6,
+        seed in any::<u64>(),
+    ) {
+        use ratelab::experiments::{self, shard, RunContext};
+        use ratelab::scenario::Scenario;
+        let configs: Vec<String> = shapes.iter().map(|(h, s)| format!("{{\"hashes\": {h}, \"slots\": {s}}}")).collect();
+        let text = format!(
+            "{{\"name\": \"p\", \"kind\": \"estimator_accuracy\", \"seed\": {seed}, \"runs\": {runs}, \"workload\": {{\"type\": \"harmonic\", \"keys\": {keys}, \"top\": 500, \"min\": 1}}, \"configs\": [{}]}}",
+            configs.join(", ")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.json");
+        std::fs::write(&path, &text).unwrap();
+        let scenario = Scenario::load(&path).unwrap();
+        let ctx = RunContext::for_scenario(&scenario);
+        let whole = experiments::run(&scenario, &ctx).unwrap();
+        let mut files = Vec::new();
+        for i in 0..shards {
+            let sh = shard::Shard { index: i, count: shards };
+            let (bytes, _) = shard::run_shard(&scenario, &ctx, sh).unwrap();
+            let f = dir.path().join(sh.file_name("p"));
+            std::fs::write(&f, bytes).unwrap();
+            files.push(f);
+        }
+        let merged = shard::merge(&files).unwrap();
+        prop_assert_eq!(merged.len(), 1);
+        let (_, out) = &merged[0];
+        prop_assert_eq!(&out.json, &whole.json);
+        prop_assert_eq!(&out.table_md, &whole.table_md);
+        prop_assert_eq!(&out.table_csv, &whole.table_csv);
+        prop_assert!(out.charts.iter().zip(&whole.charts).all(|(a, b)| a.svg == b.svg && a.png == b.png));
     }
 }
