@@ -186,9 +186,20 @@ pub fn main_with_args(args: Vec<std::ffi::OsString>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            // --help and --version print and exit 0; usage errors exit 2.
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+            // --help and --version print and exit 0; usage errors exit 2,
+            // folded onto one line like every other ratelab error.
+            if !e.use_stderr() {
+                let _ = e.print();
+                return 0;
+            }
+            let text = e.render().to_string();
+            let line: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+                .collect();
+            eprintln!("{} (see --help)", line.join(" "));
+            return 2;
         }
     };
     match dispatch(cli) {
