@@ -34,7 +34,23 @@ const NASTY: &[&str] = &[
     "1e9",
     "[1,2]",
     "\"../../etc\"",
+    "65536",
+    "100000000",
+    "1000000000000",
+    "1e15",
 ];
+
+/// The number of scalar leaves of a JSON text (what [`mutate`] can hit).
+fn leaf_count(text: &str) -> usize {
+    fn walk(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::Object(m) => m.values().map(walk).sum(),
+            serde_json::Value::Array(a) => a.iter().map(walk).sum(),
+            _ => 1,
+        }
+    }
+    walk(&serde_json::from_str(text).unwrap())
+}
 
 /// Replaces the `nth` scalar value in a JSON text with `with`.
 fn mutate(text: &str, nth: usize, with: &str) -> String {
@@ -156,7 +172,7 @@ fn mutated_scenarios_never_crash_the_binary() {
     let mut failures = Vec::new();
     for i in 0..budget {
         let (name, text) = &scenarios[(next() % scenarios.len() as u64) as usize];
-        let leaves = text.matches([':', ',', '[']).count().max(1);
+        let leaves = leaf_count(text).max(1);
         let nth = (next() % leaves as u64) as usize;
         let with = NASTY[(next() % NASTY.len() as u64) as usize];
         let mutated = mutate(text, nth, with);
@@ -172,6 +188,10 @@ fn mutated_scenarios_never_crash_the_binary() {
                 out.to_str().unwrap(),
                 "--max-memory",
                 "256MiB",
+                // About 5 CPU-seconds: every committed scenario fits, and a
+                // mutation asking for more must be refused at once (exit 2).
+                "--max-work",
+                "5e8",
                 "--no-progress",
             ])
             .current_dir(root())

@@ -54,6 +54,11 @@ pub struct RunOpts {
     /// Largest memory one sketch or oracle may take, e.g. 1GiB, 512MiB, 4096.
     #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     pub max_memory: u64,
+    /// Largest work a scenario may ask for, in units of about 10 ns of CPU (default 3e10,
+    /// about five CPU-minutes), e.g. 1e12 for a long sweep. Checked before anything runs,
+    /// so a typo such as "events": 1e12 fails at once with the field to fix.
+    #[arg(long, default_value = "3e10", value_parser = parse_work)]
+    pub max_work: f64,
     /// Never draw progress bars (they are drawn only when stdout is a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,
@@ -179,6 +184,14 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("{s:?}: too large"))
+}
+
+/// Parses `--max-work`: a positive number of steps such as 1e10 or 250000000.
+pub fn parse_work(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 1.0 => Ok(v),
+        _ => Err(format!("{s:?}: expected a number of steps >= 1, like 1e10")),
+    }
 }
 
 /// Runs the CLI with `args` (including the program name); returns the exit code.

@@ -15,6 +15,7 @@ fn context(scenario: &Scenario, opts: &RunOpts) -> RunContext {
     }
     ctx.runs = opts.runs;
     ctx.max_memory = opts.max_memory;
+    ctx.max_work = opts.max_work;
     ctx.progress = !opts.no_progress;
     ctx
 }

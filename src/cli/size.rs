@@ -74,6 +74,10 @@ pub struct SizeArgs {
     /// Worker threads (results do not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Largest work the search may take, in units of about 10 ns of CPU (default 3e10,
+    /// about five CPU-minutes); checked before the search starts.
+    #[arg(long, default_value = "3e10", value_parser = super::parse_work)]
+    pub max_work: f64,
     /// Never draw the progress bar.
     #[arg(long)]
     pub no_progress: bool,
@@ -237,6 +241,37 @@ pub struct SizeReport {
     pub failure: Option<String>,
 }
 
+/// Shapes one search evaluates at most, per seed: the power-of-two grid,
+/// the refinement around the pick and the hold-out reruns.
+const EVALS_PER_SEED: f64 = 220.0;
+
+/// Refuses a search whose work is over `--max-work` before any seed is
+/// prepared. Each seed replays the stream once (unless the counts are fixed);
+/// each evaluation hashes every key into every row (count-min) or replays
+/// every event (conservative).
+fn check_search_work(a: &SizeArgs, workload: &Workload, variant: Variant) -> Result<()> {
+    let seeds = f64::from(a.seeds);
+    let keys = workload.key_space() as f64;
+    let events = workload.events() as f64;
+    let setup = if workload.exact_counts().is_some() {
+        0.0
+    } else {
+        seeds * events
+    };
+    let per_eval = match variant {
+        Variant::CountMin => keys * 4.0,
+        Variant::Conservative => events * 4.0,
+    };
+    let work = setup + seeds * EVALS_PER_SEED * per_eval;
+    if work.is_finite() && work <= a.max_work {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "--seeds {} on {keys} keys and {events} events: the search needs about {work:.2e} work units (~10 ns of CPU each), over --max-work {:.0e} (fewer seeds or events, or raise --max-work)",
+        a.seeds, a.max_work
+    )))
+}
+
 /// Runs the search for parsed arguments (without writing anything).
 pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
     if a.seeds == 0 {
@@ -245,6 +280,7 @@ pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
     let variant = parse_variant(&a.variant)?;
     let hasher = parse_hasher(&a.hasher)?;
     let (workload, shape) = build_workload(a)?;
+    check_search_work(a, &workload, variant)?;
     let summary = match workload.exact_counts() {
         Some(c) => WorkloadSummary::of_counts(c),
         None => WorkloadSummary {

@@ -276,6 +276,21 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     if p.min_bin_keys == 0 {
         return Err(scenario.field_error("min_bin_keys", "value 0: expected at least 1"));
     }
+    // One replay of the stream, then each trial re-hashes every key into
+    // every row of the shape.
+    let keys = workload.key_space() as f64;
+    let hash_rows: f64 = p.configs.iter().map(|s| s.hashes as f64).sum();
+    ctx.check_work(
+        scenario,
+        "max_trials",
+        workload.events() as f64 + keys * hash_rows * f64::from(p.max_trials),
+        0.5,
+        &format!(
+            "{} events + {keys} keys x {hash_rows} hash rows x {} trials",
+            workload.events(),
+            p.max_trials
+        ),
+    )?;
     let ev = Evaluator::new(workload, p.variant, p.hasher, ctx.seed, 1);
     let truth = ev.truth0().to_vec();
     let summary = WorkloadSummary::of_counts(&truth);

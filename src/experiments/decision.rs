@@ -524,9 +524,13 @@ enum Source {
     Workload(crate::workload::timed::TimedEvents),
     Trace {
         reader: Box<TraceReader>,
-        ids: HashMap<String, u32>,
+        /// Key → id, with a fixed-seed ahash (SipHash was 5% of a replay;
+        /// the map's order is never observed, ids follow first appearance).
+        ids: HashMap<String, u32, ahash::RandomState>,
         names: Vec<String>,
         t0: Option<Nanos>,
+        /// Most distinct keys before the per-key state passes --max-memory.
+        max_keys: usize,
     },
 }
 
@@ -539,6 +543,7 @@ impl Source {
                 ids,
                 names,
                 t0,
+                max_keys,
             } => {
                 let e = match reader.next()? {
                     Ok(e) => e,
@@ -548,6 +553,14 @@ impl Source {
                 let id = match ids.get(&e.key) {
                     Some(&id) => id,
                     None => {
+                        if names.len() >= *max_keys {
+                            return Some(Err(reader.line_error(format!(
+                                "key {:?} is distinct key number {}: the per-key state of more keys would pass the memory cap ({} bytes a key; raise it with --max-memory)",
+                                e.key,
+                                names.len() + 1,
+                                PER_KEY_BYTES
+                            ))));
+                        }
                         let id = names.len() as u32;
                         names.push(e.key.clone());
                         ids.insert(e.key, id);
@@ -658,6 +671,31 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
             ));
         }
     }
+    if let Some(w) = &p.workload {
+        // Every request goes through each candidate and the two exact
+        // limiters; per-key state lives in dense vectors indexed by key id.
+        let events = w.max_events();
+        let deciders = 2 * (p.shapes.len() + 1) + EXTRA_DECIDERS;
+        ctx.check_work(
+            scenario,
+            "workload",
+            events * deciders as f64,
+            6.0,
+            &format!("up to {events:.0} requests x {deciders} limiters"),
+        )?;
+        let keys = (w.key_space() as f64).min(events.max(1.0));
+        let key_bytes = keys * PER_KEY_BYTES as f64;
+        if key_bytes > ctx.max_memory as f64 {
+            return Err(scenario.field_error(
+                "workload",
+                format!(
+                    "{keys:.0} keys need about {} of per-key limiter state, over the memory cap of {} (raise it with --max-memory)",
+                    bytes_human(key_bytes as u64),
+                    bytes_human(ctx.max_memory)
+                ),
+            ));
+        }
+    }
     if let Some(w) = &p.watch {
         if !w.from_s.is_finite() || w.from_s < 0.0 {
             return Err(scenario.field_error(
@@ -668,6 +706,14 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
     }
     Ok(())
 }
+
+/// Candidates besides the Rate ones (x/time, governor, tower, uber-go) plus
+/// the two exact limiters.
+const EXTRA_DECIDERS: usize = 6;
+
+/// Upper estimate of the state one key id costs across every keyed limiter,
+/// the exact oracles and the per-key tallies.
+const PER_KEY_BYTES: u64 = 512;
 
 /// Bins of the flash timeline.
 const BINS: u64 = 88;
@@ -689,16 +735,20 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             let opts = TraceOptions {
                 unit,
                 disorder: match t.sort_window_ms {
-                    Some(ms) => Disorder::SortWithin(ms * MILLI),
+                    Some(ms) => Disorder::SortWithin(ms.saturating_mul(MILLI)),
                     None => Disorder::Reject,
                 },
                 max_buffered: None,
             };
             Source::Trace {
                 reader: Box::new(TraceReader::open(&scenario.resolve(&t.path), opts)?),
-                ids: HashMap::new(),
+                ids: HashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
                 names: Vec::new(),
                 t0: None,
+                // Ids are u32 whatever the cap.
+                max_keys: usize::try_from(ctx.max_memory / PER_KEY_BYTES)
+                    .unwrap_or(usize::MAX)
+                    .min(u32::MAX as usize),
             }
         }
         (None, None) => return Err(scenario.field_error("workload", "missing")),

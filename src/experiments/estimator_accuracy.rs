@@ -599,6 +599,25 @@ fn prepare(scenario: &Scenario, ctx: &RunContext) -> Result<Prepared> {
     })
 }
 
+/// The sweep replays the whole stream once per cell (shape × variant ×
+/// backend × run).
+fn check_sweep_work(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    workload: &Workload,
+    cells: usize,
+    runs: u32,
+) -> Result<()> {
+    let events = workload.events() as f64;
+    ctx.check_work(
+        scenario,
+        "workload",
+        events * cells as f64 * f64::from(runs),
+        2.0,
+        &format!("{events} events x {cells} sketches x {runs} runs"),
+    )
+}
+
 /// Runs an `estimator_accuracy` scenario.
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     let Prepared {
@@ -617,6 +636,13 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             "empty: expected at least one of model, pingora_limits",
         ));
     }
+    check_sweep_work(
+        scenario,
+        ctx,
+        &workload,
+        configs.len() * p.backends.len(),
+        runs,
+    )?;
     let mut rows = Vec::new();
     if p.backends.contains(&Backend::Model) {
         rows.extend(sweep(&workload, &configs, runs, ctx.seed, &|| {
@@ -682,6 +708,7 @@ pub fn run_shard(
     let cells: Vec<usize> = (0..configs.len() * runs as usize)
         .filter(|&k| shard.owns(k))
         .collect();
+    check_sweep_work(scenario, ctx, &workload, cells.len(), 1)?;
     let progress = ctx.progress(cells.len() as u64, &scenario.common.name);
     let outcomes = sweep_cells(&workload, &configs, runs, ctx.seed, &cells, &|| {
         progress.inc(1)

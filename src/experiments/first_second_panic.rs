@@ -193,6 +193,44 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             "threads, intervals_ms, builds and flavors must not be empty",
         ));
     }
+    for (i, &ms) in p.intervals_ms.iter().enumerate() {
+        if ms == 0 || ms > 86_400_000 {
+            return Err(scenario.field_error(
+                format!("intervals_ms[{i}]"),
+                format!("value {ms}: expected 1 to 86400000"),
+            ));
+        }
+    }
+    // Each (build, flavour, interval, threads) cell runs the lockstep and
+    // the random schedules for every round (1 ms) of every thread; the
+    // exhaustive explorer is charged a generous 1000 states a round.
+    let rounds = p.duration_ms as f64;
+    let mut work = 0f64;
+    for &t in &p.threads {
+        let exhaustive = if t <= p.exhaustive_max_threads {
+            rounds * 1000.0
+        } else {
+            0.0
+        };
+        work += (1.0 + f64::from(p.random_runs)) * t as f64 * rounds + exhaustive;
+    }
+    let per_thread_list = (p.builds.len() * p.flavors.len() * p.intervals_ms.len()) as f64;
+    ctx.check_work(
+        scenario,
+        "threads",
+        work * per_thread_list,
+        2.0,
+        &format!(
+            "{} builds x {} flavours x {} intervals x {} thread counts (up to {}) x {} rounds x (1 + {} random runs)",
+            p.builds.len(),
+            p.flavors.len(),
+            p.intervals_ms.len(),
+            p.threads.len(),
+            p.threads.iter().max().copied().unwrap_or(0),
+            p.duration_ms,
+            p.random_runs
+        ),
+    )?;
     let rows = table(&p, ctx.seed)?;
     let mut t = Table::new([
         "build",

@@ -17,6 +17,7 @@
 //! so every sketch shape and every share `p` sees the same requests; sketch
 //! hashes from `derive_seed(seed, [HASH, run])`.
 
+use super::estimator_accuracy::bytes_human;
 use super::{report_head, RunContext};
 use crate::algo::estimator::{EstimatorConfig, Fault, FrequencyEstimator};
 use crate::algo::inflight::{Guard, Inflight, INFLIGHT_HASHES, INFLIGHT_SLOTS};
@@ -281,6 +282,28 @@ pub fn run_guard_leak(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             "rate_per_s x horizon_s: expected at most 50,000,000 requests",
         ));
     }
+    let events = p.rate_per_s * p.horizon_s as f64;
+    let samples = (p.horizon_s as f64 * 1000.0 / p.sample_ms as f64).ceil();
+    let shares = p.shares.len() as f64;
+    ctx.check_work(
+        scenario,
+        "shares",
+        shares * (events + samples),
+        50.0,
+        &format!("{shares} shares x ({events:.0} requests + {samples:.0} samples)"),
+    )?;
+    let sample_bytes = shares * samples * 16.0;
+    if sample_bytes > ctx.max_memory as f64 {
+        return Err(scenario.field_error(
+            "sample_ms",
+            format!(
+                "value {}: {samples:.0} samples x {shares} shares need about {}, over the memory cap of {} (sample less often, or raise --max-memory)",
+                p.sample_ms,
+                bytes_human(sample_bytes as u64),
+                bytes_human(ctx.max_memory)
+            ),
+        ));
+    }
     let (a, b, c) = exact_sequence(ctx.seed)
         .map_err(|f| Error::internal(format!("Inflight model faulted: {}", f.message)))?;
     let mut console = format!(
@@ -524,6 +547,15 @@ pub fn run_accuracy(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             ));
         }
     }
+    let events = p.rate_per_s * p.horizon_s as f64;
+    let cell_count = p.mean_duration_ms.len() * p.configs.len();
+    ctx.check_work(
+        scenario,
+        "rate_per_s",
+        events * cell_count as f64 * f64::from(runs),
+        50.0,
+        &format!("{events:.0} requests x {cell_count} (duration, shape) cells x {runs} runs"),
+    )?;
     let cells: Vec<(usize, usize, u64)> = (0..p.mean_duration_ms.len())
         .flat_map(|l| {
             (0..p.configs.len()).flat_map(move |c| (0..runs as u64).map(move |r| (l, c, r)))

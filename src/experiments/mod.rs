@@ -28,12 +28,43 @@ pub struct RunContext {
     pub runs: Option<u32>,
     /// Largest memory one sketch (or one sweep cell's state) may take.
     pub max_memory: u64,
+    /// Largest work a scenario may ask for, in work units (about 10 ns of
+    /// CPU each); see [`RunContext::check_work`].
+    pub max_work: f64,
     /// Draw progress bars.
     pub progress: bool,
 }
 
 /// Default memory cap: 1 GiB.
 pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
+
+/// Default work budget in work units of about [`NANOS_PER_UNIT`] ns of
+/// CPU each: 3·10^10, about five CPU-minutes. The most expensive committed
+/// scenario (the characterization) costs about 3·10^8. Per-step costs were
+/// measured on the committed scenarios (release build): a sketch update in a
+/// sweep about 20 ns, a request through one decision-lab limiter about
+/// 60 ns, an Inflight request (incr, then decr when it ends) about 450 ns.
+pub const DEFAULT_MAX_WORK: f64 = 3e10;
+
+/// CPU time one work unit stands for, in ns.
+pub const NANOS_PER_UNIT: f64 = 10.0;
+
+fn cpu_human(ns: f64) -> String {
+    let s = ns / 1e9;
+    if !s.is_finite() {
+        "an unbounded amount".into()
+    } else if s < 1.0 {
+        "under 1 s".into()
+    } else if s < 120.0 {
+        format!("about {s:.0} s")
+    } else if s < 7200.0 {
+        format!("about {:.0} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("about {:.0} h", s / 3600.0)
+    } else {
+        format!("about {:.0} days", s / 86_400.0)
+    }
+}
 
 impl RunContext {
     /// Defaults for `scenario`: its own seed, no overrides, the default cap.
@@ -42,6 +73,7 @@ impl RunContext {
             seed: scenario.common.seed,
             runs: None,
             max_memory: DEFAULT_MAX_MEMORY,
+            max_work: DEFAULT_MAX_WORK,
             progress: false,
         }
     }
@@ -49,6 +81,36 @@ impl RunContext {
     /// The number of runs: `--runs`, else the scenario's, else `default`.
     pub fn runs(&self, scenario: &Scenario, default: u32) -> u32 {
         self.runs.or(scenario.common.runs).unwrap_or(default)
+    }
+
+    /// Refuses a scenario whose work estimate is over the budget, before
+    /// anything is allocated or run: a typo such as `"events": 1e12` or a
+    /// caller count of 4294967296 fails in milliseconds with the field to
+    /// fix, instead of running for days. `steps` is what the scenario asks
+    /// for (events × sketches × runs, say), `unit_cost` what one step costs
+    /// in work units of about 10 ns of CPU (measured per kind, see
+    /// [`DEFAULT_MAX_WORK`]), and `how` says how the steps were counted. A
+    /// NaN or infinite estimate is over any budget.
+    pub fn check_work(
+        &self,
+        scenario: &Scenario,
+        field: &str,
+        steps: f64,
+        unit_cost: f64,
+        how: &str,
+    ) -> Result<()> {
+        let work = steps * unit_cost;
+        if work.is_finite() && work <= self.max_work {
+            return Ok(());
+        }
+        Err(scenario.field_error(
+            field,
+            format!(
+                "{how} = {steps:.3e} steps, {} of CPU ({work:.2e} work units), over the budget of {:.0e} units (shrink the scenario, or raise the budget with --max-work)",
+                cpu_human(work * NANOS_PER_UNIT),
+                self.max_work
+            ),
+        ))
     }
 
     /// A progress bar (hidden when progress is off).

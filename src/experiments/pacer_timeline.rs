@@ -271,6 +271,40 @@ fn limit_of(sc: &Scenario, field: &str, l: &LimitSpec) -> Result<Limit> {
     Ok(v)
 }
 
+/// Every step of every caller is simulated and kept as a row of the
+/// report, so the step count is charged both as work and as memory (about
+/// [`STEP_BYTES`] a row) before any caller is created.
+fn check_volume(sc: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
+    for (ci, c) in p.cases.iter().enumerate() {
+        let mut steps = 0f64;
+        for g in &c.callers {
+            steps += g.count as f64 * g.repeat as f64 * g.steps.len().max(1) as f64;
+        }
+        let field = format!("cases[{ci}].callers");
+        ctx.check_work(
+            sc,
+            &field,
+            steps,
+            50.0,
+            &format!("{steps:.0} caller steps (count x repeat x steps)"),
+        )?;
+        if steps * STEP_BYTES > ctx.max_memory as f64 {
+            return Err(sc.field_error(
+                &field,
+                format!(
+                    "{steps:.0} caller steps need about {} of step rows, over the memory cap of {} (fewer callers or repeats, or raise --max-memory)",
+                    crate::experiments::estimator_accuracy::bytes_human((steps * STEP_BYTES) as u64),
+                    crate::experiments::estimator_accuracy::bytes_human(ctx.max_memory)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Rough size of one simulated step's row (its record, label and output).
+const STEP_BYTES: f64 = 256.0;
+
 /// Runs every case (no rendering).
 pub fn compute(sc: &Scenario, p: &Params) -> Result<Vec<CaseResult>> {
     if p.cases.is_empty() {
@@ -619,6 +653,7 @@ pub fn run(sc: &Scenario, ctx: &RunContext) -> Result<Output> {
         (TimeFormat::Clock, None) => Some(0),
         _ => None,
     };
+    check_volume(sc, &p, ctx)?;
     let cases = compute(sc, &p)?;
 
     let mut md = format!("# {}\n\n{}\n\n", sc.common.name, sc.common.description);

@@ -15,6 +15,7 @@
 //! docs' filter (`observe(key) > limit` → 429, per key, no waiting), and a
 //! bare `Rate` (counts, never waits, never rejects).
 
+use super::estimator_accuracy::bytes_human;
 use super::{report_head, RunContext};
 use crate::algo::estimator::{Estimator, EstimatorConfig};
 use crate::algo::fixed_window::{Admit, FixedWindow, TowerRate};
@@ -340,6 +341,30 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         return Err(scenario.field_error(
             "tower",
             "num and per_ms must be at least 1 (tower asserts both > 0)",
+        ));
+    }
+    // Every run's stream is kept (16 bytes an event) and replayed through
+    // every shape.
+    let events = p.rate_per_s * p.horizon_s as f64;
+    ctx.check_work(
+        scenario,
+        "rate_per_s",
+        events * f64::from(runs) * p.configs.len() as f64,
+        20.0,
+        &format!(
+            "{events:.0} events x {runs} runs x {} shapes",
+            p.configs.len()
+        ),
+    )?;
+    let stream_bytes = events * f64::from(runs) * 16.0;
+    if stream_bytes > ctx.max_memory as f64 {
+        return Err(scenario.field_error(
+            "runs",
+            format!(
+                "{runs} runs of {events:.0} events need about {} of streams, over the memory cap of {} (fewer runs, or raise --max-memory)",
+                bytes_human(stream_bytes as u64),
+                bytes_human(ctx.max_memory)
+            ),
         ));
     }
     let streams: Vec<Vec<(Nanos, u32)>> = (0..runs as u64)

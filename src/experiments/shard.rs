@@ -384,6 +384,7 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
         seed: shard0.seed,
         runs: Some(runs),
         max_memory: u64::MAX,
+        max_work: f64::INFINITY,
         progress: false,
     };
     let mut out = estimator_accuracy::merge_output(&scenario, &ctx, runs, first, &outcomes)?;

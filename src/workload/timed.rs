@@ -153,6 +153,40 @@ impl TimedWorkload {
         }
     }
 
+    /// An upper estimate of the events it produces (highest rate × length,
+    /// summed over the parts of a mix): what the work budget is charged.
+    pub fn max_events(&self) -> f64 {
+        match self {
+            TimedWorkload::Poisson {
+                rate, duration_s, ..
+            }
+            | TimedWorkload::OnOff {
+                rate, duration_s, ..
+            } => rate * duration_s,
+            TimedWorkload::Mmpp {
+                rates, duration_s, ..
+            } => rates[0].max(rates[1]) * duration_s,
+            TimedWorkload::Diurnal {
+                peak_rate,
+                duration_s,
+                ..
+            } => peak_rate * duration_s,
+            TimedWorkload::FlashCrowd {
+                rate,
+                flash_rate,
+                duration_s,
+                ..
+            } => (rate + flash_rate) * duration_s,
+            TimedWorkload::CardinalityAttack {
+                rate,
+                attack_rate,
+                duration_s,
+                ..
+            } => (rate + attack_rate) * duration_s,
+            TimedWorkload::Mix { parts } => parts.iter().map(TimedWorkload::max_events).sum(),
+        }
+    }
+
     /// Checks every parameter; `field` names this workload in the scenario.
     pub fn validate(&self, file: &Path, field: &str) -> Result<()> {
         let bad = |sub: &str, msg: String| {
