@@ -53,6 +53,13 @@ fn exported_trace_replays_to_the_same_decisions() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&trace).unwrap();
     assert!(text.starts_with("t_ns,key,weight\n"));
+    // Written through a temporary file that was renamed: nothing else left.
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".ratelab-export-"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
     let tsc = dir.path().join("dec-trace.json");
     std::fs::write(
         &tsc,

@@ -21,7 +21,7 @@ pub struct CheckArgs {
     #[arg(long = "scenarios", value_name = "DIR", default_value = "scenarios")]
     pub scenarios: PathBuf,
     /// Folder of the committed baselines (one sub-folder per scenario).
-    #[arg(long, value_name = "DIR", default_value = "reports")]
+    #[arg(long, value_name = "DIR", default_value = "reports", value_parser = super::parse_out_path)]
     pub reports: PathBuf,
     /// Accept the new results: rewrite each scenario's whole report folder
     /// under --reports (expectations are still enforced).

@@ -69,7 +69,7 @@ pub struct SizeArgs {
     #[arg(long, default_value = "xxh3")]
     pub hasher: String,
     /// Folder for size.json, size.md and the frontier chart.
-    #[arg(long, default_value = "reports/size")]
+    #[arg(long, default_value = "reports/size", value_parser = super::parse_out_path)]
     pub out: PathBuf,
     /// Worker threads (results do not depend on it).
     #[arg(long)]
