@@ -161,7 +161,13 @@ fn mutated_scenarios_never_crash_the_binary() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(16);
     let scenarios = scenario_texts();
-    let mut rng_state = 0x9E37_79B9_7F4A_7C15u64;
+    // RATELAB_FUZZ_SEED picks another sequence of mutations (long campaigns).
+    let mut rng_state = std::env::var("RATELAB_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(0x9E37_79B9_7F4A_7C15u64, |s| {
+            s.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
+        });
     let mut next = || {
         rng_state ^= rng_state << 13;
         rng_state ^= rng_state >> 7;

@@ -322,11 +322,17 @@ fn export(scenario: &std::path::Path, out: &std::path::Path, seed: Option<u64>) 
     Ok(())
 }
 
+/// Most worker threads `--threads` may ask for (each is a real OS thread;
+/// 100,000 of them took minutes just to start).
+pub const MAX_THREADS: usize = 1024;
+
 /// Sets the rayon pool size once per process (later calls keep the first).
 pub fn init_threads(threads: Option<usize>) -> Result<()> {
     if let Some(n) = threads {
-        if n == 0 {
-            return Err(Error::input("--threads 0: expected at least 1"));
+        if n == 0 || n > MAX_THREADS {
+            return Err(Error::input(format!(
+                "--threads {n}: expected 1..={MAX_THREADS}"
+            )));
         }
         let _ = rayon::ThreadPoolBuilder::new()
             .num_threads(n)

@@ -69,7 +69,6 @@ use crate::algo::rate::{proportional_rate_estimate, Build, Rate, RateFlavor};
 use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
 use crate::hash::HasherKind;
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -239,14 +238,7 @@ pub fn replay<E: FrequencyEstimator>(trace: &Path, out: &Path, mut rate: Rate<E>
         .has_headers(false)
         .flexible(true)
         .from_reader(std::io::BufReader::new(file));
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    let mut writer = csv::Writer::from_writer(std::io::BufWriter::new(tmp));
-    let werr = |e: csv::Error| Error::io(out, std::io::Error::other(e.to_string()));
+    let mut writer = super::csvio::OutputCsv::create(out)?;
 
     let mut record = csv::StringRecord::new();
     let mut line = 1u64;
@@ -275,9 +267,7 @@ pub fn replay<E: FrequencyEstimator>(trace: &Path, out: &Path, mut rate: Rate<E>
                     format!("header {:?}: expected {}", got.join(","), HEADER.join(",")),
                 ));
             }
-            writer
-                .write_record(["t_ms", "key", "op", "n", "value"])
-                .map_err(werr)?;
+            writer.row(["t_ms", "key", "op", "n", "value"])?;
             saw_header = true;
             continue;
         }
@@ -347,9 +337,7 @@ pub fn replay<E: FrequencyEstimator>(trace: &Path, out: &Path, mut rate: Rate<E>
             })?
         };
         let value = apply(&mut rate, op, key.as_bytes(), n, now);
-        writer
-            .write_record([t_raw, key, op_raw, n_raw, value.as_str()])
-            .map_err(werr)?;
+        writer.row([t_raw, key, op_raw, n_raw, value.as_str()])?;
     }
     if !saw_header {
         return Err(Error::input_at(
@@ -358,15 +346,7 @@ pub fn replay<E: FrequencyEstimator>(trace: &Path, out: &Path, mut rate: Rate<E>
             format!("empty file: expected the header {}", HEADER.join(",")),
         ));
     }
-    let buf = writer
-        .into_inner()
-        .map_err(|e| Error::io(out, e.into_error()))?;
-    let mut tmp = buf
-        .into_inner()
-        .map_err(|e| Error::io(out, e.into_error()))?;
-    tmp.flush().map_err(|e| Error::io(out, e))?;
-    tmp.persist(out).map_err(|e| Error::io(out, e.error))?;
-    Ok(())
+    writer.commit()
 }
 
 #[cfg(test)]
