@@ -54,9 +54,9 @@ pub struct RunOpts {
     /// Largest memory one sketch or oracle may take, e.g. 1GiB, 512MiB, 4096.
     #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     pub max_memory: u64,
-    /// Largest work a scenario may ask for, in units of about 10 ns of CPU (default 3e10,
-    /// about five CPU-minutes), e.g. 1e12 for a long sweep. Checked before anything runs,
-    /// so a typo such as "events": 1e12 fails at once with the field to fix.
+    /// Largest work a scenario may ask for, in units of about 10 ns of CPU (3e10 is about
+    /// five CPU-minutes; 1e12 suits a long sweep). Checked before anything runs, so a typo
+    /// such as "events": 1e12 fails at once with the field to fix.
     #[arg(long, default_value = "3e10", value_parser = parse_work)]
     pub max_work: f64,
     /// Never draw progress bars (they are drawn only when stdout is a terminal anyway).

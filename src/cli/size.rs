@@ -74,8 +74,8 @@ pub struct SizeArgs {
     /// Worker threads (results do not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Largest work the search may take, in units of about 10 ns of CPU (default 3e10,
-    /// about five CPU-minutes); checked before the search starts.
+    /// Largest work the search may take, in units of about 10 ns of CPU (3e10 is about
+    /// five CPU-minutes); checked before the search starts.
     #[arg(long, default_value = "3e10", value_parser = super::parse_work)]
     pub max_work: f64,
     /// Never draw the progress bar.
