@@ -684,17 +684,13 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
             &format!("up to {events:.0} requests x {deciders} limiters"),
         )?;
         let keys = (w.key_space() as f64).min(events.max(1.0));
-        let key_bytes = keys * PER_KEY_BYTES as f64;
-        if key_bytes > ctx.max_memory as f64 {
-            return Err(scenario.field_error(
-                "workload",
-                format!(
-                    "{keys:.0} keys need about {} of per-key limiter state, over the memory cap of {} (raise it with --max-memory)",
-                    bytes_human(key_bytes as u64),
-                    bytes_human(ctx.max_memory)
-                ),
-            ));
-        }
+        ctx.check_memory(
+            scenario,
+            "workload",
+            keys * PER_KEY_BYTES as f64,
+            &format!("{keys:.0} keys of per-key limiter state"),
+            "fewer keys",
+        )?;
     }
     if let Some(w) = &p.watch {
         if !w.from_s.is_finite() || w.from_s < 0.0 {

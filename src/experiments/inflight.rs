@@ -17,7 +17,6 @@
 //! so every sketch shape and every share `p` sees the same requests; sketch
 //! hashes from `derive_seed(seed, [HASH, run])`.
 
-use super::estimator_accuracy::bytes_human;
 use super::{report_head, RunContext};
 use crate::algo::estimator::{EstimatorConfig, Fault, FrequencyEstimator};
 use crate::algo::inflight::{Guard, Inflight, INFLIGHT_HASHES, INFLIGHT_SLOTS};
@@ -292,18 +291,16 @@ pub fn run_guard_leak(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         50.0,
         &format!("{shares} shares x ({events:.0} requests + {samples:.0} samples)"),
     )?;
-    let sample_bytes = shares * samples * 16.0;
-    if sample_bytes > ctx.max_memory as f64 {
-        return Err(scenario.field_error(
-            "sample_ms",
-            format!(
-                "value {}: {samples:.0} samples x {shares} shares need about {}, over the memory cap of {} (sample less often, or raise --max-memory)",
-                p.sample_ms,
-                bytes_human(sample_bytes as u64),
-                bytes_human(ctx.max_memory)
-            ),
-        ));
-    }
+    ctx.check_memory(
+        scenario,
+        "sample_ms",
+        shares * samples * 16.0,
+        &format!(
+            "value {}: {samples:.0} samples x {shares} shares",
+            p.sample_ms
+        ),
+        "sample less often",
+    )?;
     let (a, b, c) = exact_sequence(ctx.seed)
         .map_err(|f| Error::internal(format!("Inflight model faulted: {}", f.message)))?;
     let mut console = format!(

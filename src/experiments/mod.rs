@@ -113,6 +113,30 @@ impl RunContext {
         ))
     }
 
+    /// Refuses `bytes` of memory over `--max-memory` before they are
+    /// allocated. `what` names what needs them (it is followed by "need
+    /// about ..."), `remedy` what else to change besides the cap.
+    pub fn check_memory(
+        &self,
+        scenario: &Scenario,
+        field: &str,
+        bytes: f64,
+        what: &str,
+        remedy: &str,
+    ) -> Result<()> {
+        if bytes.is_finite() && bytes <= self.max_memory as f64 {
+            return Ok(());
+        }
+        Err(scenario.field_error(
+            field,
+            format!(
+                "{what} need about {}, over the memory cap of {} ({remedy}, or raise it with --max-memory)",
+                estimator_accuracy::bytes_human(bytes.min(u64::MAX as f64) as u64),
+                estimator_accuracy::bytes_human(self.max_memory)
+            ),
+        ))
+    }
+
     /// A progress bar (hidden when progress is off).
     pub fn progress(&self, len: u64, label: &str) -> Progress {
         if self.progress {

@@ -288,16 +288,13 @@ fn check_volume(sc: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
             50.0,
             &format!("{steps:.0} caller steps (count x repeat x steps)"),
         )?;
-        if steps * STEP_BYTES > ctx.max_memory as f64 {
-            return Err(sc.field_error(
-                &field,
-                format!(
-                    "{steps:.0} caller steps need about {} of step rows, over the memory cap of {} (fewer callers or repeats, or raise --max-memory)",
-                    crate::experiments::estimator_accuracy::bytes_human((steps * STEP_BYTES) as u64),
-                    crate::experiments::estimator_accuracy::bytes_human(ctx.max_memory)
-                ),
-            ));
-        }
+        ctx.check_memory(
+            sc,
+            &field,
+            steps * STEP_BYTES,
+            &format!("the rows of {steps:.0} caller steps"),
+            "fewer callers or repeats",
+        )?;
     }
     Ok(())
 }

@@ -15,7 +15,6 @@
 //! docs' filter (`observe(key) > limit` → 429, per key, no waiting), and a
 //! bare `Rate` (counts, never waits, never rejects).
 
-use super::estimator_accuracy::bytes_human;
 use super::{report_head, RunContext};
 use crate::algo::estimator::{Estimator, EstimatorConfig};
 use crate::algo::fixed_window::{Admit, FixedWindow, TowerRate};
@@ -356,17 +355,13 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             p.configs.len()
         ),
     )?;
-    let stream_bytes = events * f64::from(runs) * 16.0;
-    if stream_bytes > ctx.max_memory as f64 {
-        return Err(scenario.field_error(
-            "runs",
-            format!(
-                "{runs} runs of {events:.0} events need about {} of streams, over the memory cap of {} (fewer runs, or raise --max-memory)",
-                bytes_human(stream_bytes as u64),
-                bytes_human(ctx.max_memory)
-            ),
-        ));
-    }
+    ctx.check_memory(
+        scenario,
+        "runs",
+        events * f64::from(runs) * 16.0,
+        &format!("{runs} runs of {events:.0} events kept as streams"),
+        "fewer runs",
+    )?;
     let streams: Vec<Vec<(Nanos, u32)>> = (0..runs as u64)
         .into_par_iter()
         .map(|r| stream_of(&p, derive_seed(ctx.seed, &[stream::WORKLOAD, r])))
