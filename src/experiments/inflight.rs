@@ -281,15 +281,33 @@ pub fn run_guard_leak(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             "rate_per_s x horizon_s: expected at most 50,000,000 requests",
         ));
     }
+    if p.keys > 10_000_000 {
+        return Err(
+            scenario.field_error("keys", format!("value {}: expected 1 to 10000000", p.keys))
+        );
+    }
+    // Every sample sums estimate − truth over every key (the leak is a
+    // property of the whole sketch), so samples × keys is charged too: a
+    // request costs about 50 units, one key's estimate about 3 (measured).
     let events = p.rate_per_s * p.horizon_s as f64;
     let samples = (p.horizon_s as f64 * 1000.0 / p.sample_ms as f64).ceil();
     let shares = p.shares.len() as f64;
+    let keys = f64::from(p.keys.max(1));
+    let steps = events + samples * keys;
     ctx.check_work(
         scenario,
         "shares",
-        shares * (events + samples),
-        50.0,
-        &format!("{shares} shares x ({events:.0} requests + {samples:.0} samples)"),
+        shares * steps,
+        (50.0 * events + 3.0 * samples * keys) / steps,
+        &format!("{shares} shares x ({events:.0} requests + {samples:.0} samples x {keys} keys)"),
+    )?;
+    // Per share: each key's name and two in-flight counts.
+    ctx.check_memory(
+        scenario,
+        "keys",
+        shares * keys * 64.0,
+        &format!("{shares} shares x {keys} keys"),
+        "fewer keys",
     )?;
     ctx.check_memory(
         scenario,
