@@ -275,6 +275,16 @@ pub fn run_guard_leak(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             "sample_ms and horizon_s must be > 0 (horizon at most 86400 s)",
         ));
     }
+    if p.sample_ms > p.horizon_s * 1000 {
+        return Err(scenario.field_error(
+            "sample_ms",
+            format!(
+                "value {}: expected at most the horizon, {} ms",
+                p.sample_ms,
+                p.horizon_s * 1000
+            ),
+        ));
+    }
     if p.rate_per_s * p.horizon_s as f64 > 5e7 {
         return Err(scenario.field_error(
             "rate_per_s",
@@ -512,6 +522,16 @@ pub fn run_accuracy(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         return Err(
             scenario.field_error("keys", format!("value {}: expected 1 to 10000000", p.keys))
         );
+    }
+    if p.horizon_s > super::rate_vs_oracle::MAX_HORIZON_S {
+        return Err(scenario.field_error(
+            "horizon_s",
+            format!(
+                "value {}: expected at most {} (a year)",
+                p.horizon_s,
+                super::rate_vs_oracle::MAX_HORIZON_S
+            ),
+        ));
     }
     if !(p.s >= 0.0 && p.s.is_finite()) || Zipf::new(p.keys as f64, p.s).is_err() {
         return Err(scenario.field_error(

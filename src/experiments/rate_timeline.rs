@@ -196,8 +196,11 @@ pub fn samples(p: &Params, seed: u64, until_ms: u64) -> Vec<(u64, f64, f64, f64)
 /// Runs a `rate_timeline` scenario.
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     let p: Params = scenario.params()?;
-    if p.interval_ms == 0 {
-        return Err(scenario.field_error("interval_ms", "value 0: expected at least 1 ms"));
+    if p.interval_ms == 0 || p.interval_ms > 86_400_000 {
+        return Err(scenario.field_error(
+            "interval_ms",
+            format!("value {}: expected 1 to 86400000 ms", p.interval_ms),
+        ));
     }
     if p.reads_ms.is_empty() {
         return Err(scenario.field_error("reads_ms", "empty: expected at least one read time"));

@@ -146,7 +146,7 @@ fn cell(
     let mut flips_at = Vec::new();
     let mut last = rate.last_reset_ms();
     let mut flip_count = 0u64;
-    let chart_until = p.chart_s * SECOND;
+    let chart_until = p.chart_s.saturating_mul(SECOND);
     for &(t, k) in events {
         let key = key_name(k);
         let v = rate.observe(&key, 1, t).unwrap_or(i64::MIN);
@@ -284,6 +284,10 @@ pub fn a7(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<A7Row>> 
     ])
 }
 
+/// Longest simulated horizon (a year): keeps `horizon_s × 10^9` ns far
+/// inside u64 even for a tiny rate that passes the event cap.
+pub const MAX_HORIZON_S: u64 = 31_536_000;
+
 /// Runs a `rate_vs_oracle` scenario.
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     let p: Params = scenario.params()?;
@@ -315,6 +319,15 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         return Err(scenario.field_error(
             "rate_per_s",
             "rate_per_s > 0, horizon_s > 0, at most 20,000,000 events",
+        ));
+    }
+    if p.horizon_s > MAX_HORIZON_S {
+        return Err(scenario.field_error(
+            "horizon_s",
+            format!(
+                "value {}: expected at most {MAX_HORIZON_S} (a year)",
+                p.horizon_s
+            ),
         ));
     }
     for (i, c) in p.configs.iter().enumerate() {
