@@ -98,6 +98,24 @@ fn exported_trace_replays_to_the_same_decisions() {
     }
 }
 
+/// Found by a sweep of extreme numbers through every scenario leaf (debug
+/// build, overflow checks on): a flash crowd that starts long after the
+/// workload ends put the watched timeline's bin times past u64 (exit 3).
+/// It is a valid scenario: the flash never happens, and the report says so.
+#[test]
+fn a_flash_crowd_after_the_end_runs_cleanly() {
+    for start in ["1000000000000", "18446744073709551615"] {
+        let sc = SMALL.replace(
+            r#""flash_start_s": 4.0"#,
+            &format!(r#""flash_start_s": {start}"#),
+        );
+        assert!(sc.contains(start));
+        let (dir, path) = temp_file("dec-far-flash.json", sc.as_bytes());
+        let o = run_into(&path, &dir.path().join("out"), "1");
+        assert!(o.status.success(), "{start}: {}", stderr(&o));
+    }
+}
+
 fn bad(scenario: &str, trace: Option<&str>) -> String {
     let dir = tempfile::tempdir().unwrap();
     if let Some(t) = trace {

@@ -182,54 +182,133 @@ fn mutated_scenarios_never_crash_the_binary() {
         let nth = (next() % leaves as u64) as usize;
         let with = NASTY[(next() % NASTY.len() as u64) as usize];
         let mutated = mutate(text, nth, with);
-        let path = dir.path().join(format!("m{i}.json"));
-        std::fs::write(&path, &mutated).unwrap();
-        let out = dir.path().join(format!("out{i}"));
-        let started = Instant::now();
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ratelab"))
-            .args([
-                "run",
-                path.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--max-memory",
-                "256MiB",
-                // About 5 CPU-seconds: every committed scenario fits, and a
-                // mutation asking for more must be refused at once (exit 2).
-                "--max-work",
-                "5e8",
-                "--no-progress",
-            ])
-            .current_dir(root())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break Some(s);
-            }
-            if started.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            use std::io::Read;
-            let _ = e.read_to_string(&mut err);
-        }
-        match status.and_then(|s| s.code()) {
-            Some(0) | Some(1) => {}
-            Some(2) if err.trim_end().lines().count() == 1 => {}
-            other => failures.push(format!("{name} leaf {nth} := {with}: exit {other:?}, stderr {err:?}\n  scenario: {mutated}")),
+        if let Err(e) = run_mutated(dir.path(), i, &mutated) {
+            failures.push(format!(
+                "{name} leaf {nth} := {with}: {e}\n  scenario: {mutated}"
+            ));
         }
     }
     assert!(
         failures.is_empty(),
         "{} of {budget} mutations failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Runs one mutated scenario through the binary (the test build, so with
+/// overflow checks on) under a 256 MiB cap, a 5e8 work budget and a 60 s
+/// limit. Ok for exit 0 or 1, or exit 2 with a one-line message.
+fn run_mutated(dir: &Path, i: usize, mutated: &str) -> Result<(), String> {
+    let path = dir.join(format!("m{i}.json"));
+    std::fs::write(&path, mutated).unwrap();
+    let out = dir.join(format!("out{i}"));
+    let started = Instant::now();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ratelab"))
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--max-memory",
+            "256MiB",
+            // About 5 CPU-seconds: every committed scenario fits, and a
+            // mutation asking for more must be refused at once (exit 2).
+            "--max-work",
+            "5e8",
+            "--no-progress",
+        ])
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut err);
+    }
+    match status.and_then(|s| s.code()) {
+        Some(0) | Some(1) => Ok(()),
+        Some(2) if err.trim_end().lines().count() == 1 => Ok(()),
+        other => Err(format!("exit {other:?}, stderr {err:?}")),
+    }
+}
+
+/// Indexes (in [`mutate`]'s order) of the scalar leaves that are numbers.
+fn numeric_leaves(text: &str) -> Vec<usize> {
+    fn walk(v: &serde_json::Value, count: &mut usize, out: &mut Vec<usize>) {
+        match v {
+            serde_json::Value::Object(m) => m.values().for_each(|x| walk(x, count, out)),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, count, out)),
+            leaf => {
+                if leaf.is_number() {
+                    out.push(*count);
+                }
+                *count += 1;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&serde_json::from_str(text).unwrap(), &mut 0, &mut out);
+    out
+}
+
+/// Extreme but well-typed numbers, for [`extreme_numbers_in_numeric_leaves`].
+const EXTREMES: &[&str] = &[
+    "18446744073709551615",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "1000000000000",
+    "4294967295",
+    "-1",
+    "1e-300",
+];
+
+/// Every numeric leaf of every scenario, set to each extreme value, through
+/// the test build of the binary (overflow checks on, so wrapped arithmetic
+/// is a panic, exit 3). The full sweep (2,275 runs, about 25 minutes on 2
+/// cores) is `RATELAB_FUZZ_EXTREMES=all`; by default a fixed sample of 24.
+/// The full sweep found two overflows in the decision lab (sketch memory of
+/// a u64::MAX-slot shape; the watched timeline of a flash crowd starting
+/// after the end), both fixed and kept as tests.
+#[test]
+fn extreme_numbers_in_numeric_leaves() {
+    let mut cases = Vec::new();
+    for (name, text) in scenario_texts() {
+        for leaf in numeric_leaves(&text) {
+            for with in EXTREMES {
+                cases.push((name.clone(), text.clone(), leaf, *with));
+            }
+        }
+    }
+    let all = std::env::var("RATELAB_FUZZ_EXTREMES").is_ok_and(|v| v == "all");
+    let step = if all { 1 } else { (cases.len() / 24).max(1) };
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for (i, (name, text, leaf, with)) in cases.iter().enumerate().step_by(step) {
+        let mutated = mutate(text, *leaf, with);
+        ran += 1;
+        if let Err(e) = run_mutated(dir.path(), i, &mutated) {
+            failures.push(format!("{name} leaf {leaf} := {with}: {e}"));
+        }
+    }
+    assert!(ran >= 20, "only {ran} cases ran");
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} extreme values failed:\n{}",
         failures.len(),
         failures.join("\n")
     );

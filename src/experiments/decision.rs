@@ -658,7 +658,9 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
         }
     }
     for (i, s) in p.shapes.iter().enumerate() {
-        let mem = 2 * EstimatorConfig::new(s.hashes, s.slots).memory_bytes();
+        let mem = EstimatorConfig::new(s.hashes, s.slots)
+            .memory_bytes()
+            .saturating_mul(2);
         if s.hashes == 0 || s.slots == 0 || s.hashes > 64 || mem > ctx.max_memory {
             return Err(scenario.field_error(
                 format!("shapes[{i}]"),
@@ -1180,7 +1182,9 @@ fn render_output(
     }
     charts.push(mem);
     if let Some((_, from)) = c.watch {
-        let to_s = |b: usize| (c.t_lo + b as u64 * c.bin_w) as f64 / SECOND as f64;
+        let to_s = |b: usize| {
+            c.t_lo.saturating_add((b as u64).saturating_mul(c.bin_w)) as f64 / SECOND as f64
+        };
         let per_s = SECOND as f64 / c.bin_w as f64;
         let series_of = |bins: &[u64]| -> Vec<(f64, f64)> {
             bins.iter()
