@@ -146,6 +146,20 @@ const NANOS_PER_SEC: i64 = 1_000_000_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct GoTime(i128);
 
+/// A time as the golden files print it: Unix `seconds.nanoseconds`, or
+/// `zero` for Go's zero time.
+pub fn fmt_time(t: GoTime) -> String {
+    if t.is_zero() {
+        return "zero".to_string();
+    }
+    let v = t.as_i128();
+    format!(
+        "{}.{:09}",
+        v.div_euclid(1_000_000_000),
+        v.rem_euclid(1_000_000_000)
+    )
+}
+
 impl GoTime {
     /// Go's zero `time.Time{}`: 0001-01-01 00:00:00 UTC, which is
     /// 62,135,596,800 seconds before the Unix epoch.
@@ -1136,18 +1150,6 @@ mod tests {
             ]
         );
         assert_eq!(out[6].tokens, Some(0.0));
-    }
-
-    fn fmt_time(t: GoTime) -> String {
-        if t.is_zero() {
-            return "zero".to_string();
-        }
-        let v = t.as_i128();
-        format!(
-            "{}.{:09}",
-            v.div_euclid(1_000_000_000),
-            v.rem_euclid(1_000_000_000)
-        )
     }
 
     fn int(s: &str) -> i64 {

@@ -52,7 +52,18 @@ pub fn parse_variant(s: &str) -> Option<LeakyVariant> {
 
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
-    reject_unused(args)?;
+    super::reject_unused(
+        args,
+        "leaky-bucket",
+        &[
+            "--rate",
+            "--per-ns",
+            "--slack",
+            "--variant",
+            "--unix-origin-ns",
+            "--internals",
+        ],
+    )?;
     let rate = match args.rate {
         Some(r) if r > 0 => r,
         Some(r) => {
@@ -123,25 +134,4 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         }
     }
     out.commit()
-}
-
-fn reject_unused(args: &ReplayArgs) -> Result<()> {
-    let unused = [
-        ("--limit", args.limit.is_some()),
-        ("--burst", args.burst.is_some()),
-        ("--go-version", args.go_version.is_some()),
-        ("--float-bits", args.float_bits),
-        ("--interval-ms", args.interval_ms.is_some()),
-        ("--hashes", args.hashes.is_some()),
-        ("--slots", args.slots.is_some()),
-        ("--hasher", args.hasher.is_some()),
-        ("--flavor", args.flavor.is_some()),
-        ("--build", args.build.is_some()),
-    ];
-    match unused.iter().find(|(_, set)| *set) {
-        Some((name, _)) => Err(Error::input(format!(
-            "{name} does not apply to --algo leaky-bucket (it takes --rate, --per-ns, --slack, --variant, --unix-origin-ns, --internals)"
-        ))),
-        None => Ok(()),
-    }
 }

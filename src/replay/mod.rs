@@ -98,3 +98,35 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         Algo::LeakyBucket => leaky_bucket::run(args),
     }
 }
+
+/// Fails on the first option given that `--algo {algo}` does not take
+/// (`takes`), so that a setting is never silently ignored.
+fn reject_unused(args: &ReplayArgs, algo: &str, takes: &[&str]) -> Result<()> {
+    let given = [
+        ("--limit", args.limit.is_some()),
+        ("--burst", args.burst.is_some()),
+        ("--go-version", args.go_version.is_some()),
+        ("--float-bits", args.float_bits),
+        ("--rate", args.rate.is_some()),
+        ("--per-ns", args.per_ns.is_some()),
+        ("--slack", args.slack.is_some()),
+        ("--variant", args.variant.is_some()),
+        ("--unix-origin-ns", args.unix_origin_ns.is_some()),
+        ("--interval-ms", args.interval_ms.is_some()),
+        ("--hashes", args.hashes.is_some()),
+        ("--slots", args.slots.is_some()),
+        ("--hasher", args.hasher.is_some()),
+        ("--flavor", args.flavor.is_some()),
+        ("--build", args.build.is_some()),
+    ];
+    match given
+        .iter()
+        .find(|(name, set)| *set && !takes.contains(name))
+    {
+        Some((name, _)) => Err(crate::error::Error::input(format!(
+            "{name} does not apply to --algo {algo} (it takes {})",
+            takes.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}

@@ -49,13 +49,23 @@
 use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::algo::token_bucket::{
-    GoTime, Limit, TokenBucketCall, TokenBucketOp, TokenBucketReplay, XTimeVersion, INF,
+    fmt_time, Limit, TokenBucketCall, TokenBucketOp, TokenBucketReplay, XTimeVersion, INF,
 };
 use crate::error::{Error, Result};
 
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
-    reject_unused(args)?;
+    super::reject_unused(
+        args,
+        "token-bucket",
+        &[
+            "--limit",
+            "--burst",
+            "--go-version",
+            "--float-bits",
+            "--internals",
+        ],
+    )?;
     let limit = match &args.limit {
         Some(s) => parse_limit(s, args.float_bits)
             .map_err(|m| Error::input(format!("--limit {s}: {m}")))?,
@@ -142,30 +152,6 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         out.row(&fields)?;
     }
     out.commit()
-}
-
-/// Options that belong to other algorithms are mistakes, not silently
-/// ignored settings.
-fn reject_unused(args: &ReplayArgs) -> Result<()> {
-    let unused = [
-        ("--rate", args.rate.is_some()),
-        ("--per-ns", args.per_ns.is_some()),
-        ("--slack", args.slack.is_some()),
-        ("--variant", args.variant.is_some()),
-        ("--unix-origin-ns", args.unix_origin_ns.is_some()),
-        ("--interval-ms", args.interval_ms.is_some()),
-        ("--hashes", args.hashes.is_some()),
-        ("--slots", args.slots.is_some()),
-        ("--hasher", args.hasher.is_some()),
-        ("--flavor", args.flavor.is_some()),
-        ("--build", args.build.is_some()),
-    ];
-    match unused.iter().find(|(_, set)| *set) {
-        Some((name, _)) => Err(Error::input(format!(
-            "{name} does not apply to --algo token-bucket (it takes --limit, --burst, --go-version, --float-bits, --internals)"
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// Parses a limit: a non-negative decimal or `inf` (= `rate.Inf`); with
@@ -300,23 +286,10 @@ fn parse_row(
     })
 }
 
-/// A time as the golden files print it: Unix `seconds.nanoseconds`, or
-/// `zero` for Go's zero time.
-pub fn fmt_time(t: GoTime) -> String {
-    if t.is_zero() {
-        return "zero".to_string();
-    }
-    let v = t.as_i128();
-    format!(
-        "{}.{:09}",
-        v.div_euclid(1_000_000_000),
-        v.rem_euclid(1_000_000_000)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::token_bucket::GoTime;
 
     #[test]
     fn limits() {
