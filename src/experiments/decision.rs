@@ -101,15 +101,7 @@ pub struct TraceSpec {
     pub sort_window_ms: Option<u64>,
 }
 
-/// A sketch shape.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Shape {
-    /// Rows.
-    pub hashes: usize,
-    /// Counters per row.
-    pub slots: usize,
-}
+pub use super::Shape;
 
 /// The key whose first deny and timeline are reported.
 #[derive(Debug, Clone, Deserialize)]

@@ -413,15 +413,7 @@ pub fn run_guard_leak(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
 
 // ------------------------------------------------------------------ accuracy
 
-/// One sketch shape.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Shape {
-    /// Rows.
-    pub hashes: usize,
-    /// Counters per row.
-    pub slots: usize,
-}
+pub use super::Shape;
 
 /// `inflight_accuracy` parameters.
 #[derive(Debug, Clone, Deserialize)]
@@ -567,20 +559,7 @@ pub fn run_accuracy(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         }
     }
     for (i, c) in p.configs.iter().enumerate() {
-        let mem = EstimatorConfig::new(c.hashes, c.slots).memory_bytes();
-        if c.hashes == 0
-            || c.slots == 0
-            || mem > ctx.max_memory
-            || c.hashes.saturating_mul(c.slots) > u32::MAX as usize
-        {
-            return Err(scenario.field_error(
-                format!("configs[{i}]"),
-                format!(
-                    "{} x {}: expected both >= 1 and at most {} bytes",
-                    c.hashes, c.slots, ctx.max_memory
-                ),
-            ));
-        }
+        c.validate(scenario, &format!("configs[{i}]"), ctx.max_memory)?;
     }
     let events = p.rate_per_s * p.horizon_s as f64;
     let cell_count = p.mean_duration_ms.len() * p.configs.len();

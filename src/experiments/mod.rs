@@ -19,6 +19,40 @@ use crate::progress::Progress;
 use crate::report::Output;
 use crate::scenario::Scenario;
 
+/// A count-min sketch shape in a scenario (Rate, Inflight and the decision
+/// lab take `usize` rows and slots, as pingora's constructors do).
+#[derive(Debug, Clone, Copy, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shape {
+    /// Rows.
+    pub hashes: usize,
+    /// Counters per row.
+    pub slots: usize,
+}
+
+impl Shape {
+    /// Both at least 1, the counters within `max_memory` bytes and
+    /// addressable by a `u32` cell index.
+    pub fn validate(&self, scenario: &Scenario, field: &str, max_memory: u64) -> Result<()> {
+        let mem =
+            crate::algo::estimator::EstimatorConfig::new(self.hashes, self.slots).memory_bytes();
+        if self.hashes == 0
+            || self.slots == 0
+            || mem > max_memory
+            || self.hashes.saturating_mul(self.slots) > u32::MAX as usize
+        {
+            return Err(scenario.field_error(
+                field,
+                format!(
+                    "{} x {}: expected both >= 1 and at most {max_memory} bytes",
+                    self.hashes, self.slots
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Settings a run gets from the command line.
 #[derive(Debug, Clone)]
 pub struct RunContext {

@@ -33,15 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Duration;
 
-/// A sketch shape.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Shape {
-    /// Rows.
-    pub hashes: usize,
-    /// Counters per row.
-    pub slots: usize,
-}
+pub use super::Shape;
 
 /// The A7 comparison's limits.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize)]
@@ -331,20 +323,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         ));
     }
     for (i, c) in p.configs.iter().enumerate() {
-        let mem = EstimatorConfig::new(c.hashes, c.slots).memory_bytes();
-        if c.hashes == 0
-            || c.slots == 0
-            || mem > ctx.max_memory
-            || c.hashes.saturating_mul(c.slots) > u32::MAX as usize
-        {
-            return Err(scenario.field_error(
-                format!("configs[{i}]"),
-                format!(
-                    "{} x {}: expected both >= 1 and at most {} bytes",
-                    c.hashes, c.slots, ctx.max_memory
-                ),
-            ));
-        }
+        c.validate(scenario, &format!("configs[{i}]"), ctx.max_memory)?;
     }
     if p.configs.is_empty() {
         return Err(scenario.field_error("configs", "empty: expected at least one shape"));
