@@ -614,16 +614,7 @@ fn render_output(
         "stopping".into(),
         json!({"min_trials": p.min_trials, "max_trials": p.max_trials, "tolerance_pct": p.tolerance_pct, "abs_floor": p.abs_floor, "floor_bound_pct": p.floor_bound_pct}),
     );
-    j.insert(
-        "workload".into(),
-        json!({
-            "keys": summary.keys,
-            "events": summary.events,
-            "top_key_events": summary.top_key_events,
-            "keys_seen_once": summary.keys_seen_once,
-            "shape": serde_json::to_value(&p.workload).unwrap_or_default(),
-        }),
-    );
+    j.insert("workload".into(), summary.report_json(&p.workload));
     j.insert("shapes".into(), serde_json::Value::Array(json_rows));
     Output {
         json: serde_json::Value::Object(j),

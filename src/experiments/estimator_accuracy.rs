@@ -906,16 +906,7 @@ fn render_output(
         "overflow".into(),
         serde_json::to_value(p.overflow).unwrap_or_default(),
     );
-    j.insert(
-        "workload".into(),
-        json!({
-            "keys": first.keys,
-            "events": first.events,
-            "top_key_events": first.top_key_events,
-            "keys_seen_once": first.keys_seen_once,
-            "shape": serde_json::to_value(&p.workload).unwrap_or_default(),
-        }),
-    );
+    j.insert("workload".into(), first.report_json(&p.workload));
     j.insert("rows".into(), serde_json::Value::Array(json_rows));
 
     let charts = charts(rows, &label, first.keys as usize);

@@ -106,6 +106,18 @@ pub struct WorkloadSummary {
 }
 
 impl WorkloadSummary {
+    /// The `workload` object of a report: these facts plus the scenario's
+    /// workload definition (`shape`).
+    pub fn report_json(&self, shape: &CountWorkload) -> serde_json::Value {
+        serde_json::json!({
+            "keys": self.keys,
+            "events": self.events,
+            "top_key_events": self.top_key_events,
+            "keys_seen_once": self.keys_seen_once,
+            "shape": serde_json::to_value(shape).unwrap_or_default(),
+        })
+    }
+
     /// Summary of exact per-key counts.
     pub fn of_counts(counts: &[u64]) -> Self {
         let mut s = WorkloadSummary {
