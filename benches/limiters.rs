@@ -4,11 +4,11 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pingora_limits::rate::Rate as RealRate;
-use ratelab::algo::estimator::EstimatorConfig;
-use ratelab::algo::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
-use ratelab::algo::rate::Rate;
-use ratelab::algo::token_bucket::TokenBucket;
 use ratelab::clock::MILLI;
+use ratelab::model::estimator::EstimatorConfig;
+use ratelab::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
+use ratelab::model::rate::Rate;
+use ratelab::model::token_bucket::TokenBucket;
 use ratelab::workload::Workload;
 use std::time::Duration;
 

@@ -11,7 +11,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pingora_limits::estimator::Estimator as RealEstimator;
-use ratelab::algo::estimator::{Estimator, EstimatorConfig, FrequencyEstimator};
+use ratelab::model::estimator::{Estimator, EstimatorConfig, FrequencyEstimator};
 use ratelab::workload::Workload;
 
 fn stream() -> (Workload, Vec<u32>) {

@@ -1,16 +1,15 @@
 //! ratelab: replay workloads through faithful models of rate limiters and
 //! count-min sketches on a virtual clock, and measure how wrong they are.
 
-pub mod algo;
 pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod error;
-pub mod experiments;
 pub mod hash;
+pub mod lab;
 pub mod metrics;
+pub mod model;
 pub mod oracle;
-pub mod oracle_limiters;
 pub mod progress;
 pub mod replay;
 pub mod report;

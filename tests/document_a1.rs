@@ -6,9 +6,9 @@
 //! cells whose spread five runs underestimate (the real crate's p99 for 4x8192
 //! ranges 43..48 over 20 runs) and the document's rounding.
 
-use ratelab::algo::estimator::EstimatorConfig;
-use ratelab::experiments::estimator_accuracy::sweep;
+use ratelab::lab::estimator_accuracy::sweep;
 use ratelab::metrics::MeanStd;
+use ratelab::model::estimator::EstimatorConfig;
 use ratelab::workload::Workload;
 
 /// (hashes, slots, exact%, mean, p99, max) as printed in the document.

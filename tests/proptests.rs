@@ -2,15 +2,15 @@
 //! shrunk and persisted under proptest-regressions/ as regression cases).
 
 use proptest::prelude::*;
-use ratelab::algo::estimator::{
+use ratelab::clock::MILLI;
+use ratelab::model::estimator::{
     Estimator, EstimatorConfig, ExactCounter, FrequencyEstimator, Variant,
 };
-use ratelab::algo::leaky_bucket::LeakyBucket;
-use ratelab::algo::leaky_bucket::{replay_leaky_bucket, LeakyBucketConfig, LeakyVariant};
-use ratelab::algo::multi::LimiterPool;
-use ratelab::algo::rate::Rate;
-use ratelab::algo::token_bucket::TokenBucket;
-use ratelab::clock::MILLI;
+use ratelab::model::leaky_bucket::LeakyBucket;
+use ratelab::model::leaky_bucket::{replay_leaky_bucket, LeakyBucketConfig, LeakyVariant};
+use ratelab::model::multi::LimiterPool;
+use ratelab::model::rate::Rate;
+use ratelab::model::token_bucket::TokenBucket;
 use ratelab::oracle::FlipWindowOracle;
 use ratelab::sim::des::{self, AgentScript, Step, World};
 use std::collections::HashMap;
@@ -178,7 +178,7 @@ proptest! {
         shards in 1u32..6,
         seed in any::<u64>(),
     ) {
-        use ratelab::experiments::{self, shard, RunContext};
+        use ratelab::lab::{self, shard, RunContext};
         use ratelab::scenario::Scenario;
         let configs: Vec<String> = shapes.iter().map(|(h, s)| format!("{{\"hashes\": {h}, \"slots\": {s}}}")).collect();
         let text = format!(
@@ -190,7 +190,7 @@ proptest! {
         std::fs::write(&path, &text).unwrap();
         let scenario = Scenario::load(&path).unwrap();
         let ctx = RunContext::for_scenario(&scenario);
-        let whole = experiments::run(&scenario, &ctx).unwrap();
+        let whole = lab::run(&scenario, &ctx).unwrap();
         let mut files = Vec::new();
         for i in 0..shards {
             let sh = shard::Shard { index: i, count: shards };

@@ -4,9 +4,9 @@
 //! within the run-to-run noise of both.
 
 use pingora_limits::estimator::Estimator as RealEstimator;
-use ratelab::algo::estimator::EstimatorConfig;
-use ratelab::experiments::estimator_accuracy::sweep;
+use ratelab::lab::estimator_accuracy::sweep;
 use ratelab::metrics::{error_stats, mean_std, MeanStd};
+use ratelab::model::estimator::EstimatorConfig;
 use ratelab::workload::Workload;
 
 fn harmonic() -> Workload {

@@ -3,9 +3,9 @@
 
 mod common;
 use common::*;
-use ratelab::algo::estimator::Variant;
 use ratelab::hash::HasherKind;
 use ratelab::metrics::summarize;
+use ratelab::model::estimator::Variant;
 use ratelab::sizing::{search, Evaluator, SearchOptions, Target};
 use ratelab::workload::{CountWorkload, Workload};
 use std::path::Path;

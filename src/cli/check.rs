@@ -5,7 +5,7 @@
 use super::init_threads;
 use crate::check::{compare, evaluate, validate_report, Finding, Spec, Verdict};
 use crate::error::{Error, Result};
-use crate::experiments::{self, RunContext};
+use crate::lab::{self, RunContext};
 use crate::report::write::write_report;
 use crate::scenario::{scenario_files, Scenario};
 use serde_json::Value;
@@ -145,7 +145,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
             Some(dir) => read_report(&baseline_path(dir, name))?,
             None => {
                 let ctx = RunContext::for_scenario(&item.scenario);
-                let output = experiments::run(&item.scenario, &ctx)?;
+                let output = lab::run(&item.scenario, &ctx)?;
                 if args.update {
                     write_report(&args.reports, name, &output)?;
                 }

@@ -69,8 +69,8 @@ pub struct RunOpts {
     /// Run only shard I of N of each sweep (cell k goes to shard k mod N) and write
     /// <OUT>/<name>.shard-I-of-N.json for `ratelab merge`. Non-sweep kinds run whole
     /// on shard 0 and are skipped on the others.
-    #[arg(long, value_name = "I/N", value_parser = crate::experiments::shard::parse_shard)]
-    pub shard: Option<crate::experiments::shard::Shard>,
+    #[arg(long, value_name = "I/N", value_parser = crate::lab::shard::parse_shard)]
+    pub shard: Option<crate::lab::shard::Shard>,
 }
 
 /// The commands.

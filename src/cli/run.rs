@@ -2,8 +2,8 @@
 
 use super::{init_threads, RunOpts};
 use crate::error::{Error, Result};
-use crate::experiments::shard;
-use crate::experiments::{self, RunContext, KINDS};
+use crate::lab::shard;
+use crate::lab::{self, RunContext, KINDS};
 use crate::report::write::{write_file_atomic, write_report};
 use crate::scenario::{scenario_files, Scenario};
 use std::path::Path;
@@ -53,7 +53,7 @@ pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
             return Ok(());
         }
     }
-    let output = experiments::run(scenario, &ctx)?;
+    let output = lab::run(scenario, &ctx)?;
     if opts.check_determinism {
         let single = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
@@ -63,7 +63,7 @@ pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
             progress: false,
             ..ctx.clone()
         };
-        let again = single.install(|| experiments::run(scenario, &quiet))?;
+        let again = single.install(|| lab::run(scenario, &quiet))?;
         if let Some(diff) = first_difference(&output.json, &again.json, "") {
             return Err(Error::internal(format!(
                 "{}: not deterministic: {diff} (multi-threaded run vs single-threaded rerun)",

@@ -7,9 +7,9 @@
 //! trace, zero keys, ...).
 
 use super::{init_threads, parse_size};
-use crate::algo::estimator::Variant;
 use crate::error::{Error, Result};
 use crate::hash::HasherKind;
+use crate::model::estimator::Variant;
 use crate::progress::Progress;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{json_bytes, Table};

@@ -1,5 +1,5 @@
 //! `ratelab replay --algo leaky-bucket`: one uber-go/ratelimit `Take()` per
-//! row ([`crate::algo::leaky_bucket`], commit 3e5300c).
+//! row ([`crate::model::leaky_bucket`], commit 3e5300c).
 //!
 //! ```text
 //! ratelab replay --algo leaky-bucket --rate 100 [--per-ns 1000000000] [--slack 10]
@@ -37,8 +37,8 @@
 
 use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
-use crate::algo::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
 use crate::error::{Error, Result};
+use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
 
 /// Parses a `--variant` value.
 pub fn parse_variant(s: &str) -> Option<LeakyVariant> {

@@ -47,7 +47,7 @@
 //! (one exact counter per key, so collisions cannot blur a conformance check;
 //! `--hashes`/`--slots` are then ignored) or `xxh3` (default) / `ahash`
 //! sketches of `--hashes` × `--slots` (default 4 × 1024, `Rate::new`) seeded
-//! from `--seed`, `--flavor faithful|fixed` (see `crate::algo::rate::
+//! from `--seed`, `--flavor faithful|fixed` (see `crate::model::rate::
 //! RateFixes`), `--build release|debug`. Sketch counters wrap on overflow as
 //! in 0.9.1 (the `Rate` code is identical in 0.9.0 and 0.9.1).
 //!
@@ -64,11 +64,13 @@
 //! over `--out` only after the last row.
 
 use super::ReplayArgs;
-use crate::algo::estimator::{Estimator, EstimatorConfig, ExactCounter, Fault, FrequencyEstimator};
-use crate::algo::rate::{proportional_rate_estimate, Build, Rate, RateFlavor};
 use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
 use crate::hash::HasherKind;
+use crate::model::estimator::{
+    Estimator, EstimatorConfig, ExactCounter, Fault, FrequencyEstimator,
+};
+use crate::model::rate::{proportional_rate_estimate, Build, Rate, RateFlavor};
 use std::path::Path;
 use std::time::Duration;
 
@@ -186,8 +188,8 @@ fn options(args: &ReplayArgs) -> Result<Options> {
                 .map_err(|_| Error::input(format!("--{name} value {v}: too large"))),
         }
     };
-    let hashes = dim("hashes", args.hashes, crate::algo::rate::RATE_HASHES)?;
-    let slots = dim("slots", args.slots, crate::algo::rate::RATE_SLOTS)?;
+    let hashes = dim("hashes", args.hashes, crate::model::rate::RATE_HASHES)?;
+    let slots = dim("slots", args.slots, crate::model::rate::RATE_SLOTS)?;
     if hasher.is_some() {
         let bytes = EstimatorConfig::new(hashes, slots)
             .memory_bytes()

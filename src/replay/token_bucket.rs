@@ -1,5 +1,5 @@
 //! `ratelab replay --algo token-bucket`: one `golang.org/x/time/rate`
-//! `Limiter` call per row ([`crate::algo::token_bucket`]).
+//! `Limiter` call per row ([`crate::model::token_bucket`]).
 //!
 //! ```text
 //! ratelab replay --algo token-bucket --limit 2 --burst 1 [--go-version v0.13.0]
@@ -48,10 +48,10 @@
 
 use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
-use crate::algo::token_bucket::{
+use crate::error::{Error, Result};
+use crate::model::token_bucket::{
     fmt_time, Limit, TokenBucketCall, TokenBucketOp, TokenBucketReplay, XTimeVersion, INF,
 };
-use crate::error::{Error, Result};
 
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
@@ -289,7 +289,7 @@ fn parse_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::token_bucket::GoTime;
+    use crate::model::token_bucket::GoTime;
 
     #[test]
     fn limits() {

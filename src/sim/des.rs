@@ -25,7 +25,7 @@
 //!   variant: the agent sleeps holding the lock; callers that arrive
 //!   meanwhile queue **FIFO** (in the order they called) and each reads the
 //!   clock when it gets the lock. The queue lives in
-//!   [`LeakyBucket`](crate::algo::leaky_bucket::LeakyBucket) itself, which
+//!   [`LeakyBucket`](crate::model::leaky_bucket::LeakyBucket) itself, which
 //!   tracks when its lock is free; since the engine calls `take` in event
 //!   order, that is FIFO hand-off.
 //! * [`Step::Sleep`] is plain work/think time (`time.Sleep`; a non-positive
@@ -40,8 +40,8 @@
 //! backwards: a violation is returned as [`SimError::TimeWentBackwards`]
 //! (and checked by tests).
 
-use crate::algo::leaky_bucket::{LeakyBucket, Take};
-use crate::algo::multi::{LimiterPool, MultiError, Node};
+use crate::model::leaky_bucket::{LeakyBucket, Take};
+use crate::model::multi::{LimiterPool, MultiError, Node};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -428,8 +428,8 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::leaky_bucket::{LeakyBucketConfig, LeakyVariant};
-    use crate::algo::token_bucket::{per, Limit, TokenBucket, TokenBucketError};
+    use crate::model::leaky_bucket::{LeakyBucketConfig, LeakyVariant};
+    use crate::model::token_bucket::{per, Limit, TokenBucket, TokenBucketError};
 
     const S: i64 = 1_000_000_000;
     const MS: i64 = 1_000_000;

@@ -1,8 +1,8 @@
 //! Concurrency explorer for A4, "the first-second panic" of pingora-limits
-//! 0.9.x `Rate::maybe_reset` (see `crate::algo::rate`).
+//! 0.9.x `Rate::maybe_reset` (see `crate::model::rate`).
 //!
 //! N virtual threads loop `observe(key, 1)` on one shared `Rate`. Each call
-//! is the step machine of `crate::algo::rate::ObserveOp`: ReadClock,
+//! is the step machine of `crate::model::rate::ObserveOp`: ReadClock,
 //! LoadLastReset (+ the `past_ms` compare), LoadFlag, CompareExchange (+ the
 //! loser's `assert!`), ClearPrevious, Flip (+ the two-interval test),
 //! ClearStale, Incr. A scheduler decides which thread performs its next step.
@@ -52,11 +52,11 @@
 //! Lockstep and Random run on a Rate with exact counters: the counts cannot
 //! change which thread panics, and exact counts keep `observes` meaningful.
 
-use crate::algo::estimator::{ExactCounter, Fault, FrequencyEstimator};
-use crate::algo::rate::{
+use crate::clock::{Nanos, MILLI};
+use crate::model::estimator::{ExactCounter, Fault, FrequencyEstimator};
+use crate::model::rate::{
     Build, CasOutcome, ObserveOp, ObserveStep, Rate, RateFixes, ResetStep, StepResult,
 };
-use crate::clock::{Nanos, MILLI};
 use crate::rng::{derive_seed, sim_rng, stream, SimRng};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -733,7 +733,7 @@ pub fn a4_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::rate::RateFlavor;
+    use crate::model::rate::RateFlavor;
 
     const MS: Nanos = MILLI;
 

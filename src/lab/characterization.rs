@@ -22,10 +22,10 @@
 
 use super::estimator_accuracy::{kib, Shape};
 use super::{report_head, RunContext};
-use crate::algo::estimator::Variant;
 use crate::error::Result;
 use crate::hash::HasherKind;
 use crate::metrics::count_min_bound;
+use crate::model::estimator::Variant;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};
 use crate::rng::{derive_seed, stream};

@@ -3,8 +3,8 @@
 //! one slot, so every key shares the cell).
 
 use super::{report_head, RunContext};
-use crate::algo::estimator::{Estimator, EstimatorConfig, FrequencyEstimator, Overflow};
 use crate::error::Result;
+use crate::model::estimator::{Estimator, EstimatorConfig, FrequencyEstimator, Overflow};
 use crate::report::{Output, Table};
 use crate::scenario::Scenario;
 use serde::Deserialize;

@@ -28,8 +28,8 @@
 //! A guard does not remember which `Inflight` it came from (the real one
 //! holds the `Arc`); passing it to another instance is the caller's bug.
 
-use crate::algo::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
 use crate::hash::{HasherKind, RowHasher};
+use crate::model::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
 
 /// Rows of the real Inflight's sketch (`HASHES` in inflight.rs).
 pub const INFLIGHT_HASHES: usize = 4;
@@ -152,7 +152,7 @@ impl<E: FrequencyEstimator> Inflight<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::estimator::{ExactCounter, Overflow};
+    use crate::model::estimator::{ExactCounter, Overflow};
 
     #[test]
     fn a6_guard_incr_leaks() {

@@ -536,7 +536,7 @@ impl<T, F: Fn(&T, &T) -> bool> GoSorter<'_, T, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::token_bucket::{per, TokenBucket};
+    use crate::model::token_bucket::{per, TokenBucket};
 
     const S: i64 = 1_000_000_000;
 

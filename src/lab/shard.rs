@@ -18,9 +18,9 @@
 
 use super::estimator_accuracy::{self, CellOutcome, QUANTILES};
 use super::RunContext;
-use crate::algo::estimator::Fault;
 use crate::error::{Error, Result};
 use crate::metrics::ErrorStats;
+use crate::model::estimator::Fault;
 use crate::report::Output;
 use crate::scenario::Scenario;
 use crate::workload::counts::WorkloadSummary;

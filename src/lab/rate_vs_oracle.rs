@@ -16,12 +16,12 @@
 //! bare `Rate` (counts, never waits, never rejects).
 
 use super::{report_head, RunContext};
-use crate::algo::estimator::{Estimator, EstimatorConfig};
-use crate::algo::fixed_window::{Admit, FixedWindow, TowerRate};
-use crate::algo::rate::Rate;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::{Error, Result};
 use crate::metrics::{error_stats, ErrorStats};
+use crate::model::estimator::{Estimator, EstimatorConfig};
+use crate::model::fixed_window::{Admit, FixedWindow, TowerRate};
+use crate::model::rate::Rate;
 use crate::oracle::{AlignedWindowOracle, FlipWindowOracle, SlidingLogOracle};
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};

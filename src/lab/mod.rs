@@ -35,7 +35,7 @@ impl Shape {
     /// addressable by a `u32` cell index.
     pub fn validate(&self, scenario: &Scenario, field: &str, max_memory: u64) -> Result<()> {
         let mem =
-            crate::algo::estimator::EstimatorConfig::new(self.hashes, self.slots).memory_bytes();
+            crate::model::estimator::EstimatorConfig::new(self.hashes, self.slots).memory_bytes();
         if self.hashes == 0
             || self.slots == 0
             || mem > max_memory

@@ -1,13 +1,13 @@
 //! `proxy_example`: the rate-limiting proxy of pingora's
 //! `docs/user_guide/rate_limiter.md` (EXPERIMENTS.md A5), reduced to its
-//! `request_filter` decision (`crate::algo::proxy_example`), over a schedule
+//! `request_filter` decision (`crate::model::proxy_example`), over a schedule
 //! of requests: status, the three `X-Rate-Limit-*` headers, `Connection`,
 //! and where the shared window starts.
 
 use super::{report_head, RunContext};
-use crate::algo::proxy_example::ProxyExample;
 use crate::clock::MILLI;
 use crate::error::Result;
+use crate::model::proxy_example::ProxyExample;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};
 use crate::scenario::Scenario;

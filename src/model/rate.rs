@@ -54,8 +54,8 @@
 //! explorer can interleave threads; the single-threaded [`Rate::maybe_reset`]
 //! and [`Rate::observe`] are exactly the composition of those steps.
 
-use crate::algo::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
 use crate::clock::{Nanos, MILLI};
+use crate::model::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -234,7 +234,7 @@ pub fn multiply_overflow_fault(site: DoubleSite) -> Fault {
 }
 
 /// The model of pingora's `Rate`, generic over the sketch so an
-/// [`crate::algo::estimator::ExactCounter`] can be plugged in for
+/// [`crate::model::estimator::ExactCounter`] can be plugged in for
 /// conformance checks.
 #[derive(Debug, Clone)]
 pub struct Rate<E = Estimator> {
@@ -821,8 +821,8 @@ impl ObserveOp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::estimator::{ExactCounter, Overflow};
     use crate::clock::SECOND;
+    use crate::model::estimator::{ExactCounter, Overflow};
 
     const MS: Nanos = MILLI;
 

@@ -18,11 +18,11 @@
 //! hashes from `derive_seed(seed, [HASH, run])`.
 
 use super::{report_head, RunContext};
-use crate::algo::estimator::{EstimatorConfig, Fault, FrequencyEstimator};
-use crate::algo::inflight::{Guard, Inflight, INFLIGHT_HASHES, INFLIGHT_SLOTS};
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::{Error, Result};
 use crate::metrics::{error_stats, ErrorStats};
+use crate::model::estimator::{EstimatorConfig, Fault, FrequencyEstimator};
+use crate::model::inflight::{Guard, Inflight, INFLIGHT_HASHES, INFLIGHT_SLOTS};
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};
 use crate::rng::{derive_seed, sim_rng, stream, SimRng};

@@ -20,12 +20,12 @@
 //!   answers 200 and the connection stays keep-alive.
 //!
 //! The window is shared by all keys and flips at the first call of *any* key
-//! after the interval (see `crate::algo::rate`), which is why A5's appid 2
+//! after the interval (see `crate::model::rate`), which is why A5's appid 2
 //! passes twice 150 ms apart.
 
-use crate::algo::estimator::{Estimator, Fault, FrequencyEstimator};
-use crate::algo::rate::Rate;
 use crate::clock::Nanos;
+use crate::model::estimator::{Estimator, Fault, FrequencyEstimator};
+use crate::model::rate::Rate;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -151,8 +151,8 @@ impl<E: FrequencyEstimator> ProxyExample<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::estimator::ExactCounter;
     use crate::clock::MILLI;
+    use crate::model::estimator::ExactCounter;
 
     /// A5: the schedule of the seed document, times from the first request.
     #[test]

@@ -19,10 +19,10 @@
 //! `{"every_ns": d}`.
 
 use super::{report_head, RunContext};
-use crate::algo::leaky_bucket::{LeakyBucket, LeakyBucketConfig};
-use crate::algo::multi::Node;
-use crate::algo::token_bucket::{every, per, Limit, TokenBucket, XTimeVersion, INF};
 use crate::error::{Error, Result};
+use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig};
+use crate::model::multi::Node;
+use crate::model::token_bucket::{every, per, Limit, TokenBucket, XTimeVersion, INF};
 use crate::replay::leaky_bucket::parse_variant;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};

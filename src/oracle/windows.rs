@@ -4,7 +4,7 @@
 //! * [`FlipWindowOracle`]: the fixed window *as pingora's `Rate` defines it*
 //!   (window flips at the first call at least `interval` whole ms after the
 //!   last flip; two or more intervals clear both windows), written
-//!   independently of `crate::algo::rate` with exact per-key maps, so a
+//!   independently of `crate::model::rate` with exact per-key maps, so a
 //!   property test can check the model's logic and measure its sketch error
 //!   separately.
 //! * [`AlignedWindowOracle`]: the textbook fixed window, aligned to multiples
@@ -222,8 +222,8 @@ impl SlidingLogOracle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::estimator::{EstimatorConfig, ExactCounter};
-    use crate::algo::rate::Rate;
+    use crate::model::estimator::{EstimatorConfig, ExactCounter};
+    use crate::model::rate::Rate;
     use crate::rng::sim_rng;
     use rand::Rng;
 

@@ -4,7 +4,7 @@
 //! Policy: at most `limit` requests per key per `interval_ms`. Every
 //! candidate sees the SAME event stream (a seeded timed workload, or a trace
 //! file streamed from disk) in one pass, and every decision is compared with
-//! two exact limiters (`crate::oracle_limiters`) that count **admitted**
+//! two exact limiters ([`crate::oracle::limiters`]) that count **admitted**
 //! requests: the sliding log (primary) and aligned fixed windows.
 //!
 //! Candidates (each runs its own state; a denied request is not retried):
@@ -42,14 +42,14 @@
 
 use super::estimator_accuracy::bytes_human;
 use super::{report_head, RunContext};
-use crate::algo::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
-use crate::algo::fixed_window::{FixedWindow, TowerRate};
-use crate::algo::leaky_bucket::{LeakyBucket, LeakyBucketConfig};
-use crate::algo::rate::Rate;
-use crate::algo::token_bucket::TokenBucket;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::{Error, Result};
-use crate::oracle_limiters::{AlignedWindowLimiter, SlidingLogLimiter};
+use crate::model::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
+use crate::model::fixed_window::{FixedWindow, TowerRate};
+use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig};
+use crate::model::rate::Rate;
+use crate::model::token_bucket::TokenBucket;
+use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};
 use crate::rng::{derive_seed, stream};

@@ -6,9 +6,9 @@
 //! case), seeded random schedulers, and (for small N) every interleaving.
 
 use super::{report_head, RunContext};
-use crate::algo::rate::{Build, RateFlavor};
 use crate::clock::MILLI;
 use crate::error::{Error, Result};
+use crate::model::rate::{Build, RateFlavor};
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};
 use crate::rng::derive_seed;

@@ -30,8 +30,8 @@
 //! non-blocking decision, what `LoadShed<RateLimit<S>>` does (an `Overloaded`
 //! error when `poll_ready` is pending).
 
-use crate::algo::estimator::Fault;
 use crate::clock::{Nanos, MILLI};
+use crate::model::estimator::Fault;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

@@ -12,7 +12,7 @@
 //! `estimator_accuracy`'s sweep does (run seed `derive_seed(seed, [r])`, its
 //! workload and hash streams), so a row printed here equals the row of an
 //! `estimator_accuracy` scenario with the same seed (a test checks this
-//! against [`replay_cell`](crate::experiments::estimator_accuracy::replay_cell)).
+//! against [`replay_cell`](crate::lab::estimator_accuracy::replay_cell)).
 //! Two shortcuts make it cheap, with identical results:
 //!
 //! * standard count-min update commutes: after the whole stream a cell holds
@@ -57,11 +57,11 @@
 //! function of (shape, seed), batches are fixed by memory, and results are
 //! collected in a fixed order.
 
-use crate::algo::estimator::Variant;
 use crate::error::{Error, Result};
-use crate::experiments::estimator_accuracy::{bytes_human, kib};
 use crate::hash::{HasherKind, RowHasher};
+use crate::lab::estimator_accuracy::{bytes_human, kib};
 use crate::metrics::{count_min_bound, error_stats, summarize, ErrorStats, RunSummary};
+use crate::model::estimator::Variant;
 use crate::rng::{derive_seed, stream};
 use crate::workload::Workload;
 use rayon::prelude::*;
@@ -1144,8 +1144,8 @@ pub fn human_bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::estimator::EstimatorConfig;
-    use crate::experiments::estimator_accuracy::replay_cell;
+    use crate::lab::estimator_accuracy::replay_cell;
+    use crate::model::estimator::EstimatorConfig;
     use crate::workload::CountWorkload;
     use std::path::Path;
 

@@ -9,10 +9,10 @@
 //! report does not depend on the thread count.
 
 use super::{report_head, RunContext};
-use crate::algo::estimator::{Estimator, EstimatorConfig, Fault, Overflow, Variant};
 use crate::error::Result;
 use crate::hash::HasherKind;
 use crate::metrics::{count_min_bound, error_stats, summarize, ErrorStats, RunSummary};
+use crate::model::estimator::{Estimator, EstimatorConfig, Fault, Overflow, Variant};
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};
 use crate::rng::{derive_seed, stream};

@@ -12,10 +12,10 @@
 //! ([`SlidingLogOracle`]).
 
 use super::{report_head, RunContext};
-use crate::algo::estimator::{Estimator, EstimatorConfig};
-use crate::algo::rate::{proportional_rate_estimate, Rate, RATE_HASHES, RATE_SLOTS};
 use crate::clock::MILLI;
 use crate::error::Result;
+use crate::model::estimator::{Estimator, EstimatorConfig};
+use crate::model::rate::{proportional_rate_estimate, Rate, RATE_HASHES, RATE_SLOTS};
 use crate::oracle::SlidingLogOracle;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::{Output, Table};
