@@ -247,6 +247,22 @@ impl FixedWindow {
     }
 }
 
+/// tower's `RateLimit` as an admission limiter (`LoadShed`: reject instead
+/// of wait): a request of weight `w` is `w` calls of `poll_ready`, allowed
+/// only if every one of them was ready.
+impl crate::model::KeyState for FixedWindow {
+    /// The model's own state (tower's `RateLimit` holds the same fields).
+    const STATE_BYTES: u64 = std::mem::size_of::<FixedWindow>() as u64;
+
+    fn admit(&mut self, w: u64, now: Nanos) -> crate::error::Result<crate::model::Decision> {
+        let mut ok = true;
+        for _ in 0..w {
+            ok &= self.allow(now);
+        }
+        Ok(crate::model::Decision::from_allowed(ok))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

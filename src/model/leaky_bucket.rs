@@ -351,6 +351,35 @@ pub fn replay_leaky_bucket(
         .collect())
 }
 
+/// uber-go's pacer as an admission limiter: uber-go paces (`Take` blocks);
+/// here a request that would have had to wait is denied and takes no slot.
+/// A request of weight `w` is `w` calls of `Take`, tried on a copy.
+#[derive(Debug, Clone)]
+pub struct DenyIfWait(pub LeakyBucket);
+
+impl crate::model::KeyState for DenyIfWait {
+    /// `atomicInt64Limiter`: 64 + 8 + 56 bytes of padding and state,
+    /// perRequest 8, maxSlack 8, clock interface 16.
+    const STATE_BYTES: u64 = 160;
+
+    fn admit(
+        &mut self,
+        w: u64,
+        now: crate::clock::Nanos,
+    ) -> crate::error::Result<crate::model::Decision> {
+        let mut trial = self.0.clone();
+        let mut wait = 0;
+        for _ in 0..w {
+            wait = trial.take(now as i64).sleep_ns;
+        }
+        if wait > 0 {
+            return Ok(crate::model::Decision::DENY);
+        }
+        self.0 = trial;
+        Ok(crate::model::Decision::ALLOW)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,22 +1,40 @@
-//! The algorithms under test, one file each, modelled from their real sources.
-//! None of them reads the time: they are handed `now`.
+//! The algorithms under test, one file each, modelled from their real
+//! sources (bugs included, each behind a named switch where a fixed variant
+//! exists). None of them reads the time: they are handed `now`.
+//!
+//! [`Admit`] is the limiter seam the decision lab and `replay --algo
+//! limiter` drive: a model deciding a request of weight `w` for key `k` at
+//! virtual time `now`. Per-key limiters implement [`KeyState`] for one key
+//! and are kept per key by [`PerKey`] (a [`Keyed`] store) or shared by all
+//! keys through [`Global`]. Each declares the bytes of the real library's
+//! per-key state. [`estimator::FrequencyEstimator`] is the counting seam
+//! (incr/get) of the count-min sketch and its exact stand-ins.
 //!
 //! | family | file | models |
 //! |---|---|---|
 //! | estimator | `estimator.rs` | pingora-limits `Estimator` (count-min sketch) |
-//! | window | `rate.rs` | pingora-limits `Rate` (two-slot fixed window) |
+//! | estimator | `exact.rs` | exact per-key counters (dense ids) |
+//! | window | `rate/` | pingora-limits `Rate` (two-slot fixed window) |
+//! | window | `rate_limiter.rs` | `Rate` as a limiter: the docs' pattern, the proportional estimate |
 //! | window | `fixed_window.rs` | tower 0.5 `RateLimit` (fixed window, waits) |
 //! | inflight | `inflight.rs` | pingora-limits `Inflight` + `Guard` |
 //! | pacer | `leaky_bucket.rs` | uber-go/ratelimit (atomic, atomic int64, mutex) |
-//! | pacer | `token_bucket.rs` | golang.org/x/time/rate `Limiter` |
+//! | pacer | `token_bucket/` | golang.org/x/time/rate `Limiter` |
 //! | pacer | `multi.rs` | the book's `MultiLimiter` |
+//! | gcra | `governor.rs` | the real `governor` crate on its fake clock |
 //! | example | `proxy_example.rs` | pingora's rate-limiter user guide request_filter |
 
+mod admit;
 pub mod estimator;
+pub mod exact;
 pub mod fixed_window;
+pub mod governor;
 pub mod inflight;
 pub mod leaky_bucket;
 pub mod multi;
 pub mod proxy_example;
 pub mod rate;
+pub mod rate_limiter;
 pub mod token_bucket;
+
+pub use admit::{Admit, Decision, Global, KeyState, Keyed, MakeState, PerKey};
