@@ -96,7 +96,7 @@ pub enum Command {
     },
     /// Replay a CSV trace through one model, one call per row (conformance interface).
     #[command(
-        after_help = "Formats (header row required; times non-decreasing):\n  --algo rate          in: t_ms,key,op,n   op = observe | rate | rate_proportional   out: + value\n  --algo token-bucket  in: t_ns,n,op[,deadline_ns]   op = allow | reserve | wait      out: + ok,delay_ns\n  --algo leaky-bucket  in: t_ns                                                      out: t_ns,return_ns\n\nExamples:\n  ratelab replay --algo rate --interval-ms 1000 --hasher exact --trace in.csv --out out.csv\n  ratelab replay --algo token-bucket --limit 2 --burst 1 --trace in.csv --out out.csv\n  ratelab replay --algo leaky-bucket --rate 100 --slack 10 --variant atomic-int64 --trace in.csv --out out.csv"
+        after_help = "Formats (header row required; times non-decreasing):\n  --algo rate          in: t_ms,key,op,n   op = observe | rate | rate_proportional   out: + value\n  --algo token-bucket  in: t_ns,n,op[,deadline_ns]   op = allow | reserve | wait      out: + ok,delay_ns\n  --algo leaky-bucket  in: t_ns                                                      out: t_ns,return_ns\n  --algo limiter       in: t_ns,key[,weight]   any decision-lab candidate (--limiter NAME)   out: + allowed,delay_ns\n\nExamples:\n  ratelab replay --algo rate --interval-ms 1000 --hasher exact --trace in.csv --out out.csv\n  ratelab replay --algo token-bucket --limit 2 --burst 1 --trace in.csv --out out.csv\n  ratelab replay --algo leaky-bucket --rate 100 --slack 10 --variant atomic-int64 --trace in.csv --out out.csv"
     )]
     Replay {
         #[command(flatten)]

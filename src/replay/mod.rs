@@ -4,6 +4,7 @@
 
 pub mod csvio;
 pub mod leaky_bucket;
+pub mod limiter;
 pub mod rate;
 pub mod token_bucket;
 
@@ -20,6 +21,8 @@ pub enum Algo {
     TokenBucket,
     /// uber-go/ratelimit `Take`: rows `t_ns`.
     LeakyBucket,
+    /// Any decision-lab candidate (`--limiter NAME`): rows `t_ns,key[,weight]`.
+    Limiter,
 }
 
 /// Arguments of `ratelab replay` (each algorithm checks the ones it needs).
@@ -34,13 +37,16 @@ pub struct ReplayArgs {
     /// Output CSV: the input rows plus the result columns (written atomically).
     #[arg(long, value_parser = crate::cli::parse_out_path)]
     pub out: PathBuf,
-    /// rate: the window length in milliseconds.
+    /// limiter: the decision-lab candidate, by its name in the lab's table (e.g. 'governor GCRA per key', 'pingora Rate docs 4x1024').
+    #[arg(long)]
+    pub limiter: Option<String>,
+    /// rate, limiter: the window length in milliseconds.
     #[arg(long)]
     pub interval_ms: Option<u64>,
-    /// rate: sketch rows (default 4).
+    /// rate, limiter: sketch rows (default 4).
     #[arg(long)]
     pub hashes: Option<u64>,
-    /// rate: sketch slots per row (default 1024).
+    /// rate, limiter: sketch slots per row (default 1024).
     #[arg(long)]
     pub slots: Option<u64>,
     /// rate: `exact` (one counter per key: no collisions), `xxh3` (portable, default) or `ahash`.
@@ -55,7 +61,7 @@ pub struct ReplayArgs {
     /// Seed for the sketch's hash rows.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// token-bucket: events per second, or `inf`.
+    /// token-bucket: events per second, or `inf`; limiter: requests per key per --interval-ms.
     #[arg(long, allow_negative_numbers = true)]
     pub limit: Option<String>,
     /// token-bucket: bucket depth.
@@ -67,7 +73,7 @@ pub struct ReplayArgs {
     /// leaky-bucket: the period in ns (default 1 s).
     #[arg(long, allow_negative_numbers = true)]
     pub per_ns: Option<i64>,
-    /// leaky-bucket: slack in calls (default 10; 0 = WithoutSlack).
+    /// leaky-bucket, limiter (the uber-go candidate): slack in calls (default 10; 0 = WithoutSlack).
     #[arg(long, allow_negative_numbers = true)]
     pub slack: Option<i64>,
     /// leaky-bucket: `atomic`, `atomic-int64` (what New picks today, default) or `mutex`.
@@ -96,6 +102,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         Algo::Rate => rate::run(args),
         Algo::TokenBucket => token_bucket::run(args),
         Algo::LeakyBucket => leaky_bucket::run(args),
+        Algo::Limiter => limiter::run(args),
     }
 }
 
@@ -118,6 +125,7 @@ fn reject_unused(args: &ReplayArgs, algo: &str, takes: &[&str]) -> Result<()> {
         ("--hasher", args.hasher.is_some()),
         ("--flavor", args.flavor.is_some()),
         ("--build", args.build.is_some()),
+        ("--limiter", args.limiter.is_some()),
     ];
     match given
         .iter()

@@ -438,6 +438,8 @@ impl<'a> Lab<'a> {
 mod tests {
     use super::*;
     use crate::workload::timed::KeyChoice;
+    use serde_json::json;
+    use std::time::Duration;
 
     fn scenario(params: serde_json::Value) -> Scenario {
         let mut v = json!({"name": "t", "kind": "decision_accuracy", "seed": 3});

@@ -412,31 +412,31 @@ fn golden_traces_from_real_x_time_rate() {
     for (name, text) in [
         (
             "tb_c2_then_mixed",
-            include_str!("../../tests/golden/pacers/tb_c2_then_mixed.csv"),
+            include_str!("../../../tests/golden/pacers/tb_c2_then_mixed.csv"),
         ),
         (
             "tb_per3_burst3_random",
-            include_str!("../../tests/golden/pacers/tb_per3_burst3_random.csv"),
+            include_str!("../../../tests/golden/pacers/tb_per3_burst3_random.csv"),
         ),
         (
             "tb_reserve_cancel_heavy",
-            include_str!("../../tests/golden/pacers/tb_reserve_cancel_heavy.csv"),
+            include_str!("../../../tests/golden/pacers/tb_reserve_cancel_heavy.csv"),
         ),
         (
             "tb_inf_zero_setlimit",
-            include_str!("../../tests/golden/pacers/tb_inf_zero_setlimit.csv"),
+            include_str!("../../../tests/golden/pacers/tb_inf_zero_setlimit.csv"),
         ),
         (
             "tb_zero_limit",
-            include_str!("../../tests/golden/pacers/tb_zero_limit.csv"),
+            include_str!("../../../tests/golden/pacers/tb_zero_limit.csv"),
         ),
         (
             "tb_tiny_limit_overflow",
-            include_str!("../../tests/golden/pacers/tb_tiny_limit_overflow.csv"),
+            include_str!("../../../tests/golden/pacers/tb_tiny_limit_overflow.csv"),
         ),
         (
             "tb_random_mix",
-            include_str!("../../tests/golden/pacers/tb_random_mix.csv"),
+            include_str!("../../../tests/golden/pacers/tb_random_mix.csv"),
         ),
     ] {
         check_golden(name, text);

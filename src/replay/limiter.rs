@@ -1,0 +1,192 @@
+//! `ratelab replay --algo limiter`: one decision per row through any
+//! candidate of the decision lab (the rows of
+//! [`crate::lab::decision::MODELS`]), so a trace can be checked call for
+//! call against the upstream implementation of every lab model.
+//!
+//! ```text
+//! ratelab replay --algo limiter --limiter 'governor GCRA per key' --limit 100 --interval-ms 1000
+//!                [--hashes 4 --slots 1024] [--slack 10] [--seed 1] --trace in.csv --out out.csv
+//! ```
+//!
+//! Input: header `t_ns,key` or `t_ns,key,weight` (weight default 1); times
+//! in virtual nanoseconds, non-decreasing; keys any text (ids follow first
+//! appearance, as in the lab). Output: the input rows plus `allowed`
+//! (`true`/`false`) and `delay_ns` (how long an admitted request is held; 0
+//! for limiters that admit or reject at once).
+//!
+//! `--limiter` is a candidate's name as the lab's table prints it; the
+//! pingora `Rate` candidates take their sketch shape from `--hashes` and
+//! `--slots` (without them: the lab's default shapes 4x1024, 4x8192,
+//! 4x65536), plus an `exact` one. An unknown name lists the names there are.
+
+use super::csvio::{OutputCsv, TraceReader};
+use super::ReplayArgs;
+use crate::clock::Nanos;
+use crate::error::{Error, Result};
+use crate::lab::decision::{candidates, Candidate, Policy, Setup};
+use crate::lab::Shape;
+use std::collections::HashMap;
+
+/// The options `--algo limiter` takes.
+const TAKES: &[&str] = &[
+    "--limiter",
+    "--limit",
+    "--interval-ms",
+    "--hashes",
+    "--slots",
+    "--slack",
+];
+
+/// The policy and candidates the options ask for.
+fn setup(args: &ReplayArgs) -> Result<Setup> {
+    let limit = match args.limit.as_deref().map(str::trim) {
+        None => return Err(Error::input("--limit is required for --algo limiter")),
+        Some(s) => s
+            .parse::<u64>()
+            .ok()
+            .filter(|&l| (1..=u64::from(u32::MAX)).contains(&l))
+            .ok_or_else(|| {
+                Error::input(format!(
+                    "--limit {s}: expected a whole number of requests per interval in 1..=4294967295"
+                ))
+            })?,
+    };
+    let interval_ms = match args.interval_ms {
+        Some(i) if (1..=86_400_000).contains(&i) => i,
+        Some(i) => {
+            return Err(Error::input(format!(
+                "--interval-ms {i}: expected 1..=86400000"
+            )))
+        }
+        None => return Err(Error::input("--interval-ms is required for --algo limiter")),
+    };
+    if interval_ms * crate::clock::MILLI / limit == 0 {
+        return Err(Error::input(format!(
+            "--limit {limit} per --interval-ms {interval_ms} is more than one per nanosecond"
+        )));
+    }
+    let shapes = match (args.hashes, args.slots) {
+        (None, None) => [1024, 8192, 65536]
+            .map(|slots| Shape { hashes: 4, slots })
+            .to_vec(),
+        (h, s) => {
+            let hashes = h.unwrap_or(4);
+            let slots = s.unwrap_or(1024);
+            if !(1..=64).contains(&hashes) || !(1..=1 << 26).contains(&slots) {
+                return Err(Error::input(format!(
+                    "--hashes {hashes} --slots {slots}: expected 1..=64 hashes and 1..=67108864 slots"
+                )));
+            }
+            vec![Shape {
+                hashes: hashes as usize,
+                slots: slots as usize,
+            }]
+        }
+    };
+    Ok(Setup {
+        policy: Policy { limit, interval_ms },
+        shapes,
+        uber_slack: args.slack.unwrap_or(10),
+        seed: args.seed,
+    })
+}
+
+/// The candidate named `--limiter`.
+fn pick(args: &ReplayArgs, setup: &Setup) -> Result<Candidate> {
+    let Some(name) = args.limiter.as_deref() else {
+        return Err(Error::input("--limiter is required for --algo limiter"));
+    };
+    let mut all = candidates(setup)?;
+    match all.iter().position(|c| c.name == name.trim()) {
+        Some(i) => Ok(all.swap_remove(i)),
+        None => Err(Error::input(format!(
+            "--limiter {name:?}: expected one of {}",
+            all.iter()
+                .map(|c| format!("{:?}", c.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Where the columns are.
+struct Columns {
+    t: usize,
+    key: usize,
+    weight: Option<usize>,
+}
+
+fn columns(input: &TraceReader) -> Result<Columns> {
+    let h = input.header();
+    let at = |name: &str| h.iter().position(|c| c == name);
+    let weight = at("weight");
+    match (at("t_ns"), at("key")) {
+        (Some(t), Some(key)) if h.len() == 2 + usize::from(weight.is_some()) => {
+            Ok(Columns { t, key, weight })
+        }
+        _ => Err(bad_header(input)),
+    }
+}
+
+fn bad_header(input: &TraceReader) -> Error {
+    input.error_at(
+        1,
+        format!(
+            "header {:?}: expected t_ns,key or t_ns,key,weight",
+            input.header().join(",")
+        ),
+    )
+}
+
+fn parse_u64(input: &TraceReader, line: u64, column: &str, value: &str) -> Result<u64> {
+    value.parse::<u64>().map_err(|_| {
+        input.error_at(
+            line,
+            format!(
+                "{column} value {value:?}: expected a whole number in 0..=18446744073709551615"
+            ),
+        )
+    })
+}
+
+/// Replays `args.trace` into `args.out`.
+pub fn run(args: &ReplayArgs) -> Result<()> {
+    super::reject_unused(args, "limiter", TAKES)?;
+    let setup = setup(args)?;
+    let mut cand = pick(args, &setup)?;
+    let mut input = TraceReader::open(&args.trace)?;
+    let cols = columns(&input)?;
+    let mut out = OutputCsv::create(&args.out)?;
+    let mut header = input.header().to_vec();
+    header.extend(["allowed".to_string(), "delay_ns".to_string()]);
+    out.row(&header)?;
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut prev: Option<Nanos> = None;
+    let mut fields: Vec<String> = Vec::with_capacity(header.len());
+    while let Some((line, rec)) = input.next_row()? {
+        fields.clear();
+        fields.extend(rec.iter().map(str::to_string));
+        let t = parse_u64(&input, line, "t_ns", &fields[cols.t])?;
+        if let Some(p) = prev.filter(|&p| t < p) {
+            return Err(input.error_at(
+                line,
+                format!("t_ns value {t}: times must be non-decreasing (previous t_ns {p})"),
+            ));
+        }
+        prev = Some(t);
+        let w = match cols.weight {
+            Some(i) => parse_u64(&input, line, "weight", &fields[i])?,
+            None => 1,
+        };
+        if w == 0 {
+            return Err(input.error_at(line, "weight value \"0\": expected at least 1"));
+        }
+        let next_id = ids.len() as u32;
+        let key = *ids.entry(fields[cols.key].clone()).or_insert(next_id);
+        let d = cand.limiter.admit(key, w, t)?;
+        fields.push(d.allowed.to_string());
+        fields.push(d.delay.to_string());
+        out.row(&fields)?;
+    }
+    out.commit()
+}

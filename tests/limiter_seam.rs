@@ -1,0 +1,216 @@
+//! The limiter seam from outside `src/`: a model written here joins a
+//! decision run through the public API, and `replay --algo limiter` gives
+//! every lab candidate's decisions one row at a time, the same as the lab.
+
+mod common;
+
+use ratelab::clock::{Nanos, MILLI};
+use ratelab::lab::{decision, RunContext};
+use ratelab::model::{Decision, KeyState, PerKey};
+use ratelab::scenario::Scenario;
+use serde_json::Value;
+
+const LIMIT: u64 = 5;
+const INTERVAL_MS: u64 = 1000;
+
+/// An exact fixed-window limiter of our own: windows aligned to multiples
+/// of the interval, counting admitted requests (what the lab's second
+/// oracle is).
+struct AlignedWindow {
+    window: u64,
+    admitted: u64,
+}
+
+impl KeyState for AlignedWindow {
+    const STATE_BYTES: u64 = 16;
+    fn admit(&mut self, w: u64, now: Nanos) -> ratelab::error::Result<Decision> {
+        let window = now / (INTERVAL_MS * MILLI);
+        if window != self.window {
+            self.window = window;
+            self.admitted = 0;
+        }
+        let ok = self.admitted + w <= LIMIT;
+        if ok {
+            self.admitted += w;
+        }
+        Ok(Decision::from_allowed(ok))
+    }
+}
+
+fn scenario_json() -> String {
+    format!(
+        r#"{{"name": "seam", "kind": "decision_accuracy", "seed": 7,
+  "policy": {{"limit": {LIMIT}, "interval_ms": {INTERVAL_MS}}}, "shapes": [],
+  "workload": {{"type": "mix", "parts": [
+    {{"type": "poisson", "keys": {{"type": "zipf", "keys": 50, "s": 1.1}}, "rate": 60.0, "duration_s": 20.0}},
+    {{"type": "flash_crowd", "keys": {{"type": "uniform", "keys": 3}}, "rate": 2.0,
+      "flash_rate": 40.0, "flash_start_s": 5.0, "flash_duration_s": 4.0, "duration_s": 20.0}}]}}}}"#
+    )
+}
+
+fn rows(j: &Value) -> &Vec<Value> {
+    j["rows"].as_array().expect("rows")
+}
+
+fn row<'a>(j: &'a Value, name: &str) -> &'a Value {
+    rows(j)
+        .iter()
+        .find(|r| r["algorithm"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+#[test]
+fn a_model_from_outside_src_joins_a_decision_run() {
+    let s = Scenario::parse(std::path::Path::new("seam.json"), &scenario_json()).unwrap();
+    let ctx = RunContext::for_scenario(&s);
+    let ours = decision::Candidate::new(
+        "our aligned window",
+        Box::new(PerKey::new(|_| {
+            Ok(AlignedWindow {
+                window: 0,
+                admitted: 0,
+            })
+        })),
+    );
+    let out = decision::run_with(&s, &ctx, vec![ours]).unwrap();
+    let j = &out.json;
+    let r = row(j, "our aligned window");
+    // Exactly the lab's aligned-window oracle: no disagreement with it...
+    assert_eq!(r["vs_fixed_window"]["false_allow"], 0, "{r}");
+    assert_eq!(r["vs_fixed_window"]["false_deny"], 0, "{r}");
+    assert_eq!(
+        r["allowed"],
+        row(j, "exact aligned window (oracle 2)")["allowed"]
+    );
+    // ...but not the sliding log, on traffic with a flash crowd.
+    assert!(r["wrong_pct"].as_f64().unwrap() > 0.0, "{r}");
+    // Memory is what the model declared per key.
+    assert_eq!(
+        r["memory_bytes"].as_u64().unwrap(),
+        16 * j["requests"]["keys"].as_u64().unwrap()
+    );
+    // It is last, after the default candidates, which are unchanged.
+    assert_eq!(rows(j).last().unwrap()["algorithm"], "our aligned window");
+    let plain = decision::run(&s, &ctx).unwrap();
+    assert_eq!(rows(&plain.json).len() + 1, rows(j).len());
+    assert!(out.table_md.contains("our aligned window"));
+}
+
+#[test]
+fn replay_gives_each_lab_candidate_the_labs_decisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("seam.json");
+    std::fs::write(&sc, scenario_json()).unwrap();
+    let trace = dir.path().join("trace.csv");
+    let o = common::ratelab(&[
+        "export",
+        sc.to_str().unwrap(),
+        "--out",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let s = Scenario::load(&sc).unwrap();
+    let lab = decision::run(&s, &RunContext::for_scenario(&s)).unwrap();
+    let names: Vec<String> = rows(&lab.json)
+        .iter()
+        .filter(|r| !r["family"].as_str().unwrap().starts_with("oracle"))
+        .map(|r| r["algorithm"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.len() >= 7, "{names:?}");
+    for name in &names {
+        let out = dir.path().join("out.csv");
+        let o = common::ratelab(&[
+            "replay",
+            "--algo",
+            "limiter",
+            "--limiter",
+            name,
+            "--limit",
+            &LIMIT.to_string(),
+            "--interval-ms",
+            &INTERVAL_MS.to_string(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{name}: {}", common::stderr(&o));
+        let text = std::fs::read_to_string(&out).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("t_ns,key,weight,allowed,delay_ns"));
+        let allowed = lines.filter(|l| l.contains(",true,")).count() as u64;
+        assert_eq!(
+            allowed,
+            row(&lab.json, name)["allowed"].as_u64().unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn replay_limiter_bad_input_is_one_line_exit_2() {
+    let (_d, trace) = common::temp_file("t.csv", b"t_ns,key\n5,a\n3,a\n");
+    let t = trace.to_str().unwrap();
+    let out = trace.with_file_name("o.csv");
+    let o_s = out.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--limiter", "nope", "--limit", "5", "--interval-ms", "1000"],
+            "expected one of",
+        ),
+        (
+            &[
+                "--limiter",
+                "governor GCRA per key",
+                "--interval-ms",
+                "1000",
+            ],
+            "--limit is required",
+        ),
+        (
+            &[
+                "--limiter",
+                "governor GCRA per key",
+                "--limit",
+                "0",
+                "--interval-ms",
+                "1000",
+            ],
+            "--limit 0",
+        ),
+        (
+            &[
+                "--limiter",
+                "governor GCRA per key",
+                "--limit",
+                "5",
+                "--interval-ms",
+                "1000",
+                "--burst",
+                "3",
+            ],
+            "--burst does not apply to --algo limiter",
+        ),
+        (
+            &[
+                "--limiter",
+                "governor GCRA per key",
+                "--limit",
+                "5",
+                "--interval-ms",
+                "1000",
+            ],
+            "line 3: t_ns value 3: times must be non-decreasing",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["replay", "--algo", "limiter", "--trace", t, "--out", o_s];
+        args.extend_from_slice(extra);
+        let o = common::ratelab(&args);
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(want), "{extra:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!out.exists(), "no partial output");
+    }
+}
