@@ -10,7 +10,9 @@
 //! oracles and reports all speak it. A model whose upstream library counts
 //! time in Go's signed `int64` nanoseconds keeps that type inside itself (so
 //! its overflow and sign behaviour stay faithful) and converts at its own
-//! edge; nothing else sees the signed form.
+//! edge. The one exception is the discrete-event engine
+//! ([`crate::sim::des`]), whose only job is to drive those Go models: it runs
+//! on their signed clock so they are called without conversion.
 //!
 //! Nanoseconds in a `u64` cover 584 years, so a trace's timestamps cannot
 //! overflow in practice; code that adds durations *saturates* rather than

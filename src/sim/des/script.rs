@@ -8,7 +8,7 @@ use crate::model::multi::{LimiterPool, Node};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     /// `WaitN(ctx, n)` on a pool limiter (bucket or multi; a multi passes
-    /// `n` to each inner bucket, the book's multi uses `n = 1`).
+    /// `n` to each inner bucket, the nested multi-limiter examples use `n = 1`).
     Wait {
         /// The limiter.
         limiter: Node,

@@ -93,7 +93,7 @@ fn multi_limiter_second_and_minute() {
     assert_monotonic(&out);
 }
 
-/// C4: api = Multi(Per(2,1s) b2, Per(10,1min) b10), disk = Multi(1/s b1),
+/// api = Multi(Per(2,1s) b2, Per(10,1min) b10), disk = Multi(1/s b1),
 /// network = Multi(Per(3,1s) b3); ReadFile waits Multi(api, disk),
 /// ResolveAddress Multi(api, network). Fixed order: agents 0-9 are the
 /// ten ReadFile goroutines (spawned first), 10-19 the
