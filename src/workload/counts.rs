@@ -144,24 +144,15 @@ impl CountWorkload {
     pub fn build(&self, scenario: &Path, field: &str) -> Result<Workload> {
         let err =
             |sub: &str, msg: String| Error::input_at(scenario, format!("field {field}.{sub}"), msg);
-        let check_keys = |keys: u64| -> Result<()> {
-            if keys == 0 || keys > MAX_KEYS {
-                return Err(err(
-                    "keys",
-                    format!("value {keys}: expected 1..={MAX_KEYS}"),
-                ));
+        // `value` must be in `1..=max`.
+        let check_range = |sub: &str, value: u64, max: u64| -> Result<()> {
+            if value == 0 || value > max {
+                return Err(err(sub, format!("value {value}: expected 1..={max}")));
             }
             Ok(())
         };
-        let check_events = |events: u64| -> Result<()> {
-            if events == 0 || events > MAX_EVENTS {
-                return Err(err(
-                    "events",
-                    format!("value {events}: expected 1..={MAX_EVENTS}"),
-                ));
-            }
-            Ok(())
-        };
+        let check_keys = |keys: u64| check_range("keys", keys, MAX_KEYS);
+        let check_events = |events: u64| check_range("events", events, MAX_EVENTS);
         match self {
             CountWorkload::Harmonic { keys, top, min } => {
                 check_keys(*keys)?;
@@ -198,7 +189,10 @@ impl CountWorkload {
             CountWorkload::Uniform { keys, events } => {
                 check_keys(*keys)?;
                 check_events(*events)?;
-                Ok(Workload::sampled(KeyChoice::Uniform { keys: *keys }, *events))
+                Ok(Workload::sampled(
+                    KeyChoice::Uniform { keys: *keys },
+                    *events,
+                ))
             }
             CountWorkload::HotKey {
                 hot_events,
@@ -210,12 +204,7 @@ impl CountWorkload {
                         format!("value {singletons}: expected < {MAX_KEYS}"),
                     ));
                 }
-                if *hot_events == 0 || *hot_events > MAX_EVENTS {
-                    return Err(err(
-                        "hot_events",
-                        format!("value {hot_events}: expected 1..={MAX_EVENTS}"),
-                    ));
-                }
+                check_range("hot_events", *hot_events, MAX_EVENTS)?;
                 let mut counts = vec![1u64; *singletons as usize + 1];
                 counts[0] = *hot_events;
                 Ok(Workload::from_counts(counts))

@@ -11,13 +11,13 @@
 //! Fenwick tree; sampled shapes draw each event independently).
 //!
 //! # What is inside
-//! * [`counts`]: count workloads ([`CountWorkload`] → [`Workload`]), their
+//! * [`counts`] — count workloads ([`CountWorkload`] → [`Workload`]), their
 //!   CSV import and [`WorkloadSummary`](counts::WorkloadSummary).
-//! * [`timed`]: arrival processes in virtual time
+//! * [`timed`] — arrival processes in virtual time
 //!   ([`TimedWorkload`](timed::TimedWorkload)).
-//! * [`trace`]: timed events from and to users' log files.
-//! * [`keys`]: the key distributions ([`KeyChoice`]) both kinds draw from.
-//! * [`fenwick`]: the tree that shuffles a multiset without materialising it.
+//! * [`trace`] — timed events from and to users' log files.
+//! * [`keys`] — the key distributions ([`KeyChoice`]) both kinds draw from.
+//! * [`fenwick`] — the tree that shuffles a multiset without materialising it.
 //!
 //! # Examples
 //! A count workload from its scenario JSON, built and streamed:

@@ -1,8 +1,8 @@
 use super::*;
 use crate::clock::{Nanos, MILLI};
+use crate::model::rate::RateFlavor;
 use crate::model::rate::{Build, RateFixes};
 use std::time::Duration;
-use crate::model::rate::RateFlavor;
 
 const MS: Nanos = MILLI;
 
@@ -102,7 +102,11 @@ fn random_is_seeded_and_one_thread_never_panics() {
     assert_eq!(survivors.len(), 1);
     assert_eq!(a.threads[survivors[0]].observes, 900);
     for seed in 0..10 {
-        let one = run_random(&RaceConfig::first_second_panic(1, Duration::from_millis(10)), seed).unwrap();
+        let one = run_random(
+            &RaceConfig::first_second_panic(1, Duration::from_millis(10)),
+            seed,
+        )
+        .unwrap();
         assert_eq!(one.panicked, 0);
         assert_eq!(one.flips, 89);
     }
@@ -129,7 +133,13 @@ fn exhaustive_two_threads_first_flip_counts() {
     assert!((r.share_with_panicked(1) - 108.0 / 128.0).abs() < 1e-12);
     assert!((r.probability_with_panicked(1) - 108.0 / 128.0).abs() < 1e-12);
     assert!((r.log10_interleavings - ((pre * 128) as f64).log10()).abs() < 1e-9);
-    assert_eq!(r.faults, only_fault("assertion failed: new >= now - 1000", "pingora-limits-0.9.0/src/rate.rs:174:17"));
+    assert_eq!(
+        r.faults,
+        only_fault(
+            "assertion failed: new >= now - 1000",
+            "pingora-limits-0.9.0/src/rate.rs:174:17"
+        )
+    );
     // symmetric: either thread may be the one that panics
     let only0: f64 = r
         .outcomes
@@ -206,7 +216,13 @@ fn skewed_clock_reaches_the_past_ms_underflow() {
     // panics at once), 18 before it.
     assert_eq!(r.interleavings_with_panicked(1), Some(pre * 4));
     assert_eq!(r.interleavings, Some(pre * 22));
-    assert_eq!(r.faults, only_fault("attempt to subtract with overflow", "pingora-limits-0.9.0/src/rate.rs:147:23"));
+    assert_eq!(
+        r.faults,
+        only_fault(
+            "attempt to subtract with overflow",
+            "pingora-limits-0.9.0/src/rate.rs:147:23"
+        )
+    );
     // Release: no panic, but the window moves back to 9 ms.
     let rel = explore_exhaustive(
         &RaceConfig {
@@ -254,7 +270,10 @@ fn budget_and_validation_errors() {
         })
     );
     assert_eq!(
-        run_lockstep(&RaceConfig::first_second_panic(0, Duration::from_millis(10))),
+        run_lockstep(&RaceConfig::first_second_panic(
+            0,
+            Duration::from_millis(10)
+        )),
         Err(RaceError::NoThreads)
     );
     let zero = RaceConfig {
@@ -263,7 +282,10 @@ fn budget_and_validation_errors() {
     };
     assert_eq!(run_lockstep(&zero), Err(RaceError::ZeroRound));
     assert_eq!(
-        explore_exhaustive(&RaceConfig::first_second_panic(65, Duration::from_millis(10)), 10),
+        explore_exhaustive(
+            &RaceConfig::first_second_panic(65, Duration::from_millis(10)),
+            10
+        ),
         Err(RaceError::TooManyThreads(65))
     );
     match run(

@@ -92,13 +92,17 @@ fn modulated(
 /// of their own with their key ids offset past the earlier parts'.
 fn collect_sources(w: &TimedWorkload, seed: u64, key_offset: u64, out: &mut Vec<Source>) {
     let rng = |i: u64| sim_rng(derive_seed(seed, &[i]));
-    let plain = |rate: f64| vec![(rate, f64::INFINITY)];
+    // The background process, on stream 0.
+    let background = |keys: &KeyChoice, states: Vec<(f64, f64)>, end: f64| {
+        modulated(keys, key_offset, states, end, rng(0))
+    };
+    let poisson = |rate: f64| vec![(rate, f64::INFINITY)];
     match w {
         TimedWorkload::Poisson {
             keys,
             rate,
             duration_s,
-        } => out.push(modulated(keys, key_offset, plain(*rate), *duration_s, rng(0))),
+        } => out.push(background(keys, poisson(*rate), *duration_s)),
         TimedWorkload::OnOff {
             keys,
             rate,
@@ -107,7 +111,7 @@ fn collect_sources(w: &TimedWorkload, seed: u64, key_offset: u64, out: &mut Vec<
             duration_s,
         } => {
             let states = vec![(*rate, *mean_on_s), (0.0, *mean_off_s)];
-            out.push(modulated(keys, key_offset, states, *duration_s, rng(0)));
+            out.push(background(keys, states, *duration_s));
         }
         TimedWorkload::Mmpp {
             keys,
@@ -116,7 +120,7 @@ fn collect_sources(w: &TimedWorkload, seed: u64, key_offset: u64, out: &mut Vec<
             duration_s,
         } => {
             let states = vec![(rates[0], mean_dwell_s[0]), (rates[1], mean_dwell_s[1])];
-            out.push(modulated(keys, key_offset, states, *duration_s, rng(0)));
+            out.push(background(keys, states, *duration_s));
         }
         TimedWorkload::Diurnal {
             keys,
@@ -142,7 +146,7 @@ fn collect_sources(w: &TimedWorkload, seed: u64, key_offset: u64, out: &mut Vec<
             flash_duration_s,
             duration_s,
         } => {
-            out.push(modulated(keys, key_offset, plain(*rate), *duration_s, rng(0)));
+            out.push(background(keys, poisson(*rate), *duration_s));
             out.push(Source::Single(Single {
                 rng: rng(1),
                 key: key_offset + keys.keys(),
@@ -160,7 +164,7 @@ fn collect_sources(w: &TimedWorkload, seed: u64, key_offset: u64, out: &mut Vec<
             attack_start_s,
             duration_s,
         } => {
-            out.push(modulated(keys, key_offset, plain(*rate), *duration_s, rng(0)));
+            out.push(background(keys, poisson(*rate), *duration_s));
             out.push(Source::Attack(Attack {
                 rng: rng(1),
                 first_key: key_offset + keys.keys(),

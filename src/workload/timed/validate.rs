@@ -143,7 +143,11 @@ impl TimedWorkload {
                 Keys(keys),
                 Positive("rate", *rate),
                 KeyCount("attack_keys", *attack_keys),
-                Holds(*per_key != 0, "per_key", "value 0: expected at least 1".into()),
+                Holds(
+                    *per_key != 0,
+                    "per_key",
+                    "value 0: expected at least 1".into(),
+                ),
                 Positive("attack_rate", *attack_rate),
                 NonNegative("attack_start_s", *attack_start_s),
                 Positive("duration_s", *duration_s),

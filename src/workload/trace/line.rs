@@ -143,5 +143,4 @@ impl TraceReader {
         };
         Ok((t, key, weight))
     }
-
 }

@@ -16,13 +16,13 @@
 //! u64 of nanoseconds (after year 2554) is an error, never a silent wrap.
 //!
 //! # What is inside
-//! * [`format`]: [`TraceEvent`], [`TraceFormat`], [`TimeUnit`],
+//! * [`format`](mod@format) — [`TraceEvent`], [`TraceFormat`], [`TimeUnit`],
 //!   [`Disorder`] and [`TraceOptions`].
-//! * [`parse`]: one field at a time ([`parse_decimal_ns`], RFC 3339, weights,
+//! * [`parse`] — one field at a time ([`parse_decimal_ns`], RFC 3339, weights,
 //!   time-column names).
-//! * [`reader`]: [`TraceReader`], lines in and events out; `line` parses one
+//! * [`reader`] — [`TraceReader`], lines in and events out; `line` parses one
 //!   CSV or JSON line, `sort` hands events out in time order.
-//! * [`writer`]: [`TraceWriter`].
+//! * [`writer`] — [`TraceWriter`].
 //!
 //! # Examples
 //! ```

@@ -1,8 +1,8 @@
 use super::parse::Columns;
 use super::*;
 use crate::error::Result;
-use std::path::Path;
 use proptest::prelude::*;
+use std::path::Path;
 
 proptest! {
     /// The split fast path reads every quote-free line exactly as the
@@ -110,13 +110,21 @@ fn errors_name_the_line_and_value() {
             TraceFormat::Csv,
             "line 2: time \"abc\" is not a non-negative decimal number",
         ),
-        ("when,who\n", TraceFormat::Csv, "line 1: header \"when,who\""),
+        (
+            "when,who\n",
+            TraceFormat::Csv,
+            "line 1: header \"when,who\"",
+        ),
         (
             "t_ns,key,weight\n1,a,0\n",
             TraceFormat::Csv,
             "weight \"0\": expected a whole number >= 1",
         ),
-        ("{\"t_ns\": 1}\n", TraceFormat::JsonLines, "line 1: no key field"),
+        (
+            "{\"t_ns\": 1}\n",
+            TraceFormat::JsonLines,
+            "line 1: no key field",
+        ),
     ];
     for (text, format, want) in cases {
         let e = read(text, format, TraceOptions::default());
