@@ -81,7 +81,7 @@ fn cell(
         build,
         fixes: flavor.fixes(),
         duration: p.duration_ms * MILLI,
-        ..RaceConfig::a4(threads, Duration::from_millis(interval_ms))
+        ..RaceConfig::first_second_panic(threads, Duration::from_millis(interval_ms))
     };
     let lock = run_lockstep(&cfg).map_err(race_err)?;
     let lockstep_location = lock

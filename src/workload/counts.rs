@@ -1,10 +1,10 @@
 //! Count workloads: per-key event counts, streamed in a seeded random order.
 
 use super::fenwick::Fenwick;
+use super::keys::{KeyChoice, KeySampler};
 use crate::error::{Error, Result};
 use crate::rng::{sim_rng, SimRng};
 use rand::Rng;
-use rand_distr::Distribution;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -18,7 +18,7 @@ pub const MAX_EVENTS: u64 = 1 << 40;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CountWorkload {
-    /// The document's counts: key i gets `max(floor(top/(i+1)), min)`.
+    /// Harmonic counts: key i gets `max(floor(top/(i+1)), min)`.
     Harmonic {
         /// Distinct keys.
         keys: u64,
@@ -67,20 +67,11 @@ fn default_min() -> u64 {
 pub enum KeyCounts {
     /// Every key's count is known before any event is drawn.
     Exact(Vec<u64>),
-    /// Each event is an independent Zipf draw.
-    Zipf {
-        /// Keys.
-        keys: u64,
-        /// Events.
-        events: u64,
-        /// Exponent.
-        s: f64,
-    },
-    /// Each event is an independent uniform draw.
-    Uniform {
-        /// Keys.
-        keys: u64,
-        /// Events.
+    /// Each of `events` events is an independent draw of a key from `keys`.
+    Sampled {
+        /// The key distribution.
+        keys: KeyChoice,
+        /// Events drawn.
         events: u64,
     },
 }
@@ -137,7 +128,7 @@ impl WorkloadSummary {
         s
     }
 
-    /// The header line of the document's table.
+    /// The one-line summary printed above a report's table.
     pub fn headline(&self) -> String {
         format!(
             "{} keys, {} events, top key {} events, {} keys seen once",
@@ -153,24 +144,15 @@ impl CountWorkload {
     pub fn build(&self, scenario: &Path, field: &str) -> Result<Workload> {
         let err =
             |sub: &str, msg: String| Error::input_at(scenario, format!("field {field}.{sub}"), msg);
-        let check_keys = |keys: u64| -> Result<()> {
-            if keys == 0 || keys > MAX_KEYS {
-                return Err(err(
-                    "keys",
-                    format!("value {keys}: expected 1..={MAX_KEYS}"),
-                ));
+        // `value` must be in `1..=max`.
+        let check_range = |sub: &str, value: u64, max: u64| -> Result<()> {
+            if value == 0 || value > max {
+                return Err(err(sub, format!("value {value}: expected 1..={max}")));
             }
             Ok(())
         };
-        let check_events = |events: u64| -> Result<()> {
-            if events == 0 || events > MAX_EVENTS {
-                return Err(err(
-                    "events",
-                    format!("value {events}: expected 1..={MAX_EVENTS}"),
-                ));
-            }
-            Ok(())
-        };
+        let check_keys = |keys: u64| check_range("keys", keys, MAX_KEYS);
+        let check_events = |events: u64| check_range("events", events, MAX_EVENTS);
         match self {
             CountWorkload::Harmonic { keys, top, min } => {
                 check_keys(*keys)?;
@@ -188,10 +170,7 @@ impl CountWorkload {
                         format!("{total} events in all: expected at most {MAX_EVENTS}"),
                     ));
                 }
-                Ok(Workload {
-                    counts: KeyCounts::Exact(counts),
-                    names: None,
-                })
+                Ok(Workload::from_counts(counts))
             }
             CountWorkload::Zipf { keys, events, s } => {
                 check_keys(*keys)?;
@@ -202,25 +181,18 @@ impl CountWorkload {
                         format!("value {s}: expected a finite exponent >= 0"),
                     ));
                 }
-                Ok(Workload {
-                    counts: KeyCounts::Zipf {
-                        keys: *keys,
-                        events: *events,
-                        s: *s,
-                    },
-                    names: None,
-                })
+                Ok(Workload::sampled(
+                    KeyChoice::Zipf { keys: *keys, s: *s },
+                    *events,
+                ))
             }
             CountWorkload::Uniform { keys, events } => {
                 check_keys(*keys)?;
                 check_events(*events)?;
-                Ok(Workload {
-                    counts: KeyCounts::Uniform {
-                        keys: *keys,
-                        events: *events,
-                    },
-                    names: None,
-                })
+                Ok(Workload::sampled(
+                    KeyChoice::Uniform { keys: *keys },
+                    *events,
+                ))
             }
             CountWorkload::HotKey {
                 hot_events,
@@ -232,18 +204,10 @@ impl CountWorkload {
                         format!("value {singletons}: expected < {MAX_KEYS}"),
                     ));
                 }
-                if *hot_events == 0 || *hot_events > MAX_EVENTS {
-                    return Err(err(
-                        "hot_events",
-                        format!("value {hot_events}: expected 1..={MAX_EVENTS}"),
-                    ));
-                }
+                check_range("hot_events", *hot_events, MAX_EVENTS)?;
                 let mut counts = vec![1u64; *singletons as usize + 1];
                 counts[0] = *hot_events;
-                Ok(Workload {
-                    counts: KeyCounts::Exact(counts),
-                    names: None,
-                })
+                Ok(Workload::from_counts(counts))
             }
             CountWorkload::Csv { path } => {
                 let file = scenario.parent().unwrap_or(Path::new(".")).join(path);
@@ -279,36 +243,26 @@ pub fn read_counts_csv(file: &Path) -> Result<Workload> {
     let mut total = 0u64;
     for (i, record) in reader.records().enumerate() {
         let line = i + 2;
+        let at_line = |msg: String| Error::input_at(file, format!("line {line}"), msg);
         let record = record.map_err(|e| Error::input_at(file, format!("line {line}"), e))?;
         if record.len() != 2 {
-            return Err(Error::input_at(
-                file,
-                format!("line {line}"),
-                format!("{} fields: expected 2 (key,count)", record.len()),
-            ));
+            let msg = format!("{} fields: expected 2 (key,count)", record.len());
+            return Err(at_line(msg));
         }
         let key = record[0].to_string();
         let count: u64 = record[1].trim().parse().map_err(|_| {
-            Error::input_at(
-                file,
-                format!("line {line}"),
-                format!("count {:?}: expected a whole number >= 0", &record[1]),
-            )
+            at_line(format!(
+                "count {:?}: expected a whole number >= 0",
+                &record[1]
+            ))
         })?;
         if !seen.insert(key.clone()) {
-            return Err(Error::input_at(
-                file,
-                format!("line {line}"),
-                format!("key {key:?} appears twice"),
-            ));
+            return Err(at_line(format!("key {key:?} appears twice")));
         }
         total = total.saturating_add(count);
         if total > MAX_EVENTS || names.len() as u64 >= MAX_KEYS {
-            return Err(Error::input_at(
-                file,
-                format!("line {line}"),
-                format!("too large: at most {MAX_KEYS} keys and {MAX_EVENTS} events"),
-            ));
+            let msg = format!("too large: at most {MAX_KEYS} keys and {MAX_EVENTS} events");
+            return Err(at_line(msg));
         }
         names.push(key);
         counts.push(count);
@@ -345,11 +299,19 @@ impl Workload {
         }
     }
 
+    /// A workload of `events` independent draws from `keys`.
+    fn sampled(keys: KeyChoice, events: u64) -> Self {
+        Self {
+            counts: KeyCounts::Sampled { keys, events },
+            names: None,
+        }
+    }
+
     /// The number of key ids (some may get no event in a sampled workload).
     pub fn key_space(&self) -> usize {
         match &self.counts {
             KeyCounts::Exact(c) => c.len(),
-            KeyCounts::Zipf { keys, .. } | KeyCounts::Uniform { keys, .. } => *keys as usize,
+            KeyCounts::Sampled { keys, .. } => keys.keys() as usize,
         }
     }
 
@@ -357,7 +319,7 @@ impl Workload {
     pub fn events(&self) -> u64 {
         match &self.counts {
             KeyCounts::Exact(c) => c.iter().sum(),
-            KeyCounts::Zipf { events, .. } | KeyCounts::Uniform { events, .. } => *events,
+            KeyCounts::Sampled { events, .. } => *events,
         }
     }
 
@@ -396,19 +358,12 @@ impl Workload {
                     f(bag.take(target) as u32);
                 }
             }
-            KeyCounts::Zipf { keys, events, s } => {
-                // Validated in `build`: keys >= 1 and s finite >= 0, so `new` succeeds.
-                let Ok(zipf) = rand_distr::Zipf::new(*keys as f64, *s) else {
-                    return;
-                };
+            KeyCounts::Sampled { keys, events } => {
+                // Validated in `build`: keys >= 1 and a Zipf's s finite >= 0,
+                // so the sampler is the distribution asked for.
+                let sampler = KeySampler::new(keys);
                 for _ in 0..*events {
-                    let rank: f64 = zipf.sample(&mut rng);
-                    f((rank as u64).saturating_sub(1).min(keys - 1) as u32);
-                }
-            }
-            KeyCounts::Uniform { keys, events } => {
-                for _ in 0..*events {
-                    f(rng.random_range(0..*keys) as u32);
+                    f(sampler.sample(&mut rng) as u32);
                 }
             }
         }
@@ -424,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn harmonic_matches_the_document() {
+    fn harmonic_counts_are_pinned() {
         let w = build(CountWorkload::Harmonic {
             keys: 10_000,
             top: 100_000,

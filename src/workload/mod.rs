@@ -9,10 +9,42 @@
 //! Streams never materialise the events: memory is proportional to the number
 //! of keys, not events (a shuffled multiset is drawn without replacement with a
 //! Fenwick tree; sampled shapes draw each event independently).
+//!
+//! # What is inside
+//! * [`counts`] — count workloads ([`CountWorkload`] → [`Workload`]), their
+//!   CSV import and [`WorkloadSummary`](counts::WorkloadSummary).
+//! * [`timed`] — arrival processes in virtual time
+//!   ([`TimedWorkload`](timed::TimedWorkload)).
+//! * [`trace`] — timed events from and to users' log files.
+//! * [`keys`] — the key distributions ([`KeyChoice`]) both kinds draw from.
+//! * [`fenwick`] — the tree that shuffles a multiset without materialising it.
+//!
+//! # Examples
+//! A count workload from its scenario JSON, built and streamed:
+//!
+//! ```
+//! use ratelab::workload::CountWorkload;
+//! use std::path::Path;
+//!
+//! let json = r#"{"type": "harmonic", "keys": 3, "top": 6, "min": 1}"#;
+//! let shape: CountWorkload = serde_json::from_str(json)?;
+//! let w = shape.build(Path::new("scenario.json"), "workload")?;
+//! assert_eq!(w.exact_counts(), Some(&[6, 3, 2][..]));
+//!
+//! let mut seen = [0u64; 3];
+//! w.for_each_event(7, |key| seen[key as usize] += 1);
+//! assert_eq!(seen, [6, 3, 2]); // every event once, in a seeded order
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A timed workload is built the same way; see [`timed`] for one drawn
+//! event by event.
 
 pub mod counts;
 pub mod fenwick;
+pub mod keys;
 pub mod timed;
 pub mod trace;
 
 pub use counts::{CountWorkload, KeyCounts, Workload};
+pub use keys::KeyChoice;

@@ -1,0 +1,89 @@
+//! The vocabulary of traces: an event, the file formats, time units, and the
+//! reader's options.
+
+use crate::clock::Nanos;
+use std::path::Path;
+
+/// One event of a trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// Nanoseconds since the Unix epoch.
+    pub t_ns: Nanos,
+    /// The key (e.g. a client id or an API key).
+    pub key: String,
+    /// How many events this line stands for (>= 1).
+    pub weight: u64,
+}
+
+/// Unit of a `time`/`timestamp` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimeUnit {
+    /// Integer nanoseconds.
+    #[default]
+    Ns,
+    /// Milliseconds (decimals allowed).
+    Ms,
+    /// Seconds (decimals allowed).
+    S,
+    /// RFC 3339 date-time strings.
+    Rfc3339,
+}
+
+impl std::str::FromStr for TimeUnit {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "ns" => Ok(Self::Ns),
+            "ms" => Ok(Self::Ms),
+            "s" => Ok(Self::S),
+            "rfc3339" => Ok(Self::Rfc3339),
+            other => Err(format!(
+                "unknown time unit {other:?}: expected ns, ms, s or rfc3339"
+            )),
+        }
+    }
+}
+
+/// File format of a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// CSV with a header.
+    Csv,
+    /// JSON Lines.
+    JsonLines,
+}
+
+impl TraceFormat {
+    /// `.jsonl`/`.ndjson` are JSON Lines; everything else is CSV.
+    pub fn from_path(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl") | Some("ndjson") => Self::JsonLines,
+            _ => Self::Csv,
+        }
+    }
+}
+
+/// What to do with a time earlier than the one before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Disorder {
+    /// An error naming the line (default).
+    #[default]
+    Reject,
+    /// Sort events within a window of this many nanoseconds; an event older
+    /// than what was already emitted is still an error.
+    SortWithin(Nanos),
+}
+
+/// Options of a trace reader.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceOptions {
+    /// Unit of a `time`/`timestamp` column.
+    pub unit: TimeUnit,
+    /// Out-of-order handling.
+    pub disorder: Disorder,
+    /// Most events held for sorting (bounds memory; default 1,000,000).
+    pub max_buffered: Option<usize>,
+}
+
+/// Longest line accepted (a guard against a binary file read as a trace).
+pub const MAX_LINE: usize = 1 << 20;

@@ -1,0 +1,187 @@
+use super::parse::Columns;
+use super::*;
+use crate::error::Result;
+use proptest::prelude::*;
+use std::path::Path;
+
+proptest! {
+    /// The split fast path reads every quote-free line exactly as the
+    /// csv parser does: same event, or the same error message.
+    #[test]
+    fn plain_csv_lines_parse_like_the_csv_crate(
+        fields in proptest::collection::vec("[0-9a-z .,:\\-]{0,6}", 0..5),
+        time in 0usize..4,
+        key in 0usize..4,
+        weight in proptest::option::of(0usize..4),
+        unit in prop_oneof![Just(TimeUnit::Ns), Just(TimeUnit::Ms), Just(TimeUnit::S)],
+    ) {
+        let line = fields.join(",");
+        let r = TraceReader::new(
+            Path::new("t.csv"),
+            TraceFormat::Csv,
+            Box::new(std::io::Cursor::new(Vec::new())),
+            TraceOptions::default(),
+        );
+        let c = Columns { time, unit, key, weight };
+        let fast = r.parse_csv_plain(&line, c).map_err(|e| e.to_string());
+        let slow = r.parse_csv_quoted(&line, c).map_err(|e| e.to_string());
+        // The csv crate reads an empty line as no record at all.
+        if !line.is_empty() {
+            prop_assert_eq!(fast, slow);
+        }
+    }
+}
+
+fn read(text: &str, format: TraceFormat, opts: TraceOptions) -> Vec<Result<TraceEvent>> {
+    TraceReader::new(
+        Path::new("t.csv"),
+        format,
+        Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+        opts,
+    )
+    .collect()
+}
+
+fn ok(text: &str, format: TraceFormat, opts: TraceOptions) -> Vec<(u64, String, u64)> {
+    read(text, format, opts)
+        .into_iter()
+        .map(|r| r.map(|e| (e.t_ns, e.key, e.weight)).unwrap())
+        .collect()
+}
+
+#[test]
+fn decimal_times_are_exact() {
+    assert_eq!(parse_decimal_ns("1.5", 1_000_000_000), Ok(1_500_000_000));
+    assert_eq!(parse_decimal_ns("0.000000001", 1_000_000_000), Ok(1));
+    assert_eq!(parse_decimal_ns("12.250", 1_000_000), Ok(12_250_000));
+    assert!(parse_decimal_ns("1.0000000001", 1_000_000_000).is_err());
+    assert!(parse_decimal_ns("-1", 1).is_err());
+    assert!(parse_decimal_ns("1e3", 1).is_err());
+    assert!(parse_decimal_ns("18446744073709551616", 1).is_err());
+    assert!(parse_decimal_ns("18446744074", 1_000_000_000).is_err());
+}
+
+#[test]
+fn csv_units_weights_and_rfc3339() {
+    let csv = "t_ms,key,weight\n1.5,a,2\n3,\"b,c\",1\n";
+    assert_eq!(
+        ok(csv, TraceFormat::Csv, TraceOptions::default()),
+        vec![(1_500_000, "a".into(), 2), (3_000_000, "b,c".into(), 1)]
+    );
+    let opts = TraceOptions {
+        unit: TimeUnit::Rfc3339,
+        ..Default::default()
+    };
+    let csv = "timestamp,key\n2026-11-29T18:51:38.5Z,k\n";
+    assert_eq!(
+        ok(csv, TraceFormat::Csv, opts)[0].0,
+        1_795_978_298_500_000_000
+    );
+}
+
+#[test]
+fn json_lines() {
+    let j = "{\"t_s\": 1.25, \"key\": \"x\"}\n\n{\"t_s\": \"2\", \"key\": 7, \"weight\": 3}\n";
+    assert_eq!(
+        ok(j, TraceFormat::JsonLines, TraceOptions::default()),
+        vec![
+            (1_250_000_000, "x".into(), 1),
+            (2_000_000_000, "7".into(), 3)
+        ]
+    );
+}
+
+#[test]
+fn errors_name_the_line_and_value() {
+    let e = read(
+        "t_ns,key\n5,a\n4,b\n",
+        TraceFormat::Csv,
+        TraceOptions::default(),
+    );
+    let msg = e[1].as_ref().unwrap_err().to_string();
+    assert!(
+        msg.starts_with("t.csv: line 3: time 4 ns is earlier than the previous line's 5 ns"),
+        "{msg}"
+    );
+    assert_eq!(e.len(), 2, "reading stops at the first error");
+    let cases = [
+        (
+            "t_ns,key\nabc,a\n",
+            TraceFormat::Csv,
+            "line 2: time \"abc\" is not a non-negative decimal number",
+        ),
+        (
+            "when,who\n",
+            TraceFormat::Csv,
+            "line 1: header \"when,who\"",
+        ),
+        (
+            "t_ns,key,weight\n1,a,0\n",
+            TraceFormat::Csv,
+            "weight \"0\": expected a whole number >= 1",
+        ),
+        (
+            "{\"t_ns\": 1}\n",
+            TraceFormat::JsonLines,
+            "line 1: no key field",
+        ),
+    ];
+    for (text, format, want) in cases {
+        let e = read(text, format, TraceOptions::default());
+        let msg = e[0].as_ref().unwrap_err().to_string();
+        assert!(msg.contains(want), "{msg}");
+    }
+}
+
+#[test]
+fn sorting_within_a_window() {
+    let opts = TraceOptions {
+        disorder: Disorder::SortWithin(10),
+        ..Default::default()
+    };
+    let got = ok(
+        "t_ns,key\n5,a\n3,b\n12,c\n9,d\n30,e\n",
+        TraceFormat::Csv,
+        opts,
+    );
+    assert_eq!(
+        got.iter().map(|e| e.0).collect::<Vec<_>>(),
+        vec![3, 5, 9, 12, 30]
+    );
+    let e = read("t_ns,key\n5,a\n30,b\n2,c\n", TraceFormat::Csv, opts);
+    assert!(e.iter().any(|r| r
+        .as_ref()
+        .is_err_and(|e| e.to_string().contains("more than the reorder window"))));
+}
+
+#[test]
+fn export_then_import_round_trips() {
+    let events = vec![
+        TraceEvent {
+            t_ns: 1,
+            key: "a,\"b\"".into(),
+            weight: 2,
+        },
+        TraceEvent {
+            t_ns: 7,
+            key: "c".into(),
+            weight: 1,
+        },
+    ];
+    for format in [TraceFormat::Csv, TraceFormat::JsonLines] {
+        let mut w = TraceWriter::new(Vec::new(), format);
+        for e in &events {
+            w.write(e).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let back: Vec<TraceEvent> = TraceReader::new(
+            Path::new("x"),
+            format,
+            Box::new(std::io::Cursor::new(bytes)),
+            TraceOptions::default(),
+        )
+        .map(|r| r.unwrap())
+        .collect();
+        assert_eq!(back, events);
+    }
+}
