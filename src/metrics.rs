@@ -85,6 +85,17 @@ pub fn count_min_bound(events: u64, slots: usize) -> f64 {
     std::f64::consts::E * events as f64 / slots as f64
 }
 
+/// The theory's ceiling on the share of keys whose overcount exceeds
+/// [`count_min_bound`], in percent: `100 · e^(−hashes)`.
+///
+/// ```
+/// let p = ratelab::metrics::over_bound_theory_pct(1);
+/// assert!((p - 36.787944).abs() < 1e-6);
+/// ```
+pub fn over_bound_theory_pct(hashes: u64) -> f64 {
+    100.0 * (-(hashes as f64)).exp()
+}
+
 /// Mean and sample standard deviation (n − 1) of per-run values, summed in
 /// run order so the result does not depend on which thread ran which run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

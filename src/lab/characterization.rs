@@ -20,13 +20,14 @@
 //! (progress enabled, on a terminal) an intermediate table and an estimated
 //! time to finish go to stderr; the report holds no timings.
 
-use super::estimator_accuracy::{kib, Shape};
+use super::estimator_accuracy::Shape;
 use super::{report_head, RunContext};
 use crate::error::Result;
 use crate::hash::HasherKind;
 use crate::metrics::count_min_bound;
 use crate::model::estimator::Variant;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::kib;
 use crate::report::{Output, Table};
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;

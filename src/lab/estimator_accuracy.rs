@@ -14,6 +14,7 @@ use crate::hash::HasherKind;
 use crate::metrics::{count_min_bound, error_stats, summarize, ErrorStats, RunSummary};
 use crate::model::estimator::{Estimator, EstimatorConfig, Fault, Overflow, Variant};
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::{bytes_human, kib, pct_one_decimal};
 use crate::report::{Output, Table};
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
@@ -150,21 +151,6 @@ pub fn validate_shape(
         shape.hashes as usize,
         shape.slots as usize,
     ))
-}
-
-/// "64KiB"-style sizes as the document prints them.
-pub fn kib(bytes: u64) -> String {
-    format!("{}KiB", bytes / 1024)
-}
-
-/// Human sizes for messages.
-pub fn bytes_human(b: u64) -> String {
-    match b {
-        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
-        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
-        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
-        b => format!("{b} B"),
-    }
 }
 
 /// What one sweep cell measured.
@@ -754,10 +740,6 @@ fn replay_summary(workload: &Workload, seed: u64) -> WorkloadSummary {
     WorkloadSummary::of_counts(&truth)
 }
 
-fn fmt_pct(v: f64) -> String {
-    format!("{v:.1}%")
-}
-
 fn render_output(
     scenario: &Scenario,
     ctx: &RunContext,
@@ -799,7 +781,7 @@ fn render_output(
             r.config.hashes.to_string(),
             r.config.slots.to_string(),
             kib(r.config.memory_bytes()),
-            fmt_pct(s.exact_pct.mean),
+            pct_one_decimal(s.exact_pct.mean),
             format!("{:.1}", s.mean.mean),
             format!("{:.0}", s.p99.mean),
             format!("{:.0}", s.max.mean),

@@ -64,9 +64,10 @@ pub fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
     Ok(Shard { index, count })
 }
 
-/// Whether a kind's cells can be split across shards.
+/// Whether a kind's cells can be split across shards (its registry row says
+/// so: [`Kind::sweep`](super::Kind::sweep)).
 pub fn is_sweep(kind: &str) -> bool {
-    kind == "estimator_accuracy"
+    super::kind(kind).is_some_and(|k| k.sweep)
 }
 
 /// The scenario as one JSON object (common fields, then the kind's params).

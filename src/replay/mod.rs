@@ -32,7 +32,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub trace: PathBuf,
     /// Output CSV: the input rows plus the result columns (written atomically).
-    #[arg(long, value_parser = crate::cli::parse_out_path)]
+    #[arg(long, value_parser = crate::report::atomic::parse_out_path)]
     pub out: PathBuf,
     /// rate: the window length in milliseconds.
     #[arg(long)]

@@ -5,13 +5,19 @@
 //! into a staging folder that replaces the old one by rename, so a run that
 //! fails or is killed never leaves a half-written report.
 
+pub mod atomic;
+pub mod builder;
 pub mod chart;
+pub mod fmt;
 pub mod html;
 pub mod table;
-pub mod write;
 
+pub use builder::{Heading, ReportBuilder};
 pub use chart::{Chart, ChartSpec, Series, SeriesStyle};
 pub use table::Table;
+
+use crate::error::Result;
+use std::path::{Path, PathBuf};
 
 /// The schema name of every `report.json`.
 pub const SCHEMA: &str = "ratelab.report.v1";
@@ -33,6 +39,34 @@ pub struct Output {
     pub extra_files: Vec<(String, Vec<u8>)>,
 }
 
+impl Output {
+    /// The files of the report folder, in writing order: `report.json`,
+    /// `table.md`, `table.csv`, each chart's `.svg` and `.png`, then the
+    /// extra files.
+    pub fn files(&self) -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = vec![
+            ("report.json".into(), json_bytes(&self.json)),
+            ("table.md".into(), self.table_md.clone().into_bytes()),
+            ("table.csv".into(), self.table_csv.clone().into_bytes()),
+        ];
+        for chart in &self.charts {
+            files.push((
+                format!("{}.svg", chart.name),
+                chart.svg.clone().into_bytes(),
+            ));
+            files.push((format!("{}.png", chart.name), chart.png.clone()));
+        }
+        files.extend(self.extra_files.iter().cloned());
+        files
+    }
+}
+
+/// Writes `output` to `<out>/<name>/`, replacing the previous report whole
+/// ([`atomic::write_folder`]).
+pub fn write_report(out: &Path, name: &str, output: &Output) -> Result<PathBuf> {
+    atomic::write_folder(out, name, &output.files())
+}
+
 /// Serialises a report as pretty JSON with a trailing newline. serde_json
 /// prints floats with the shortest representation that round-trips, so equal
 /// values always give equal bytes.
@@ -40,4 +74,23 @@ pub fn json_bytes(value: &serde_json::Value) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(value).unwrap_or_default();
     out.push(b'\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_name_cannot_escape_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Output {
+            json: serde_json::json!({}),
+            table_md: String::new(),
+            table_csv: String::new(),
+            charts: vec![],
+            console: String::new(),
+            extra_files: vec![],
+        };
+        assert!(write_report(dir.path(), "../escape", &out).is_err());
+    }
 }

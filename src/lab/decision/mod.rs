@@ -40,7 +40,6 @@
 //! decision). There is no parallelism: the report is the same at any thread
 //! count.
 
-use super::estimator_accuracy::bytes_human;
 use super::{report_head, RunContext};
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::{Error, Result};
@@ -51,6 +50,7 @@ use crate::model::rate::Rate;
 use crate::model::token_bucket::TokenBucket;
 use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::bytes_human;
 use crate::report::{Output, Table};
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
