@@ -21,19 +21,21 @@
 //! time to finish go to stderr; the report holds no timings.
 
 use super::estimator_accuracy::Shape;
-use super::{report_head, RunContext};
+use super::experiment::Experiment;
+use super::RunContext;
 use crate::error::Result;
 use crate::hash::HasherKind;
-use crate::metrics::count_min_bound;
+use crate::metrics::{count_min_bound, over_bound_theory_pct};
 use crate::model::estimator::Variant;
-use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::progress::Progress;
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::fmt::kib;
-use crate::report::{Output, Table};
+use crate::report::{Heading, Output, ReportBuilder, Table};
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
 use crate::sizing::Evaluator;
 use crate::workload::counts::WorkloadSummary;
-use crate::workload::CountWorkload;
+use crate::workload::{CountWorkload, Workload};
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::json;
@@ -221,100 +223,203 @@ fn contours(h: &Hist) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// Runs an `estimator_characterization` scenario.
-pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
-    let p: Params = scenario.params()?;
-    let workload = p.workload.build(&scenario.path, "workload")?;
-    if p.configs.is_empty() {
-        return Err(scenario.field_error(
-            "configs",
-            "empty: expected at least one {\"hashes\": H, \"slots\": W}",
-        ));
+/// A validated `estimator_characterization` scenario.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The parameters.
+    pub params: Params,
+    /// The workload (its stream is fixed: run 0's).
+    pub workload: Workload,
+}
+
+/// The fixed stream's keys: exact counts, rank order and rank bins.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    /// The stream's workload facts.
+    pub summary: WorkloadSummary,
+    /// Exact count of each key id.
+    pub truth: Vec<u64>,
+    /// Seen key ids in rank order (true count descending, id ascending).
+    pub order: Vec<u32>,
+    /// The rank bins.
+    pub bins: Vec<RankBin>,
+}
+
+/// What an `estimator_characterization` run measured.
+pub struct Measured {
+    ranked: Ranked,
+    results: Vec<Characterized>,
+}
+
+/// The `estimator_characterization` kind: count-min error quantiles by key
+/// rank over many hash seeds.
+pub struct Characterization;
+
+impl Experiment for Characterization {
+    type Params = Params;
+    type Plan = Plan;
+    type Outcome = Measured;
+
+    fn validate(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Plan> {
+        let workload = p.workload.build(&scenario.path, "workload")?;
+        if p.configs.is_empty() {
+            return Err(scenario.field_error(
+                "configs",
+                "empty: expected at least one {\"hashes\": H, \"slots\": W}",
+            ));
+        }
+        for (i, s) in p.configs.iter().enumerate() {
+            super::estimator_accuracy::validate_shape(
+                scenario,
+                &format!("configs[{i}]"),
+                *s,
+                ctx.max_memory,
+            )?;
+        }
+        if p.min_trials < 2 || p.max_trials < p.min_trials || p.max_trials > 1 << 20 {
+            return Err(scenario.field_error(
+                "max_trials",
+                format!(
+                    "min_trials {} / max_trials {}: expected 2 <= min_trials <= max_trials <= {}",
+                    p.min_trials,
+                    p.max_trials,
+                    1u32 << 20
+                ),
+            ));
+        }
+        if !(p.tolerance_pct.is_finite() && p.tolerance_pct > 0.0) {
+            return Err(scenario.field_error(
+                "tolerance_pct",
+                format!("value {}: expected a percentage > 0", p.tolerance_pct),
+            ));
+        }
+        if !(p.floor_bound_pct.is_finite() && p.floor_bound_pct >= 0.0) {
+            return Err(scenario.field_error(
+                "floor_bound_pct",
+                format!("value {}: expected a percentage >= 0", p.floor_bound_pct),
+            ));
+        }
+        if !(p.abs_floor.is_finite() && p.abs_floor >= 0.0) {
+            return Err(scenario.field_error(
+                "abs_floor",
+                format!("value {}: expected a number >= 0", p.abs_floor),
+            ));
+        }
+        if !(1..=1000).contains(&p.rank_points) {
+            return Err(scenario.field_error(
+                "rank_points",
+                format!("value {}: expected 1..=1000", p.rank_points),
+            ));
+        }
+        if p.min_bin_keys == 0 {
+            return Err(scenario.field_error("min_bin_keys", "value 0: expected at least 1"));
+        }
+        Ok(Plan {
+            params: p,
+            workload,
+        })
     }
-    for (i, s) in p.configs.iter().enumerate() {
-        super::estimator_accuracy::validate_shape(
+
+    fn estimate_work(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<()> {
+        let (p, workload) = (&plan.params, &plan.workload);
+        // One replay of the stream, then each trial re-hashes every key into
+        // every row of the shape.
+        let keys = workload.key_space() as f64;
+        let hash_rows: f64 = p.configs.iter().map(|s| s.hashes as f64).sum();
+        ctx.check_work(
             scenario,
-            &format!("configs[{i}]"),
-            *s,
-            ctx.max_memory,
-        )?;
-    }
-    if p.min_trials < 2 || p.max_trials < p.min_trials || p.max_trials > 1 << 20 {
-        return Err(scenario.field_error(
             "max_trials",
-            format!(
-                "min_trials {} / max_trials {}: expected 2 <= min_trials <= max_trials <= {}",
-                p.min_trials,
-                p.max_trials,
-                1u32 << 20
+            workload.events() as f64 + keys * hash_rows * f64::from(p.max_trials),
+            0.5,
+            &format!(
+                "{} events + {keys} keys x {hash_rows} hash rows x {} trials",
+                workload.events(),
+                p.max_trials
             ),
-        ));
+        )
     }
-    if !(p.tolerance_pct.is_finite() && p.tolerance_pct > 0.0) {
-        return Err(scenario.field_error(
-            "tolerance_pct",
-            format!("value {}: expected a percentage > 0", p.tolerance_pct),
-        ));
+
+    fn run(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<Measured> {
+        let p = &plan.params;
+        let ev = Evaluator::new(plan.workload.clone(), p.variant, p.hasher, ctx.seed, 1);
+        let ranked = Ranked::of(ev.truth0().to_vec(), p);
+        let verbose = ctx.progress && std::io::stdout().is_terminal();
+        let progress = ctx.progress(
+            p.configs.len() as u64 * u64::from(p.max_trials),
+            &scenario.common.name,
+        );
+        let bin_of = ranked.bin_of();
+        let results = p
+            .configs
+            .iter()
+            .map(|shape| {
+                let trials = Trials {
+                    p,
+                    ev: &ev,
+                    ranked: &ranked,
+                    bin_of: &bin_of,
+                    seed: ctx.seed,
+                    progress: &progress,
+                };
+                trials.characterize(*shape, verbose)
+            })
+            .collect();
+        progress.finish();
+        Ok(Measured { ranked, results })
     }
-    if !(p.floor_bound_pct.is_finite() && p.floor_bound_pct >= 0.0) {
-        return Err(scenario.field_error(
-            "floor_bound_pct",
-            format!("value {}: expected a percentage >= 0", p.floor_bound_pct),
-        ));
+
+    fn render(scenario: &Scenario, plan: &Plan, ctx: &RunContext, m: Measured) -> Result<Output> {
+        render_output(scenario, ctx, &plan.params, &m.ranked, &m.results)
     }
-    if !(p.abs_floor.is_finite() && p.abs_floor >= 0.0) {
-        return Err(scenario.field_error(
-            "abs_floor",
-            format!("value {}: expected a number >= 0", p.abs_floor),
-        ));
-    }
-    if !(1..=1000).contains(&p.rank_points) {
-        return Err(scenario.field_error(
-            "rank_points",
-            format!("value {}: expected 1..=1000", p.rank_points),
-        ));
-    }
-    if p.min_bin_keys == 0 {
-        return Err(scenario.field_error("min_bin_keys", "value 0: expected at least 1"));
-    }
-    // One replay of the stream, then each trial re-hashes every key into
-    // every row of the shape.
-    let keys = workload.key_space() as f64;
-    let hash_rows: f64 = p.configs.iter().map(|s| s.hashes as f64).sum();
-    ctx.check_work(
-        scenario,
-        "max_trials",
-        workload.events() as f64 + keys * hash_rows * f64::from(p.max_trials),
-        0.5,
-        &format!(
-            "{} events + {keys} keys x {hash_rows} hash rows x {} trials",
-            workload.events(),
-            p.max_trials
-        ),
-    )?;
-    let ev = Evaluator::new(workload, p.variant, p.hasher, ctx.seed, 1);
-    let truth = ev.truth0().to_vec();
-    let summary = WorkloadSummary::of_counts(&truth);
-    // Keys in rank order: true count descending, key id ascending.
-    let mut order: Vec<u32> = (0..truth.len() as u32)
-        .filter(|&k| truth[k as usize] > 0)
-        .collect();
-    order.sort_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
-    let bins = rank_bins(order.len(), p.rank_points, p.min_bin_keys);
-    // bin of each key id (usize::MAX: unseen)
-    let mut bin_of = vec![usize::MAX; truth.len()];
-    for (j, b) in bins.iter().enumerate() {
-        for r in b.start..b.end {
-            bin_of[order[r - 1] as usize] = j;
+}
+
+impl Ranked {
+    /// Ranks the keys of exact counts `truth` and bins the ranks.
+    fn of(truth: Vec<u64>, p: &Params) -> Self {
+        let summary = WorkloadSummary::of_counts(&truth);
+        let mut order: Vec<u32> = (0..truth.len() as u32)
+            .filter(|&k| truth[k as usize] > 0)
+            .collect();
+        order.sort_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
+        let bins = rank_bins(order.len(), p.rank_points, p.min_bin_keys);
+        Self {
+            summary,
+            truth,
+            order,
+            bins,
         }
     }
-    let verbose = ctx.progress && std::io::stdout().is_terminal();
-    let progress = ctx.progress(
-        p.configs.len() as u64 * u64::from(p.max_trials),
-        &scenario.common.name,
-    );
-    let mut results = Vec::new();
-    for shape in &p.configs {
+
+    /// The bin of each key id (`usize::MAX`: unseen).
+    fn bin_of(&self) -> Vec<usize> {
+        let mut bin_of = vec![usize::MAX; self.truth.len()];
+        for (j, b) in self.bins.iter().enumerate() {
+            for r in b.start..b.end {
+                bin_of[self.order[r - 1] as usize] = j;
+            }
+        }
+        bin_of
+    }
+}
+
+/// What the trials of every shape share.
+struct Trials<'a> {
+    p: &'a Params,
+    ev: &'a Evaluator,
+    ranked: &'a Ranked,
+    bin_of: &'a [usize],
+    seed: u64,
+    progress: &'a Progress,
+}
+
+impl Trials<'_> {
+    /// Runs trials of `shape` in doubling rounds until its contours are
+    /// stable or `max_trials` is reached. `verbose` prints each round.
+    fn characterize(&self, shape: Shape, verbose: bool) -> Characterized {
+        let (p, ev, progress) = (self.p, self.ev, self.progress);
+        let (bins, truth, order) = (&self.ranked.bins, &self.ranked.truth, &self.ranked.order);
+        let summary = &self.ranked.summary;
+        let bin_of = self.bin_of;
         let (h, w) = (shape.hashes as usize, shape.slots);
         let bound = count_min_bound(summary.events, w as usize);
         let floor = p.abs_floor.max(p.floor_bound_pct / 100.0 * bound);
@@ -323,7 +428,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
                 h,
                 w,
                 0,
-                derive_seed(ctx.seed, &[stream::HASH, u64::from(t)]),
+                derive_seed(self.seed, &[stream::HASH, u64::from(t)]),
             );
             let mut hist: Hist = vec![BTreeMap::new(); bins.len()];
             let mut over = 0u64;
@@ -373,7 +478,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
                     if ok { "stable" } else { "not yet stable" },
                     left
                 );
-                eprint!("{}", round_table(&bins, &truth, &order, &prev).text());
+                eprint!("{}", round_table(bins, truth, order, &prev).text());
             }
             if ok {
                 stable = true;
@@ -394,7 +499,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
                 100.0 * over as f64 / total.max(1) as f64
             })
             .collect();
-        results.push(Characterized {
+        Characterized {
             hashes: h,
             slots: w,
             trials,
@@ -405,12 +510,8 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             over_bound_at_bin,
             over_bound_pct: 100.0 * acc.1 as f64 / (f64::from(trials) * order.len().max(1) as f64),
             bound,
-        });
+        }
     }
-    progress.finish();
-    Ok(render_output(
-        scenario, ctx, &p, &summary, &bins, &truth, &order, &results,
-    ))
 }
 
 /// (stable, largest absolute change of any contour value): stable when every
@@ -454,22 +555,19 @@ fn round_table(bins: &[RankBin], truth: &[u64], order: &[u32], c: &[Vec<f64>]) -
     t
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The report: the stopping table, then per shape its quantile table and
+/// pitchfork chart.
 fn render_output(
     scenario: &Scenario,
     ctx: &RunContext,
     p: &Params,
-    summary: &WorkloadSummary,
-    bins: &[RankBin],
-    truth: &[u64],
-    order: &[u32],
+    ranked: &Ranked,
     results: &[Characterized],
-) -> Output {
-    let mut md = format!("# {}\n\n", scenario.common.name);
-    if !scenario.common.description.is_empty() {
-        md.push_str(&format!("{}\n\n", scenario.common.description));
-    }
-    md.push_str(&format!(
+) -> Result<Output> {
+    let summary = &ranked.summary;
+    let mut report = ReportBuilder::new(scenario, ctx.seed, None);
+    report.heading(Heading::DescriptionIfAny);
+    report.md(&format!(
         "{}. Fixed stream, fresh hash seeds per trial ({} update, {} hasher). Quantiles are nearest-rank over trials at the normal equivalents of ±1, ±2, ±3 σ ({}). Trials double from {} until, from one round to the next, every contour value moves by at most {}% of its value or max({} events, {}% of e·N/w), or {} trials.\n\n",
         summary.headline(),
         p.variant.name(),
@@ -481,6 +579,59 @@ fn render_output(
         p.floor_bound_pct,
         p.max_trials
     ));
+    let st = stopping_table(results);
+    report
+        .md(&st.markdown())
+        .console(&format!("{}\n{}", summary.headline(), st.text()));
+    let mut csv = Table::new(
+        [
+            "shape",
+            "rank_first",
+            "rank_last",
+            "count_first",
+            "count_last",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain(QUANTILES.iter().map(|q| format!("q{q}")))
+        .chain(["over_bound_pct".to_string()]),
+    );
+    let mut json_rows = Vec::new();
+    for r in results {
+        let name = format!("{}x{}", r.hashes, r.slots);
+        let mut t = round_table(&ranked.bins, &ranked.truth, &ranked.order, &r.contours);
+        t.header.push("over bound%".into());
+        for (j, row) in t.rows.iter_mut().enumerate() {
+            row.push(format!("{:.1}%", r.over_bound_at_bin[j]));
+        }
+        report
+            .md(&format!(
+                "\n## {name}: error quantiles by rank ({} trials)\n\n",
+                r.trials
+            ))
+            .md(&t.markdown())
+            .console(&format!("\n{name}, {} trials:\n{}", r.trials, t.text()));
+        bin_rows(&name, ranked, r, &mut csv);
+        json_rows.push(shape_json(ranked, r));
+        report.chart(&pitchfork(&name, &ranked.bins, r))?;
+    }
+    report
+        .md("\n## Charts\n\n- `pitchfork_<shape>`: the quantile contours against key rank (log-log); the dashed line is the count-min bound e·N/w. Contours are pairs (±1σ, ±2σ, ±3σ) around the median; count-min never undercounts, so contours at 0 (often the whole lower half) are drawn at the axis floor. Over bound% is the share of errors above e·N/w, against the theory's ceiling e^-hashes.\n")
+        .field("variant", p.variant.name())
+        .field("hasher", p.hasher.name())
+        .field("quantiles", json!(QUANTILES))
+        .field(
+            "stopping",
+            json!({"min_trials": p.min_trials, "max_trials": p.max_trials, "tolerance_pct": p.tolerance_pct, "abs_floor": p.abs_floor, "floor_bound_pct": p.floor_bound_pct}),
+        )
+        .field("workload", summary.report_json(&p.workload))
+        .field("shapes", serde_json::Value::Array(json_rows))
+        .csv(&csv);
+    Ok(report.finish())
+}
+
+/// How each shape's trials stopped, with its bound and over-bound share.
+fn stopping_table(results: &[Characterized]) -> Table {
     let mut st = Table::new([
         "shape",
         "memory",
@@ -502,129 +653,93 @@ fn render_output(
             format!("{:.1}", r.floor),
             format!("{:.0}", r.bound),
             format!("{:.3}%", r.over_bound_pct),
-            format!("{:.3}%", 100.0 * (-(r.hashes as f64)).exp()),
+            format!("{:.3}%", over_bound_theory_pct(r.hashes as u64)),
         ]);
     }
-    md.push_str(&st.markdown());
-    let mut console = format!("{}\n{}", summary.headline(), st.text());
-    let mut csv = Table::new(
-        [
-            "shape",
-            "rank_first",
-            "rank_last",
-            "count_first",
-            "count_last",
-        ]
-        .into_iter()
-        .map(String::from)
-        .chain(QUANTILES.iter().map(|q| format!("q{q}")))
-        .chain(["over_bound_pct".to_string()]),
-    );
-    let mut charts = Vec::new();
-    let mut json_rows = Vec::new();
-    for r in results {
-        let name = format!("{}x{}", r.hashes, r.slots);
-        let mut t = round_table(bins, truth, order, &r.contours);
-        t.header.push("over bound%".into());
-        for (j, row) in t.rows.iter_mut().enumerate() {
-            row.push(format!("{:.1}%", r.over_bound_at_bin[j]));
-        }
-        md.push_str(&format!(
-            "\n## {name}: error quantiles by rank ({} trials)\n\n",
+    st
+}
+
+/// Adds a shape's bins to table.csv.
+fn bin_rows(name: &str, ranked: &Ranked, r: &Characterized, csv: &mut Table) {
+    let (truth, order) = (&ranked.truth, &ranked.order);
+    for (j, b) in ranked.bins.iter().enumerate() {
+        let mut row = vec![
+            name.to_string(),
+            b.start.to_string(),
+            (b.end - 1).to_string(),
+            truth[order[b.start - 1] as usize].to_string(),
+            truth[order[b.end - 2] as usize].to_string(),
+        ];
+        row.extend(r.contours.iter().map(|q| q[j].to_string()));
+        row.push(r.over_bound_at_bin[j].to_string());
+        csv.push(row);
+    }
+}
+
+/// A shape in report.json.
+fn shape_json(ranked: &Ranked, r: &Characterized) -> serde_json::Value {
+    let (truth, order) = (&ranked.truth, &ranked.order);
+    json!({
+        "hashes": r.hashes,
+        "slots": r.slots,
+        "memory_bytes": r.hashes as u64 * r.slots * 8,
+        "trials": r.trials,
+        "stopped": if r.stable { "stable" } else { "max_trials" },
+        "last_change_events": r.last_change,
+        "stability_floor_events": r.floor,
+        "bound_enw": r.bound,
+        "over_bound_pct": r.over_bound_pct,
+        "bound_theory_pct": over_bound_theory_pct(r.hashes as u64),
+        "bins": ranked.bins.iter().enumerate().map(|(j, b)| json!({
+            "rank_first": b.start,
+            "rank_last": b.end - 1,
+            "count_first": truth[order[b.start - 1] as usize],
+            "count_last": truth[order[b.end - 2] as usize],
+            "quantiles": r.contours.iter().map(|q| q[j]).collect::<Vec<_>>(),
+            "over_bound_pct": r.over_bound_at_bin[j],
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The pitchfork chart of a shape: quantile contours against rank, the
+/// bound dashed.
+fn pitchfork(name: &str, bins: &[RankBin], r: &Characterized) -> ChartSpec {
+    let mut spec = ChartSpec::new(
+        format!("pitchfork_{name}"),
+        format!(
+            "{name} count-min: error quantiles by rank over {} hash seeds",
             r.trials
-        ));
-        md.push_str(&t.markdown());
-        console.push_str(&format!("\n{name}, {} trials:\n{}", r.trials, t.text()));
-        for (j, b) in bins.iter().enumerate() {
-            let mut row = vec![
-                name.clone(),
-                b.start.to_string(),
-                (b.end - 1).to_string(),
-                truth[order[b.start - 1] as usize].to_string(),
-                truth[order[b.end - 2] as usize].to_string(),
-            ];
-            row.extend(r.contours.iter().map(|q| q[j].to_string()));
-            row.push(r.over_bound_at_bin[j].to_string());
-            csv.push(row);
-        }
-        json_rows.push(json!({
-            "hashes": r.hashes,
-            "slots": r.slots,
-            "memory_bytes": r.hashes as u64 * r.slots * 8,
-            "trials": r.trials,
-            "stopped": if r.stable { "stable" } else { "max_trials" },
-            "last_change_events": r.last_change,
-            "stability_floor_events": r.floor,
-            "bound_enw": r.bound,
-            "over_bound_pct": r.over_bound_pct,
-            "bound_theory_pct": 100.0 * (-(r.hashes as f64)).exp(),
-            "bins": bins.iter().enumerate().map(|(j, b)| json!({
-                "rank_first": b.start,
-                "rank_last": b.end - 1,
-                "count_first": truth[order[b.start - 1] as usize],
-                "count_last": truth[order[b.end - 2] as usize],
-                "quantiles": r.contours.iter().map(|q| q[j]).collect::<Vec<_>>(),
-                "over_bound_pct": r.over_bound_at_bin[j],
-            })).collect::<Vec<_>>(),
-        }));
-        let mut spec = ChartSpec::new(
-            format!("pitchfork_{name}"),
-            format!(
-                "{name} count-min: error quantiles by rank over {} hash seeds",
-                r.trials
-            ),
-            "key rank (1 = busiest key, log scale)",
-            "error = estimate - true count (events, log; 0 drawn at 0.1)",
-        );
-        spec.x_log = true;
-        spec.y_log = true;
-        spec.legend = Legend::UpperLeft;
-        let colors = [5usize, 0, 2, 6, 2, 0, 5];
-        for (q, label) in QUANTILE_LABELS.iter().enumerate() {
-            let pts = bins
-                .iter()
-                .enumerate()
-                .map(|(j, b)| (b.centre(), r.contours[q][j]))
-                .collect();
-            let mut s = Series::new(
-                format!("{label} (q={})", QUANTILES[q]),
-                pts,
-                SeriesStyle::Line,
-            );
-            s.color = Some(colors[q]);
-            spec.series.push(s);
-        }
-        let last = bins.last().map(|b| (b.end - 1) as f64).unwrap_or(1.0);
-        let mut b = Series::new(
-            format!("e·N/w = {:.0}", r.bound),
-            vec![(1.0, r.bound), (last, r.bound)],
-            SeriesStyle::Dashed,
-        );
-        b.color = Some(3);
-        spec.series.push(b);
-        if let Ok(c) = render(&spec) {
-            charts.push(c);
-        }
-    }
-    md.push_str("\n## Charts\n\n- `pitchfork_<shape>`: the quantile contours against key rank (log-log); the dashed line is the count-min bound e·N/w. Contours are pairs (±1σ, ±2σ, ±3σ) around the median; count-min never undercounts, so contours at 0 (often the whole lower half) are drawn at the axis floor. Over bound% is the share of errors above e·N/w, against the theory's ceiling e^-hashes.\n");
-    let mut j = report_head(scenario, ctx, None);
-    j.insert("variant".into(), p.variant.name().into());
-    j.insert("hasher".into(), p.hasher.name().into());
-    j.insert("quantiles".into(), json!(QUANTILES));
-    j.insert(
-        "stopping".into(),
-        json!({"min_trials": p.min_trials, "max_trials": p.max_trials, "tolerance_pct": p.tolerance_pct, "abs_floor": p.abs_floor, "floor_bound_pct": p.floor_bound_pct}),
+        ),
+        "key rank (1 = busiest key, log scale)",
+        "error = estimate - true count (events, log; 0 drawn at 0.1)",
     );
-    j.insert("workload".into(), summary.report_json(&p.workload));
-    j.insert("shapes".into(), serde_json::Value::Array(json_rows));
-    Output {
-        json: serde_json::Value::Object(j),
-        table_md: md,
-        table_csv: csv.csv(),
-        charts,
-        console,
-        extra_files: Vec::new(),
+    spec.x_log = true;
+    spec.y_log = true;
+    spec.legend = Legend::UpperLeft;
+    let colors = [5usize, 0, 2, 6, 2, 0, 5];
+    for (q, label) in QUANTILE_LABELS.iter().enumerate() {
+        let pts = bins
+            .iter()
+            .enumerate()
+            .map(|(j, b)| (b.centre(), r.contours[q][j]))
+            .collect();
+        let mut s = Series::new(
+            format!("{label} (q={})", QUANTILES[q]),
+            pts,
+            SeriesStyle::Line,
+        );
+        s.color = Some(colors[q]);
+        spec.series.push(s);
     }
+    let last = bins.last().map(|b| (b.end - 1) as f64).unwrap_or(1.0);
+    let mut b = Series::new(
+        format!("e·N/w = {:.0}", r.bound),
+        vec![(1.0, r.bound), (last, r.bound)],
+        SeriesStyle::Dashed,
+    );
+    b.color = Some(3);
+    spec.series.push(b);
+    spec
 }
 
 #[cfg(test)]

@@ -170,10 +170,9 @@ impl RunContext {
 
 /// Every kind ratelab knows.
 pub const KINDS: &[Kind] = &[
-    Kind::plain(
+    Kind::of::<estimator_accuracy::EstimatorAccuracy>(
         "estimator_accuracy",
         "count-min sketch (pingora Estimator) error vs exact counts over a grid of hashes x slots",
-        estimator_accuracy::run,
     )
     .sweep(),
     Kind::of::<estimator_overflow::EstimatorOverflow>(
@@ -208,10 +207,9 @@ pub const KINDS: &[Kind] = &[
         "pacer_timeline",
         "concurrent callers on uber-go/ratelimit pacers and x/time/rate limiters (MultiLimiter): admitted times per caller",
     ),
-    Kind::plain(
+    Kind::of::<characterization::Characterization>(
         "estimator_characterization",
         "count-min error quantiles (±1..3 sigma) by key rank over many hash seeds on a fixed stream, trials doubling until stable",
-        characterization::run,
     ),
     Kind::plain(
         "decision_accuracy",

@@ -198,7 +198,8 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
             ),
         ));
     }
-    let (runs, first, cells) = estimator_accuracy::run_shard(scenario, ctx, shard)?;
+    let (runs, first, cells) =
+        estimator_accuracy::run_cells(scenario, ctx, |k| shard.owns(k), shard.index == 0)?;
     let sv = scenario_value(scenario);
     let file = ShardFile {
         format: FORMAT.into(),
