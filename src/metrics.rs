@@ -3,11 +3,11 @@
 //! Per key, error = estimate − true count. Over the keys of one run:
 //! exact% (share of keys with error 0), mean, p99 by nearest rank, max, and the
 //! share of keys whose error exceeds the count-min bound e·N/w. Over runs the
-//! document averages each statistic (so p99 and max are per-run values
+//! reports average each statistic (so p99 and max are per-run values
 //! averaged); [`RunSummary`] also keeps the sample standard deviation.
 //!
 //! Percentiles are exact (selection over the per-key errors), not
-//! histogram-approximated: the document's p99 is an exact nearest-rank value
+//! histogram-approximated: a report's p99 is an exact nearest-rank value
 //! and a CI baseline must not move with a histogram's bucket edges.
 
 use serde::Serialize;

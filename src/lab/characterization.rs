@@ -29,7 +29,7 @@ use crate::metrics::{count_min_bound, over_bound_theory_pct};
 use crate::model::estimator::Variant;
 use crate::progress::Progress;
 use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
-use crate::report::fmt::kib;
+use crate::report::fmt::{kib, pct_one_decimal};
 use crate::report::{Heading, Output, ReportBuilder, Table};
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
@@ -602,7 +602,7 @@ fn render_output(
         let mut t = round_table(&ranked.bins, &ranked.truth, &ranked.order, &r.contours);
         t.header.push("over bound%".into());
         for (j, row) in t.rows.iter_mut().enumerate() {
-            row.push(format!("{:.1}%", r.over_bound_at_bin[j]));
+            row.push(pct_one_decimal(r.over_bound_at_bin[j]));
         }
         report
             .md(&format!(
@@ -712,9 +712,8 @@ fn pitchfork(name: &str, bins: &[RankBin], r: &Characterized) -> ChartSpec {
         ),
         "key rank (1 = busiest key, log scale)",
         "error = estimate - true count (events, log; 0 drawn at 0.1)",
-    );
-    spec.x_log = true;
-    spec.y_log = true;
+    )
+    .log_log(0.1);
     spec.legend = Legend::UpperLeft;
     let colors = [5usize, 0, 2, 6, 2, 0, 5];
     for (q, label) in QUANTILE_LABELS.iter().enumerate() {

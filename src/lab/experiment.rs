@@ -174,7 +174,7 @@ impl Kind {
 
     /// The same row, marked as a sweep whose cells can be split across
     /// shards.
-    pub const fn sweep(mut self) -> Self {
+    pub const fn as_sweep(mut self) -> Self {
         self.sweep = true;
         self
     }

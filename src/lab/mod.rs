@@ -1,6 +1,12 @@
 //! Experiments: one module per scenario `kind`, each turning a scenario into
 //! an [`Output`] (tables, report.json, charts). Thin glue between workloads,
 //! algorithms, oracles and reports.
+//!
+//! A kind is an [`Experiment`] (validate, estimate the work, run, render;
+//! see [`experiment`]) whose report is assembled by a
+//! [`ReportBuilder`](crate::report::ReportBuilder). [`KINDS`] is the
+//! registry, [`run`] runs a scenario with its kind, and [`RunContext`]
+//! carries the command line's settings and budgets.
 
 pub mod characterization;
 pub mod decision;
@@ -168,13 +174,29 @@ impl RunContext {
     }
 }
 
-/// Every kind ratelab knows.
+/// Every kind ratelab knows, in `ratelab list` order: the registry. A row is
+/// made by [`Kind::of`] for a kind written as an [`Experiment`], or by
+/// [`Kind::plain`] for one run by a plain function; [`Kind::as_sweep`] marks
+/// the kinds whose cells can be split across shards.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::lab::KINDS;
+/// let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+/// assert_eq!(names[0], "estimator_accuracy");
+/// assert!(names.contains(&"pacer_timeline"));
+/// let mut sorted = names.clone();
+/// sorted.sort();
+/// sorted.dedup();
+/// assert_eq!(sorted.len(), names.len(), "every name once");
+/// ```
 pub const KINDS: &[Kind] = &[
     Kind::of::<estimator_accuracy::EstimatorAccuracy>(
         "estimator_accuracy",
         "count-min sketch (pingora Estimator) error vs exact counts over a grid of hashes x slots",
     )
-    .sweep(),
+    .as_sweep(),
     Kind::of::<estimator_overflow::EstimatorOverflow>(
         "estimator_overflow",
         "what a counter at isize::MAX does on +1: wrap (0.9.1, release) or panic (0.9.0 debug)",

@@ -1,12 +1,12 @@
 //! `rate_timeline`: pingora's `Rate` over time, read along a fixed call
 //! sequence, against the true sliding-window rate.
 //!
-//! The table follows the document's exact call sequence on one model: the
+//! The table follows a scenario's exact call sequence on one model: the
 //! `observe` calls, then at each read time `rate()` followed by
 //! `rate_with(PROPORTIONAL_RATE_ESTIMATE_CALC_FN)`. Reads call `maybe_reset`
 //! and can flip the window themselves (the read at 1108 ms does), so the
 //! dense chart is sampled on *clones*: at every sample time `s` the model
-//! that has seen the document's calls up to `s` is cloned and the clone is
+//! that has seen the sequence's calls up to `s` is cloned and the clone is
 //! read at `s`. The chart therefore shows "what a read at `s` would return"
 //! without ever moving the table's window. The true sliding-window rate is
 //! the exact count of events in `(s − interval, s]` per second
@@ -72,7 +72,7 @@ pub struct Row {
     pub cleared_both: bool,
 }
 
-/// The result of the document's sequence.
+/// The result of the call sequence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Timeline {
     /// `observe` return values in order.
@@ -110,7 +110,7 @@ fn calls(p: &Params) -> Vec<(u64, Call)> {
     c
 }
 
-/// Runs the document's call sequence.
+/// Runs the call sequence.
 pub fn timeline(p: &Params, seed: u64) -> Timeline {
     let mut r = new_rate(p.interval_ms, seed);
     let key = p.key.as_bytes();

@@ -33,10 +33,10 @@ impl Heading {
     /// The heading of `scenario`'s `table.md`.
     pub fn render(self, scenario: &Scenario) -> String {
         let c = &scenario.common;
-        match self {
-            Heading::WithDescription => format!("# {}\n\n{}\n\n", c.name, c.description),
-            Heading::DescriptionIfAny if c.description.is_empty() => format!("# {}\n\n", c.name),
-            Heading::DescriptionIfAny => format!("# {}\n\n{}\n\n", c.name, c.description),
+        if self == Heading::DescriptionIfAny && c.description.is_empty() {
+            format!("# {}\n\n", c.name)
+        } else {
+            format!("# {}\n\n{}\n\n", c.name, c.description)
         }
     }
 }
@@ -118,14 +118,7 @@ impl<'a> ReportBuilder<'a> {
             heading: Heading::default(),
             json: json_head(scenario, seed, runs),
             md: String::new(),
-            out: Output {
-                json: Value::Null,
-                table_md: String::new(),
-                table_csv: String::new(),
-                charts: Vec::new(),
-                console: String::new(),
-                extra_files: Vec::new(),
-            },
+            out: Output::default(),
         }
     }
 

@@ -1,9 +1,11 @@
 //! Reports: tables (Markdown, CSV), the versioned `report.json`, and charts,
 //! written under `<out>/<scenario name>/`.
 //!
-//! Everything is rendered in memory first; only then is the folder written,
-//! into a staging folder that replaces the old one by rename, so a run that
-//! fails or is killed never leaves a half-written report.
+//! A kind assembles its [`Output`] with a [`ReportBuilder`] ([`builder`]),
+//! formatting numbers with [`fmt`]. Everything is rendered in memory first;
+//! only then is the folder written ([`write_report`], [`atomic`]), into a
+//! staging folder that replaces the old one by rename, so a run that fails
+//! or is killed never leaves a half-written report.
 
 pub mod atomic;
 pub mod builder;
@@ -22,8 +24,8 @@ use std::path::{Path, PathBuf};
 /// The schema name of every `report.json`.
 pub const SCHEMA: &str = "ratelab.report.v1";
 
-/// Everything a scenario run produces.
-#[derive(Debug, Clone)]
+/// Everything a scenario run produces (assembled by a [`ReportBuilder`]).
+#[derive(Debug, Clone, Default)]
 pub struct Output {
     /// The machine-readable report (`report.json`).
     pub json: serde_json::Value,
@@ -83,14 +85,7 @@ mod tests {
     #[test]
     fn a_report_name_cannot_escape_its_folder() {
         let dir = tempfile::tempdir().unwrap();
-        let out = Output {
-            json: serde_json::json!({}),
-            table_md: String::new(),
-            table_csv: String::new(),
-            charts: vec![],
-            console: String::new(),
-            extra_files: vec![],
-        };
+        let out = Output::default();
         assert!(write_report(dir.path(), "../escape", &out).is_err());
     }
 }

@@ -221,9 +221,8 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
         "Overcount by key rank (mean over runs)",
         "key rank (1 = busiest key, log scale)",
         "mean error = estimate - true count (log; 0 drawn at 0.1)",
-    );
-    by_rank.x_log = true;
-    by_rank.y_log = true;
+    )
+    .log_log(0.1);
     by_rank.legend = Legend::UpperLeft;
     let mut cdf = ChartSpec::new(
         "error_cdf",
@@ -239,10 +238,8 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
         "Mean error vs sketch memory",
         "memory (KiB, log scale)",
         "mean error per key (log; 0 drawn at 0.01)",
-    );
-    mem.x_log = true;
-    mem.y_log = true;
-    mem.log_floor = 0.01;
+    )
+    .log_log(0.01);
     for (i, r) in rows.iter().enumerate() {
         let pts = bins
             .iter()

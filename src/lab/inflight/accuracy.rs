@@ -306,10 +306,8 @@ fn chart(p: &AccuracyParams, rows: &[AccRow]) -> ChartSpec {
         "Inflight estimate - true in-flight count at each arrival (mean over arrivals)",
         "mean in-flight requests (all keys)",
         "mean overcount (requests)",
-    );
-    chart.x_log = true;
-    chart.y_log = true;
-    chart.log_floor = 0.001;
+    )
+    .log_log(0.001);
     for (c, config) in p.configs.iter().enumerate() {
         let pts: Vec<(f64, f64)> = rows
             .iter()

@@ -1,6 +1,6 @@
 //! pingora's `Inflight`: two kinds, one module each.
 //!
-//! * `inflight_guard_leak`: the document's exact sequence (`Inflight::incr`
+//! * `inflight_guard_leak`: the exact sequence (`Inflight::incr`
 //!   → 1, `Guard::incr` → 2, drop, a new `incr` sees 2), then a drift
 //!   experiment: requests arrive as a Poisson stream, each holds its guard
 //!   for an exponentially distributed time, and a share `p` of them call
