@@ -177,7 +177,8 @@ pub fn run_cells(
 }
 
 /// The report of a sharded run from every cell's outcome (in cell order),
-/// exactly as a whole run ([`EstimatorAccuracy`]) renders it. The workload is not rebuilt.
+/// exactly as a whole run ([`EstimatorAccuracy`]) renders it. The workload
+/// is not rebuilt.
 pub fn merge_output(
     scenario: &Scenario,
     ctx: &RunContext,
