@@ -35,7 +35,7 @@ pub use candidates::{candidates, Candidate, ModelRow, Setup, MODELS};
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
-use crate::lab::estimator_accuracy::bytes_human;
+use crate::report::fmt::bytes_human;
 use crate::model::estimator::EstimatorConfig;
 use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
 use crate::report::Output;
