@@ -56,4 +56,3 @@ pub fn orphans(reports: &Path, names: &std::collections::BTreeSet<String>) -> Ve
     out.sort();
     out
 }
-

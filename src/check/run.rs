@@ -279,6 +279,10 @@ fn summary_line(
         } else {
             format!("{expect_failures} failed")
         },
-        if opts.update { " -> baseline rewritten" } else { "" },
+        if opts.update {
+            " -> baseline rewritten"
+        } else {
+            ""
+        },
     )
 }

@@ -213,28 +213,17 @@ pub fn render_report(
 
 /// The headline and the rule: workload, targets, seeds, update, hasher, cap.
 fn intro(ev: &Evaluator, seen: &WorkloadSummary, r: &SizeResult, targets_text: &[String]) -> Text {
+    let headline = seen.headline();
+    let (seed, seeds, groups) = (ev.seed(), ev.seeds(), HOLDOUT_GROUPS);
+    let (variant, hasher) = (ev.variant().name(), ev.hasher().name());
+    let cap = human_bytes(r.max_memory);
     let console = format!(
-        "{}\ntargets: {} (each on the mean and on every one of {} seeds; the pick re-checked on {} reruns of {} fresh seeds); {} update, {} hasher, memory cap {}\n",
-        seen.headline(),
-        targets_text.join(", "),
-        ev.seeds(),
-        HOLDOUT_GROUPS,
-        ev.seeds(),
-        ev.variant().name(),
-        ev.hasher().name(),
-        human_bytes(r.max_memory)
+        "{headline}\ntargets: {} (each on the mean and on every one of {seeds} seeds; the pick re-checked on {groups} reruns of {seeds} fresh seeds); {variant} update, {hasher} hasher, memory cap {cap}\n",
+        targets_text.join(", ")
     );
     let md = format!(
-        "# ratelab size\n\n{}. Targets: `{}`, each required on the mean over {} seeds and on every seed; the pick must also meet them on the mean of each of {} reruns with {} fresh seeds. {} update, {} hasher, seed {}, memory cap {}.\n\n",
-        seen.headline(),
-        targets_text.join("`, `"),
-        ev.seeds(),
-        HOLDOUT_GROUPS,
-        ev.seeds(),
-        ev.variant().name(),
-        ev.hasher().name(),
-        ev.seed(),
-        human_bytes(r.max_memory)
+        "# ratelab size\n\n{headline}. Targets: `{}`, each required on the mean over {seeds} seeds and on every seed; the pick must also meet them on the mean of each of {groups} reruns with {seeds} fresh seeds. {variant} update, {hasher} hasher, seed {seed}, memory cap {cap}.\n\n",
+        targets_text.join("`, `")
     );
     Text { console, md }
 }

@@ -40,13 +40,7 @@ impl Metric {
 
     /// The statistic of one run.
     pub fn of(self, s: &ErrorStats) -> f64 {
-        match self {
-            Metric::ExactPct => s.exact_pct,
-            Metric::Mean => s.mean,
-            Metric::P99 => s.p99,
-            Metric::Max => s.max,
-            Metric::OverBoundPct => s.over_bound_pct,
-        }
+        self.pick([s.exact_pct, s.mean, s.p99, s.max, s.over_bound_pct])
     }
 
     /// The mean over runs.
@@ -56,16 +50,23 @@ impl Metric {
 
     /// The mean and standard deviation over runs.
     pub fn spread(self, s: &RunSummary) -> MeanStd {
+        self.pick([s.exact_pct, s.mean, s.p99, s.max, s.over_bound_pct])
+    }
+
+    /// The one of five values given in the order of [`Metric::ALL`] that
+    /// this metric names.
+    fn pick<T>(self, [exact_pct, mean, p99, max, over_bound_pct]: [T; 5]) -> T {
         match self {
-            Metric::ExactPct => s.exact_pct,
-            Metric::Mean => s.mean,
-            Metric::P99 => s.p99,
-            Metric::Max => s.max,
-            Metric::OverBoundPct => s.over_bound_pct,
+            Metric::ExactPct => exact_pct,
+            Metric::Mean => mean,
+            Metric::P99 => p99,
+            Metric::Max => max,
+            Metric::OverBoundPct => over_bound_pct,
         }
     }
 
-    const ALL: [Metric; 5] = [
+    /// Every metric, in the order of the report columns.
+    pub const ALL: [Metric; 5] = [
         Metric::ExactPct,
         Metric::Mean,
         Metric::P99,
