@@ -45,9 +45,11 @@
 //! * [`expect`]: the expectations on the new report;
 //! * [`findings`]: verdicts, findings and the table they are printed in;
 //! * [`baseline`]: reading and validating committed reports;
-//! * [`run`](mod@run): a whole check, from the scenario names to its outcome.
+//! * [`run`](mod@run): a whole check, from the scenario names to its outcome;
+//! * [`determinism`]: the single-threaded rerun of `run --check-determinism`.
 
 pub mod baseline;
+pub mod determinism;
 pub mod diff;
 pub mod expect;
 pub mod findings;

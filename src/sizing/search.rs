@@ -58,8 +58,9 @@ struct Hooks<'a> {
     on_total: &'a (dyn Fn(i64) + Sync),
 }
 
+/// Whether `a` is a better pick than `b`: cheaper; then the first target's
+/// metric better; then fewer hashes.
 fn better(targets: &[Target], a: &Candidate, b: &Candidate) -> bool {
-    // Cheaper; then the first target's metric better; then fewer hashes.
     if a.memory_bytes != b.memory_bytes {
         return a.memory_bytes < b.memory_bytes;
     }
@@ -78,8 +79,6 @@ fn better(targets: &[Target], a: &Candidate, b: &Candidate) -> bool {
     }
     a.hashes < b.hashes
 }
-
-/// Runs the search. `on_eval(n)` reports n more (shape, seed) evaluations;
 
 /// Runs the search. `on_eval(n)` reports n more (shape, seed) evaluations;
 /// `on_total(d)` changes the expected total by d (for a progress bar).
