@@ -69,6 +69,8 @@ pub struct RunOpts {
     /// Run only shard I of N of each sweep (cell k goes to shard k mod N) and write
     /// <OUT>/<name>.shard-I-of-N.json for `ratelab merge`. Non-sweep kinds run whole
     /// on shard 0 and are skipped on the others.
+    // The doc comment is the --help text, placeholders and all.
+    #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "I/N", value_parser = crate::lab::shard::parse_shard)]
     pub shard: Option<crate::lab::shard::Shard>,
 }
@@ -127,6 +129,8 @@ pub enum Command {
         args: check::CheckArgs,
     },
     /// Write <OUT>/index.html: every report's tables and charts on one page for design reviews.
+    // The doc comment is the --help text, placeholders and all.
+    #[allow(rustdoc::invalid_html_tags)]
     #[command(
         after_help = "Reads every <OUT>/*/report.json folder (any kind). No external assets: CSS is inline; images are referenced relative to the page, or embedded as data: URIs with --embed (one self-contained file)."
     )]

@@ -39,10 +39,22 @@ pub struct BoundTerm {
 /// * `p99<=X`: δ = 0.01, w = ceil(e·N/X);
 /// * `max<=X`: all keys at once, δ = 1/keys (union bound), w = ceil(e·N/X);
 /// * `exact_pct>=P`: error < 1 needs w > e·N; δ = max(1-P/100, 1/keys);
-/// * `mean<=X`: the expectation bound E[error] ≤ N/w (any d): d = 1, w = ceil(N/X);
+/// * `mean<=X`: the expectation bound E\[error\] ≤ N/w (any d): d = 1, w = ceil(N/X);
 /// * `over_bound_pct<=X`: δ = X/100; the bound does not constrain w.
 ///
 /// Thresholds below 1 on integer errors mean "exact" (w > e·N).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::sizing::{bound_pick, Target};
+///
+/// let targets = [Target::parse("p99<=5", 97.0).unwrap()];
+/// let pick = bound_pick(&targets, 973_855, 10_000);
+/// // δ = 0.01: d = ceil(ln 100) = 5 rows, w = ceil(e·N/5).
+/// assert_eq!(pick.hashes, 5);
+/// assert_eq!(pick.slots, Some(529_443));
+/// ```
 pub fn bound_pick(targets: &[Target], events: u64, keys: u64) -> BoundPick {
     let n = events as f64;
     let keys = keys.max(1) as f64;

@@ -139,6 +139,24 @@ impl Evaluator {
 
     /// Error statistics of run `run` of `hashes × slots` (runs `0..seeds`
     /// are the search seeds; later ones are built on demand).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelab::hash::HasherKind;
+    /// use ratelab::model::estimator::Variant;
+    /// use ratelab::sizing::Evaluator;
+    /// use ratelab::workload::CountWorkload;
+    /// use std::path::Path;
+    ///
+    /// let workload = CountWorkload::Uniform { keys: 50, events: 500 }
+    ///     .build(Path::new("example"), "workload")
+    ///     .unwrap();
+    /// let ev = Evaluator::new(workload, Variant::Conservative, HasherKind::Xxh3, 7, 1);
+    /// // Far more counters than keys: every key is estimated exactly.
+    /// let stats = ev.run_stats(4, 1 << 16, 0);
+    /// assert_eq!((stats.exact_pct, stats.max), (100.0, 0.0));
+    /// ```
     pub fn run_stats(&self, hashes: usize, slots: u64, run: usize) -> ErrorStats {
         let built;
         let d = match self.data.get(run) {

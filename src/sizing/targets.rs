@@ -119,6 +119,18 @@ pub struct Target {
 impl Target {
     /// Parses `metric OP value`, where value is a number, `avg`, `K*avg` or
     /// `avg*K` (`avg` = events / keys of the workload).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelab::sizing::{Metric, Target};
+    ///
+    /// let t = Target::parse("mean <= 0.01*avg", 200.0).unwrap();
+    /// assert_eq!((t.metric, t.threshold), (Metric::Mean, 2.0));
+    /// assert_eq!(t.resolved(), "mean<=2");
+    /// assert!(t.holds(1.5) && !t.holds(2.5));
+    /// assert!(Target::parse("p99>=5", 1.0).is_err());
+    /// ```
     pub fn parse(text: &str, avg: f64) -> Result<Target> {
         let bad = |place: &str, expected: &str| {
             Error::input(format!(
