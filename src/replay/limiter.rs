@@ -88,6 +88,7 @@ fn setup(args: &ReplayArgs) -> Result<Setup> {
         shapes,
         uber_slack: args.slack.unwrap_or(10),
         seed: args.seed,
+        max_memory: 1 << 32,
     })
 }
 

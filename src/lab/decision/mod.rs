@@ -28,9 +28,12 @@
 mod candidates;
 mod render;
 mod source;
+pub mod spec;
 mod tally;
 
-pub use candidates::{candidates, Candidate, ModelRow, Setup, MODELS};
+pub use candidates::{
+    build, candidates, default_entries, row, Built, Candidate, ModelRow, Setup, MODELS,
+};
 
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
@@ -106,6 +109,9 @@ pub struct Params {
     /// Add the comparison with Cloudflare's published figure.
     #[serde(default)]
     pub compare_cloudflare: bool,
+    /// The candidates, as data (default: the built-in set); see [`spec`].
+    #[serde(default)]
+    pub limiters: Option<Vec<serde_json::Value>>,
 }
 
 fn default_shapes() -> Vec<Shape> {
@@ -259,18 +265,109 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
 pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Result<Output> {
     let p: Params = scenario.params()?;
     validate(scenario, &p, ctx)?;
-    let mut cands = candidates(&Setup {
+    let setup = Setup {
         policy: p.policy,
         shapes: p.shapes.clone(),
         uber_slack: p.uber_slack,
         seed: ctx.seed,
-    })?;
+        max_memory: ctx.max_memory,
+    };
+    let mut cands = match &p.limiters {
+        None => candidates(&setup)?,
+        Some(list) => listed_candidates(scenario, &setup, list)?,
+    };
     cands.extend(extra);
+    unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
     let source = Source::open(scenario, &p, ctx)?;
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
     lab.replay(&mut cands)?;
     Ok(render::output(&lab, &cands))
+}
+
+/// The candidates of a `limiters` list: every entry checked and expanded
+/// before any is built.
+fn listed_candidates(
+    scenario: &Scenario,
+    setup: &Setup,
+    list: &[serde_json::Value],
+) -> Result<Vec<Candidate>> {
+    if list.is_empty() {
+        return Err(scenario.field_error("limiters", "empty list: expected at least one limiter"));
+    }
+    let mut planned = Vec::new();
+    for (i, entry) in list.iter().enumerate() {
+        let field = format!("limiters[{i}]");
+        let Some(obj) = entry.as_object() else {
+            return Err(scenario.field_error(
+                &field,
+                format!("value {entry}: expected an object with a \"model\" field"),
+            ));
+        };
+        let known = || {
+            MODELS
+                .iter()
+                .map(|r| r.model)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let model = match obj.get("model") {
+            Some(serde_json::Value::String(m)) => m,
+            Some(other) => {
+                return Err(scenario.field_error(
+                    format!("{field}.model"),
+                    format!("value {other}: expected one of {}", known()),
+                ))
+            }
+            None => {
+                return Err(scenario.field_error(
+                    &field,
+                    format!("missing \"model\": expected one of {}", known()),
+                ))
+            }
+        };
+        let Some(row) = candidates::row(model) else {
+            return Err(scenario.field_error(
+                format!("{field}.model"),
+                format!("value {model:?}: expected one of {}", known()),
+            ));
+        };
+        let args =
+            spec::expand(obj, row.params, &field).map_err(|(f, m)| scenario.field_error(f, m))?;
+        if planned.len() + args.len() > spec::MAX_CANDIDATES {
+            return Err(scenario.field_error(
+                &field,
+                format!(
+                    "the limiters expand to more than {} candidates: expected at most {}",
+                    spec::MAX_CANDIDATES,
+                    spec::MAX_CANDIDATES
+                ),
+            ));
+        }
+        planned.extend(args.into_iter().map(|a| (field.clone(), row, a)));
+    }
+    planned
+        .iter()
+        .map(|(field, row, a)| {
+            candidates::build(setup, row, a).map_err(|e| scenario.field_error(field, e.message()))
+        })
+        .collect()
+}
+
+/// Two candidates with one name would make the report ambiguous.
+fn unique_names(scenario: &Scenario, cands: &[Candidate]) -> Result<()> {
+    for (i, c) in cands.iter().enumerate() {
+        if cands[..i].iter().any(|d| d.name == c.name) {
+            return Err(scenario.field_error(
+                "limiters",
+                format!(
+                    "two candidates are named {:?}: give them different parameters",
+                    c.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The state of one pass over the requests: the exact limiters, every
