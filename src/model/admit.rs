@@ -275,10 +275,10 @@ mod tests {
 
     #[test]
     fn per_key_keeps_keys_apart_and_makes_state_once() {
-        let made = std::rc::Rc::new(std::cell::Cell::new(0));
+        let made = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let m = made.clone();
         let mut l = PerKey::new(move |_| {
-            m.set(m.get() + 1);
+            m.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(Count(0))
         });
         for _ in 0..3 {
@@ -286,7 +286,7 @@ mod tests {
         }
         assert!(!l.admit(5, 1, 0).unwrap().allowed);
         assert!(l.admit(0, 3, 0).unwrap().allowed);
-        assert_eq!(made.get(), 2);
+        assert_eq!(made.load(std::sync::atomic::Ordering::Relaxed), 2);
         assert_eq!(l.store.len(), 2);
     }
 
