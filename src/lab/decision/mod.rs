@@ -45,9 +45,10 @@ use crate::report::Output;
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::TimeUnit;
+use rayon::prelude::*;
 use serde::Deserialize;
 use source::{find_flash, Source};
-use tally::{Request, Tally};
+use tally::{Limits, Request, Tally};
 
 /// The policy: at most `limit` per key per `interval_ms`.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -221,6 +222,9 @@ const PER_KEY_BYTES: u64 = 512;
 
 /// Bins of the watched key's timeline.
 const BINS: u64 = 88;
+
+/// Requests read ahead and handed to every candidate at once.
+const BATCH: usize = 1 << 14;
 
 /// Runs a `decision_accuracy` scenario with the default candidates.
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
@@ -443,51 +447,86 @@ impl<'a> Lab<'a> {
         }
     }
 
-    /// Streams every request through the exact limiters and the candidates.
+    /// The policy as the trackers need it.
+    fn limits(&self) -> Limits {
+        Limits {
+            limit: self.p.policy.limit,
+            interval: self.p.policy.interval_ms * MILLI,
+        }
+    }
+
+    /// Streams every request through the exact limiters (in order, on this
+    /// thread) and then, a batch at a time, through the candidates (in
+    /// parallel: each candidate's state is its own, so the result does not
+    /// depend on the thread count).
     fn replay(&mut self, cands: &mut [Candidate]) -> Result<()> {
-        let interval_ns = self.p.policy.interval_ms * MILLI;
-        let mut sliding = SlidingLogLimiter::new(self.p.policy.limit, interval_ns);
-        let mut aligned = AlignedWindowLimiter::new(self.p.policy.limit, interval_ns);
+        let lim = self.limits();
+        let mut sliding = SlidingLogLimiter::new(lim.limit, lim.interval);
+        let mut aligned = AlignedWindowLimiter::new(lim.limit, lim.interval);
         let progress = self.ctx.progress(0, &self.scenario.common.name);
         let mut align: Option<Nanos> = None;
-        while let Some(ev) = self.source.next() {
-            let (t, k, w) = ev?;
-            let align = *align.get_or_insert_with(|| self.source.align(interval_ns));
-            if self.watch_id.is_none() {
-                if let Some(wk) = &self.p.watch {
-                    self.watch_id = self.source.id_of(&wk.key);
+        let mut batch: Vec<Request> = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            while batch.len() < BATCH {
+                let Some(ev) = self.source.next() else {
+                    break;
+                };
+                let (t, k, w) = ev?;
+                let align = *align.get_or_insert_with(|| self.source.align(lim.interval));
+                if self.watch_id.is_none() {
+                    if let Some(wk) = &self.p.watch {
+                        self.watch_id = self.source.id_of(&wk.key);
+                    }
                 }
+                self.count(t, k, w);
+                if self.requests % (1 << 20) == 0 {
+                    progress.inc(1 << 20);
+                }
+                let truth = sliding.allow(k, w, t);
+                let r = Request {
+                    key: k,
+                    t,
+                    w,
+                    truth,
+                    fixed_truth: aligned.allow(k, w, t + align),
+                    watched: self.watch_id == Some(k) && self.watch_from.is_some_and(|f| t >= f),
+                    bin: self.bin(k, t),
+                    is_watch: self.watch_id == Some(k),
+                    window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
+                };
+                if let Some(b) = r.bin {
+                    self.offered[b] += w;
+                }
+                self.oracle.record(
+                    &Request {
+                        fixed_truth: truth,
+                        ..r
+                    },
+                    truth,
+                    lim,
+                );
+                self.fixed_oracle
+                    .record(&Request { bin: None, ..r }, r.fixed_truth, lim);
+                batch.push(r);
             }
-            self.count(t, k, w);
-            if self.requests % (1 << 20) == 0 {
-                progress.inc(1 << 20);
+            if batch.is_empty() {
+                break;
             }
-            let truth = sliding.allow(k, w, t);
-            let r = Request {
-                key: k,
-                t,
-                w,
-                truth,
-                fixed_truth: aligned.allow(k, w, t + align),
-                watched: self.watch_id == Some(k) && self.watch_from.is_some_and(|f| t >= f),
-                bin: self.bin(k, t),
-            };
-            if let Some(b) = r.bin {
-                self.offered[b] += w;
-            }
-            self.oracle.record(
-                &Request {
-                    fixed_truth: truth,
-                    ..r
-                },
-                truth,
-            );
-            self.fixed_oracle
-                .record(&Request { bin: None, ..r }, r.fixed_truth);
-            for (c, tally) in cands.iter_mut().zip(self.tallies.iter_mut()) {
-                let d = c.limiter.admit(k, w, t)?;
-                tally.record(&r, d.allowed);
-            }
+            let done: Vec<Result<()>> = cands
+                .par_iter_mut()
+                .zip(self.tallies.par_iter_mut())
+                .map(|(c, tally)| {
+                    for r in &batch {
+                        let d = c.limiter.admit(r.key, r.w, r.t)?;
+                        tally.record(r, d.allowed, lim);
+                    }
+                    Ok(())
+                })
+                .collect();
+            // The first failing candidate in table order, whatever thread
+            // failed first.
+            done.into_iter().collect::<Result<()>>()?;
         }
         progress.finish();
         Ok(())
