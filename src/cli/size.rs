@@ -69,7 +69,7 @@ pub struct SizeArgs {
     #[arg(long, default_value = "xxh3")]
     pub hasher: String,
     /// Folder for size.json, size.md and the frontier chart.
-    #[arg(long, default_value = "reports/size", value_parser = super::parse_out_path)]
+    #[arg(long, default_value = "reports/size", value_parser = crate::report::atomic::parse_out_path)]
     pub out: PathBuf,
     /// Worker threads (results do not depend on it).
     #[arg(long)]
@@ -718,7 +718,7 @@ pub fn run(a: &SizeArgs) -> Result<i32> {
         files.push(("frontier.png".into(), c.png.clone()));
     }
     for (name, bytes) in &files {
-        crate::report::write::write_file_atomic(&dir.join(name), bytes)?;
+        crate::report::atomic::write_file(&dir.join(name), bytes)?;
     }
     print!("{}", report.console);
     println!("-> {}", dir.display());

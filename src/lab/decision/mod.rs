@@ -38,9 +38,9 @@ pub use candidates::{
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
-use crate::lab::estimator_accuracy::bytes_human;
 use crate::model::estimator::EstimatorConfig;
 use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
+use crate::report::fmt::bytes_human;
 use crate::report::Output;
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
