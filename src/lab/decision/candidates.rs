@@ -9,7 +9,7 @@ use super::spec::{Args, Param};
 use super::Policy;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::{Error, Result};
-use crate::lab::estimator_accuracy::bytes_human;
+use crate::report::fmt::bytes_human;
 use crate::lab::Shape;
 use crate::model::estimator::EstimatorConfig;
 use crate::model::fixed_window::{FixedWindow, TowerRate};
