@@ -26,11 +26,15 @@
 //! count.
 
 mod candidates;
+mod extra_rows;
 mod render;
 mod source;
 mod tally;
 
 pub use candidates::{candidates, Candidate, ModelRow, Setup, MODELS};
+pub use extra_rows::{
+    envoy_continuous, envoy_timer, guava, nginx_limit_req, nginx_rate, EXTRA_MODELS,
+};
 
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
