@@ -54,7 +54,9 @@
 //!   `now` is `duration<double>(monotonicTime().time_since_epoch()).count()`,
 //!   i.e. monotonic nanoseconds `as f64 / 1e9` (the offset of the monotonic
 //!   clock is [`EnvoyLocalRateLimit::monotonic_origin`], default 0; it changes
-//!   the rounding of every float below).
+//!   the rounding of every float below: at an uptime of a few thousand
+//!   seconds a freshly filled 1-token bucket can hold 0.99999999999909
+//!   tokens and refuse its first request, which the model reproduces).
 //! * `consume(cb)`: `total = min(max_tokens, (now − time_old) × fill_rate)`;
 //!   `consumed = cb(total)`, where the local rate limiter's callback is
 //!   `total < tokens ? 0.0 : tokens` with `tokens = 1.0 / share_factor`
@@ -572,6 +574,27 @@ mod tests {
         assert!(!p.admit(3, 1, 1999 * MS).unwrap().allowed);
         assert!(p.admit(3, 1, 2000 * MS).unwrap().allowed);
         assert_eq!(p.memory_bytes(1), 80);
+    }
+
+    /// Rounding depends on the monotonic clock's absolute value: with an
+    /// uptime of about 3000 s, `init_fill` leaves a 1-token bucket holding
+    /// 0.99999999999909 tokens, so the very first request is refused; at
+    /// about 1000 s the first passes but the refill 200 ms later falls
+    /// short by 3.4e-13 and the next request must wait a little longer.
+    #[test]
+    fn float_rounding_depends_on_the_monotonic_origin() {
+        let c = cfg(1, 1, 200, EnvoyBucket::Continuous);
+        let mut a = c.monotonic_origin(3_000_123_456_810).atomic_bucket(0);
+        assert!(!a.consume(1, 0));
+        assert!(a.consume(1, MS));
+        let mut a = c.monotonic_origin(1_000_123_456_796).atomic_bucket(0);
+        assert!(a.consume(1, 0));
+        assert!(!a.consume(1, 200 * MS));
+        assert!(a.consume(1, 201 * MS));
+        // At origin 0 both are exact.
+        let mut a = c.atomic_bucket(0);
+        assert!(a.consume(1, 0));
+        assert!(a.consume(1, 200 * MS));
     }
 
     #[test]
