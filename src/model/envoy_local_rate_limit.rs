@@ -29,7 +29,11 @@
 //! sub-millisecond parts dropped) and must be `>= 50ms` ("local rate limit
 //! token bucket fill timer must be >= 50ms") in both generations: the check
 //! runs whenever a fill timer is created, which is for any positive
-//! interval.
+//! interval. Zeros: the proto validation refuses `max_tokens = 0`,
+//! `tokens_per_fill = 0` and a zero `fill_interval` before the constructor
+//! runs (the constructor itself would accept a zero interval and simply make
+//! no timer, so a timer bucket would never refill); the model refuses all
+//! three.
 //!
 //! # [`EnvoyBucket::TimerRefill`] (`TimerTokenBucket`, default before 1.31)
 //! * `tokens_` is a `uint32_t`, starting at `max_tokens`.
