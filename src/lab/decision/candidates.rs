@@ -2,23 +2,17 @@
 //! Adding a limiter to the lab (and to `replay --algo limiter`) is one
 //! model file in `src/model/` plus one row here.
 //!
-//! Each row builds its candidates for the scenario's policy; the rows'
-//! order is the order of the report's table.
+//! Each row names a model, its parameters (a `limiters` entry may give
+//! them; lists expand to a grid, see [`super::spec`]) and its builder in
+//! `rows.rs`. Without `limiters`, [`default_entries`] is the candidate set.
 
+use super::rows;
 use super::spec::{Args, Param};
 use super::Policy;
-use crate::clock::{Nanos, MILLI, SECOND};
+use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
-use crate::report::fmt::bytes_human;
 use crate::lab::Shape;
-use crate::model::estimator::EstimatorConfig;
-use crate::model::fixed_window::{FixedWindow, TowerRate};
-use crate::model::governor::GovernorKeyed;
-use crate::model::leaky_bucket::{DenyIfWait, LeakyBucket, LeakyBucketConfig};
-use crate::model::rate_limiter::{RateLimiter, RateMode};
-use crate::model::token_bucket::TokenBucket;
-use crate::model::{Admit, Global, PerKey};
-use crate::rng::{derive_seed, stream};
+use crate::model::Admit;
 use std::time::Duration;
 
 /// One limiter under test: its label, its family (one chart series per
@@ -71,10 +65,12 @@ pub struct Setup {
 }
 
 impl Setup {
-    fn interval(&self) -> Duration {
+    /// The policy's interval.
+    pub fn interval(&self) -> Duration {
         Duration::from_millis(self.policy.interval_ms)
     }
-    fn interval_ns(&self) -> Nanos {
+    /// The policy's interval, ns.
+    pub fn interval_ns(&self) -> Nanos {
         self.policy.interval_ms * MILLI
     }
 }
@@ -108,7 +104,7 @@ pub struct Built {
     pub limiter: Box<dyn Admit + Send>,
 }
 
-fn built(family: impl Into<String>, limiter: Box<dyn Admit + Send>) -> Result<Built> {
+pub(super) fn built(family: impl Into<String>, limiter: Box<dyn Admit + Send>) -> Result<Built> {
     Ok(Built {
         family: family.into(),
         name: None,
@@ -134,7 +130,7 @@ pub const MODELS: &[ModelRow] = &[
             Param::int("slots", 1, 1 << 30, "sketch counters per row (default 1024)"),
         ],
         in_label: &["estimate", "counters", "hashes", "slots"],
-        build: pingora_rate,
+        build: rows::pingora_rate,
     },
     ModelRow {
         model: "token_bucket",
@@ -144,7 +140,7 @@ pub const MODELS: &[ModelRow] = &[
             Param::int("burst", 0, i64::MAX, "bucket depth (default limit; 0 is valid upstream and admits nothing at a finite rate)"),
         ],
         in_label: &[],
-        build: token_bucket,
+        build: rows::token_bucket,
     },
     ModelRow {
         model: "gcra_governor",
@@ -154,21 +150,55 @@ pub const MODELS: &[ModelRow] = &[
             Param::int("burst", 1, u32::MAX as i64, "burst capacity in cells (default limit)"),
         ],
         in_label: &[],
-        build: gcra_governor,
+        build: rows::gcra_governor,
     },
     ModelRow {
         model: "tower",
         summary: "tower RateLimit (fixed window; load-shed: reject instead of wait), one instance per key or for all keys",
         params: &[Param::choice("scope", &["per_key", "global"], "per_key (default) or global (one instance, as tower is used)")],
         in_label: &["scope"],
-        build: tower,
+        build: rows::tower,
     },
     ModelRow {
         model: "uber_go",
         summary: "uber-go/ratelimit per key (atomic-int64): a request that would wait is denied",
         params: &[Param::int("slack", -1_000_000, 1_000_000, "slack in requests (default the scenario's uber_slack, 10)")],
         in_label: &["slack"],
-        build: uber_go,
+        build: rows::uber_go,
+    },
+    ModelRow {
+        model: "nginx_limit_req",
+        summary: "nginx limit_req (ngx_http_limit_req_module): ms clock, excess in thousandths, burst, nodelay or delay=, an LRU zone",
+        params: &[
+            Param::int("rate_r_s", 1, 1 << 40, "rate in requests per second (default the policy's, as r/s when exact, else r/m)"),
+            Param::int("rate_r_m", 1, 1 << 40, "rate in requests per minute"),
+            Param::int("burst", 0, 1 << 40, "burst (default limit - 1: with the free first request a fresh key gets limit at once)"),
+            Param::flag("nodelay", "admit the burst at once (default true unless delay is given)"),
+            Param::int("delay", 1, 1 << 40, "delay=N: the first N excess requests pass at once, the rest are held (their delay is reported)"),
+            Param::int("zone_mib", 1, 1 << 16, "shared-memory zone in MiB (default 10); a full zone evicts its oldest key"),
+        ],
+        in_label: &[],
+        build: rows::nginx_limit_req,
+    },
+    ModelRow {
+        model: "envoy_local_rate_limit",
+        summary: "Envoy local rate limit filter: the continuous AtomicTokenBucket (1.31+) or the timer-refilled bucket (before)",
+        params: &[
+            Param::choice("bucket", &["continuous", "timer"], "continuous (default since 1.31) or timer (whole tokens_per_fill at each fill_interval tick)"),
+            Param::int("max_tokens", 1, u32::MAX as i64, "bucket size (default limit)"),
+            Param::int("tokens_per_fill", 1, u32::MAX as i64, "tokens per fill interval (default limit)"),
+            Param::int("fill_interval_ms", 50, 86_400_000, "fill interval in ms (default the policy's interval; Envoy refuses < 50 ms)"),
+            Param::choice("scope", &["per_key", "global"], "one bucket per key (descriptor) or one for all"),
+        ],
+        in_label: &["bucket", "scope"],
+        build: rows::envoy,
+    },
+    ModelRow {
+        model: "guava_smooth_bursty",
+        summary: "Guava RateLimiter.create(r) (SmoothBursty, 1 s of stored permits), tryAcquire(w) without timeout",
+        params: &[Param::positive("permits_per_s", "permits per second (default limit / interval)")],
+        in_label: &[],
+        build: rows::guava,
     },
 ];
 
@@ -245,111 +275,4 @@ pub fn candidates(setup: &Setup) -> Result<Vec<Candidate>> {
             build(setup, r, a)
         })
         .collect()
-}
-
-fn interval_or_rate(s: &Setup, args: &Args) -> f64 {
-    args.f64("rate_per_s")
-        .unwrap_or(s.policy.limit as f64 / s.interval().as_secs_f64())
-}
-
-fn pingora_rate(s: &Setup, a: &Args) -> Result<Built> {
-    let mode = match a.str("estimate") {
-        Some("proportional") => RateMode::Proportional,
-        _ => RateMode::Docs,
-    };
-    let fam = match mode {
-        RateMode::Docs => "pingora Rate docs",
-        RateMode::Proportional => "pingora Rate proportional",
-    };
-    if a.str("counters") == Some("exact") {
-        return Ok(Built {
-            family: fam.into(),
-            name: Some(format!("{fam} exact")),
-            limiter: Box::new(RateLimiter::exact(mode, s.policy.limit, s.interval())),
-        });
-    }
-    let hashes = a.u64("hashes").unwrap_or(4) as usize;
-    let slots = a.u64("slots").unwrap_or(1024) as usize;
-    let cfg = EstimatorConfig::new(hashes, slots);
-    if cfg.memory_bytes().saturating_mul(2) > s.max_memory {
-        return Err(Error::input(format!(
-            "{hashes}x{slots}: both windows' sketches need {}, over the memory cap of {} (fewer slots, or raise it with --max-memory)",
-            bytes_human(cfg.memory_bytes().saturating_mul(2)),
-            bytes_human(s.max_memory)
-        )));
-    }
-    // Hash rows are seeded per shape, by the shape's place among the
-    // scenario's shapes when it is one of them (the default set), else by
-    // the shape itself.
-    let salt = s
-        .shapes
-        .iter()
-        .position(|sh| sh.hashes == hashes && sh.slots == slots)
-        .map_or_else(|| ((hashes as u64) << 32) | slots as u64, |i| i as u64);
-    Ok(Built {
-        family: fam.into(),
-        name: Some(format!("{fam} {hashes}x{slots}")),
-        limiter: Box::new(RateLimiter::sketch(
-            mode,
-            s.policy.limit,
-            s.interval(),
-            cfg,
-            derive_seed(s.seed, &[stream::HASH, salt]),
-        )),
-    })
-}
-
-fn token_bucket(s: &Setup, a: &Args) -> Result<Built> {
-    let r = interval_or_rate(s, a);
-    let b = a.i64("burst").unwrap_or(s.policy.limit as i64);
-    built(
-        "x/time/rate per key",
-        Box::new(PerKey::new(move |_| Ok(TokenBucket::new(r, b)))),
-    )
-}
-
-fn gcra_governor(s: &Setup, a: &Args) -> Result<Built> {
-    let period = match a.f64("rate_per_s") {
-        Some(r) => Duration::from_nanos((SECOND as f64 / r).round() as u64),
-        None => Duration::from_nanos(s.interval_ns() / s.policy.limit),
-    };
-    let burst = a.u64("burst").unwrap_or(s.policy.limit);
-    built(
-        "governor GCRA per key",
-        Box::new(GovernorKeyed::new(period, burst)?),
-    )
-}
-
-fn tower(s: &Setup, a: &Args) -> Result<Built> {
-    let tr = TowerRate::new(s.policy.limit, s.interval())
-        .map_err(|f| Error::input(format!("tower: {}", f.message)))?;
-    if a.str("scope") == Some("global") {
-        return built(
-            "tower RateLimit global",
-            Box::new(Global(FixedWindow::new(tr, 0))),
-        );
-    }
-    built(
-        "tower RateLimit per key",
-        Box::new(PerKey::new(move |now| Ok(FixedWindow::new(tr, now)))),
-    )
-}
-
-fn uber_go(s: &Setup, a: &Args) -> Result<Built> {
-    let slack = a.i64("slack").unwrap_or(s.uber_slack);
-    // A mock clock well after the Unix epoch (the int64 variant's sentinel
-    // is Unix time 0).
-    let cfg = LeakyBucketConfig::new(s.policy.limit as i64)
-        .per(s.interval_ns() as i64)
-        .with_slack(slack)
-        .unix_origin(1_700_000_000 * SECOND as i64);
-    Ok(Built {
-        family: "uber-go per key (deny if wait > 0)".into(),
-        name: Some(format!("uber-go per key, slack {slack}")),
-        limiter: Box::new(PerKey::new(move |_| {
-            LeakyBucket::new(cfg)
-                .map(DenyIfWait)
-                .map_err(|e| Error::internal(format!("uber-go model: {e}")))
-        })),
-    })
 }

@@ -27,6 +27,7 @@
 
 mod candidates;
 mod render;
+mod rows;
 mod source;
 pub mod spec;
 mod tally;
@@ -34,6 +35,7 @@ mod tally;
 pub use candidates::{
     build, candidates, default_entries, row, Built, Candidate, ModelRow, Setup, MODELS,
 };
+pub use rows::nginx_rate;
 
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
