@@ -3,7 +3,10 @@
 //! model file in `src/model/` plus one row here.
 //!
 //! Each row builds its candidates for the scenario's policy; the rows'
-//! order is the order of the report's table.
+//! order is the order of the report's table. Only the rows marked
+//! `default` run in every decision scenario ([`candidates`]); the others
+//! are built by name ([`model_candidates`]), so adding a model does not
+//! change the committed reports.
 
 use super::Policy;
 use crate::clock::{Nanos, MILLI, SECOND};
@@ -11,9 +14,12 @@ use crate::error::{Error, Result};
 use crate::lab::Shape;
 use crate::model::estimator::EstimatorConfig;
 use crate::model::fixed_window::{FixedWindow, TowerRate};
+use crate::model::fixed_window_counter::{FixedWindowAlign, FixedWindowCounter};
+use crate::model::gcra::Gcra;
 use crate::model::governor::GovernorKeyed;
 use crate::model::leaky_bucket::{DenyIfWait, LeakyBucket, LeakyBucketConfig};
 use crate::model::rate_limiter::{RateLimiter, RateMode};
+use crate::model::sliding_window_counter::SlidingWindowCounter;
 use crate::model::token_bucket::TokenBucket;
 use crate::model::{Admit, Global, PerKey};
 use crate::rng::{derive_seed, stream};
@@ -84,6 +90,9 @@ pub struct ModelRow {
     pub summary: &'static str,
     /// Builds the row's candidates for a setup.
     pub build: fn(&Setup) -> Result<Vec<Candidate>>,
+    /// In every decision run ([`candidates`]); a row that is not is built
+    /// only when asked for by name ([`model_candidates`]).
+    pub default: bool,
 }
 
 /// Every limiter model of the lab, in report order.
@@ -93,37 +102,63 @@ pub const MODELS: &[ModelRow] = &[
         summary:
             "pingora Rate, the docs' pattern (observe > limit -> deny), per sketch shape and exact",
         build: |s| rate_candidates(s, RateMode::Docs, "pingora Rate docs"),
+        default: true,
     },
     ModelRow {
         model: "pingora_rate_proportional",
         summary:
             "pingora Rate, proportional estimate of the sliding window, per sketch shape and exact",
         build: |s| rate_candidates(s, RateMode::Proportional, "pingora Rate proportional"),
+        default: true,
     },
     ModelRow {
         model: "xtime_per_key",
         summary: "golang.org/x/time/rate Limiter per key, r = limit/interval, b = limit, AllowN",
         build: xtime,
+        default: true,
     },
     ModelRow {
         model: "governor",
         summary: "the real governor crate, keyed GCRA, period interval/limit, burst limit",
         build: governor,
+        default: true,
     },
     ModelRow {
         model: "tower_global",
         summary: "tower RateLimit, one instance for all keys (load-shed: reject instead of wait)",
         build: tower_global,
+        default: true,
     },
     ModelRow {
         model: "tower_per_key",
         summary: "tower RateLimit, one instance per key",
         build: tower_per_key,
+        default: true,
     },
     ModelRow {
         model: "uber_per_key",
         summary: "uber-go/ratelimit per key, a request that would wait is denied",
         build: uber,
+        default: true,
+    },
+    ModelRow {
+        model: "cloudflare_sliding_window",
+        summary: "Cloudflare's sliding-window counter per key (2017 post), every request counted",
+        build: cloudflare_sliding_window,
+        default: false,
+    },
+    ModelRow {
+        model: "redis_incr_expire",
+        summary: "the Redis docs' INCR + EXPIRE limiter per key (INCR before the comparison), \
+                  window from the key's first request, and aligned",
+        build: redis_incr_expire,
+        default: false,
+    },
+    ModelRow {
+        model: "gcra",
+        summary: "ratelab's own GCRA per key (governor's arithmetic), period interval/limit, burst limit",
+        build: gcra,
+        default: false,
     },
 ];
 
@@ -141,10 +176,32 @@ pub const MODELS: &[ModelRow] = &[
 /// ```
 pub fn candidates(setup: &Setup) -> Result<Vec<Candidate>> {
     let mut out = Vec::new();
-    for row in MODELS {
+    for row in MODELS.iter().filter(|r| r.default) {
         out.extend((row.build)(setup)?);
     }
     Ok(out)
+}
+
+/// The candidates of the row of [`MODELS`] named `model` (default or
+/// not), or `None` if there is no such row.
+///
+/// # Examples
+/// ```
+/// use ratelab::lab::decision::{candidates, model_candidates, Policy, Setup};
+/// let setup = Setup { policy: Policy { limit: 10, interval_ms: 1000 }, shapes: vec![],
+///                     uber_slack: 10, seed: 1 };
+/// let gcra = model_candidates("gcra", &setup).unwrap()?;
+/// assert_eq!(gcra[0].name, "GCRA per key (ours)");
+/// // Not a default row: decision runs do not include it.
+/// assert!(candidates(&setup)?.iter().all(|c| c.name != gcra[0].name));
+/// assert!(model_candidates("nope", &setup).is_none());
+/// # Ok::<(), ratelab::error::Error>(())
+/// ```
+pub fn model_candidates(model: &str, setup: &Setup) -> Option<Result<Vec<Candidate>>> {
+    MODELS
+        .iter()
+        .find(|r| r.model == model)
+        .map(|r| (r.build)(setup))
 }
 
 fn one(name: &str, limiter: Box<dyn Admit>) -> Result<Vec<Candidate>> {
@@ -230,4 +287,35 @@ fn uber(s: &Setup) -> Result<Vec<Candidate>> {
                 .map_err(|e| Error::internal(format!("uber-go model: {e}")))
         })),
     }])
+}
+
+fn cloudflare_sliding_window(s: &Setup) -> Result<Vec<Candidate>> {
+    let proto = SlidingWindowCounter::new(s.policy.limit, s.interval())?;
+    one(
+        "Cloudflare sliding window per key",
+        Box::new(PerKey::new(move |_| Ok(proto))),
+    )
+}
+
+fn redis_incr_expire(s: &Setup) -> Result<Vec<Candidate>> {
+    let fam = "Redis INCR+EXPIRE per key";
+    let first = FixedWindowCounter::new(s.policy.limit, s.interval(), FixedWindowAlign::FirstRequest)?;
+    let aligned = FixedWindowCounter::new(s.policy.limit, s.interval(), FixedWindowAlign::Aligned)?;
+    Ok(vec![
+        Candidate {
+            name: fam.into(),
+            family: fam.into(),
+            limiter: Box::new(PerKey::new(move |_| Ok(first))),
+        },
+        Candidate {
+            name: format!("{fam}, aligned"),
+            family: fam.into(),
+            limiter: Box::new(PerKey::new(move |_| Ok(aligned))),
+        },
+    ])
+}
+
+fn gcra(s: &Setup) -> Result<Vec<Candidate>> {
+    let proto = Gcra::new(s.policy.limit, s.interval(), s.policy.limit)?;
+    one("GCRA per key (ours)", Box::new(PerKey::new(move |_| Ok(proto))))
 }

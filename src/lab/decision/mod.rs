@@ -8,8 +8,9 @@
 //! requests: the sliding log (primary) and aligned fixed windows.
 //!
 //! Candidates come from a table, one row per limiter model
-//! ([`candidates::MODELS`]); each runs its own state and a denied request is
-//! not retried. A limiter of your own joins the default set through
+//! ([`candidates::MODELS`]; a run takes its default rows, others are built
+//! by name with [`model_candidates`]); each runs its own state and a denied
+//! request is not retried. A limiter of your own joins the default set through
 //! [`run_with`].
 //!
 //! Modules: [`candidates`] (the table), `source` (workload or trace as dense
@@ -30,7 +31,7 @@ mod render;
 mod source;
 mod tally;
 
-pub use candidates::{candidates, Candidate, ModelRow, Setup, MODELS};
+pub use candidates::{candidates, model_candidates, Candidate, ModelRow, Setup, MODELS};
 
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
