@@ -58,7 +58,11 @@ fn workload(seed: u64, t: Nanos, burst: u64) -> Vec<Req> {
         };
         now += gap;
         // A burst: the same key many times at one instant.
-        let run = if r.below(50) == 0 { 20 + r.below(200) } else { 1 };
+        let run = if r.below(50) == 0 {
+            20 + r.below(200)
+        } else {
+            1
+        };
         let key = if r.below(3) == 0 {
             r.below(KEYS)
         } else {

@@ -152,7 +152,9 @@ impl FixedWindowCounter {
     pub fn new(limit: u64, interval: Duration, align: FixedWindowAlign) -> Result<Self> {
         let bad = |m: String| Error::input(format!("redis fixed window: {m}"));
         if limit == 0 {
-            return Err(bad("limit 0: expected at least 1 request per interval".into()));
+            return Err(bad(
+                "limit 0: expected at least 1 request per interval".into()
+            ));
         }
         if interval.is_zero() {
             return Err(bad("interval 0s: expected more than 0".into()));
@@ -258,7 +260,7 @@ mod tests {
         let mut k = key(10, FixedWindowAlign::Aligned, CountOrder::IncrThenCompare);
         assert_eq!(passed(&mut k, 15, 500 * MILLI), 10);
         assert_eq!(k.count_at(999 * MILLI), 15); // the denied five were counted
-        // A new second is a new key, whenever the first one was made.
+                                                 // A new second is a new key, whenever the first one was made.
         assert_eq!(k.count_at(SECOND), 0);
         assert_eq!(passed(&mut k, 15, SECOND), 10);
     }
@@ -275,7 +277,11 @@ mod tests {
 
     #[test]
     fn a_first_request_window_lives_interval_plus_the_expiry_millisecond() {
-        let mut k = key(1, FixedWindowAlign::FirstRequest, CountOrder::IncrThenCompare);
+        let mut k = key(
+            1,
+            FixedWindowAlign::FirstRequest,
+            CountOrder::IncrThenCompare,
+        );
         let t0 = 7 * SECOND + 250 * MILLI + 123; // Redis sees 7250 ms
         assert_eq!(passed(&mut k, 1, t0), 1);
         // EXPIRE at 8250 ms; expired only when now_ms > 8250.
@@ -286,7 +292,11 @@ mod tests {
 
     #[test]
     fn incr_keeps_the_ttl_so_a_busy_key_still_expires() {
-        let mut k = key(3, FixedWindowAlign::FirstRequest, CountOrder::IncrThenCompare);
+        let mut k = key(
+            3,
+            FixedWindowAlign::FirstRequest,
+            CountOrder::IncrThenCompare,
+        );
         for ms in (0..1000).step_by(10) {
             k.admit(1, ms * MILLI).unwrap();
         }
@@ -309,10 +319,19 @@ mod tests {
         let e = |r: Result<FixedWindowCounter>| r.unwrap_err().to_string();
         let s = Duration::from_secs(1);
         assert!(e(FixedWindowCounter::new(0, s, FixedWindowAlign::Aligned)).contains("limit 0"));
-        assert!(e(FixedWindowCounter::new(1, Duration::ZERO, FixedWindowAlign::Aligned))
-            .contains("interval 0s"));
+        assert!(e(FixedWindowCounter::new(
+            1,
+            Duration::ZERO,
+            FixedWindowAlign::Aligned
+        ))
+        .contains("interval 0s"));
         let ns = Duration::from_nanos(1_500_000);
-        assert!(e(FixedWindowCounter::new(1, ns, FixedWindowAlign::FirstRequest)).contains("1.5ms"));
+        assert!(e(FixedWindowCounter::new(
+            1,
+            ns,
+            FixedWindowAlign::FirstRequest
+        ))
+        .contains("1.5ms"));
         assert!(FixedWindowCounter::new(1, ns, FixedWindowAlign::Aligned).is_ok());
     }
 }

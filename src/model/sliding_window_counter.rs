@@ -121,7 +121,9 @@ impl SlidingWindowCounter {
     pub fn new(limit: u64, interval: Duration) -> Result<Self> {
         let bad = |m: String| Error::input(format!("sliding window counter: {m}"));
         if limit == 0 {
-            return Err(bad("limit 0: expected at least 1 request per interval".into()));
+            return Err(bad(
+                "limit 0: expected at least 1 request per interval".into()
+            ));
         }
         if interval.is_zero() {
             return Err(bad("interval 0s: expected more than 0".into()));
@@ -208,7 +210,7 @@ mod tests {
         assert!(ok(&mut c, 1, 60 * SECOND));
         assert!(ok(&mut c, 1, 60 * SECOND));
         assert!(!ok(&mut c, 1, 60 * SECOND)); // counted (Cloudflare)
-        // 10 s in: 8 × 50/60 + 3 + 1 = 10.67 > 10: denied and counted.
+                                              // 10 s in: 8 × 50/60 + 3 + 1 = 10.67 > 10: denied and counted.
         assert!(!ok(&mut c, 1, 70 * SECOND));
         assert!(!ok(&mut c, 1, 70 * SECOND));
         assert_eq!((c.prev, c.curr), (8, 5));
@@ -221,7 +223,7 @@ mod tests {
         // 15 s into the window: 8 × 45/60 + 5 = 6 + 5 = 11 (> 10 already).
         assert_eq!(c.estimate(75 * SECOND), 11.0);
         assert!(!ok(&mut c, 1, 75 * SECOND)); // 12 > 10
-        // 45 s in (the denial above was counted): 8 × 15/60 + 6 = 8.
+                                              // 45 s in (the denial above was counted): 8 × 15/60 + 6 = 8.
         assert_eq!(c.estimate(105 * SECOND), 8.0);
         assert!(ok(&mut c, 1, 105 * SECOND)); // 2 + 6 + 1 = 9
         assert!(ok(&mut c, 1, 105 * SECOND)); // 2 + 7 + 1 = 10
@@ -238,11 +240,10 @@ mod tests {
             assert!(ok(&mut c, 1, 75 * SECOND)); // 6 + 0 + 1 up to 6 + 3 + 1 = 10
         }
         assert!(!ok(&mut c, 1, 75 * SECOND)); // 6 + 4 + 1 = 11
-        // A weighted request is one decision, all or nothing.
+                                              // A weighted request is one decision, all or nothing.
         let mut d = minute(10).count_denied(false);
         assert!(!ok(&mut d, 11, 0));
         assert!(ok(&mut d, 10, 0)); // the denied 11 was not counted
-
     }
 
     #[test]

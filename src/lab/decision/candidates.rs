@@ -156,7 +156,8 @@ pub const MODELS: &[ModelRow] = &[
     },
     ModelRow {
         model: "gcra",
-        summary: "ratelab's own GCRA per key (governor's arithmetic), period interval/limit, burst limit",
+        summary:
+            "ratelab's own GCRA per key (governor's arithmetic), period interval/limit, burst limit",
         build: gcra,
         default: false,
     },
@@ -299,7 +300,8 @@ fn cloudflare_sliding_window(s: &Setup) -> Result<Vec<Candidate>> {
 
 fn redis_incr_expire(s: &Setup) -> Result<Vec<Candidate>> {
     let fam = "Redis INCR+EXPIRE per key";
-    let first = FixedWindowCounter::new(s.policy.limit, s.interval(), FixedWindowAlign::FirstRequest)?;
+    let first =
+        FixedWindowCounter::new(s.policy.limit, s.interval(), FixedWindowAlign::FirstRequest)?;
     let aligned = FixedWindowCounter::new(s.policy.limit, s.interval(), FixedWindowAlign::Aligned)?;
     Ok(vec![
         Candidate {
@@ -317,5 +319,8 @@ fn redis_incr_expire(s: &Setup) -> Result<Vec<Candidate>> {
 
 fn gcra(s: &Setup) -> Result<Vec<Candidate>> {
     let proto = Gcra::new(s.policy.limit, s.interval(), s.policy.limit)?;
-    one("GCRA per key (ours)", Box::new(PerKey::new(move |_| Ok(proto))))
+    one(
+        "GCRA per key (ours)",
+        Box::new(PerKey::new(move |_| Ok(proto))),
+    )
 }
