@@ -17,8 +17,9 @@
 //!   incremented only when admitted.
 //! * **Rate limiter 2**: one key per IP, "created in a way that it only
 //!   will survive one second, starting from the first request performed in
-//!   the current second": `current = GET(ip); IF current != NULL AND current
-//!   > 10 THEN ERROR ELSE value = INCR(ip); IF value == 1 THEN EXPIRE(ip, 1)`.
+//!   the current second":
+//!   `current = GET(ip); IF current != NULL AND current > 10 THEN ERROR
+//!   ELSE value = INCR(ip); IF value == 1 THEN EXPIRE(ip, 1)`.
 //!   The page then notes the race (a client that performs the `INCR` but not
 //!   the `EXPIRE` leaks the key, which then never expires) and fixes it by
 //!   moving `INCR` + optional `EXPIRE` into one Lua script: `current =
@@ -44,8 +45,8 @@
 //!   model uses the millisecond form, `PEXPIRE key interval_ms`, so the
 //!   interval must be a whole number of milliseconds for
 //!   [`FixedWindowAlign::FirstRequest`]). `INCR` keeps an existing TTL.
-//! * A key is expired when `now_ms > expiry` (`keyIsExpired`: `return now
-//!   > when`): at exactly `first + interval` ms the old key still counts,
+//! * A key is expired when `now_ms > expiry` (`keyIsExpired` returns
+//!   `now > when`): at exactly `first + interval` ms the old key still counts,
 //!   so a first-request window spans `interval + 1` millisecond ticks.
 //!   Redis's clock is milliseconds: the model reads virtual time as `⌊t /
 //!   1 ms⌋` (virtual time 0 taken as a whole Unix millisecond).
