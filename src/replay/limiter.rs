@@ -14,7 +14,9 @@
 //! (`true`/`false`) and `delay_ns` (how long an admitted request is held; 0
 //! for limiters that admit or reject at once).
 //!
-//! `--limiter` is a candidate's name as the lab's table prints it; the
+//! `--limiter` is a candidate's name as the lab's table prints it (or the
+//! name of a candidate of a row that decision runs leave out by default,
+//! such as `GCRA per key (ours)`); the
 //! pingora `Rate` candidates take their sketch shape from `--hashes` and
 //! `--slots` (without them: the lab's default shapes 4x1024, 4x8192,
 //! 4x65536), plus an `exact` one. An unknown name lists the names there are.
@@ -23,7 +25,7 @@ use super::csvio::{OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
-use crate::lab::decision::{candidates, Candidate, Policy, Setup};
+use crate::lab::decision::{candidates, Candidate, Policy, Setup, MODELS};
 use crate::lab::Shape;
 use std::collections::HashMap;
 
@@ -97,6 +99,9 @@ fn pick(args: &ReplayArgs, setup: &Setup) -> Result<Candidate> {
         return Err(Error::input("--limiter is required for --algo limiter"));
     };
     let mut all = candidates(setup)?;
+    for row in MODELS.iter().filter(|r| !r.default) {
+        all.extend((row.build)(setup)?);
+    }
     match all.iter().position(|c| c.name == name.trim()) {
         Some(i) => Ok(all.swap_remove(i)),
         None => Err(Error::input(format!(

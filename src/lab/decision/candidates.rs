@@ -324,3 +324,58 @@ fn gcra(s: &Setup) -> Result<Vec<Candidate>> {
         Box::new(PerKey::new(move |_| Ok(proto))),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> Setup {
+        Setup {
+            policy: Policy {
+                limit: 10,
+                interval_ms: 1000,
+            },
+            shapes: vec![Shape {
+                hashes: 2,
+                slots: 64,
+            }],
+            uber_slack: 10,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn every_row_builds_by_name_and_names_are_unique() {
+        let s = setup();
+        let mut names = Vec::new();
+        for row in MODELS {
+            let c = model_candidates(row.model, &s).unwrap().unwrap();
+            assert!(!c.is_empty(), "{}", row.model);
+            names.extend(c.into_iter().map(|c| c.name));
+        }
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "{names:?}");
+    }
+
+    #[test]
+    fn the_default_set_is_the_default_rows() {
+        let s = setup();
+        let default: usize = MODELS
+            .iter()
+            .filter(|r| r.default)
+            .map(|r| (r.build)(&s).unwrap().len())
+            .sum();
+        assert_eq!(candidates(&s).unwrap().len(), default);
+        let off: Vec<&str> = MODELS
+            .iter()
+            .filter(|r| !r.default)
+            .map(|r| r.model)
+            .collect();
+        assert_eq!(
+            off,
+            ["cloudflare_sliding_window", "redis_incr_expire", "gcra"]
+        );
+    }
+}
