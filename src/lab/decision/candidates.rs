@@ -200,8 +200,34 @@ pub const MODELS: &[ModelRow] = &[
         in_label: &[],
         build: rows::guava,
     },
+    ModelRow {
+        model: "sliding_window_counter",
+        summary: "Cloudflare's sliding-window counter: exact counts of the current and previous aligned window, previous weighted by the time left",
+        params: &[Param::flag("count_denied", "denied requests count too, as Cloudflare's counters count every request (default true)")],
+        in_label: &[],
+        build: rows::sliding_window_counter,
+    },
+    ModelRow {
+        model: "fixed_window_counter",
+        summary: "the Redis INCR + EXPIRE fixed window (window from the key's first request) or aligned windows",
+        params: &[
+            Param::choice("align", &["first_request", "aligned"], "first_request (INCR + EXPIRE, default) or aligned (floor(t / interval))"),
+            Param::choice("order", &["incr_then_compare", "get_then_incr"], "INCR then compare (counts denied requests, default) or GET then INCR (the Redis docs' second pattern: denied not counted, limit + 1 pass)"),
+        ],
+        in_label: &["align"],
+        build: rows::fixed_window_counter,
+    },
+    ModelRow {
+        model: "gcra",
+        summary: "a GCRA of our own (TAT, emission interval, tolerance), decision for decision equal to governor",
+        params: &[
+            Param::positive("rate_per_s", "cells per second (default limit / interval)"),
+            Param::int("burst", 1, u32::MAX as i64, "burst capacity in cells (default limit)"),
+        ],
+        in_label: &[],
+        build: rows::gcra,
+    },
 ];
-
 /// The default candidates (a scenario without `limiters`): pingora Rate in
 /// both patterns on every sketch shape and on exact counters, then one
 /// candidate of every other model with the policy's parameters.

@@ -9,6 +9,8 @@ use crate::error::{Error, Result};
 use crate::model::envoy_local_rate_limit::{EnvoyBucket, EnvoyLocalRateLimit};
 use crate::model::estimator::EstimatorConfig;
 use crate::model::fixed_window::{FixedWindow, TowerRate};
+use crate::model::fixed_window_counter::{CountOrder, FixedWindowAlign, FixedWindowCounter};
+use crate::model::gcra::Gcra;
 use crate::model::governor::GovernorKeyed;
 use crate::model::guava_smooth_bursty::GuavaSmoothBursty;
 use crate::model::leaky_bucket::{DenyIfWait, LeakyBucket, LeakyBucketConfig};
@@ -16,6 +18,7 @@ use crate::model::nginx_limit_req::{
     nginx_zone_nodes, NginxDelay, NginxLimitReq, NginxRate, NginxZone,
 };
 use crate::model::rate_limiter::{RateLimiter, RateMode};
+use crate::model::sliding_window_counter::SlidingWindowCounter;
 use crate::model::token_bucket::TokenBucket;
 use crate::model::{Global, PerKey};
 use crate::report::fmt::bytes_human;
@@ -225,6 +228,50 @@ pub(super) fn guava(s: &Setup, a: &Args) -> Result<Built> {
     built(
         "guava RateLimiter per key",
         Box::new(PerKey::new(move |now| GuavaSmoothBursty::create(pps, now))),
+    )
+}
+
+/// Cloudflare's sliding-window counter per key, on the policy.
+pub(super) fn sliding_window_counter(s: &Setup, a: &Args) -> Result<Built> {
+    let proto = SlidingWindowCounter::new(s.policy.limit, s.interval())?
+        .count_denied(a.bool("count_denied").unwrap_or(true));
+    built(
+        "Cloudflare sliding window per key",
+        Box::new(PerKey::new(move |_| Ok(proto))),
+    )
+}
+
+/// The Redis `INCR` + `EXPIRE` fixed window per key, on the policy.
+pub(super) fn fixed_window_counter(s: &Setup, a: &Args) -> Result<Built> {
+    let (align, fam) = match a.str("align") {
+        Some("aligned") => (
+            FixedWindowAlign::Aligned,
+            "Redis INCR+EXPIRE per key, aligned",
+        ),
+        _ => (FixedWindowAlign::FirstRequest, "Redis INCR+EXPIRE per key"),
+    };
+    let order = match a.str("order") {
+        Some("get_then_incr") => CountOrder::GetThenIncr,
+        _ => CountOrder::IncrThenCompare,
+    };
+    let proto = FixedWindowCounter::new(s.policy.limit, s.interval(), align)?.order(order);
+    built(fam, Box::new(PerKey::new(move |_| Ok(proto))))
+}
+
+/// Our GCRA per key: period `1 / rate_per_s` (default interval / limit,
+/// truncated to whole ns as governor's quotas are), burst (default limit).
+pub(super) fn gcra(s: &Setup, a: &Args) -> Result<Built> {
+    let burst = a.u64("burst").unwrap_or(s.policy.limit);
+    let proto = match a.f64("rate_per_s") {
+        Some(r) => Gcra::with_period(
+            Duration::from_nanos((SECOND as f64 / r).round() as u64),
+            burst,
+        )?,
+        None => Gcra::new(s.policy.limit, s.interval(), burst)?,
+    };
+    built(
+        "GCRA per key (ours)",
+        Box::new(PerKey::new(move |_| Ok(proto))),
     )
 }
 
