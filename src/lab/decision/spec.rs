@@ -41,6 +41,9 @@ pub enum Kind {
     Bool,
     /// One of these words.
     Choice(&'static [&'static str]),
+    /// A command line: a non-empty list of strings, taken as one value (it
+    /// does not expand to a grid).
+    Argv,
 }
 
 /// One parameter of a model.
@@ -95,10 +98,30 @@ impl Param {
         }
     }
 
+    /// A command line (`["python3", "ours.py"]`).
+    pub const fn argv(name: &'static str, doc: &'static str) -> Self {
+        Self {
+            name,
+            kind: Kind::Argv,
+            doc,
+        }
+    }
+
     /// Checks one scalar value; the message says what was expected.
     fn check(&self, v: &Value) -> Result<(), String> {
         let shown = v.to_string();
         match self.kind {
+            Kind::Argv => match v.as_array() {
+                Some(a)
+                    if !a.is_empty()
+                        && a.iter().all(|x| x.as_str().is_some_and(|s| !s.is_empty())) =>
+                {
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "value {shown}: expected a command line, a non-empty list of non-empty strings"
+                )),
+            },
             Kind::Int { min, max } => match v.as_i64() {
                 Some(i) if (min..=max).contains(&i) => Ok(()),
                 _ => Err(format!(
@@ -181,6 +204,14 @@ impl Args {
     pub fn str(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Value::as_str)
     }
+    /// A command line.
+    pub fn argv(&self, name: &str) -> Option<Vec<String>> {
+        self.get(name).and_then(Value::as_array).map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+    }
 
     /// `name=value` for the given fields that are not in `except`, split
     /// into (fixed, varying).
@@ -234,6 +265,7 @@ pub fn expand(
             ));
         };
         let (values, is_list) = match v {
+            _ if matches!(p.kind, Kind::Argv) => (vec![v.clone()], false),
             Value::Array(a) if a.is_empty() => {
                 return Err((
                     format!("{field}.{k}"),
@@ -288,6 +320,7 @@ mod tests {
         Param::positive("rate_per_s", "tokens per second"),
         Param::flag("nodelay", "no delay"),
         Param::choice("estimate", &["docs", "proportional"], "how"),
+        Param::argv("command", "a program"),
     ];
 
     fn entry(v: Value) -> Map<String, Value> {
@@ -350,6 +383,14 @@ mod tests {
             assert_eq!(f, field, "{v}");
             assert!(m.contains(msg), "{v}: {m}");
         }
+    }
+
+    #[test]
+    fn a_command_line_is_one_value() {
+        let e = entry(json!({"command": ["python3", "x.py"], "burst": [1, 2]}));
+        let a = expand(&e, PARAMS, "limiters[0]").unwrap();
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[1].argv("command").unwrap(), ["python3", "x.py"]);
     }
 
     #[test]
