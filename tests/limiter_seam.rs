@@ -117,14 +117,14 @@ fn replay_gives_each_lab_candidate_the_labs_decisions() {
         .map(|r| r["algorithm"].as_str().unwrap().to_string())
         .collect();
     assert!(names.len() >= 7, "{names:?}");
-    for name in &names {
+    let replay_allowed = |limiter: &str| -> u64 {
         let out = dir.path().join("out.csv");
         let o = common::ratelab(&[
             "replay",
             "--algo",
             "limiter",
             "--limiter",
-            name,
+            limiter,
             "--limit",
             &LIMIT.to_string(),
             "--interval-ms",
@@ -134,17 +134,26 @@ fn replay_gives_each_lab_candidate_the_labs_decisions() {
             "--out",
             out.to_str().unwrap(),
         ]);
-        assert!(o.status.success(), "{name}: {}", common::stderr(&o));
+        assert!(o.status.success(), "{limiter}: {}", common::stderr(&o));
         let text = std::fs::read_to_string(&out).unwrap();
         let mut lines = text.lines();
         assert_eq!(lines.next(), Some("t_ns,key,weight,allowed,delay_ns"));
-        let allowed = lines.filter(|l| l.contains(",true,")).count() as u64;
+        lines.filter(|l| l.contains(",true,")).count() as u64
+    };
+    for name in &names {
         assert_eq!(
-            allowed,
+            replay_allowed(name),
             row(&lab.json, name)["allowed"].as_u64().unwrap(),
             "{name}"
         );
     }
+    // Any model through a JSON entry: our GCRA decides as governor does.
+    assert_eq!(
+        replay_allowed(r#"{"model": "gcra"}"#),
+        row(&lab.json, "governor GCRA per key")["allowed"]
+            .as_u64()
+            .unwrap()
+    );
 }
 
 #[test]
@@ -156,7 +165,29 @@ fn replay_limiter_bad_input_is_one_line_exit_2() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["--limiter", "nope", "--limit", "5", "--interval-ms", "1000"],
-            "expected one of",
+            "or one of",
+        ),
+        (
+            &[
+                "--limiter",
+                r#"{"model": "gcra", "burst": [1, 2]}"#,
+                "--limit",
+                "5",
+                "--interval-ms",
+                "1000",
+            ],
+            "replay takes one",
+        ),
+        (
+            &[
+                "--limiter",
+                r#"{"model": "gcra", "bursts": 2}"#,
+                "--limit",
+                "5",
+                "--interval-ms",
+                "1000",
+            ],
+            "limiter.bursts: unknown parameter",
         ),
         (
             &[

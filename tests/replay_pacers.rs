@@ -127,7 +127,7 @@ fn check_lb(path: &Path, text: &str) -> usize {
         .map(|l| l.split(',').next().unwrap().parse().unwrap())
         .collect();
     if times.windows(2).any(|w| w[1] < w[0]) {
-        // B2 traces restart the clock after the idle burst.
+        // Slack-after-idle traces restart the clock after the idle burst.
         base.push("--unsorted");
     }
     let mut args = base.clone();
@@ -257,7 +257,7 @@ fn leaky_bucket_default_origin_is_the_mock_epoch() {
         got,
         "t_ns,return_ns\n0,0\n0,100000000\n0,200000000\n1,300000000\n1,400000000\n1,500000000\n"
     );
-    // B1 cadence and B2 without slack, atomic.
+    // The cadence and slack-after-idle without slack, atomic.
     let got = replay(
         &[
             "--algo",

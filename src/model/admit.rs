@@ -6,7 +6,8 @@
 //! The split follows governor (`gcra.rs` holds only the algorithm, a
 //! `StateStore` holds one state per key): a model file implements the
 //! upstream algorithm for one key, the store decides how keys map to state,
-//! and the decision lab and `replay` see only `Box<dyn Admit>`. A limiter of
+//! and the decision lab and `replay` see only `Box<dyn Admit + Send>` (candidates
+//! run in parallel, each on its own thread at a time). A limiter of
 //! your own plugs in by implementing [`Admit`] (or [`KeyState`] and wrapping
 //! it in [`PerKey`]).
 
@@ -193,7 +194,7 @@ impl<T> Keyed<T> {
 }
 
 /// Makes a key's state on its first request, at that request's time.
-pub type MakeState<T> = Box<dyn Fn(Nanos) -> Result<T>>;
+pub type MakeState<T> = Box<dyn Fn(Nanos) -> Result<T> + Send>;
 
 /// A per-key limiter: one [`KeyState`] per key, in a [`Keyed`] store.
 /// Memory is keys × [`KeyState::STATE_BYTES`].
@@ -204,7 +205,7 @@ pub struct PerKey<T> {
 
 impl<T: KeyState> PerKey<T> {
     /// A limiter whose keys start as `make(now)` on their first request.
-    pub fn new(make: impl Fn(Nanos) -> Result<T> + 'static) -> Self {
+    pub fn new(make: impl Fn(Nanos) -> Result<T> + Send + 'static) -> Self {
         Self {
             store: Keyed::default(),
             make: Box::new(make),
@@ -274,10 +275,10 @@ mod tests {
 
     #[test]
     fn per_key_keeps_keys_apart_and_makes_state_once() {
-        let made = std::rc::Rc::new(std::cell::Cell::new(0));
+        let made = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let m = made.clone();
         let mut l = PerKey::new(move |_| {
-            m.set(m.get() + 1);
+            m.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(Count(0))
         });
         for _ in 0..3 {
@@ -285,7 +286,7 @@ mod tests {
         }
         assert!(!l.admit(5, 1, 0).unwrap().allowed);
         assert!(l.admit(0, 3, 0).unwrap().allowed);
-        assert_eq!(made.get(), 2);
+        assert_eq!(made.load(std::sync::atomic::Ordering::Relaxed), 2);
         assert_eq!(l.store.len(), 2);
     }
 

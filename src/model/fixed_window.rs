@@ -24,7 +24,7 @@
 //! (`TimeSource::deadline_to_tick` adds 999 999 ns), each window can start up
 //! to 1 ms late ([`TimerRule::CeilMillis`]); real scheduling delay adds more.
 //!
-//! A caller that is not ready *waits* (the A7 contrast with pingora's Rate,
+//! A caller that is not ready *waits* (the contrast with pingora's Rate,
 //! which neither waits nor rejects). [`FixedWindow::try_acquire`] is the
 //! waiting form a discrete-event engine drives; [`FixedWindow::allow`] is a
 //! non-blocking decision, what `LoadShed<RateLimit<S>>` does (an `Overloaded`

@@ -15,7 +15,7 @@
 //!   feeds the same 8 bytes to ahash). Two keys whose ids collide are one key
 //!   forever, whatever the sketch size.
 //! * `Guard::incr` adds `value` again but the drop subtracts it once, so each
-//!   extra `Guard::incr` leaks `value` for good (A6: 1, 2, then 2).
+//!   extra `Guard::incr` leaks `value` for good (the guard leak: 1, 2, then 2).
 //! * Drops happen at virtual times in a simulation, so a guard is an explicit
 //!   handle, consumed by [`Inflight::drop_guard`]. Forgetting to call it is
 //!   `std::mem::forget` on the real guard (nothing is subtracted); the type
@@ -127,7 +127,7 @@ impl<E: FrequencyEstimator> Inflight<E> {
     }
 
     /// `Guard::incr()`: adds the guard's value again (not undone by the
-    /// drop: the leak of A6).
+    /// drop: the guard leak).
     pub fn guard_incr(&mut self, guard: &Guard) -> Result<i64, Fault> {
         self.estimator.incr(&guard.id_bytes(), guard.value)
     }

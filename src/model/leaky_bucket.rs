@@ -421,7 +421,7 @@ mod tests {
         );
     }
 
-    /// B1: New(100), one goroutine calling Take in a loop: Take returns 0,
+    /// Cadence: New(100), one goroutine calling Take in a loop: Take returns 0,
     /// 10ms, 20ms, ... after the first, exactly, for every variant.
     #[test]
     fn b1_cadence() {
@@ -439,7 +439,7 @@ mod tests {
         }
     }
 
-    /// B2: one call, a 10 s idle gap, then 20 callers at once. Slack 10:
+    /// Slack after idle: one call, a 10 s idle gap, then 20 callers at once. Slack 10:
     /// 11 pass at once (the idle one plus 10 banked), then 10 ms pacing.
     /// WithoutSlack: 1 passes, then 10 ms pacing.
     #[test]

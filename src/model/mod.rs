@@ -17,24 +17,36 @@
 //! | window | `rate/` | pingora-limits `Rate` (two-slot fixed window) |
 //! | window | `rate_limiter.rs` | `Rate` as a limiter: the docs' pattern, the proportional estimate |
 //! | window | `fixed_window.rs` | tower 0.5 `RateLimit` (fixed window, waits) |
+//! | window | `fixed_window_counter.rs` | the Redis docs' `INCR` + `EXPIRE` rate limiter (first-request or aligned windows) |
+//! | window | `sliding_window_counter.rs` | Cloudflare's sliding-window counter (2017 blog post) |
 //! | inflight | `inflight.rs` | pingora-limits `Inflight` + `Guard` |
 //! | pacer | `leaky_bucket.rs` | uber-go/ratelimit (atomic, atomic int64, mutex) |
 //! | pacer | `token_bucket/` | golang.org/x/time/rate `Limiter` |
 //! | pacer | `multi.rs` | the book's `MultiLimiter` |
+//! | leaky bucket | `nginx_limit_req.rs` | nginx `limit_req` (excess in thousandths, ms clock, burst/delay/nodelay, zone LRU expiry) |
+//! | token bucket | `envoy_local_rate_limit.rs` | Envoy local rate limit: timer-refilled bucket (before 1.31) and continuous `AtomicTokenBucket` (1.31+) |
+//! | pacer | `guava_smooth_bursty.rs` | Guava `RateLimiter.create` (`SmoothBursty`, `tryAcquire`) |
 //! | gcra | `governor.rs` | the real `governor` crate on its fake clock |
+//! | gcra | `gcra.rs` | a GCRA of our own, decision-for-decision equal to governor |
 //! | example | `proxy_example.rs` | pingora's rate-limiter user guide request_filter |
 
 mod admit;
+pub mod envoy_local_rate_limit;
 pub mod estimator;
 pub mod exact;
 pub mod fixed_window;
+pub mod fixed_window_counter;
+pub mod gcra;
 pub mod governor;
+pub mod guava_smooth_bursty;
 pub mod inflight;
 pub mod leaky_bucket;
 pub mod multi;
+pub mod nginx_limit_req;
 pub mod proxy_example;
 pub mod rate;
 pub mod rate_limiter;
+pub mod sliding_window_counter;
 pub mod token_bucket;
 
 pub use admit::{Admit, Decision, Global, KeyState, Keyed, MakeState, PerKey};

@@ -5,7 +5,7 @@
 //! What the Go code does, and this module reproduces:
 //! * `RateLimiter` is an interface with `Wait(ctx) error` and
 //!   `Limit() rate.Limit`; a `multiLimiter` implements it too, so multis nest
-//!   (the C4 example nests `apiLimit`, itself a multi, inside per-call multis).
+//!   (the disk-and-network example nests `apiLimit`, itself a multi, inside per-call multis).
 //! * `MultiLimiter(limiters...)` sorts the slice with `sort.Slice` by
 //!   `Limit()` ascending (most restrictive first). [`go_sort_slice`] is a
 //!   port of Go's `sort.Slice` (`pdqsort_func`, Go 1.19+, from
@@ -23,7 +23,7 @@
 //!   an empty multi; the model returns [`MultiError::Empty`] instead.
 //!
 //! Limiters live in a [`LimiterPool`] (an arena) so that one limiter can be
-//! shared by several multis, as `apiLimit` is in C4, and so that the
+//! shared by several multis, as `apiLimit` is in the disk-and-network example, and so that the
 //! discrete-event engine (`crate::sim::des`) can walk a multi's inner waits
 //! one at a time with other callers interleaving between them.
 
@@ -574,7 +574,7 @@ mod tests {
         );
     }
 
-    /// C3: MultiLimiter(Per(2,1s) b1, Per(10,1min) b10), 20 callers at t=0,
+    /// The MultiLimiter API example: MultiLimiter(Per(2,1s) b1, Per(10,1min) b10), 20 callers at t=0,
     /// each waiting in turn with nobody interleaving inside a Wait (the
     /// interleaved version is in `sim::des`): 0, 0.5, ..., 4.5 s, then 6 s,
     /// 12 s, ..., 60 s.

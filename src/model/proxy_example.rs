@@ -20,7 +20,7 @@
 //!   answers 200 and the connection stays keep-alive.
 //!
 //! The window is shared by all keys and flips at the first call of *any* key
-//! after the interval (see `crate::model::rate`), which is why A5's appid 2
+//! after the interval (see `crate::model::rate`), which is why the example's appid 2
 //! passes twice 150 ms apart.
 
 use crate::clock::Nanos;
@@ -154,7 +154,7 @@ mod tests {
     use crate::clock::MILLI;
     use crate::model::estimator::ExactCounter;
 
-    /// A5: the schedule of the seed document, times from the first request.
+    /// The rate-limited proxy example: the schedule of the pingora-limits write-up, times from the first request.
     #[test]
     fn a5_schedule_is_exact() {
         let schedule: [(u64, Option<&[u8]>); 8] = [

@@ -1,5 +1,5 @@
 //! Exact limiters used as decision oracles for the policy "at most `limit`
-//! requests per key per `interval`" (issue 6).
+//! requests per key per `interval`".
 //!
 //! Both count **admitted** requests only: a denied request is not recorded,
 //! which is what a real limiter enforces (a client over the limit still gets

@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn flip_window_can_exceed_sliding_truth() {
-        // A5's point: the call-driven window admits 2 events 150 ms apart
+        // The proxy example's point: the call-driven window admits 2 events 150 ms apart
         // where a 1 s sliding window holds both.
         let mut flip = FlipWindowOracle::new(Duration::from_secs(1), 0);
         let mut slide = SlidingLogOracle::new(1000 * MS);

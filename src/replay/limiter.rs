@@ -14,7 +14,10 @@
 //! (`true`/`false`) and `delay_ns` (how long an admitted request is held; 0
 //! for limiters that admit or reject at once).
 //!
-//! `--limiter` is a candidate's name as the lab's table prints it; the
+//! `--limiter` is a `limiters` entry as JSON (`'{"model": "gcra", "burst": 5}'`:
+//! any model of the lab with any parameters) or a candidate's name as the
+//! lab's table prints it (the default set, and every other model with its
+//! default parameters, e.g. `GCRA per key (ours)`); the
 //! pingora `Rate` candidates take their sketch shape from `--hashes` and
 //! `--slots` (without them: the lab's default shapes 4x1024, 4x8192,
 //! 4x65536), plus an `exact` one. An unknown name lists the names there are.
@@ -23,7 +26,10 @@ use super::csvio::{OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
-use crate::lab::decision::{candidates, Candidate, Policy, Setup};
+use crate::lab::decision::spec::{self, Args};
+use crate::lab::decision::{
+    build, candidates, default_entries, row, Candidate, Policy, Setup, MODELS,
+};
 use crate::lab::Shape;
 use std::collections::HashMap;
 
@@ -88,25 +94,67 @@ fn setup(args: &ReplayArgs) -> Result<Setup> {
         shapes,
         uber_slack: args.slack.unwrap_or(10),
         seed: args.seed,
+        max_memory: 1 << 32,
     })
 }
 
-/// The candidate named `--limiter`.
+/// The candidate `--limiter` names: a `limiters` entry as JSON (any model,
+/// any parameters, no lists), or a candidate's name among the default set
+/// and every other model with its default parameters.
 fn pick(args: &ReplayArgs, setup: &Setup) -> Result<Candidate> {
-    let Some(name) = args.limiter.as_deref() else {
+    let Some(name) = args.limiter.as_deref().map(str::trim) else {
         return Err(Error::input("--limiter is required for --algo limiter"));
     };
+    if name.starts_with('{') {
+        return from_entry(name, setup);
+    }
     let mut all = candidates(setup)?;
-    match all.iter().position(|c| c.name == name.trim()) {
+    let defaults: Vec<&str> = default_entries(setup).iter().map(|(m, _)| *m).collect();
+    for r in MODELS.iter().filter(|r| !defaults.contains(&r.model)) {
+        all.push(build(setup, r, &Args::default())?);
+    }
+    match all.iter().position(|c| c.name == name) {
         Some(i) => Ok(all.swap_remove(i)),
         None => Err(Error::input(format!(
-            "--limiter {name:?}: expected one of {}",
+            "--limiter {name:?}: expected a limiters entry as JSON ({{\"model\": ...}}) or one of {}",
             all.iter()
                 .map(|c| format!("{:?}", c.name))
                 .collect::<Vec<_>>()
                 .join(", ")
         ))),
     }
+}
+
+/// One candidate from a `limiters` entry given as JSON.
+fn from_entry(text: &str, setup: &Setup) -> Result<Candidate> {
+    let bad = |m: String| Error::input(format!("--limiter: {m}"));
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad("expected a JSON object".into()))?;
+    let known = || {
+        MODELS
+            .iter()
+            .map(|r| r.model)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let model = obj
+        .get("model")
+        .and_then(|m| m.as_str())
+        .ok_or_else(|| bad(format!("missing \"model\": expected one of {}", known())))?;
+    let r =
+        row(model).ok_or_else(|| bad(format!("model {model:?}: expected one of {}", known())))?;
+    let mut grid =
+        spec::expand(obj, r.params, "limiter").map_err(|(f, m)| bad(format!("{f}: {m}")))?;
+    if grid.len() != 1 {
+        return Err(bad(format!(
+            "the lists expand to {} candidates: replay takes one (no lists)",
+            grid.len()
+        )));
+    }
+    build(setup, r, &grid.remove(0))
 }
 
 /// Where the columns are.

@@ -37,7 +37,7 @@ pub struct ReplayArgs {
     /// Output CSV: the input rows plus the result columns (written atomically).
     #[arg(long, value_parser = crate::report::atomic::parse_out_path)]
     pub out: PathBuf,
-    /// limiter: the decision-lab candidate, by its name in the lab's table (e.g. 'governor GCRA per key', 'pingora Rate docs 4x1024').
+    /// limiter: a decision-lab candidate: its name in the lab's table (e.g. 'governor GCRA per key', 'pingora Rate docs 4x1024') or a limiters entry as JSON ('{"model": "nginx_limit_req", "burst": 20}').
     #[arg(long)]
     pub limiter: Option<String>,
     /// rate, limiter: the window length in milliseconds.

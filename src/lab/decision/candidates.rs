@@ -2,21 +2,17 @@
 //! Adding a limiter to the lab (and to `replay --algo limiter`) is one
 //! model file in `src/model/` plus one row here.
 //!
-//! Each row builds its candidates for the scenario's policy; the rows'
-//! order is the order of the report's table.
+//! Each row names a model, its parameters (a `limiters` entry may give
+//! them; lists expand to a grid, see [`super::spec`]) and its builder in
+//! `rows.rs`. Without `limiters`, [`default_entries`] is the candidate set.
 
+use super::rows;
+use super::spec::{Args, Param};
 use super::Policy;
-use crate::clock::{Nanos, MILLI, SECOND};
+use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
 use crate::lab::Shape;
-use crate::model::estimator::EstimatorConfig;
-use crate::model::fixed_window::{FixedWindow, TowerRate};
-use crate::model::governor::GovernorKeyed;
-use crate::model::leaky_bucket::{DenyIfWait, LeakyBucket, LeakyBucketConfig};
-use crate::model::rate_limiter::{RateLimiter, RateMode};
-use crate::model::token_bucket::TokenBucket;
-use crate::model::{Admit, Global, PerKey};
-use crate::rng::{derive_seed, stream};
+use crate::model::Admit;
 use std::time::Duration;
 
 /// One limiter under test: its label, its family (one chart series per
@@ -28,7 +24,7 @@ pub struct Candidate {
     /// sketch shape, say) and share a chart series.
     pub family: String,
     /// The model.
-    pub limiter: Box<dyn Admit>,
+    pub limiter: Box<dyn Admit + Send>,
 }
 
 impl Candidate {
@@ -43,7 +39,7 @@ impl Candidate {
     /// assert_eq!(c.family, "ours");
     /// # Ok::<(), ratelab::error::Error>(())
     /// ```
-    pub fn new(name: impl Into<String>, limiter: Box<dyn Admit>) -> Self {
+    pub fn new(name: impl Into<String>, limiter: Box<dyn Admit + Send>) -> Self {
         let name = name.into();
         Self {
             family: name.clone(),
@@ -64,170 +60,245 @@ pub struct Setup {
     pub uber_slack: i64,
     /// The run's seed (sketch hash rows derive from it).
     pub seed: u64,
+    /// Most bytes one candidate's state may take up front (`--max-memory`).
+    pub max_memory: u64,
 }
 
 impl Setup {
-    fn interval(&self) -> Duration {
+    /// The policy's interval.
+    pub fn interval(&self) -> Duration {
         Duration::from_millis(self.policy.interval_ms)
     }
-    fn interval_ns(&self) -> Nanos {
+    /// The policy's interval, ns.
+    pub fn interval_ns(&self) -> Nanos {
         self.policy.interval_ms * MILLI
     }
 }
 
-/// One limiter model in the lab: how to build its candidates.
+/// One limiter model in the lab: its parameters and how to build a
+/// candidate from them.
 pub struct ModelRow {
-    /// Identifier (`replay --algo limiter --limiter` takes a candidate name
-    /// that starts with this row's family).
+    /// The `model` value of a `limiters` entry.
     pub model: &'static str,
     /// What it models, for `--help` and the README.
     pub summary: &'static str,
-    /// Builds the row's candidates for a setup.
-    pub build: fn(&Setup) -> Result<Vec<Candidate>>,
+    /// The parameters a `limiters` entry may give (defaults follow the
+    /// policy).
+    pub params: &'static [Param],
+    /// Parameters the row's own label already shows (left out of the
+    /// `name=value` suffix).
+    pub in_label: &'static [&'static str],
+    /// Builds one candidate: (family label, the model). The family label
+    /// of a default entry is the candidate's name.
+    pub build: fn(&Setup, &Args) -> Result<Built>,
 }
 
-/// Every limiter model of the lab, in report order.
+/// What a row builds: the family label (and the member label when the row
+/// names its members itself), and the model.
+pub struct Built {
+    /// Family label (a chart series).
+    pub family: String,
+    /// The candidate's label, when it differs from the family's.
+    pub name: Option<String>,
+    /// The model.
+    pub limiter: Box<dyn Admit + Send>,
+}
+
+pub(super) fn built(family: impl Into<String>, limiter: Box<dyn Admit + Send>) -> Result<Built> {
+    Ok(Built {
+        family: family.into(),
+        name: None,
+        limiter,
+    })
+}
+
+const ESTIMATE: Param = Param::choice(
+    "estimate",
+    &["docs", "proportional"],
+    "docs: observe(key, w) > limit -> deny (counts denied requests); proportional: prev x (1 - elapsed) + curr + w - 1 >= limit -> deny, observes admitted requests (default docs)",
+);
+
+/// Every limiter model of the lab.
 pub const MODELS: &[ModelRow] = &[
     ModelRow {
-        model: "pingora_rate_docs",
-        summary:
-            "pingora Rate, the docs' pattern (observe > limit -> deny), per sketch shape and exact",
-        build: |s| rate_candidates(s, RateMode::Docs, "pingora Rate docs"),
+        model: "pingora_rate",
+        summary: "pingora-limits Rate as a limiter, on a count-min sketch per window or exact counters",
+        params: &[
+            ESTIMATE,
+            Param::choice("counters", &["sketch", "exact"], "sketch (default) or exact per-key counters"),
+            Param::int("hashes", 1, 64, "sketch rows (default 4)"),
+            Param::int("slots", 1, 1 << 30, "sketch counters per row (default 1024)"),
+        ],
+        in_label: &["estimate", "counters", "hashes", "slots"],
+        build: rows::pingora_rate,
     },
     ModelRow {
-        model: "pingora_rate_proportional",
-        summary:
-            "pingora Rate, proportional estimate of the sliding window, per sketch shape and exact",
-        build: |s| rate_candidates(s, RateMode::Proportional, "pingora Rate proportional"),
+        model: "token_bucket",
+        summary: "golang.org/x/time/rate Limiter per key, AllowN(t, w)",
+        params: &[
+            Param::positive("rate_per_s", "tokens per second (default limit / interval)"),
+            Param::int("burst", 0, i64::MAX, "bucket depth (default limit; 0 is valid upstream and admits nothing at a finite rate)"),
+        ],
+        in_label: &[],
+        build: rows::token_bucket,
     },
     ModelRow {
-        model: "xtime_per_key",
-        summary: "golang.org/x/time/rate Limiter per key, r = limit/interval, b = limit, AllowN",
-        build: xtime,
+        model: "gcra_governor",
+        summary: "the real governor crate: keyed GCRA on its fake clock, check_key_n",
+        params: &[
+            Param::positive("rate_per_s", "cells per second: period = 1 / rate (default limit / interval)"),
+            Param::int("burst", 1, u32::MAX as i64, "burst capacity in cells (default limit)"),
+        ],
+        in_label: &[],
+        build: rows::gcra_governor,
     },
     ModelRow {
-        model: "governor",
-        summary: "the real governor crate, keyed GCRA, period interval/limit, burst limit",
-        build: governor,
+        model: "tower",
+        summary: "tower RateLimit (fixed window; load-shed: reject instead of wait), one instance per key or for all keys",
+        params: &[Param::choice("scope", &["per_key", "global"], "per_key (default) or global (one instance, as tower is used)")],
+        in_label: &["scope"],
+        build: rows::tower,
     },
     ModelRow {
-        model: "tower_global",
-        summary: "tower RateLimit, one instance for all keys (load-shed: reject instead of wait)",
-        build: tower_global,
+        model: "uber_go",
+        summary: "uber-go/ratelimit per key (atomic-int64): a request that would wait is denied",
+        params: &[Param::int("slack", -1_000_000, 1_000_000, "slack in requests (default the scenario's uber_slack, 10)")],
+        in_label: &["slack"],
+        build: rows::uber_go,
     },
     ModelRow {
-        model: "tower_per_key",
-        summary: "tower RateLimit, one instance per key",
-        build: tower_per_key,
+        model: "nginx_limit_req",
+        summary: "nginx limit_req (ngx_http_limit_req_module): ms clock, excess in thousandths, burst, nodelay or delay=, an LRU zone",
+        params: &[
+            Param::int("rate_r_s", 1, 1 << 40, "rate in requests per second (default the policy's, as r/s when exact, else r/m)"),
+            Param::int("rate_r_m", 1, 1 << 40, "rate in requests per minute"),
+            Param::int("burst", 0, 1 << 40, "burst (default limit - 1: with the free first request a fresh key gets limit at once)"),
+            Param::flag("nodelay", "admit the burst at once (default true unless delay is given)"),
+            Param::int("delay", 1, 1 << 40, "delay=N: the first N excess requests pass at once, the rest are held (their delay is reported)"),
+            Param::int("zone_mib", 1, 1 << 16, "shared-memory zone in MiB (default 10); a full zone evicts its oldest key"),
+        ],
+        in_label: &[],
+        build: rows::nginx_limit_req,
     },
     ModelRow {
-        model: "uber_per_key",
-        summary: "uber-go/ratelimit per key, a request that would wait is denied",
-        build: uber,
+        model: "envoy_local_rate_limit",
+        summary: "Envoy local rate limit filter: the continuous AtomicTokenBucket (1.31+) or the timer-refilled bucket (before)",
+        params: &[
+            Param::choice("bucket", &["continuous", "timer"], "continuous (default since 1.31) or timer (whole tokens_per_fill at each fill_interval tick)"),
+            Param::int("max_tokens", 1, u32::MAX as i64, "bucket size (default limit)"),
+            Param::int("tokens_per_fill", 1, u32::MAX as i64, "tokens per fill interval (default limit)"),
+            Param::int("fill_interval_ms", 50, 86_400_000, "fill interval in ms (default the policy's interval; Envoy refuses < 50 ms)"),
+            Param::choice("scope", &["per_key", "global"], "one bucket per key (descriptor) or one for all"),
+        ],
+        in_label: &["bucket", "scope"],
+        build: rows::envoy,
+    },
+    ModelRow {
+        model: "guava_smooth_bursty",
+        summary: "Guava RateLimiter.create(r) (SmoothBursty, 1 s of stored permits), tryAcquire(w) without timeout",
+        params: &[Param::positive("permits_per_s", "permits per second (default limit / interval)")],
+        in_label: &[],
+        build: rows::guava,
+    },
+    ModelRow {
+        model: "sliding_window_counter",
+        summary: "Cloudflare's sliding-window counter: exact counts of the current and previous aligned window, previous weighted by the time left",
+        params: &[Param::flag("count_denied", "denied requests count too, as Cloudflare's counters count every request (default true)")],
+        in_label: &[],
+        build: rows::sliding_window_counter,
+    },
+    ModelRow {
+        model: "fixed_window_counter",
+        summary: "the Redis INCR + EXPIRE fixed window (window from the key's first request) or aligned windows",
+        params: &[
+            Param::choice("align", &["first_request", "aligned"], "first_request (INCR + EXPIRE, default) or aligned (floor(t / interval))"),
+            Param::choice("order", &["incr_then_compare", "get_then_incr"], "INCR then compare (counts denied requests, default) or GET then INCR (the Redis docs' second pattern: denied not counted, limit + 1 pass)"),
+        ],
+        in_label: &["align"],
+        build: rows::fixed_window_counter,
+    },
+    ModelRow {
+        model: "gcra",
+        summary: "a GCRA of our own (TAT, emission interval, tolerance), decision for decision equal to governor",
+        params: &[
+            Param::positive("rate_per_s", "cells per second (default limit / interval)"),
+            Param::int("burst", 1, u32::MAX as i64, "burst capacity in cells (default limit)"),
+        ],
+        in_label: &[],
+        build: rows::gcra,
     },
 ];
+/// The default candidates (a scenario without `limiters`): pingora Rate in
+/// both patterns on every sketch shape and on exact counters, then one
+/// candidate of every other model with the policy's parameters.
+pub fn default_entries(setup: &Setup) -> Vec<(&'static str, Args)> {
+    let mut out = Vec::new();
+    for estimate in ["docs", "proportional"] {
+        for sh in &setup.shapes {
+            out.push((
+                "pingora_rate",
+                Args::of(&[
+                    ("estimate", estimate.into()),
+                    ("hashes", (sh.hashes as u64).into()),
+                    ("slots", (sh.slots as u64).into()),
+                ]),
+            ));
+        }
+        out.push((
+            "pingora_rate",
+            Args::of(&[("estimate", estimate.into()), ("counters", "exact".into())]),
+        ));
+    }
+    out.push(("token_bucket", Args::default()));
+    out.push(("gcra_governor", Args::default()));
+    out.push(("tower", Args::of(&[("scope", "global".into())])));
+    out.push(("tower", Args::of(&[("scope", "per_key".into())])));
+    out.push(("uber_go", Args::default()));
+    out
+}
 
-/// The candidates of every row of [`MODELS`], in order.
+/// The row of a model name.
+pub fn row(model: &str) -> Option<&'static ModelRow> {
+    MODELS.iter().find(|r| r.model == model)
+}
+
+/// Builds the candidate of `model` with `args`; its name is the family
+/// label, then the given parameters the label does not show, then the
+/// varying ones (those that came from a list).
+pub fn build(setup: &Setup, model: &ModelRow, args: &Args) -> Result<Candidate> {
+    let b = (model.build)(setup, args)?;
+    let (fixed, varying) = args.suffixes(model.in_label);
+    let join = |a: String, b: &str| if b.is_empty() { a } else { format!("{a} {b}") };
+    let family = join(b.family, &fixed);
+    let name = join(
+        b.name.map_or_else(|| family.clone(), |n| join(n, &fixed)),
+        &varying,
+    );
+    Ok(Candidate {
+        name,
+        family,
+        limiter: b.limiter,
+    })
+}
+
+/// The default candidates, in order.
 ///
 /// # Examples
 /// ```
 /// use ratelab::lab::decision::{candidates, Policy, Setup};
 /// let setup = Setup { policy: Policy { limit: 10, interval_ms: 1000 }, shapes: vec![],
-///                     uber_slack: 10, seed: 1 };
+///                     uber_slack: 10, seed: 1, max_memory: 1 << 30 };
 /// let names: Vec<String> = candidates(&setup)?.into_iter().map(|c| c.name).collect();
 /// assert_eq!(names[0], "pingora Rate docs exact");
 /// assert!(names.contains(&"governor GCRA per key".to_string()));
 /// # Ok::<(), ratelab::error::Error>(())
 /// ```
 pub fn candidates(setup: &Setup) -> Result<Vec<Candidate>> {
-    let mut out = Vec::new();
-    for row in MODELS {
-        out.extend((row.build)(setup)?);
-    }
-    Ok(out)
-}
-
-fn one(name: &str, limiter: Box<dyn Admit>) -> Result<Vec<Candidate>> {
-    Ok(vec![Candidate::new(name, limiter)])
-}
-
-fn rate_candidates(s: &Setup, mode: RateMode, fam: &str) -> Result<Vec<Candidate>> {
-    let mut out: Vec<Candidate> = s
-        .shapes
+    default_entries(setup)
         .iter()
-        .enumerate()
-        .map(|(i, sh)| Candidate {
-            name: format!("{fam} {}x{}", sh.hashes, sh.slots),
-            family: fam.into(),
-            limiter: Box::new(RateLimiter::sketch(
-                mode,
-                s.policy.limit,
-                s.interval(),
-                EstimatorConfig::new(sh.hashes, sh.slots),
-                derive_seed(s.seed, &[stream::HASH, i as u64]),
-            )),
+        .map(|(m, a)| {
+            let r = row(m).ok_or_else(|| Error::internal(format!("no model row {m}")))?;
+            build(setup, r, a)
         })
-        .collect();
-    out.push(Candidate {
-        name: format!("{fam} exact"),
-        family: fam.into(),
-        limiter: Box::new(RateLimiter::exact(mode, s.policy.limit, s.interval())),
-    });
-    Ok(out)
-}
-
-fn xtime(s: &Setup) -> Result<Vec<Candidate>> {
-    let r = s.policy.limit as f64 / s.interval().as_secs_f64();
-    let b = s.policy.limit as i64;
-    one(
-        "x/time/rate per key",
-        Box::new(PerKey::new(move |_| Ok(TokenBucket::new(r, b)))),
-    )
-}
-
-fn governor(s: &Setup) -> Result<Vec<Candidate>> {
-    let period = Duration::from_nanos(s.interval_ns() / s.policy.limit);
-    one(
-        "governor GCRA per key",
-        Box::new(GovernorKeyed::new(period, s.policy.limit)?),
-    )
-}
-
-fn tower_rate(s: &Setup) -> Result<TowerRate> {
-    TowerRate::new(s.policy.limit, s.interval())
-        .map_err(|f| Error::input(format!("tower: {}", f.message)))
-}
-
-fn tower_global(s: &Setup) -> Result<Vec<Candidate>> {
-    let tr = tower_rate(s)?;
-    one(
-        "tower RateLimit global",
-        Box::new(Global(FixedWindow::new(tr, 0))),
-    )
-}
-
-fn tower_per_key(s: &Setup) -> Result<Vec<Candidate>> {
-    let tr = tower_rate(s)?;
-    one(
-        "tower RateLimit per key",
-        Box::new(PerKey::new(move |now| Ok(FixedWindow::new(tr, now)))),
-    )
-}
-
-fn uber(s: &Setup) -> Result<Vec<Candidate>> {
-    // A mock clock well after the Unix epoch (the int64 variant's sentinel
-    // is Unix time 0).
-    let cfg = LeakyBucketConfig::new(s.policy.limit as i64)
-        .per(s.interval_ns() as i64)
-        .with_slack(s.uber_slack)
-        .unix_origin(1_700_000_000 * SECOND as i64);
-    Ok(vec![Candidate {
-        name: format!("uber-go per key, slack {}", s.uber_slack),
-        family: "uber-go per key (deny if wait > 0)".into(),
-        limiter: Box::new(PerKey::new(move |_| {
-            LeakyBucket::new(cfg)
-                .map(DenyIfWait)
-                .map_err(|e| Error::internal(format!("uber-go model: {e}")))
-        })),
-    }])
+        .collect()
 }

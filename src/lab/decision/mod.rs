@@ -27,10 +27,15 @@
 
 mod candidates;
 mod render;
+mod rows;
 mod source;
+pub mod spec;
 mod tally;
 
-pub use candidates::{candidates, Candidate, ModelRow, Setup, MODELS};
+pub use candidates::{
+    build, candidates, default_entries, row, Built, Candidate, ModelRow, Setup, MODELS,
+};
+pub use rows::nginx_rate;
 
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
@@ -42,9 +47,10 @@ use crate::report::Output;
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::TimeUnit;
+use rayon::prelude::*;
 use serde::Deserialize;
 use source::{find_flash, Source};
-use tally::{Request, Tally};
+use tally::{Limits, Request, Tally};
 
 /// The policy: at most `limit` per key per `interval_ms`.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -106,6 +112,9 @@ pub struct Params {
     /// Add the comparison with Cloudflare's published figure.
     #[serde(default)]
     pub compare_cloudflare: bool,
+    /// The candidates, as data (default: the built-in set); see [`spec`].
+    #[serde(default)]
+    pub limiters: Option<Vec<serde_json::Value>>,
 }
 
 fn default_shapes() -> Vec<Shape> {
@@ -216,6 +225,9 @@ const PER_KEY_BYTES: u64 = 512;
 /// Bins of the watched key's timeline.
 const BINS: u64 = 88;
 
+/// Requests read ahead and handed to every candidate at once.
+const BATCH: usize = 1 << 14;
+
 /// Runs a `decision_accuracy` scenario with the default candidates.
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     run_with(scenario, ctx, Vec::new())
@@ -259,18 +271,109 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
 pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Result<Output> {
     let p: Params = scenario.params()?;
     validate(scenario, &p, ctx)?;
-    let mut cands = candidates(&Setup {
+    let setup = Setup {
         policy: p.policy,
         shapes: p.shapes.clone(),
         uber_slack: p.uber_slack,
         seed: ctx.seed,
-    })?;
+        max_memory: ctx.max_memory,
+    };
+    let mut cands = match &p.limiters {
+        None => candidates(&setup)?,
+        Some(list) => listed_candidates(scenario, &setup, list)?,
+    };
     cands.extend(extra);
+    unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
     let source = Source::open(scenario, &p, ctx)?;
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
     lab.replay(&mut cands)?;
     Ok(render::output(&lab, &cands))
+}
+
+/// The candidates of a `limiters` list: every entry checked and expanded
+/// before any is built.
+fn listed_candidates(
+    scenario: &Scenario,
+    setup: &Setup,
+    list: &[serde_json::Value],
+) -> Result<Vec<Candidate>> {
+    if list.is_empty() {
+        return Err(scenario.field_error("limiters", "empty list: expected at least one limiter"));
+    }
+    let mut planned = Vec::new();
+    for (i, entry) in list.iter().enumerate() {
+        let field = format!("limiters[{i}]");
+        let Some(obj) = entry.as_object() else {
+            return Err(scenario.field_error(
+                &field,
+                format!("value {entry}: expected an object with a \"model\" field"),
+            ));
+        };
+        let known = || {
+            MODELS
+                .iter()
+                .map(|r| r.model)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let model = match obj.get("model") {
+            Some(serde_json::Value::String(m)) => m,
+            Some(other) => {
+                return Err(scenario.field_error(
+                    format!("{field}.model"),
+                    format!("value {other}: expected one of {}", known()),
+                ))
+            }
+            None => {
+                return Err(scenario.field_error(
+                    &field,
+                    format!("missing \"model\": expected one of {}", known()),
+                ))
+            }
+        };
+        let Some(row) = candidates::row(model) else {
+            return Err(scenario.field_error(
+                format!("{field}.model"),
+                format!("value {model:?}: expected one of {}", known()),
+            ));
+        };
+        let args =
+            spec::expand(obj, row.params, &field).map_err(|(f, m)| scenario.field_error(f, m))?;
+        if planned.len() + args.len() > spec::MAX_CANDIDATES {
+            return Err(scenario.field_error(
+                &field,
+                format!(
+                    "the limiters expand to more than {} candidates: expected at most {}",
+                    spec::MAX_CANDIDATES,
+                    spec::MAX_CANDIDATES
+                ),
+            ));
+        }
+        planned.extend(args.into_iter().map(|a| (field.clone(), row, a)));
+    }
+    planned
+        .iter()
+        .map(|(field, row, a)| {
+            candidates::build(setup, row, a).map_err(|e| scenario.field_error(field, e.message()))
+        })
+        .collect()
+}
+
+/// Two candidates with one name would make the report ambiguous.
+fn unique_names(scenario: &Scenario, cands: &[Candidate]) -> Result<()> {
+    for (i, c) in cands.iter().enumerate() {
+        if cands[..i].iter().any(|d| d.name == c.name) {
+            return Err(scenario.field_error(
+                "limiters",
+                format!(
+                    "two candidates are named {:?}: give them different parameters",
+                    c.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The state of one pass over the requests: the exact limiters, every
@@ -346,51 +449,86 @@ impl<'a> Lab<'a> {
         }
     }
 
-    /// Streams every request through the exact limiters and the candidates.
+    /// The policy as the trackers need it.
+    fn limits(&self) -> Limits {
+        Limits {
+            limit: self.p.policy.limit,
+            interval: self.p.policy.interval_ms * MILLI,
+        }
+    }
+
+    /// Streams every request through the exact limiters (in order, on this
+    /// thread) and then, a batch at a time, through the candidates (in
+    /// parallel: each candidate's state is its own, so the result does not
+    /// depend on the thread count).
     fn replay(&mut self, cands: &mut [Candidate]) -> Result<()> {
-        let interval_ns = self.p.policy.interval_ms * MILLI;
-        let mut sliding = SlidingLogLimiter::new(self.p.policy.limit, interval_ns);
-        let mut aligned = AlignedWindowLimiter::new(self.p.policy.limit, interval_ns);
+        let lim = self.limits();
+        let mut sliding = SlidingLogLimiter::new(lim.limit, lim.interval);
+        let mut aligned = AlignedWindowLimiter::new(lim.limit, lim.interval);
         let progress = self.ctx.progress(0, &self.scenario.common.name);
         let mut align: Option<Nanos> = None;
-        while let Some(ev) = self.source.next() {
-            let (t, k, w) = ev?;
-            let align = *align.get_or_insert_with(|| self.source.align(interval_ns));
-            if self.watch_id.is_none() {
-                if let Some(wk) = &self.p.watch {
-                    self.watch_id = self.source.id_of(&wk.key);
+        let mut batch: Vec<Request> = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            while batch.len() < BATCH {
+                let Some(ev) = self.source.next() else {
+                    break;
+                };
+                let (t, k, w) = ev?;
+                let align = *align.get_or_insert_with(|| self.source.align(lim.interval));
+                if self.watch_id.is_none() {
+                    if let Some(wk) = &self.p.watch {
+                        self.watch_id = self.source.id_of(&wk.key);
+                    }
                 }
+                self.count(t, k, w);
+                if self.requests % (1 << 20) == 0 {
+                    progress.inc(1 << 20);
+                }
+                let truth = sliding.allow(k, w, t);
+                let r = Request {
+                    key: k,
+                    t,
+                    w,
+                    truth,
+                    fixed_truth: aligned.allow(k, w, t + align),
+                    watched: self.watch_id == Some(k) && self.watch_from.is_some_and(|f| t >= f),
+                    bin: self.bin(k, t),
+                    is_watch: self.watch_id == Some(k),
+                    window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
+                };
+                if let Some(b) = r.bin {
+                    self.offered[b] += w;
+                }
+                self.oracle.record(
+                    &Request {
+                        fixed_truth: truth,
+                        ..r
+                    },
+                    truth,
+                    lim,
+                );
+                self.fixed_oracle
+                    .record(&Request { bin: None, ..r }, r.fixed_truth, lim);
+                batch.push(r);
             }
-            self.count(t, k, w);
-            if self.requests % (1 << 20) == 0 {
-                progress.inc(1 << 20);
+            if batch.is_empty() {
+                break;
             }
-            let truth = sliding.allow(k, w, t);
-            let r = Request {
-                key: k,
-                t,
-                w,
-                truth,
-                fixed_truth: aligned.allow(k, w, t + align),
-                watched: self.watch_id == Some(k) && self.watch_from.is_some_and(|f| t >= f),
-                bin: self.bin(k, t),
-            };
-            if let Some(b) = r.bin {
-                self.offered[b] += w;
-            }
-            self.oracle.record(
-                &Request {
-                    fixed_truth: truth,
-                    ..r
-                },
-                truth,
-            );
-            self.fixed_oracle
-                .record(&Request { bin: None, ..r }, r.fixed_truth);
-            for (c, tally) in cands.iter_mut().zip(self.tallies.iter_mut()) {
-                let d = c.limiter.admit(k, w, t)?;
-                tally.record(&r, d.allowed);
-            }
+            let done: Vec<Result<()>> = cands
+                .par_iter_mut()
+                .zip(self.tallies.par_iter_mut())
+                .map(|(c, tally)| {
+                    for r in &batch {
+                        let d = c.limiter.admit(r.key, r.w, r.t)?;
+                        tally.record(r, d.allowed, lim);
+                    }
+                    Ok(())
+                })
+                .collect();
+            // The first failing candidate in table order, whatever thread
+            // failed first.
+            done.into_iter().collect::<Result<()>>()?;
         }
         progress.finish();
         Ok(())

@@ -53,6 +53,87 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Output {
     }
 }
 
+/// What a candidate's errors cost, classified by the exact policy: keys
+/// the exact sliding log never denied are *compliant* (never over the
+/// limit in any window), the others *limited*.
+pub(super) struct Harm {
+    /// Requests of compliant keys the candidate denied.
+    pub(super) compliant_denied: u64,
+    /// Requests of compliant keys.
+    pub(super) compliant_requests: u64,
+    /// Compliant keys with at least one request denied.
+    pub(super) compliant_keys_hit: u64,
+    /// Requests of limited keys admitted beyond the exact limiter's
+    /// (negative: the candidate admitted fewer).
+    pub(super) limited_excess: i64,
+    /// Requests of limited keys the exact limiter admitted.
+    pub(super) limited_oracle_admitted: u64,
+    /// Most weight admitted for one key in one aligned window, over the
+    /// limit.
+    pub(super) worst_window_ratio: f64,
+    /// The watched key: seconds from its abuse start to the end of the
+    /// last interval in which more than the limit was admitted.
+    pub(super) steady_after_s: Option<f64>,
+}
+
+pub(super) fn harm(lab: &Lab, t: &Tally) -> Harm {
+    let mut h = Harm {
+        compliant_denied: 0,
+        compliant_requests: 0,
+        compliant_keys_hit: 0,
+        limited_excess: 0,
+        limited_oracle_admitted: 0,
+        worst_window_ratio: t.worst_window as f64 / lab.p.policy.limit as f64,
+        steady_after_s: None,
+    };
+    for (k, &n) in lab.per_key_requests.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let oracle_denied = lab.oracle.denied_by_key.get(k).copied().unwrap_or(0);
+        let denied = t.denied_by_key.get(k).copied().unwrap_or(0);
+        if oracle_denied == 0 {
+            h.compliant_requests += u64::from(n);
+            h.compliant_denied += u64::from(denied);
+            h.compliant_keys_hit += u64::from(denied > 0);
+        } else {
+            h.limited_oracle_admitted += u64::from(n - oracle_denied);
+            h.limited_excess += i64::from(oracle_denied) - i64::from(denied);
+        }
+    }
+    if let (Some((_, from)), Some(leak)) = (lab.watch(), t.last_leak) {
+        h.steady_after_s = Some(leak.saturating_sub(from) as f64 / SECOND as f64);
+    }
+    h
+}
+
+/// (compliant keys, their requests, limited keys, their requests).
+fn classes(lab: &Lab) -> (u64, u64, u64, u64) {
+    let mut c = (0, 0, 0, 0);
+    for (k, &n) in lab.per_key_requests.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        if lab.oracle.denied_by_key.get(k).copied().unwrap_or(0) == 0 {
+            c.0 += 1;
+            c.1 += u64::from(n);
+        } else {
+            c.2 += 1;
+            c.3 += u64::from(n);
+        }
+    }
+    c
+}
+
+/// `limited_excess` as a percentage of what the exact limiter admitted.
+fn excess_pct(h: &Harm) -> f64 {
+    if h.limited_oracle_admitted == 0 {
+        0.0
+    } else {
+        100.0 * h.limited_excess as f64 / h.limited_oracle_admitted as f64
+    }
+}
+
 /// Seconds after the watched key's abuse started of a tally's first deny.
 fn first_after(lab: &Lab, t: &Tally) -> Option<f64> {
     let (_, from) = lab.watch()?;
@@ -73,7 +154,15 @@ fn rows(lab: &Lab, cands: &[Candidate], mems: &[u64]) -> (Table, Vec<Value>) {
     let mut table = Table::new([
         "algorithm",
         "memory",
-        "false allow",
+        "compliant denied",
+        "compliant denied %",
+        "compliant keys hit",
+        "limited excess",
+        "limited excess %",
+        "worst window / limit",
+        "watched: first deny (s)",
+        "watched: steady after (s)",
+        "per request: false allow",
         "false allow %",
         "false deny",
         "false deny %",
@@ -81,7 +170,6 @@ fn rows(lab: &Lab, cands: &[Candidate], mems: &[u64]) -> (Table, Vec<Value>) {
         "admitted vs oracle",
         "wrong % vs fixed window",
         "worst key (wrong / requests)",
-        "first deny of watched key (s after start)",
     ]);
     let mut rows_json = Vec::new();
     let oracle_allowed = lab.oracle.allowed as i64;
@@ -94,9 +182,23 @@ fn rows(lab: &Lab, cands: &[Candidate], mems: &[u64]) -> (Table, Vec<Value>) {
         };
         let wrong = t.false_allow + t.false_deny;
         let fixed_wrong = t.fixed_false_allow + t.fixed_false_deny;
+        let h = harm(lab, t);
+        let steady = match (lab.watch(), h.steady_after_s) {
+            (None, _) => "-".to_string(),
+            (Some(_), None) => "never over".to_string(),
+            (Some(_), Some(s)) => format!("{s:.3}"),
+        };
         table.push([
             name.to_string(),
             mem.map(bytes_human).unwrap_or_else(|| "-".into()),
+            h.compliant_denied.to_string(),
+            fmt_pct(pct(h.compliant_denied, h.compliant_requests)),
+            h.compliant_keys_hit.to_string(),
+            format!("{:+}", h.limited_excess),
+            format!("{:+.2}%", excess_pct(&h)),
+            format!("{:.2}", h.worst_window_ratio),
+            fmt_first(lab, first_after(lab, t)),
+            steady,
             t.false_allow.to_string(),
             fmt_pct(pct(t.false_allow, n)),
             t.false_deny.to_string(),
@@ -105,7 +207,6 @@ fn rows(lab: &Lab, cands: &[Candidate], mems: &[u64]) -> (Table, Vec<Value>) {
             format!("{:+}", t.allowed as i64 - oracle_allowed),
             fmt_pct(pct(fixed_wrong, n)),
             worst_s,
-            fmt_first(lab, first_after(lab, t)),
         ]);
         rows_json.push(json!({
             "algorithm": name,
@@ -129,6 +230,15 @@ fn rows(lab: &Lab, cands: &[Candidate], mems: &[u64]) -> (Table, Vec<Value>) {
                 "requests": requests_of(k),
             })),
             "first_deny_after_s": first_after(lab, t),
+            "harm": {
+                "compliant_denied": h.compliant_denied,
+                "compliant_denied_pct": pct(h.compliant_denied, h.compliant_requests),
+                "compliant_keys_hit": h.compliant_keys_hit,
+                "limited_excess": h.limited_excess,
+                "limited_excess_pct": excess_pct(&h),
+                "worst_window_ratio": h.worst_window_ratio,
+                "watched_steady_after_s": h.steady_after_s,
+            },
         }));
     };
     push_row(
@@ -169,7 +279,12 @@ fn markdown(lab: &Lab, cands: &[Candidate], table: &Table) -> String {
         lab.oracle.allowed,
         fmt_pct(pct(lab.oracle.allowed, n)),
     ));
-    md.push_str("False allow = the algorithm allowed a request the exact sliding-log limiter denied; false deny = the reverse. Both oracles count admitted requests only (a denied request leaves no trace), each run on its own. Percentages are of all requests. `admitted vs oracle` = requests admitted minus the oracle's (per-request disagreements on a key far over the limit are mostly phase: both admit about `limit` per interval, at different instants). `wrong % vs fixed window` compares with exact aligned windows instead.\n\n");
+    let (ck, cr, lk, lr) = classes(lab);
+    md.push_str(&format!(
+        "Keys classified by the exact policy: {ck} compliant keys (never over the limit in any window; {cr} requests) and {lk} limited keys ({lr} requests).\n\n"
+    ));
+    md.push_str("What it costs, first: `compliant denied` = requests of compliant keys the algorithm denied (% of compliant requests; `compliant keys hit` = how many of those keys saw a deny), the harm to well-behaved clients. `limited excess` = requests of limited keys admitted beyond the exact limiter (% of what it admitted), what abusers got through. `worst window / limit` = most requests admitted for one key in one aligned interval, over the limit (burst leakage). For the watched key: when the first deny came, and when the last interval with more than the limit admitted ended (seconds after its abuse started).\n\n");
+    md.push_str("Then the agreement per request: false allow = the algorithm allowed a request the exact sliding-log limiter denied; false deny = the reverse. Both oracles count admitted requests only (a denied request leaves no trace), each run on its own. Percentages are of all requests. `admitted vs oracle` = requests admitted minus the oracle's (per-request disagreements on a key far over the limit are mostly phase: both admit about `limit` per interval, at different instants). `wrong % vs fixed window` compares with exact aligned windows instead.\n\n");
     md.push_str(&table.markdown());
     if let (Some((_, from)), Some(wn)) = (lab.watch(), lab.watch_name()) {
         md.push_str(&format!(
@@ -218,6 +333,11 @@ fn report_json(lab: &Lab, rows: Vec<Value>) -> Value {
     j.insert(
         "oracle".into(),
         json!({"counts": "admitted", "primary": "sliding log", "secondary": "aligned fixed window"}),
+    );
+    let (ck, cr, lk, lr) = classes(lab);
+    j.insert(
+        "classes".into(),
+        json!({"compliant_keys": ck, "compliant_requests": cr, "limited_keys": lk, "limited_requests": lr}),
     );
     if let (Some((_, from)), Some(wn)) = (lab.watch(), lab.watch_name()) {
         j.insert(

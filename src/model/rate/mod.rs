@@ -86,7 +86,7 @@ pub enum Build {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub struct RateFixes {
     /// Compare-exchange loser: `assert!(new >= now.saturating_sub(1000))`
-    /// instead of the underflowing `now - 1000` (rate.rs:174). Removes the A4
+    /// instead of the underflowing `now - 1000` (rate.rs:174). Removes the first-second
     /// first-second panic.
     pub loser_assert_saturating: bool,
     /// `past_ms = now.saturating_sub(last_reset)` instead of `now -

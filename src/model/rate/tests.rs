@@ -10,7 +10,7 @@ fn exact(interval: Duration, start: Nanos) -> Rate<ExactCounter> {
     Rate::from_slots(interval, start, ExactCounter::new(), ExactCounter::new())
 }
 
-/// A3: interval 1 s, 10 events in the first 450 ms (at 0, 50, …, 450 ms),
+/// The rate timeline: interval 1 s, 10 events in the first 450 ms (at 0, 50, …, 450 ms),
 /// then at each read time `rate()` and then `rate_with(proportional)`.
 #[test]
 fn a3_timeline_is_exact() {

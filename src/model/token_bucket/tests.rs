@@ -57,7 +57,7 @@ fn first_call_sees_a_full_bucket() {
     assert_eq!(lim.tokens_at(S / 2), 0.5);
 }
 
-/// C2: NewLimiter(1, 1), 20 callers at t=0 each Wait: one per second.
+/// One per second: NewLimiter(1, 1), 20 callers at t=0 each Wait: one per second.
 #[test]
 fn c2_one_per_second() {
     let mut lim = TokenBucket::new(1.0, 1);
@@ -66,7 +66,7 @@ fn c2_one_per_second() {
     }
 }
 
-/// C5 picture 1: depth 5 (rate 1/s): five pass before the first second,
+/// Token-bucket picture 1: depth 5 (rate 1/s): five pass before the first second,
 /// the sixth is blocked.
 #[test]
 fn c5_depth_five_then_blocked() {
@@ -76,7 +76,7 @@ fn c5_depth_five_then_blocked() {
     assert_eq!(passed, vec![true, true, true, true, true, false]);
 }
 
-/// C5 picture 2: depth 1 at 1 token/s, a caller every 0.5s: one per
+/// Token-bucket picture 2: depth 1 at 1 token/s, a caller every 0.5s: one per
 /// second passes.
 #[test]
 fn c5_depth_one_one_per_second() {
@@ -88,7 +88,7 @@ fn c5_depth_one_one_per_second() {
     );
 }
 
-/// C5 picture 3: depth 5 at 0.5 token/s: five at once, then one every 2s.
+/// Token-bucket picture 3: depth 5 at 0.5 token/s: five at once, then one every 2s.
 #[test]
 fn c5_depth_five_half_rate() {
     let mut lim = TokenBucket::new(0.5, 5);
@@ -98,7 +98,7 @@ fn c5_depth_five_half_rate() {
     assert_eq!(waits, vec![0, 0, 0, 0, 0, 2 * S, 4 * S, 6 * S]);
 }
 
-/// C5 picture 4: a burst of 2, then 4s later a burst of 5 (depth 5,
+/// Token-bucket picture 4: a burst of 2, then 4s later a burst of 5 (depth 5,
 /// 1 token/s): all pass, since 3 + 4 refills to the cap of 5.
 #[test]
 fn c5_burst_two_then_five() {

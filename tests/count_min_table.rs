@@ -1,5 +1,5 @@
-//! EXPERIMENTS.md A1 is statistical: the document averaged 5 runs with random
-//! hash seeds. The model, run the same way, must land within run-to-run noise
+//! The pingora-limits write-up's count-min accuracy table is statistical:
+//! the write-up averaged 5 runs with random hash seeds. The model, run the same way, must land within run-to-run noise
 //! of every cell of the document's table. Noise is measured, not assumed: the
 //! standard error of the difference of two 5-run means is std·sqrt(2/5), with
 //! std the model's own run-to-run standard deviation; a small floor covers
