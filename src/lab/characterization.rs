@@ -139,8 +139,7 @@ pub fn rank_bins(n: usize, points: usize, min_keys: usize) -> Vec<RankBin> {
     let points = points.max(1);
     let mut edges: Vec<usize> = (0..=points)
         .map(|j| {
-            ((j as f64 / points as f64) * ((n + 1) as f64).ln())
-                .exp()
+            libm::exp((j as f64 / points as f64) * libm::log((n + 1) as f64))
                 .round()
                 .clamp(1.0, (n + 1) as f64) as usize
         })
@@ -501,7 +500,7 @@ fn render_output(
             format!("{:.1}", r.floor),
             format!("{:.0}", r.bound),
             format!("{:.3}%", r.over_bound_pct),
-            format!("{:.3}%", 100.0 * (-(r.hashes as f64)).exp()),
+            format!("{:.3}%", 100.0 * libm::exp(-(r.hashes as f64))),
         ]);
     }
     md.push_str(&st.markdown());
@@ -556,7 +555,7 @@ fn render_output(
             "stability_floor_events": r.floor,
             "bound_enw": r.bound,
             "over_bound_pct": r.over_bound_pct,
-            "bound_theory_pct": 100.0 * (-(r.hashes as f64)).exp(),
+            "bound_theory_pct": 100.0 * libm::exp(-(r.hashes as f64)),
             "bins": bins.iter().enumerate().map(|(j, b)| json!({
                 "rank_first": b.start,
                 "rank_last": b.end - 1,

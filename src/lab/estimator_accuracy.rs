@@ -832,7 +832,7 @@ fn render_output(
             format!("{:.1}", s.p99.std),
             format!("{:.1}", s.max.std),
             format!("{:.3}%", s.over_bound_pct.mean),
-            format!("{:.3}%", 100.0 * (-(r.config.hashes as f64)).exp()),
+            format!("{:.3}%", 100.0 * libm::exp(-(r.config.hashes as f64))),
         ]);
     }
     let avg_count = first.events as f64 / first.keys.max(1) as f64;
@@ -882,7 +882,7 @@ fn render_output(
                 "max": s.max.mean,
                 "bound_enw": r.bound,
                 "over_bound_pct": s.over_bound_pct.mean,
-                "bound_theory_pct": 100.0 * (-(r.config.hashes as f64)).exp(),
+                "bound_theory_pct": 100.0 * libm::exp(-(r.config.hashes as f64)),
                 "faults": r.faults,
                 "fault": r.fault.as_ref().map(|f| f.to_string()),
                 "std": {

@@ -28,7 +28,7 @@ use crate::report::{Output, Table};
 use crate::rng::{derive_seed, sim_rng, stream, SimRng};
 use crate::scenario::Scenario;
 use rand::Rng;
-use rand_distr::{Distribution, Exp, Zipf};
+use crate::workload::dist::{Exp, Zipf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -54,7 +54,7 @@ fn requests(
 ) -> Vec<Req> {
     let mut rng = sim_rng(seed);
     let mut out = Vec::new();
-    let (Ok(gap), Ok(dur)) = (Exp::new(rate_per_s), Exp::new(1.0 / mean_ms)) else {
+    let (Some(gap), Some(dur)) = (Exp::new(rate_per_s), Exp::new(1.0 / mean_ms)) else {
         return out;
     };
     let mut t = 0.0f64;
@@ -457,7 +457,7 @@ fn accuracy_cell(
     shape: Shape,
     run: u64,
 ) -> (ErrorStats, f64) {
-    let Ok(zipf) = Zipf::new(p.keys as f64, p.s) else {
+    let Some(zipf) = Zipf::new(p.keys, p.s) else {
         return (error_stats(&mut [], 0.0), 0.0);
     };
     let reqs = requests(
@@ -525,7 +525,7 @@ pub fn run_accuracy(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             ),
         ));
     }
-    if !(p.s >= 0.0 && p.s.is_finite()) || Zipf::new(p.keys as f64, p.s).is_err() {
+    if !(p.s >= 0.0 && p.s.is_finite()) || Zipf::new(p.keys, p.s).is_none() {
         return Err(scenario.field_error(
             "s",
             format!("value {}: expected a finite exponent >= 0", p.s),

@@ -678,7 +678,7 @@ pub fn bound_pick(targets: &[Target], events: u64, keys: u64) -> BoundPick {
     let n = events as f64;
     let e = std::f64::consts::E;
     let keys = keys.max(1) as f64;
-    let d_of = |delta: f64| ((1.0 / delta).ln().ceil().max(1.0)) as usize;
+    let d_of = |delta: f64| (libm::log(1.0 / delta).ceil().max(1.0)) as usize;
     let exact_w = (e * n).floor() as u64 + 1;
     let w_for = |x: f64| -> u64 {
         if x < 1.0 {
