@@ -249,6 +249,9 @@ pub fn drift(p: &LeakParams, seed: u64, idx: u64, share: f64) -> Drift {
 /// Runs an `inflight_guard_leak` scenario.
 pub fn run_guard_leak(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     let p: LeakParams = scenario.params()?;
+    if p.shares.is_empty() {
+        return Err(scenario.field_error("shares", "empty: expected at least one share"));
+    }
     for (i, s) in p.shares.iter().enumerate() {
         if !(0.0..=1.0).contains(s) {
             return Err(scenario.field_error(
@@ -291,7 +294,7 @@ pub fn run_guard_leak(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             "rate_per_s x horizon_s: expected at most 50,000,000 requests",
         ));
     }
-    if p.keys > 10_000_000 {
+    if p.keys == 0 || p.keys > 10_000_000 {
         return Err(
             scenario.field_error("keys", format!("value {}: expected 1 to 10000000", p.keys))
         );

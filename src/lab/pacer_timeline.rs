@@ -325,6 +325,29 @@ fn run_case(sc: &Scenario, ci: usize, c: &Case) -> Result<CaseResult> {
             )
         })?,
     };
+    // Drawn only on the staircase chart, validated all the same.
+    if let Some(r) = c.ideal_per_s {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(sc.field_error(
+                f("ideal_per_s"),
+                format!("value {r}: expected a finite rate > 0"),
+            ));
+        }
+    }
+    if let Some(b) = c.ideal_burst {
+        if !(b.is_finite() && b >= 0.0) {
+            return Err(sc.field_error(
+                f("ideal_burst"),
+                format!("value {b}: expected a finite count >= 0"),
+            ));
+        }
+    }
+    if c.callers.is_empty() {
+        return Err(sc.field_error(
+            f("callers"),
+            "empty: expected at least one caller group",
+        ));
+    }
     let mut world = World::default();
     let mut names: BTreeMap<String, Node> = BTreeMap::new();
     let mut pacers: BTreeMap<String, usize> = BTreeMap::new();
@@ -456,6 +479,12 @@ fn run_case(sc: &Scenario, ci: usize, c: &Case) -> Result<CaseResult> {
                     }
                 }
             }
+        }
+        if g.steps.is_empty() {
+            return Err(sc.field_error(
+                f(&format!("callers[{gi}].steps")),
+                "empty: expected at least one step",
+            ));
         }
         if g.count == 0 || g.repeat == 0 {
             return Err(sc.field_error(
@@ -650,6 +679,14 @@ pub fn run(sc: &Scenario, ctx: &RunContext) -> Result<Output> {
         (TimeFormat::Clock, None) => Some(0),
         _ => None,
     };
+    if let Some((a, b)) = p.staircase_x_s {
+        if !(a.is_finite() && b.is_finite() && a >= 0.0 && a < b) {
+            return Err(sc.field_error(
+                "staircase_x_s",
+                format!("value [{a}, {b}]: expected 0 <= start < end, both finite"),
+            ));
+        }
+    }
     check_volume(sc, &p, ctx)?;
     let cases = compute(sc, &p)?;
 
