@@ -1,7 +1,8 @@
 //! Writes that fail: every command that writes (`run`, `reproduce`, `size`,
 //! `export`, `replay`, `merge`, `report`) under three faults must exit with
 //! code 2, print one line on stderr naming the output path, leave the
-//! previous output byte-identical and leave no `.ratelab-*` temporary behind.
+//! previous output byte-identical and leave no temporary behind (`.ratelab-*`
+//! files, `.<name>.staging-*` folders: nothing hidden at all).
 //!
 //! The faults, as they behave for root (the tests run as root, where file
 //! modes do not stop writes):
@@ -146,7 +147,8 @@ fn stray(dir: &Path) -> Vec<String> {
         };
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with(".ratelab-") {
+            // `.ratelab-*` temporaries and `.<name>.staging-*` folders.
+            if name.starts_with('.') {
                 out.push(e.path().display().to_string());
             }
             if e.path().is_dir() {
@@ -319,10 +321,10 @@ fn check(name: &str, case: Case, fault: Fault) {
     if !left.is_empty() {
         problems.push(format!("temporaries left: {left:?}"));
     }
-    drop(_undo.take());
     if tree(&out) != before {
         problems.push("the previous output changed".to_string());
     }
+    drop(_undo.take());
     assert!(
         problems.is_empty(),
         "{name} under {fault:?}: {}\nstderr: {err}",

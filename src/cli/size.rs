@@ -717,9 +717,7 @@ pub fn run(a: &SizeArgs) -> Result<i32> {
         files.push(("frontier.svg".into(), c.svg.clone().into_bytes()));
         files.push(("frontier.png".into(), c.png.clone()));
     }
-    for (name, bytes) in &files {
-        crate::report::write::write_file_atomic(&dir.join(name), bytes)?;
-    }
+    crate::report::write::write_files_atomic(dir, &files)?;
     print!("{}", report.console);
     println!("-> {}", dir.display());
     match report.failure {

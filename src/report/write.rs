@@ -39,20 +39,32 @@ pub fn write_folder(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Resu
         fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
     }
     fs::create_dir(&staging).map_err(|e| Error::io(&staging, e))?;
+    // A failed write (disk full, file size limit, read-only folder) takes
+    // its staging folder with it and names the file it was making; the
+    // previous report stays in place.
+    let fail = |path: &Path, e: std::io::Error| {
+        let _ = fs::remove_dir_all(&staging);
+        Error::io(path, e)
+    };
     for (file, bytes) in files {
         if file.contains(['/', '\\']) || file.starts_with('.') {
+            let _ = fs::remove_dir_all(&staging);
             return Err(Error::internal(format!(
                 "report file name {file:?} would leave its folder"
             )));
         }
-        let path = staging.join(file);
-        fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        fs::write(staging.join(file), bytes).map_err(|e| fail(&final_dir.join(file), e))?;
     }
     let old = out.join(format!(".{name}.old-{}", std::process::id()));
     if final_dir.exists() {
-        fs::rename(&final_dir, &old).map_err(|e| Error::io(&final_dir, e))?;
+        fs::rename(&final_dir, &old).map_err(|e| fail(&final_dir, e))?;
     }
-    fs::rename(&staging, &final_dir).map_err(|e| Error::io(&final_dir, e))?;
+    if let Err(e) = fs::rename(&staging, &final_dir) {
+        if old.exists() {
+            let _ = fs::rename(&old, &final_dir);
+        }
+        return Err(fail(&final_dir, e));
+    }
     if old.exists() {
         fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
     }
@@ -67,9 +79,34 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ratelab-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
     std::io::Write::write_all(&mut tmp, bytes).map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// Writes several files of one folder all or nothing: every file is written
+/// to a temporary beside its target first, and only once all of them are
+/// whole are they renamed over their targets. A failed write removes every
+/// temporary and leaves every previous file as it was.
+pub fn write_files_atomic(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut staged = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".ratelab-")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(dir, e))?;
+        std::io::Write::write_all(&mut tmp, bytes).map_err(|e| Error::io(&path, e))?;
+        staged.push((tmp, path));
+    }
+    for (tmp, path) in staged {
+        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+    }
     Ok(())
 }
 
