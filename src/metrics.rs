@@ -3,11 +3,11 @@
 //! Per key, error = estimate − true count. Over the keys of one run:
 //! exact% (share of keys with error 0), mean, p99 by nearest rank, max, and the
 //! share of keys whose error exceeds the count-min bound e·N/w. Over runs the
-//! document averages each statistic (so p99 and max are per-run values
+//! reports average each statistic (so p99 and max are per-run values
 //! averaged); [`RunSummary`] also keeps the sample standard deviation.
 //!
 //! Percentiles are exact (selection over the per-key errors), not
-//! histogram-approximated: the document's p99 is an exact nearest-rank value
+//! histogram-approximated: a report's p99 is an exact nearest-rank value
 //! and a CI baseline must not move with a histogram's bucket edges.
 
 use serde::Serialize;
@@ -83,6 +83,17 @@ pub fn count_min_bound(events: u64, slots: usize) -> f64 {
         return f64::INFINITY;
     }
     std::f64::consts::E * events as f64 / slots as f64
+}
+
+/// The theory's ceiling on the share of keys whose overcount exceeds
+/// [`count_min_bound`], in percent: `100 · e^(−hashes)`.
+///
+/// ```
+/// let p = ratelab::metrics::over_bound_theory_pct(1);
+/// assert!((p - 36.787944).abs() < 1e-6);
+/// ```
+pub fn over_bound_theory_pct(hashes: u64) -> f64 {
+    100.0 * libm::exp(-(hashes as f64))
 }
 
 /// Mean and sample standard deviation (n − 1) of per-run values, summed in

@@ -93,11 +93,12 @@ fn src_calls_no_platform_libm() {
 
 #[test]
 fn the_detector_sees_what_it_must() {
-    assert_eq!(offences("let y = x.ln();"), vec![".ln("]);
+    assert_eq!(offences("let y = x.ln();"), vec![".ln"]);
     assert_eq!(offences("let y = f64::exp(x);"), vec!["f64::exp"]);
-    assert_eq!(offences("(a * b).powf(2.5)"), vec![".powf("]);
+    assert_eq!(offences("(a * b).powf(2.5)"), vec![".powf"]);
     assert_eq!(offences("v.map(f64::ln)"), vec!["f64::ln"]);
     assert!(offences("let y = libm::log(x);").is_empty());
+    assert!(offences("let y = x.exp;").is_empty());
     assert!(offences("let y = f64::EPSILON.max(x.lnx(1));").is_empty());
     assert!(offences("let y = x.sqrt(); // x.ln() in a comment").is_empty());
 }

@@ -6,7 +6,7 @@ use super::init_threads;
 use crate::check::{compare, evaluate, validate_report, Finding, Spec, Verdict};
 use crate::error::{Error, Result};
 use crate::lab::{self, RunContext};
-use crate::report::write::write_report;
+use crate::report::write_report;
 use crate::scenario::{scenario_files, Scenario};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ pub struct CheckArgs {
     #[arg(long = "scenarios", value_name = "DIR", default_value = "scenarios")]
     pub scenarios: PathBuf,
     /// Folder of the committed baselines (one sub-folder per scenario).
-    #[arg(long, value_name = "DIR", default_value = "reports", value_parser = super::parse_out_path)]
+    #[arg(long, value_name = "DIR", default_value = "reports", value_parser = crate::report::atomic::parse_out_path)]
     pub reports: PathBuf,
     /// Accept the new results: rewrite each scenario's whole report folder
     /// under --reports (expectations are still enforced).

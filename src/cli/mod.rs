@@ -40,7 +40,7 @@ pub struct Cli {
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunOpts {
     /// Folder the reports go to (one sub-folder per scenario).
-    #[arg(long, default_value = "reports", value_parser = parse_out_path)]
+    #[arg(long, default_value = "reports", value_parser = crate::report::atomic::parse_out_path)]
     pub out: PathBuf,
     /// Override the scenario's seed (everything random derives from it).
     #[arg(long)]
@@ -111,7 +111,7 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Folder the reports go to (one sub-folder per scenario).
-        #[arg(long, default_value = "reports", value_parser = parse_out_path)]
+        #[arg(long, default_value = "reports", value_parser = crate::report::atomic::parse_out_path)]
         out: PathBuf,
     },
     /// Rerun scenarios and compare them with the committed baselines and their `expect` thresholds.
@@ -128,7 +128,7 @@ pub enum Command {
     )]
     Report {
         /// Folder of report folders; index.html is written there.
-        #[arg(long, default_value = "reports", value_parser = parse_out_path)]
+        #[arg(long, default_value = "reports", value_parser = crate::report::atomic::parse_out_path)]
         out: PathBuf,
         /// Embed the charts as data: URIs (a single self-contained file).
         #[arg(long)]
@@ -154,7 +154,7 @@ pub enum Command {
         /// A scenario file with a timed `workload` field (e.g. a decision_accuracy one).
         scenario: PathBuf,
         /// The trace to write.
-        #[arg(long, value_parser = parse_out_path)]
+        #[arg(long, value_parser = crate::report::atomic::parse_out_path)]
         out: PathBuf,
         /// Override the scenario's seed.
         #[arg(long)]
@@ -184,30 +184,6 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("{s:?}: too large"))
-}
-
-/// Parses an `--out` path (a folder or file ratelab writes). Absolute and
-/// relative paths are fine; rejected are an empty path, any `..` component
-/// (`reports/../../etc` would write somewhere other than where it seems to
-/// point: give the folder's own path instead) and control characters.
-pub fn parse_out_path(s: &str) -> std::result::Result<PathBuf, String> {
-    if s.is_empty() {
-        return Err("empty: expected a path".into());
-    }
-    if s.chars().any(char::is_control) {
-        return Err(format!(
-            "{s:?}: control characters are not allowed in an output path"
-        ));
-    }
-    let p = PathBuf::from(s);
-    if p.components()
-        .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return Err(format!(
-            "{s:?}: a `..` component is not allowed in an output path (give the folder's own path)"
-        ));
-    }
-    Ok(p)
 }
 
 /// Parses `--max-work`: a positive number of steps such as 1e10 or 250000000.
@@ -286,18 +262,9 @@ fn export(scenario: &std::path::Path, out: &std::path::Path, seed: Option<u64>) 
     // Written to a temporary file beside `out` and renamed at the end: an
     // interrupted export never leaves a truncated trace that replays as if
     // it were whole.
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(".ratelab-export-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    let mut tw = TraceWriter::new(
-        std::io::BufWriter::with_capacity(1 << 20, tmp),
-        TraceFormat::from_path(out),
-    );
+    let tmp =
+        crate::report::atomic::StreamingFile::create_in_existing_folder(out, ".ratelab-export-")?;
+    let mut tw = TraceWriter::new(tmp, TraceFormat::from_path(out));
     let events = w.events(crate::rng::derive_seed(
         seed,
         &[crate::rng::stream::WORKLOAD],
@@ -313,12 +280,7 @@ fn export(scenario: &std::path::Path, out: &std::path::Path, seed: Option<u64>) 
         let _ = write!(e.key, "k{k}");
         tw.write(&e).map_err(|err| Error::io(out, err))?;
     }
-    let tmp = tw
-        .finish()
-        .map_err(|err| Error::io(out, err))?
-        .into_inner()
-        .map_err(|err| Error::io(out, err.into_error()))?;
-    tmp.persist(out).map_err(|e| Error::io(out, e.error))?;
+    tw.finish().map_err(|err| Error::io(out, err))?.commit()?;
     Ok(())
 }
 

@@ -4,7 +4,8 @@ use super::{init_threads, RunOpts};
 use crate::error::{Error, Result};
 use crate::lab::shard;
 use crate::lab::{self, RunContext, KINDS};
-use crate::report::write::{write_file_atomic, write_report};
+use crate::report::atomic::write_file as write_file_atomic;
+use crate::report::write_report;
 use crate::scenario::{scenario_files, Scenario};
 use std::path::Path;
 

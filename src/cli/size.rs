@@ -69,7 +69,7 @@ pub struct SizeArgs {
     #[arg(long, default_value = "xxh3")]
     pub hasher: String,
     /// Folder for size.json, size.md and the frontier chart.
-    #[arg(long, default_value = "reports/size", value_parser = super::parse_out_path)]
+    #[arg(long, default_value = "reports/size", value_parser = crate::report::atomic::parse_out_path)]
     pub out: PathBuf,
     /// Worker threads (results do not depend on it).
     #[arg(long)]
@@ -717,7 +717,7 @@ pub fn run(a: &SizeArgs) -> Result<i32> {
         files.push(("frontier.svg".into(), c.svg.clone().into_bytes()));
         files.push(("frontier.png".into(), c.png.clone()));
     }
-    crate::report::write::write_files_atomic(dir, &files)?;
+    crate::report::atomic::write_files(dir, &files)?;
     print!("{}", report.console);
     println!("-> {}", dir.display());
     match report.failure {

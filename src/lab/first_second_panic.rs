@@ -1,16 +1,17 @@
 //! `first_second_panic`: the compare-exchange loser's `assert!(new >= now -
-//! 1000)` in pingora's `Rate::maybe_reset` (EXPERIMENTS.md A4), explored with
+//! 1000)` in pingora's `Rate::maybe_reset`, explored with
 //! `crate::sim::race`: N virtual threads observing one `Rate` from its
 //! creation, for each thread count, interval, build and flavour, under the
 //! lockstep scheduler (all loads before any compare-exchange: the worst
 //! case), seeded random schedulers, and (for small N) every interleaving.
 
-use super::{report_head, RunContext};
+use super::experiment::Experiment;
+use super::RunContext;
 use crate::clock::MILLI;
 use crate::error::{Error, Result};
 use crate::model::rate::{Build, RateFlavor};
-use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
-use crate::report::{Output, Table};
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::{Output, ReportBuilder, Table};
 use crate::rng::derive_seed;
 use crate::scenario::Scenario;
 use crate::sim::race::{
@@ -152,87 +153,123 @@ pub fn table(p: &Params, seed: u64) -> Result<Vec<Row>> {
         .collect()
 }
 
-/// Runs a `first_second_panic` scenario.
-pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
-    let p: Params = scenario.params()?;
-    for (i, &t) in p.threads.iter().enumerate() {
-        if t == 0 || t > 64 {
+/// The `first_second_panic` kind: the first-second panic of pingora's
+/// `Rate` under racing threads.
+pub struct FirstSecondPanic;
+
+impl Experiment for FirstSecondPanic {
+    type Params = Params;
+    type Plan = Params;
+    type Outcome = Vec<Row>;
+
+    fn validate(scenario: &Scenario, p: Params, _: &RunContext) -> Result<Params> {
+        for (i, &t) in p.threads.iter().enumerate() {
+            if t == 0 || t > 64 {
+                return Err(scenario.field_error(
+                    format!("threads[{i}]"),
+                    format!("value {t}: expected 1 to 64"),
+                ));
+            }
+        }
+        if p.exhaustive_max_threads > 3 {
             return Err(scenario.field_error(
-                format!("threads[{i}]"),
-                format!("value {t}: expected 1 to 64"),
+                "exhaustive_max_threads",
+                format!(
+                    "value {}: expected at most 3 (the state space explodes beyond)",
+                    p.exhaustive_max_threads
+                ),
             ));
         }
+        if p.duration_ms == 0 || p.duration_ms > 10_000 {
+            return Err(scenario.field_error(
+                "duration_ms",
+                format!("value {}: expected 1 to 10000", p.duration_ms),
+            ));
+        }
+        if p.random_runs > 100 {
+            return Err(scenario.field_error(
+                "random_runs",
+                format!("value {}: expected at most 100", p.random_runs),
+            ));
+        }
+        if p.builds.is_empty()
+            || p.flavors.is_empty()
+            || p.intervals_ms.is_empty()
+            || p.threads.is_empty()
+        {
+            return Err(scenario.field_error(
+                "threads",
+                "threads, intervals_ms, builds and flavors must not be empty",
+            ));
+        }
+        for (i, &ms) in p.intervals_ms.iter().enumerate() {
+            if ms == 0 || ms > 86_400_000 {
+                return Err(scenario.field_error(
+                    format!("intervals_ms[{i}]"),
+                    format!("value {ms}: expected 1 to 86400000"),
+                ));
+            }
+        }
+        Ok(p)
     }
-    if p.exhaustive_max_threads > 3 {
-        return Err(scenario.field_error(
-            "exhaustive_max_threads",
-            format!(
-                "value {}: expected at most 3 (the state space explodes beyond)",
-                p.exhaustive_max_threads
-            ),
-        ));
-    }
-    if p.duration_ms == 0 || p.duration_ms > 10_000 {
-        return Err(scenario.field_error(
-            "duration_ms",
-            format!("value {}: expected 1 to 10000", p.duration_ms),
-        ));
-    }
-    if p.random_runs > 100 {
-        return Err(scenario.field_error(
-            "random_runs",
-            format!("value {}: expected at most 100", p.random_runs),
-        ));
-    }
-    if p.builds.is_empty()
-        || p.flavors.is_empty()
-        || p.intervals_ms.is_empty()
-        || p.threads.is_empty()
-    {
-        return Err(scenario.field_error(
+
+    fn estimate_work(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
+        // Each (build, flavour, interval, threads) cell runs the lockstep and
+        // the random schedules for every round (1 ms) of every thread; the
+        // exhaustive explorer is charged a generous 1000 states a round.
+        let rounds = p.duration_ms as f64;
+        let mut work = 0f64;
+        for &t in &p.threads {
+            let exhaustive = if t <= p.exhaustive_max_threads {
+                rounds * 1000.0
+            } else {
+                0.0
+            };
+            work += (1.0 + f64::from(p.random_runs)) * t as f64 * rounds + exhaustive;
+        }
+        let per_thread_list = (p.builds.len() * p.flavors.len() * p.intervals_ms.len()) as f64;
+        ctx.check_work(
+            scenario,
             "threads",
-            "threads, intervals_ms, builds and flavors must not be empty",
+            work * per_thread_list,
+            2.0,
+            &format!(
+                "{} builds x {} flavours x {} intervals x {} thread counts (up to {}) x {} rounds x (1 + {} random runs)",
+                p.builds.len(),
+                p.flavors.len(),
+                p.intervals_ms.len(),
+                p.threads.len(),
+                p.threads.iter().max().copied().unwrap_or(0),
+                p.duration_ms,
+                p.random_runs
+            ),
+        )
+    }
+
+    fn run(_: &Scenario, p: &Params, ctx: &RunContext) -> Result<Vec<Row>> {
+        table(p, ctx.seed)
+    }
+
+    fn render(scenario: &Scenario, p: &Params, ctx: &RunContext, rows: Vec<Row>) -> Result<Output> {
+        let t = cells_table(&rows);
+        let console = console(p, &rows);
+        let mut report = ReportBuilder::new(scenario, ctx.seed, None);
+        report.md(&t.markdown());
+        report.md(&format!(
+            "\nEach thread calls `observe(key, 1)` once per ms from the Rate's creation for {} ms (rounds are barriers; all threads of a round read the same millisecond). Lockstep: at every due flip all threads load `last_reset_time` before any compare-exchange, so all but the winner lose and, inside the first second, panic. Random: a seeded uniform choice of the next thread step. Exhaustive: every interleaving, each round's interleaving drawn uniformly. With interval >= 1 s the first flip is at 1000 ms or later and `now - 1000` cannot underflow. The fixed flavour uses `now.saturating_sub(1000)`.\n\n```\n{console}```\n",
+            p.duration_ms
         ));
+        report
+            .field("rows", json!(rows))
+            .csv(&t)
+            .console(&console)
+            .chart(&chart(p, &rows))?;
+        Ok(report.finish())
     }
-    for (i, &ms) in p.intervals_ms.iter().enumerate() {
-        if ms == 0 || ms > 86_400_000 {
-            return Err(scenario.field_error(
-                format!("intervals_ms[{i}]"),
-                format!("value {ms}: expected 1 to 86400000"),
-            ));
-        }
-    }
-    // Each (build, flavour, interval, threads) cell runs the lockstep and
-    // the random schedules for every round (1 ms) of every thread; the
-    // exhaustive explorer is charged a generous 1000 states a round.
-    let rounds = p.duration_ms as f64;
-    let mut work = 0f64;
-    for &t in &p.threads {
-        let exhaustive = if t <= p.exhaustive_max_threads {
-            rounds * 1000.0
-        } else {
-            0.0
-        };
-        work += (1.0 + f64::from(p.random_runs)) * t as f64 * rounds + exhaustive;
-    }
-    let per_thread_list = (p.builds.len() * p.flavors.len() * p.intervals_ms.len()) as f64;
-    ctx.check_work(
-        scenario,
-        "threads",
-        work * per_thread_list,
-        2.0,
-        &format!(
-            "{} builds x {} flavours x {} intervals x {} thread counts (up to {}) x {} rounds x (1 + {} random runs)",
-            p.builds.len(),
-            p.flavors.len(),
-            p.intervals_ms.len(),
-            p.threads.len(),
-            p.threads.iter().max().copied().unwrap_or(0),
-            p.duration_ms,
-            p.random_runs
-        ),
-    )?;
-    let rows = table(&p, ctx.seed)?;
+}
+
+/// One table row per cell.
+fn cells_table(rows: &[Row]) -> Table {
     let mut t = Table::new([
         "build",
         "flavor",
@@ -244,7 +281,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         "exhaustive: E[panicked]",
         "panic message (lockstep)",
     ]);
-    for r in &rows {
+    for r in rows {
         t.push([
             name_build(r.build).to_string(),
             name_flavor(r.flavor).to_string(),
@@ -270,7 +307,12 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
                 .join("; "),
         ]);
     }
-    // The document's runs: the largest thread count, shortest interval.
+    t
+}
+
+/// The console's runs: the largest thread count at the shortest interval,
+/// faithful flavour, under lockstep.
+fn console(p: &Params, rows: &[Row]) -> String {
     let mut console = String::new();
     for r in rows.iter().filter(|r| {
         r.flavor == RateFlavor::Faithful
@@ -287,6 +329,12 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             r.lockstep_panicked
         ));
     }
+    console
+}
+
+/// Panicked threads against the thread count, a series per build and
+/// interval (faithful flavour, lockstep).
+fn chart(p: &Params, rows: &[Row]) -> ChartSpec {
     let mut chart = ChartSpec::new(
         "first-second-panic",
         format!(
@@ -317,26 +365,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         }
     }
     chart.legend = Legend::UpperLeft;
-    let charts = vec![render(&chart)?];
-    let mut md = format!(
-        "# {}\n\n{}\n\n",
-        scenario.common.name, scenario.common.description
-    );
-    md.push_str(&t.markdown());
-    md.push_str(&format!(
-        "\nEach thread calls `observe(key, 1)` once per ms from the Rate's creation for {} ms (rounds are barriers; all threads of a round read the same millisecond). Lockstep: at every due flip all threads load `last_reset_time` before any compare-exchange, so all but the winner lose and, inside the first second, panic. Random: a seeded uniform choice of the next thread step. Exhaustive: every interleaving, each round's interleaving drawn uniformly. With interval >= 1 s the first flip is at 1000 ms or later and `now - 1000` cannot underflow. The fixed flavour uses `now.saturating_sub(1000)`.\n\n```\n{console}```\n",
-        p.duration_ms
-    ));
-    let mut j = report_head(scenario, ctx, None);
-    j.insert("rows".into(), json!(rows));
-    Ok(Output {
-        json: serde_json::Value::Object(j),
-        table_md: md,
-        table_csv: t.csv(),
-        charts,
-        console,
-        extra_files: vec![],
-    })
+    chart
 }
 
 #[cfg(test)]
@@ -344,7 +373,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a4_eight_threads_10ms_lockstep_7_of_8() {
+    fn eight_threads_at_10ms_lose_7_of_8_in_lockstep() {
         let p = Params {
             threads: vec![1, 2, 4, 8],
             intervals_ms: vec![10, 1000],

@@ -1,11 +1,18 @@
 //! Experiments: one module per scenario `kind`, each turning a scenario into
 //! an [`Output`] (tables, report.json, charts). Thin glue between workloads,
 //! algorithms, oracles and reports.
+//!
+//! A kind is an [`Experiment`] (validate, estimate the work, run, render;
+//! see [`experiment`]) whose report is assembled by a
+//! [`ReportBuilder`](crate::report::ReportBuilder). [`KINDS`] is the
+//! registry, [`run`] runs a scenario with its kind, and [`RunContext`]
+//! carries the command line's settings and budgets.
 
 pub mod characterization;
 pub mod decision;
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
+pub mod experiment;
 pub mod first_second_panic;
 pub mod inflight;
 pub mod pacer_timeline;
@@ -16,8 +23,11 @@ pub mod shard;
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;
+use crate::report::fmt::{bytes_human, cpu_human};
 use crate::report::Output;
 use crate::scenario::Scenario;
+
+pub use experiment::{Experiment, Kind};
 
 /// A count-min sketch shape in a scenario (Rate, Inflight and the decision
 /// lab take `usize` rows and slots, as pingora's constructors do).
@@ -82,23 +92,6 @@ pub const DEFAULT_MAX_WORK: f64 = 3e10;
 
 /// CPU time one work unit stands for, in ns.
 pub const NANOS_PER_UNIT: f64 = 10.0;
-
-fn cpu_human(ns: f64) -> String {
-    let s = ns / 1e9;
-    if !s.is_finite() {
-        "an unbounded amount".into()
-    } else if s < 1.0 {
-        "under 1 s".into()
-    } else if s < 120.0 {
-        format!("about {s:.0} s")
-    } else if s < 7200.0 {
-        format!("about {:.0} min", s / 60.0)
-    } else if s < 172_800.0 {
-        format!("about {:.0} h", s / 3600.0)
-    } else {
-        format!("about {:.0} days", s / 86_400.0)
-    }
-}
 
 impl RunContext {
     /// Defaults for `scenario`: its own seed, no overrides, the default cap.
@@ -165,8 +158,8 @@ impl RunContext {
             field,
             format!(
                 "{what} need about {}, over the memory cap of {} ({remedy}, or raise it with --max-memory)",
-                estimator_accuracy::bytes_human(bytes.min(u64::MAX as f64) as u64),
-                estimator_accuracy::bytes_human(self.max_memory)
+                bytes_human(bytes.min(u64::MAX as f64) as u64),
+                bytes_human(self.max_memory)
             ),
         ))
     }
@@ -181,116 +174,129 @@ impl RunContext {
     }
 }
 
-/// A kind of experiment: its name, what it does, and how to run it.
-pub struct Kind {
-    /// The `kind` value in scenario files.
-    pub name: &'static str,
-    /// One line for `ratelab list`.
-    pub summary: &'static str,
-    /// Runs a scenario of this kind.
-    pub run: fn(&Scenario, &RunContext) -> Result<Output>,
-}
-
-/// Every kind ratelab knows.
+/// Every kind ratelab knows, in `ratelab list` order: the registry. A row is
+/// made by [`Kind::of`] for a kind written as an [`Experiment`], or by
+/// [`Kind::plain`] for one run by a plain function; [`Kind::as_sweep`] marks
+/// the kinds whose cells can be split across shards.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::lab::KINDS;
+/// let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+/// assert_eq!(names[0], "estimator_accuracy");
+/// assert!(names.contains(&"pacer_timeline"));
+/// let mut sorted = names.clone();
+/// sorted.sort();
+/// sorted.dedup();
+/// assert_eq!(sorted.len(), names.len(), "every name once");
+/// ```
 pub const KINDS: &[Kind] = &[
-    Kind {
-        name: "estimator_accuracy",
-        summary: "count-min sketch (pingora Estimator) error vs exact counts over a grid of hashes x slots",
-        run: estimator_accuracy::run,
-    },
-    Kind {
-        name: "estimator_overflow",
-        summary: "what a counter at isize::MAX does on +1: wrap (0.9.1, release) or panic (0.9.0 debug)",
-        run: estimator_overflow::run,
-    },
-    Kind {
-        name: "rate_timeline",
-        summary: "pingora Rate over time: rate(), rate_with(proportional) and the true sliding rate; window flips (A3)",
-        run: rate_timeline::run,
-    },
-    Kind {
-        name: "proxy_example",
-        summary: "the pingora docs' rate-limited proxy (request_filter): statuses, X-Rate-Limit-* headers, shared window flips (A5)",
-        run: proxy_example::run,
-    },
-    Kind {
-        name: "inflight_guard_leak",
-        summary: "pingora Inflight: Guard::incr leaks (1, 2, then 2) and the leak's drift over time for a share p of requests (A6)",
-        run: inflight::run_guard_leak,
-    },
-    Kind {
-        name: "inflight_accuracy",
-        summary: "pingora Inflight under a Zipf in-flight load: estimate vs exact in-flight count per key, several sketch shapes",
-        run: inflight::run_accuracy,
-    },
-    Kind {
-        name: "first_second_panic",
-        summary: "pingora Rate's first-second panic (assert!(new >= now - 1000)) per thread count, interval, build, flavour and scheduler (A4)",
-        run: first_second_panic::run,
-    },
-    Kind {
-        name: "rate_vs_oracle",
-        summary: "pingora Rate::observe on a timestamped Zipf stream vs exact same-flip, sliding and aligned windows; tower RateLimit comparison (A7)",
-        run: rate_vs_oracle::run,
-    },
-    Kind {
-        name: "pacer_timeline",
-        summary: "concurrent callers on uber-go/ratelimit pacers and x/time/rate limiters (MultiLimiter): admitted times per caller",
-        run: pacer_timeline::run,
-    },
-    Kind {
-        name: "estimator_characterization",
-        summary: "count-min error quantiles (±1..3 sigma) by key rank over many hash seeds on a fixed stream, trials doubling until stable",
-        run: characterization::run,
-    },
-    Kind {
-        name: "decision_accuracy",
-        summary: "allow/deny decisions of pingora Rate (docs, proportional), x/time/rate, governor, tower, uber-go vs an exact sliding-log limiter (issue 6)",
-        run: decision::run,
-    },
+    Kind::of::<estimator_accuracy::EstimatorAccuracy>(
+        "estimator_accuracy",
+        "count-min sketch (pingora Estimator) error vs exact counts over a grid of hashes x slots",
+    )
+    .as_sweep(),
+    Kind::of::<estimator_overflow::EstimatorOverflow>(
+        "estimator_overflow",
+        "what a counter at isize::MAX does on +1: wrap (0.9.1, release) or panic (0.9.0 debug)",
+    ),
+    Kind::of::<rate_timeline::RateTimeline>(
+        "rate_timeline",
+        "pingora Rate over time: rate(), rate_with(proportional) and the true sliding rate; window flips (A3)",
+    ),
+    Kind::of::<proxy_example::ProxyExampleKind>(
+        "proxy_example",
+        "the pingora docs' rate-limited proxy (request_filter): statuses, X-Rate-Limit-* headers, shared window flips (A5)",
+    ),
+    Kind::of::<inflight::GuardLeak>(
+        "inflight_guard_leak",
+        "pingora Inflight: Guard::incr leaks (1, 2, then 2) and the leak's drift over time for a share p of requests (A6)",
+    ),
+    Kind::of::<inflight::InflightAccuracy>(
+        "inflight_accuracy",
+        "pingora Inflight under a Zipf in-flight load: estimate vs exact in-flight count per key, several sketch shapes",
+    ),
+    Kind::of::<first_second_panic::FirstSecondPanic>(
+        "first_second_panic",
+        "pingora Rate's first-second panic (assert!(new >= now - 1000)) per thread count, interval, build, flavour and scheduler (A4)",
+    ),
+    Kind::of::<rate_vs_oracle::RateVsOracle>(
+        "rate_vs_oracle",
+        "pingora Rate::observe on a timestamped Zipf stream vs exact same-flip, sliding and aligned windows; tower RateLimit comparison (A7)",
+    ),
+    Kind::of::<pacer_timeline::PacerTimeline>(
+        "pacer_timeline",
+        "concurrent callers on uber-go/ratelimit pacers and x/time/rate limiters (MultiLimiter): admitted times per caller",
+    ),
+    Kind::of::<characterization::Characterization>(
+        "estimator_characterization",
+        "count-min error quantiles (±1..3 sigma) by key rank over many hash seeds on a fixed stream, trials doubling until stable",
+    ),
+    Kind::plain(
+        "decision_accuracy",
+        "allow/deny decisions of pingora Rate (docs, proportional), x/time/rate, governor, tower, uber-go vs an exact sliding-log limiter (issue 6)",
+        decision::run,
+    ),
 ];
 
-/// Runs a scenario with its kind's experiment.
+/// The registry row of `name`, if ratelab knows that kind.
+pub fn kind(name: &str) -> Option<&'static Kind> {
+    KINDS.iter().find(|k| k.name == name)
+}
+
+/// Runs a scenario with its kind's experiment and stamps the report's
+/// schema.
+///
+/// # Examples
+///
+/// A scenario written in code (the same JSON as a file in `scenarios/`),
+/// run to an [`Output`]:
+///
+/// ```
+/// use ratelab::lab::{self, RunContext};
+/// use ratelab::scenario::Scenario;
+///
+/// let text = r#"{
+///     "name": "overflow-demo",
+///     "kind": "estimator_overflow",
+///     "description": "A counter one step below isize::MAX, then +1.",
+///     "steps": [["k", 9223372036854775806], ["k", 1], ["k", 1]],
+///     "behaviours": ["wrapping", "checked"]
+/// }"#;
+/// let scenario = Scenario::parse(std::path::Path::new("overflow-demo.json"), text).unwrap();
+/// let out = lab::run(&scenario, &RunContext::for_scenario(&scenario)).unwrap();
+/// assert_eq!(out.json["schema"], ratelab::report::SCHEMA);
+/// assert_eq!(out.json["kind"], "estimator_overflow");
+/// assert!(out.table_md.starts_with("# overflow-demo\n\nA counter one step below"));
+/// assert!(out.console.contains("-9223372036854775808"), "wrapping wraps to isize::MIN");
+/// ```
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
-    let kind = &scenario.common.kind;
-    let Some(k) = KINDS.iter().find(|k| k.name == kind) else {
+    let kind_name = &scenario.common.kind;
+    let Some(k) = kind(kind_name) else {
         let known: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
         return Err(scenario.field_error(
             "kind",
-            format!("value {kind:?}: expected one of {}", known.join(", ")),
+            format!("value {kind_name:?}: expected one of {}", known.join(", ")),
         ));
     };
     let mut out = (k.run)(scenario, ctx)?;
     if !out.json.is_object() {
         return Err(Error::internal(format!(
-            "kind {kind} produced a report that is not an object"
+            "kind {kind_name} produced a report that is not an object"
         )));
     }
     out.json["schema"] = crate::report::SCHEMA.into();
     Ok(out)
 }
 
-/// The common head of every report.json, in contract order.
+/// The common head of every report.json, in contract order (see
+/// [`crate::report::builder::json_head`]); for render code that does not
+/// use a [`ReportBuilder`](crate::report::ReportBuilder).
 pub fn report_head(
     scenario: &Scenario,
     ctx: &RunContext,
     runs: Option<u32>,
 ) -> serde_json::Map<String, serde_json::Value> {
-    let mut m = serde_json::Map::new();
-    m.insert("schema".into(), crate::report::SCHEMA.into());
-    m.insert("scenario".into(), scenario.common.name.clone().into());
-    m.insert("kind".into(), scenario.common.kind.clone().into());
-    m.insert(
-        "description".into(),
-        scenario.common.description.clone().into(),
-    );
-    if let Some(look_at) = &scenario.common.look_at {
-        m.insert("look_at".into(), look_at.clone().into());
-    }
-    m.insert("seed".into(), ctx.seed.into());
-    if let Some(r) = runs {
-        m.insert("runs".into(), r.into());
-    }
-    m.insert("ratelab_version".into(), env!("CARGO_PKG_VERSION").into());
-    m
+    crate::report::builder::json_head(scenario, ctx.seed, runs)
 }

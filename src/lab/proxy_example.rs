@@ -1,15 +1,16 @@
 //! `proxy_example`: the rate-limiting proxy of pingora's
-//! `docs/user_guide/rate_limiter.md` (EXPERIMENTS.md A5), reduced to its
+//! `docs/user_guide/rate_limiter.md`, reduced to its
 //! `request_filter` decision (`crate::model::proxy_example`), over a schedule
 //! of requests: status, the three `X-Rate-Limit-*` headers, `Connection`,
 //! and where the shared window starts.
 
-use super::{report_head, RunContext};
+use super::experiment::Experiment;
+use super::RunContext;
 use crate::clock::MILLI;
 use crate::error::Result;
 use crate::model::proxy_example::ProxyExample;
-use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
-use crate::report::{Output, Table};
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::{Output, ReportBuilder, Table};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -92,35 +93,63 @@ pub fn simulate(p: &Params, seed: u64) -> Vec<Row> {
     rows
 }
 
-/// Runs a `proxy_example` scenario.
-pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
-    let p: Params = scenario.params()?;
-    if p.requests.is_empty() {
-        return Err(scenario.field_error("requests", "empty: expected at least one request"));
-    }
-    for (i, w) in p.requests.windows(2).enumerate() {
-        if w[1].t_ms < w[0].t_ms {
+/// The `proxy_example` kind: pingora's documented rate-limited proxy.
+pub struct ProxyExampleKind;
+
+impl Experiment for ProxyExampleKind {
+    type Params = Params;
+    type Plan = Params;
+    type Outcome = Vec<Row>;
+
+    fn validate(scenario: &Scenario, p: Params, _: &RunContext) -> Result<Params> {
+        if p.requests.is_empty() {
+            return Err(scenario.field_error("requests", "empty: expected at least one request"));
+        }
+        for (i, w) in p.requests.windows(2).enumerate() {
+            if w[1].t_ms < w[0].t_ms {
+                return Err(scenario.field_error(
+                    format!("requests[{}].t_ms", i + 1),
+                    format!(
+                        "value {}: expected at least {} (time order)",
+                        w[1].t_ms, w[0].t_ms
+                    ),
+                ));
+            }
+        }
+        if let Some((i, r)) = p
+            .requests
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.t_ms > u64::MAX / MILLI)
+        {
             return Err(scenario.field_error(
-                format!("requests[{}].t_ms", i + 1),
-                format!(
-                    "value {}: expected at least {} (time order)",
-                    w[1].t_ms, w[0].t_ms
-                ),
+                format!("requests[{i}].t_ms"),
+                format!("value {}: too large", r.t_ms),
             ));
         }
+        Ok(p)
     }
-    if let Some((i, r)) = p
-        .requests
-        .iter()
-        .enumerate()
-        .find(|(_, r)| r.t_ms > u64::MAX / MILLI)
-    {
-        return Err(scenario.field_error(
-            format!("requests[{i}].t_ms"),
-            format!("value {}: too large", r.t_ms),
-        ));
+
+    fn run(_: &Scenario, p: &Params, ctx: &RunContext) -> Result<Vec<Row>> {
+        Ok(simulate(p, ctx.seed))
     }
-    let rows = simulate(&p, ctx.seed);
+
+    fn render(scenario: &Scenario, _: &Params, ctx: &RunContext, rows: Vec<Row>) -> Result<Output> {
+        let (table, console) = response_table(&rows);
+        let mut report = ReportBuilder::new(scenario, ctx.seed, None);
+        report
+            .md(&table.markdown())
+                .md("\nA 429 carries `X-Rate-Limit-Limit: 1`, `X-Rate-Limit-Remaining: 0`, `X-Rate-Limit-Reset: 1` (hard-coded, whatever the window's real remaining time) and `Connection: close` (`set_keepalive(None)`). The window is shared by every appid and starts at the call that flips it, so the docs' claim that any request within 1 s of a previous one fails holds only for an appid alone on the proxy.\n")
+            .field("rows", json!(rows))
+            .csv(&table)
+            .console(&console)
+            .chart(&chart(&rows))?;
+        Ok(report.finish())
+    }
+}
+
+/// What the client saw, request by request, and the console's version.
+fn response_table(rows: &[Row]) -> (Table, String) {
     let mut table = Table::new([
         "t (ms)",
         "appid",
@@ -131,7 +160,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         "note",
     ]);
     let mut console = String::new();
-    for r in &rows {
+    for r in rows {
         let mut headers: Vec<String> = r.headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
         headers.push(format!("Connection: {}", r.connection));
         let note = if r.created {
@@ -165,9 +194,13 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             short
         ));
     }
-    // Request timeline chart: lane per appid, marker per status.
+    (table, console)
+}
+
+/// Request timeline chart: a lane per appid, a marker per status.
+fn chart(rows: &[Row]) -> ChartSpec {
     let mut lanes: Vec<Option<String>> = Vec::new();
-    for r in &rows {
+    for r in rows {
         if !lanes.contains(&r.appid) {
             lanes.push(r.appid.clone());
         }
@@ -226,24 +259,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     let last = rows.last().map(|r| r.t_ms).unwrap_or(0) as f64;
     chart.x_range = Some((-50.0, last + 100.0));
     chart.legend = Legend::UpperLeft;
-    let charts = vec![render(&chart)?];
-
-    let mut md = format!(
-        "# {}\n\n{}\n\n",
-        scenario.common.name, scenario.common.description
-    );
-    md.push_str(&table.markdown());
-    md.push_str("\nA 429 carries `X-Rate-Limit-Limit: 1`, `X-Rate-Limit-Remaining: 0`, `X-Rate-Limit-Reset: 1` (hard-coded, whatever the window's real remaining time) and `Connection: close` (`set_keepalive(None)`). The window is shared by every appid and starts at the call that flips it, so the docs' claim that any request within 1 s of a previous one fails holds only for an appid alone on the proxy.\n");
-    let mut j = report_head(scenario, ctx, None);
-    j.insert("rows".into(), json!(rows));
-    Ok(Output {
-        json: serde_json::Value::Object(j),
-        table_md: md,
-        table_csv: table.csv(),
-        charts,
-        console,
-        extra_files: vec![],
-    })
+    chart
 }
 
 #[cfg(test)]
@@ -252,7 +268,7 @@ mod tests {
     use std::path::Path;
 
     #[test]
-    fn a5_table_is_exact() {
+    fn the_documented_schedule_is_exact() {
         let s = Scenario::parse(
             Path::new("scenarios/proxy-example.json"),
             include_str!("../../scenarios/proxy-example.json"),
@@ -307,7 +323,7 @@ mod tests {
         assert!(rows[4].flipped);
         assert_eq!(rows.iter().filter(|r| r.flipped).count(), 1);
         assert_eq!(rows[4].window_start_ms, Some(1050));
-        let out = run(&s, &RunContext::for_scenario(&s)).unwrap();
+        let out = crate::lab::run(&s, &RunContext::for_scenario(&s)).unwrap();
         assert!(out
             .console
             .contains("t=  1050ms appid=2 -> 200 Connection: keep-alive"));

@@ -1,24 +1,26 @@
-//! `rate_timeline`: pingora's `Rate` over time (EXPERIMENTS.md A3).
+//! `rate_timeline`: pingora's `Rate` over time, read along a fixed call
+//! sequence, against the true sliding-window rate.
 //!
-//! The table follows the document's exact call sequence on one model: the
+//! The table follows a scenario's exact call sequence on one model: the
 //! `observe` calls, then at each read time `rate()` followed by
 //! `rate_with(PROPORTIONAL_RATE_ESTIMATE_CALC_FN)`. Reads call `maybe_reset`
 //! and can flip the window themselves (the read at 1108 ms does), so the
 //! dense chart is sampled on *clones*: at every sample time `s` the model
-//! that has seen the document's calls up to `s` is cloned and the clone is
+//! that has seen the sequence's calls up to `s` is cloned and the clone is
 //! read at `s`. The chart therefore shows "what a read at `s` would return"
 //! without ever moving the table's window. The true sliding-window rate is
 //! the exact count of events in `(s − interval, s]` per second
 //! ([`SlidingLogOracle`]).
 
-use super::{report_head, RunContext};
+use super::experiment::Experiment;
+use super::RunContext;
 use crate::clock::MILLI;
 use crate::error::Result;
 use crate::model::estimator::{Estimator, EstimatorConfig};
 use crate::model::rate::{proportional_rate_estimate, Rate, RATE_HASHES, RATE_SLOTS};
 use crate::oracle::SlidingLogOracle;
-use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
-use crate::report::{Output, Table};
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::{Output, ReportBuilder, Table};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -70,7 +72,7 @@ pub struct Row {
     pub cleared_both: bool,
 }
 
-/// The result of the document's sequence.
+/// The result of the call sequence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Timeline {
     /// `observe` return values in order.
@@ -108,7 +110,7 @@ fn calls(p: &Params) -> Vec<(u64, Call)> {
     c
 }
 
-/// Runs the document's call sequence.
+/// Runs the call sequence.
 pub fn timeline(p: &Params, seed: u64) -> Timeline {
     let mut r = new_rate(p.interval_ms, seed);
     let key = p.key.as_bytes();
@@ -193,49 +195,129 @@ pub fn samples(p: &Params, seed: u64, until_ms: u64) -> Vec<(u64, f64, f64, f64)
     out
 }
 
-/// Runs a `rate_timeline` scenario.
-pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
-    let p: Params = scenario.params()?;
-    if p.interval_ms == 0 || p.interval_ms > 86_400_000 {
-        return Err(scenario.field_error(
-            "interval_ms",
-            format!("value {}: expected 1 to 86400000 ms", p.interval_ms),
+/// A validated `rate_timeline` scenario.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The parameters.
+    pub params: Params,
+    /// Where the chart's samples end (ms).
+    pub until_ms: u64,
+}
+
+/// What a `rate_timeline` run measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The sequence's reads.
+    pub timeline: Timeline,
+    /// The chart's samples (see [`samples`]).
+    pub samples: Vec<(u64, f64, f64, f64)>,
+}
+
+/// Latest call or read time a scenario may give (ms).
+const MAX_TIME_MS: u64 = 10_000_000;
+
+/// The `rate_timeline` kind: pingora's `Rate` over time.
+pub struct RateTimeline;
+
+impl Experiment for RateTimeline {
+    type Params = Params;
+    type Plan = Plan;
+    type Outcome = Measured;
+
+    fn validate(scenario: &Scenario, p: Params, _: &RunContext) -> Result<Plan> {
+        if p.interval_ms == 0 || p.interval_ms > 86_400_000 {
+            return Err(scenario.field_error(
+                "interval_ms",
+                format!("value {}: expected 1 to 86400000 ms", p.interval_ms),
+            ));
+        }
+        if p.reads_ms.is_empty() {
+            return Err(scenario.field_error("reads_ms", "empty: expected at least one read time"));
+        }
+        if p.chart_step_ms == 0 {
+            return Err(scenario.field_error("chart_step_ms", "value 0: expected at least 1 ms"));
+        }
+        let limit = MAX_TIME_MS;
+        let last = p
+            .reads_ms
+            .iter()
+            .chain(&p.observe_ms)
+            .copied()
+            .max()
+            .unwrap_or(0);
+        if last > limit {
+            return Err(scenario.field_error(
+                "reads_ms",
+                format!("time {last} ms: expected at most {limit} ms"),
+            ));
+        }
+        let until_ms = p
+            .chart_until_ms
+            .unwrap_or(last.saturating_add(p.interval_ms))
+            .min(limit);
+        if until_ms / p.chart_step_ms > 1_000_000 {
+            return Err(scenario.field_error(
+                "chart_step_ms",
+                format!(
+                    "value {}: more than 1,000,000 chart samples",
+                    p.chart_step_ms
+                ),
+            ));
+        }
+        Ok(Plan {
+            params: p,
+            until_ms,
+        })
+    }
+
+    fn run(_: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<Measured> {
+        Ok(Measured {
+            timeline: timeline(&plan.params, ctx.seed),
+            samples: samples(&plan.params, ctx.seed, plan.until_ms),
+        })
+    }
+
+    fn render(scenario: &Scenario, plan: &Plan, ctx: &RunContext, m: Measured) -> Result<Output> {
+        let p = &plan.params;
+        let tl = &m.timeline;
+        let (table, console) = read_table(p, tl);
+        let mut report = ReportBuilder::new(scenario, ctx.seed, None);
+        report.md(&format!(
+            "## The document's sequence\n\nInterval {} ms; `observe({:?}, 1)` at {:?} ms returned {:?}; then at each time `rate()` and right after it `rate_with(PROPORTIONAL_RATE_ESTIMATE_CALC_FN)` on the same model. Values are the exact `f64`s (shortest round-trip decimals); the document prints them with `{{:.1}}`.\n\n",
+            p.interval_ms,
+            p.key,
+            p.observe_ms,
+            tl.observed
         ));
-    }
-    if p.reads_ms.is_empty() {
-        return Err(scenario.field_error("reads_ms", "empty: expected at least one read time"));
-    }
-    if p.chart_step_ms == 0 {
-        return Err(scenario.field_error("chart_step_ms", "value 0: expected at least 1 ms"));
-    }
-    let limit = 10_000_000u64;
-    let last = p
-        .reads_ms
-        .iter()
-        .chain(&p.observe_ms)
-        .copied()
-        .max()
-        .unwrap_or(0);
-    if last > limit {
-        return Err(scenario.field_error(
-            "reads_ms",
-            format!("time {last} ms: expected at most {limit} ms"),
+        report.md(&table.markdown());
+        report.md(&format!(
+            "\nWindow flips of the sequence: {:?} ms.\n\n## Chart\n\n`rate-timeline.svg` samples every {} ms up to {} ms. Each sample is read on a *clone* of the model that has seen the sequence's calls up to that time, so sampling never flips the table's window; a read at t can flip its clone, which is why the sampled rate() already rises at {} ms while the sequence's own first flip is at the 1108 ms read. Vertical lines: the sequence's flips.\n",
+            tl.flips_ms, p.chart_step_ms, plan.until_ms, p.interval_ms
         ));
+        let mut samples_table = Table::new(["t_ms", "rate", "proportional", "true_sliding_rate"]);
+        for s in &m.samples {
+            samples_table.push([
+                s.0.to_string(),
+                format!("{}", s.1),
+                format!("{}", s.2),
+                format!("{}", s.3),
+            ]);
+        }
+        report
+            .field("interval_ms", p.interval_ms)
+            .field("observed", json!(tl.observed))
+            .field("rows", json!(tl.rows))
+            .field("flips_ms", json!(tl.flips_ms))
+            .csv(&table)
+            .console(&console)
+            .chart(&chart(p, tl, &m.samples))?
+            .extra_file("timeline.csv", samples_table.csv().into_bytes());
+        Ok(report.finish())
     }
-    let until = p
-        .chart_until_ms
-        .unwrap_or(last.saturating_add(p.interval_ms))
-        .min(limit);
-    if until / p.chart_step_ms > 1_000_000 {
-        return Err(scenario.field_error(
-            "chart_step_ms",
-            format!(
-                "value {}: more than 1,000,000 chart samples",
-                p.chart_step_ms
-            ),
-        ));
-    }
-    let tl = timeline(&p, ctx.seed);
+}
+
+/// The table of the sequence's reads, and the console's version of it.
+fn read_table(p: &Params, tl: &Timeline) -> (Table, String) {
     let mut table = Table::new([
         "t (ms)",
         "rate()",
@@ -280,8 +362,12 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             row.t_ms, events, row.rate, row.proportional
         ));
     }
+    (table, console)
+}
 
-    let pts = samples(&p, ctx.seed, until);
+/// The chart: the sampled reads, the true sliding rate, the sequence's own
+/// reads as points and its flips as vertical lines.
+fn chart(p: &Params, tl: &Timeline, pts: &[(u64, f64, f64, f64)]) -> ChartSpec {
     let mut chart = ChartSpec::new(
         "rate-timeline",
         format!(
@@ -329,47 +415,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         .map(|&f| (f as f64, format!("flip {f} ms")))
         .collect();
     chart.legend = Legend::UpperRight;
-    let charts = vec![render(&chart)?];
-
-    let mut md = format!(
-        "# {}\n\n{}\n\n## The document's sequence\n\nInterval {} ms; `observe({:?}, 1)` at {:?} ms returned {:?}; then at each time `rate()` and right after it `rate_with(PROPORTIONAL_RATE_ESTIMATE_CALC_FN)` on the same model. Values are the exact `f64`s (shortest round-trip decimals); the document prints them with `{{:.1}}`.\n\n",
-        scenario.common.name,
-        scenario.common.description,
-        p.interval_ms,
-        p.key,
-        p.observe_ms,
-        tl.observed
-    );
-    md.push_str(&table.markdown());
-    md.push_str(&format!(
-        "\nWindow flips of the sequence: {:?} ms.\n\n## Chart\n\n`rate-timeline.svg` samples every {} ms up to {} ms. Each sample is read on a *clone* of the model that has seen the sequence's calls up to that time, so sampling never flips the table's window; a read at t can flip its clone, which is why the sampled rate() already rises at {} ms while the sequence's own first flip is at the 1108 ms read. Vertical lines: the sequence's flips.\n",
-        tl.flips_ms, p.chart_step_ms, until, p.interval_ms
-    ));
-    let timeline_csv = {
-        let mut t = Table::new(["t_ms", "rate", "proportional", "true_sliding_rate"]);
-        for s in &pts {
-            t.push([
-                s.0.to_string(),
-                format!("{}", s.1),
-                format!("{}", s.2),
-                format!("{}", s.3),
-            ]);
-        }
-        t.csv()
-    };
-    let mut j = report_head(scenario, ctx, None);
-    j.insert("interval_ms".into(), p.interval_ms.into());
-    j.insert("observed".into(), json!(tl.observed));
-    j.insert("rows".into(), json!(tl.rows));
-    j.insert("flips_ms".into(), json!(tl.flips_ms));
-    Ok(Output {
-        json: serde_json::Value::Object(j),
-        table_md: md,
-        table_csv: table.csv(),
-        charts,
-        console,
-        extra_files: vec![("timeline.csv".to_string(), timeline_csv.into_bytes())],
-    })
+    chart
 }
 
 #[cfg(test)]
@@ -386,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn a3_table_is_exact() {
+    fn the_call_sequence_table_is_exact() {
         let s = scenario();
         let p: Params = s.params().unwrap();
         let tl = timeline(&p, 1);
@@ -425,7 +471,7 @@ mod tests {
         assert_eq!(at(1500).3, 0.0);
         // Between 1108 and 2108 the sequence's own window holds prev = 10.
         assert_eq!(at(2100).1, 10.0);
-        let out = run(&s, &RunContext::for_scenario(&s)).unwrap();
+        let out = crate::lab::run(&s, &RunContext::for_scenario(&s)).unwrap();
         assert_eq!(out.charts.len(), 1);
         assert!(out.table_md.contains("5.9799999999999995"));
     }

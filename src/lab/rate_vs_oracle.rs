@@ -9,13 +9,14 @@
 //! * the exact aligned fixed window (`AlignedWindowOracle`, multiples of the
 //!   interval since creation).
 //!
-//! Plus the A7 comparison on the same stream: tower 0.5.3's `RateLimit`
+//! Plus a comparison with tower's fixed window on the same stream: tower 0.5.3's `RateLimit`
 //! (one total per instance; a caller over the limit *waits* in
 //! `poll_ready`), the same behind `LoadShed` (rejects instead), the pingora
 //! docs' filter (`observe(key) > limit` → 429, per key, no waiting), and a
 //! bare `Rate` (counts, never waits, never rejects).
 
-use super::{report_head, RunContext};
+use super::experiment::Experiment;
+use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::{Error, Result};
 use crate::metrics::{error_stats, ErrorStats};
@@ -23,8 +24,9 @@ use crate::model::estimator::{Estimator, EstimatorConfig};
 use crate::model::fixed_window::{Admit, FixedWindow, TowerRate};
 use crate::model::rate::Rate;
 use crate::oracle::{AlignedWindowOracle, FlipWindowOracle, SlidingLogOracle};
-use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
-use crate::report::{Output, Table};
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::pct_one_decimal;
+use crate::report::{Output, ReportBuilder, Table};
 use crate::rng::{derive_seed, sim_rng, stream};
 use crate::scenario::Scenario;
 use crate::workload::dist::{Exp, Zipf};
@@ -35,7 +37,7 @@ use std::time::Duration;
 
 pub use super::Shape;
 
-/// The A7 comparison's limits.
+/// The limits of the comparison with tower's fixed window.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TowerParams {
@@ -66,7 +68,7 @@ pub struct Params {
     /// Seconds of the hot-key chart.
     #[serde(default = "default_chart")]
     pub chart_s: u64,
-    /// The A7 comparison.
+    /// The comparison with tower's fixed window.
     pub tower: TowerParams,
 }
 
@@ -114,7 +116,7 @@ pub struct CellResult {
 }
 
 /// Hot-key chart data: `(t_s, observe, flip-exact, sliding)` and flips.
-type HotTrace = (Vec<(f64, f64, f64, f64)>, Vec<f64>);
+pub type HotTrace = (Vec<(f64, f64, f64, f64)>, Vec<f64>);
 
 fn cell(
     p: &Params,
@@ -170,9 +172,9 @@ fn cell(
     (res, (hot, flips_at))
 }
 
-/// One row of the A7 table.
+/// One row of the comparison with tower's fixed window.
 #[derive(Debug, Clone, Serialize)]
-pub struct A7Row {
+pub struct TowerRow {
     /// Model.
     pub model: String,
     /// What it counts.
@@ -189,8 +191,9 @@ pub struct A7Row {
     pub max_wait_ms: f64,
 }
 
-/// The A7 comparison on one stream.
-pub fn a7(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<A7Row>> {
+/// tower's `RateLimit` (waiting and behind `LoadShed`), the pingora docs'
+/// filter and a bare `Rate` on one stream.
+pub fn tower_comparison(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<TowerRow>> {
     let tr = TowerRate::new(p.tower.num, Duration::from_millis(p.tower.per_ms))
         .map_err(|f| Error::input(format!("tower: {}", f.message)))?;
     // Waiting: one RateLimit, requests served in arrival order.
@@ -231,7 +234,7 @@ pub fn a7(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<A7Row>> 
         }
     };
     Ok(vec![
-        A7Row {
+        TowerRow {
             model: format!("tower RateLimit({}, {} ms)", p.tower.num, p.tower.per_ms),
             counts: "one total per instance".into(),
             over_limit: "caller waits in poll_ready".into(),
@@ -240,7 +243,7 @@ pub fn a7(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<A7Row>> 
             mean_wait_ms: mean(wait_sum),
             max_wait_ms: wait_max as f64 / MILLI as f64,
         },
-        A7Row {
+        TowerRow {
             model: format!(
                 "tower LoadShed<RateLimit({}, {} ms)>",
                 p.tower.num, p.tower.per_ms
@@ -252,7 +255,7 @@ pub fn a7(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<A7Row>> 
             mean_wait_ms: 0.0,
             max_wait_ms: 0.0,
         },
-        A7Row {
+        TowerRow {
             model: format!(
                 "pingora Rate({} ms) + docs filter (observe > {})",
                 p.interval_ms, p.tower.per_key_limit
@@ -264,7 +267,7 @@ pub fn a7(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<A7Row>> 
             mean_wait_ms: 0.0,
             max_wait_ms: 0.0,
         },
-        A7Row {
+        TowerRow {
             model: format!("pingora Rate({} ms) alone", p.interval_ms),
             counts: "per key (count-min 4 x 1024)".into(),
             over_limit: "nothing: observe only counts".into(),
@@ -280,99 +283,174 @@ pub fn a7(p: &Params, events: &[(Nanos, u32)], seed: u64) -> Result<Vec<A7Row>> 
 /// inside u64 even for a tiny rate that passes the event cap.
 pub const MAX_HORIZON_S: u64 = 31_536_000;
 
-/// Runs a `rate_vs_oracle` scenario.
-pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
-    let p: Params = scenario.params()?;
-    let runs = ctx.runs(scenario, 3);
-    if p.interval_ms == 0 || p.interval_ms > 3_600_000 {
-        return Err(scenario.field_error(
-            "interval_ms",
-            format!("value {}: expected 1 to 3600000", p.interval_ms),
-        ));
+/// A validated `rate_vs_oracle` scenario.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The parameters.
+    pub params: Params,
+    /// Runs (fresh streams and hash seeds each).
+    pub runs: u32,
+}
+
+/// What a `rate_vs_oracle` run measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The (shape, run) cells, shape-major.
+    pub cells: Vec<(usize, u64)>,
+    /// Each cell's errors and (run 0 only) hot-key trace.
+    pub results: Vec<(CellResult, HotTrace)>,
+    /// The tower comparison on run 0's stream.
+    pub tower: Vec<TowerRow>,
+}
+
+/// The `rate_vs_oracle` kind: rate vs the exact windows on a hot key.
+pub struct RateVsOracle;
+
+impl Experiment for RateVsOracle {
+    type Params = Params;
+    type Plan = Plan;
+    type Outcome = Measured;
+
+    fn validate(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Plan> {
+        let runs = ctx.runs(scenario, 3);
+        if p.interval_ms == 0 || p.interval_ms > 3_600_000 {
+            return Err(scenario.field_error(
+                "interval_ms",
+                format!("value {}: expected 1 to 3600000", p.interval_ms),
+            ));
+        }
+        if p.keys == 0
+            || p.keys > 10_000_000
+            || Zipf::new(p.keys, p.s).is_none()
+            || !p.s.is_finite()
+        {
+            return Err(scenario.field_error(
+                "keys",
+                format!(
+                    "keys {} / s {}: expected 1 to 10000000 keys and a finite s >= 0",
+                    p.keys, p.s
+                ),
+            ));
+        }
+        if p.rate_per_s.is_nan()
+            || p.rate_per_s <= 0.0
+            || p.horizon_s == 0
+            || p.rate_per_s * p.horizon_s as f64 > 2e7
+        {
+            return Err(scenario.field_error(
+                "rate_per_s",
+                "rate_per_s > 0, horizon_s > 0, at most 20,000,000 events",
+            ));
+        }
+        if p.horizon_s > MAX_HORIZON_S {
+            return Err(scenario.field_error(
+                "horizon_s",
+                format!(
+                    "value {}: expected at most {MAX_HORIZON_S} (a year)",
+                    p.horizon_s
+                ),
+            ));
+        }
+        for (i, c) in p.configs.iter().enumerate() {
+            c.validate(scenario, &format!("configs[{i}]"), ctx.max_memory)?;
+        }
+        if p.configs.is_empty() {
+            return Err(scenario.field_error("configs", "empty: expected at least one shape"));
+        }
+        if p.tower.num == 0 || p.tower.per_ms == 0 {
+            return Err(scenario.field_error(
+                "tower",
+                "num and per_ms must be at least 1 (tower asserts both > 0)",
+            ));
+        }
+        Ok(Plan { params: p, runs })
     }
-    if p.keys == 0
-        || p.keys > 10_000_000
-        || Zipf::new(p.keys, p.s).is_none()
-        || !p.s.is_finite()
-    {
-        return Err(scenario.field_error(
-            "keys",
-            format!(
-                "keys {} / s {}: expected 1 to 10000000 keys and a finite s >= 0",
-                p.keys, p.s
-            ),
-        ));
-    }
-    if p.rate_per_s.is_nan()
-        || p.rate_per_s <= 0.0
-        || p.horizon_s == 0
-        || p.rate_per_s * p.horizon_s as f64 > 2e7
-    {
-        return Err(scenario.field_error(
+
+    fn estimate_work(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<()> {
+        let (p, runs) = (&plan.params, plan.runs);
+        // Every run's stream is kept (16 bytes an event) and replayed through
+        // every shape.
+        let events = p.rate_per_s * p.horizon_s as f64;
+        ctx.check_work(
+            scenario,
             "rate_per_s",
-            "rate_per_s > 0, horizon_s > 0, at most 20,000,000 events",
-        ));
-    }
-    if p.horizon_s > MAX_HORIZON_S {
-        return Err(scenario.field_error(
-            "horizon_s",
-            format!(
-                "value {}: expected at most {MAX_HORIZON_S} (a year)",
-                p.horizon_s
+            events * f64::from(runs) * p.configs.len() as f64,
+            20.0,
+            &format!(
+                "{events:.0} events x {runs} runs x {} shapes",
+                p.configs.len()
             ),
-        ));
+        )?;
+        ctx.check_memory(
+            scenario,
+            "runs",
+            events * f64::from(runs) * 16.0,
+            &format!("{runs} runs of {events:.0} events kept as streams"),
+            "fewer runs",
+        )
     }
-    for (i, c) in p.configs.iter().enumerate() {
-        c.validate(scenario, &format!("configs[{i}]"), ctx.max_memory)?;
-    }
-    if p.configs.is_empty() {
-        return Err(scenario.field_error("configs", "empty: expected at least one shape"));
-    }
-    if p.tower.num == 0 || p.tower.per_ms == 0 {
-        return Err(scenario.field_error(
-            "tower",
-            "num and per_ms must be at least 1 (tower asserts both > 0)",
-        ));
-    }
-    // Every run's stream is kept (16 bytes an event) and replayed through
-    // every shape.
-    let events = p.rate_per_s * p.horizon_s as f64;
-    ctx.check_work(
-        scenario,
-        "rate_per_s",
-        events * f64::from(runs) * p.configs.len() as f64,
-        20.0,
-        &format!(
-            "{events:.0} events x {runs} runs x {} shapes",
-            p.configs.len()
-        ),
-    )?;
-    ctx.check_memory(
-        scenario,
-        "runs",
-        events * f64::from(runs) * 16.0,
-        &format!("{runs} runs of {events:.0} events kept as streams"),
-        "fewer runs",
-    )?;
-    let streams: Vec<Vec<(Nanos, u32)>> = (0..runs as u64)
-        .into_par_iter()
-        .map(|r| stream_of(&p, derive_seed(ctx.seed, &[stream::WORKLOAD, r])))
-        .collect();
-    let cells: Vec<(usize, u64)> = (0..p.configs.len())
-        .flat_map(|c| (0..runs as u64).map(move |r| (c, r)))
-        .collect();
-    let results: Vec<(CellResult, HotTrace)> = cells
-        .par_iter()
-        .map(|&(c, r)| {
-            cell(
-                &p,
-                &streams[r as usize],
-                p.configs[c],
-                derive_seed(ctx.seed, &[stream::HASH, r]),
-                r == 0,
-            )
+
+    fn run(_: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<Measured> {
+        let (p, runs) = (&plan.params, plan.runs);
+        let streams: Vec<Vec<(Nanos, u32)>> = (0..runs as u64)
+            .into_par_iter()
+            .map(|r| stream_of(p, derive_seed(ctx.seed, &[stream::WORKLOAD, r])))
+            .collect();
+        let cells: Vec<(usize, u64)> = (0..p.configs.len())
+            .flat_map(|c| (0..runs as u64).map(move |r| (c, r)))
+            .collect();
+        let results: Vec<(CellResult, HotTrace)> = cells
+            .par_iter()
+            .map(|&(c, r)| {
+                cell(
+                    p,
+                    &streams[r as usize],
+                    p.configs[c],
+                    derive_seed(ctx.seed, &[stream::HASH, r]),
+                    r == 0,
+                )
+            })
+            .collect();
+        let tower = tower_comparison(p, &streams[0], derive_seed(ctx.seed, &[stream::HASH, 0]))?;
+        Ok(Measured {
+            cells,
+            results,
+            tower,
         })
-        .collect();
+    }
+
+    fn render(scenario: &Scenario, plan: &Plan, ctx: &RunContext, m: Measured) -> Result<Output> {
+        let (p, runs) = (&plan.params, plan.runs);
+        let (table, json_rows) = error_table(p, &m);
+        let min_sliding: i64 = m
+            .results
+            .iter()
+            .map(|r| r.0.vs_sliding_min)
+            .min()
+            .unwrap_or(0);
+        let tower_table = tower_table(&m.tower);
+        let mut report = ReportBuilder::new(scenario, ctx.seed, Some(runs));
+        report.md(&format!(
+            "{} keys, Zipf s = {}, {} events/s (Poisson), {} s, Rate interval {} ms, {} run(s) averaged (p99 and max per run, averaged). Error = `observe()`'s return − the exact count of the same key, at every call. Against the sliding window the error can be negative (smallest seen: {}): right after a flip `observe` restarts from 0 while the sliding window still holds the last interval's events.\n\n",
+            p.keys, p.s, p.rate_per_s, p.horizon_s, p.interval_ms, runs, min_sliding
+        ));
+        report
+            .md(&table.markdown())
+            .md("\n## tower's fixed window vs pingora's Rate (A7)\n\nSame stream (run 1). tower's RateLimit wraps one service and counts one total per instance; a caller over the limit waits in `poll_ready` (served here in arrival order). pingora's Rate counts per key and neither waits nor rejects: the docs' filter turns its count into a 429.\n\n")
+            .md(&tower_table.markdown())
+            .field("rows", json!(json_rows))
+            .field("a7", json!(m.tower))
+            .csv(&table)
+            .console(&format!("{}\n{}", table.text(), tower_table.text()))
+            .chart(&hot_key_chart(p, &m.results[0].1))?
+            .extra_file("a7.csv", tower_table.csv().into_bytes());
+        Ok(report.finish())
+    }
+}
+
+/// The error table (each shape against each exact window, averaged over
+/// runs) and its report.json rows.
+fn error_table(p: &Params, m: &Measured) -> (Table, Vec<serde_json::Value>) {
     let mut table = Table::new([
         "hashes x slots",
         "compared with",
@@ -383,9 +461,10 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
     ]);
     let mut json_rows = Vec::new();
     for (c, shape) in p.configs.iter().enumerate() {
-        let rs: Vec<&CellResult> = cells
+        let rs: Vec<&CellResult> = m
+            .cells
             .iter()
-            .zip(&results)
+            .zip(&m.results)
             .filter(|((cc, _), _)| *cc == c)
             .map(|(_, r)| &r.0)
             .collect();
@@ -408,7 +487,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             table.push([
                 format!("{} x {}", shape.hashes, shape.slots),
                 name.to_string(),
-                format!("{:.1}%", avg(|s| s.exact_pct)),
+                pct_one_decimal(avg(|s| s.exact_pct)),
                 format!("{:.2}", avg(|s| s.mean)),
                 format!("{:.1}", avg(|s| s.p99)),
                 format!("{:.1}", avg(|s| s.max)),
@@ -416,13 +495,12 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         }
         json_rows.push(json!({"config": shape, "runs": rs}));
     }
-    let min_sliding: i64 = results
-        .iter()
-        .map(|r| r.0.vs_sliding_min)
-        .min()
-        .unwrap_or(0);
-    let a7_rows = a7(&p, &streams[0], derive_seed(ctx.seed, &[stream::HASH, 0]))?;
-    let mut a7t = Table::new([
+    (table, json_rows)
+}
+
+/// The tower comparison as a table.
+fn tower_table(rows: &[TowerRow]) -> Table {
+    let mut t = Table::new([
         "model",
         "counts",
         "over the limit",
@@ -431,8 +509,8 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         "mean wait (ms)",
         "max wait (ms)",
     ]);
-    for r in &a7_rows {
-        a7t.push([
+    for r in rows {
+        t.push([
             r.model.clone(),
             r.counts.clone(),
             r.over_limit.clone(),
@@ -442,8 +520,11 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
             format!("{:.3}", r.max_wait_ms),
         ]);
     }
-    // Hot-key chart from the first config's first run.
-    let (hot, flips) = &results[0].1;
+    t
+}
+
+/// The hottest key's counts over time, from the first shape's first run.
+fn hot_key_chart(p: &Params, (hot, flips): &HotTrace) -> ChartSpec {
     let mut chart = ChartSpec::new(
         "rate-vs-oracle-hot-key",
         format!(
@@ -473,26 +554,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         .map(|&f| (f, format!("flip {f:.3} s")))
         .collect();
     chart.legend = Legend::UpperLeft;
-    let charts = vec![render(&chart)?];
-    let console = format!("{}\n{}", table.text(), a7t.text());
-    let mut md = format!(
-        "# {}\n\n{}\n\n{} keys, Zipf s = {}, {} events/s (Poisson), {} s, Rate interval {} ms, {} run(s) averaged (p99 and max per run, averaged). Error = `observe()`'s return − the exact count of the same key, at every call. Against the sliding window the error can be negative (smallest seen: {}): right after a flip `observe` restarts from 0 while the sliding window still holds the last interval's events.\n\n",
-        scenario.common.name, scenario.common.description, p.keys, p.s, p.rate_per_s, p.horizon_s, p.interval_ms, runs, min_sliding
-    );
-    md.push_str(&table.markdown());
-    md.push_str("\n## tower's fixed window vs pingora's Rate (A7)\n\nSame stream (run 1). tower's RateLimit wraps one service and counts one total per instance; a caller over the limit waits in `poll_ready` (served here in arrival order). pingora's Rate counts per key and neither waits nor rejects: the docs' filter turns its count into a 429.\n\n");
-    md.push_str(&a7t.markdown());
-    let mut j = report_head(scenario, ctx, Some(runs));
-    j.insert("rows".into(), json!(json_rows));
-    j.insert("a7".into(), json!(a7_rows));
-    Ok(Output {
-        json: serde_json::Value::Object(j),
-        table_md: md,
-        table_csv: table.csv(),
-        charts,
-        console,
-        extra_files: vec![("a7.csv".to_string(), a7t.csv().into_bytes())],
-    })
+    chart
 }
 
 #[cfg(test)]
@@ -539,10 +601,10 @@ mod tests {
     }
 
     #[test]
-    fn a7_tower_waits_pingora_does_not() {
+    fn tower_waits_pingora_does_not() {
         let p = params();
         let ev = stream_of(&p, 3);
-        let rows = a7(&p, &ev, 1).unwrap();
+        let rows = tower_comparison(&p, &ev, 1).unwrap();
         assert!(rows[0].affected > 0 && rows[0].max_wait_ms > 0.0);
         assert!(rows[1].affected > 0);
         assert!(rows[2].affected > 0);

@@ -64,9 +64,10 @@ pub fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
     Ok(Shard { index, count })
 }
 
-/// Whether a kind's cells can be split across shards.
+/// Whether a kind's cells can be split across shards (its registry row says
+/// so: [`Kind::as_sweep`](super::Kind::as_sweep)).
 pub fn is_sweep(kind: &str) -> bool {
-    kind == "estimator_accuracy"
+    super::kind(kind).is_some_and(|k| k.sweep)
 }
 
 /// The scenario as one JSON object (common fields, then the kind's params).
@@ -197,7 +198,8 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
             ),
         ));
     }
-    let (runs, first, cells) = estimator_accuracy::run_shard(scenario, ctx, shard)?;
+    let (runs, first, cells) =
+        estimator_accuracy::run_cells(scenario, ctx, |k| shard.owns(k), shard.index == 0)?;
     let sv = scenario_value(scenario);
     let file = ShardFile {
         format: FORMAT.into(),
@@ -332,8 +334,28 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
             "missing: shard 0 must carry the workload facts",
         )
     })?;
+    let outcomes = collect_cells(&shards, n, &head.scenario)?;
+    let ctx = RunContext {
+        seed: shard0.seed,
+        runs: Some(runs),
+        max_memory: u64::MAX,
+        max_work: f64::INFINITY,
+        progress: false,
+    };
+    let mut out = estimator_accuracy::merge_output(&scenario, &ctx, runs, first, &outcomes)?;
+    out.json["schema"] = crate::report::SCHEMA.into();
+    Ok((scenario, out))
+}
+
+/// Every cell of the shards, checked (each in its own shard, once, with the
+/// right number of quantiles) and put back in cell order.
+fn collect_cells(
+    shards: &[(PathBuf, ShardFile)],
+    n: u32,
+    scenario: &str,
+) -> Result<Vec<CellOutcome>> {
     let mut cells: Vec<Option<CellOutcome>> = Vec::new();
-    for (path, f) in &shards {
+    for (path, f) in shards {
         for c in &f.cells {
             let shard = Shard {
                 index: f.shard,
@@ -373,23 +395,11 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
             }
         }
     }
-    let outcomes: Vec<CellOutcome> = cells
+    cells
         .into_iter()
         .enumerate()
-        .map(|(k, o)| {
-            o.ok_or_else(|| Error::input(format!("{}: cell {k} is in no shard", head.scenario)))
-        })
-        .collect::<Result<_>>()?;
-    let ctx = RunContext {
-        seed: shard0.seed,
-        runs: Some(runs),
-        max_memory: u64::MAX,
-        max_work: f64::INFINITY,
-        progress: false,
-    };
-    let mut out = estimator_accuracy::merge_output(&scenario, &ctx, runs, first, &outcomes)?;
-    out.json["schema"] = crate::report::SCHEMA.into();
-    Ok((scenario, out))
+        .map(|(k, o)| o.ok_or_else(|| Error::input(format!("{scenario}: cell {k} is in no shard"))))
+        .collect()
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! when the whole replay succeeded (a failure leaves no partial output).
 
 use crate::error::{Error, Result};
+use crate::report::atomic::StreamingFile;
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 /// A streaming CSV reader over a trace file.
@@ -116,27 +117,18 @@ pub fn parse_i64(r: &TraceReader, line: u64, column: &str, value: &str) -> Resul
 }
 
 /// An output CSV written to a temporary file beside `path` and renamed over
-/// it by [`OutputCsv::commit`]; dropped without commit, it leaves nothing.
+/// it by [`OutputCsv::commit`]; dropped without commit, it leaves nothing
+/// (a [`StreamingFile`] underneath).
 pub struct OutputCsv {
     path: PathBuf,
-    writer: csv::Writer<BufWriter<tempfile::NamedTempFile>>,
+    writer: csv::Writer<StreamingFile>,
 }
 
 impl OutputCsv {
     /// Creates the temporary file in `path`'s folder.
     pub fn create(path: &Path) -> Result<Self> {
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let tmp = tempfile::Builder::new()
-            .prefix(".ratelab-replay-")
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(dir, e))?;
-        let writer = csv::WriterBuilder::new()
-            .flexible(true)
-            .from_writer(BufWriter::new(tmp));
+        let tmp = StreamingFile::create(path, ".ratelab-replay-")?;
+        let writer = csv::WriterBuilder::new().flexible(true).from_writer(tmp);
         Ok(Self {
             path: path.to_path_buf(),
             writer,
@@ -157,14 +149,9 @@ impl OutputCsv {
     /// Flushes and renames the file over the target.
     pub fn commit(self) -> Result<()> {
         let path = self.path;
-        let buf = self
-            .writer
+        self.writer
             .into_inner()
-            .map_err(|e| Error::input(format!("{}: {}", path.display(), e.error())))?;
-        let tmp = buf
-            .into_inner()
-            .map_err(|e| Error::io(&path, e.into_error()))?;
-        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
-        Ok(())
+            .map_err(|e| Error::input(format!("{}: {}", path.display(), e.error())))?
+            .commit()
     }
 }

@@ -35,7 +35,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub trace: PathBuf,
     /// Output CSV: the input rows plus the result columns (written atomically).
-    #[arg(long, value_parser = crate::cli::parse_out_path)]
+    #[arg(long, value_parser = crate::report::atomic::parse_out_path)]
     pub out: PathBuf,
     /// limiter: the decision-lab candidate, by its name in the lab's table (e.g. 'governor GCRA per key', 'pingora Rate docs 4x1024').
     #[arg(long)]

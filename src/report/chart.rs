@@ -138,6 +138,15 @@ impl ChartSpec {
             legend: Legend::UpperRight,
         }
     }
+
+    /// The same chart with both axes logarithmic, values at or below zero
+    /// drawn at `floor`.
+    pub fn log_log(mut self, floor: f64) -> Self {
+        self.x_log = true;
+        self.y_log = true;
+        self.log_floor = floor;
+        self
+    }
 }
 
 /// A rendered chart.
@@ -293,14 +302,11 @@ fn range(
     )
 }
 
-type DrawResult<DB> =
-    std::result::Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
-
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &ChartSpec) -> DrawResult<DB> {
-    root.fill(&WHITE)?;
+/// Each series' finite points on the axes (log10 on log axes, values at or
+/// below zero at the floor); a step series gets its corners.
+fn axis_points(spec: &ChartSpec) -> Vec<Vec<(f64, f64)>> {
     let floor = spec.log_floor;
-    let series: Vec<Vec<(f64, f64)>> = spec
-        .series
+    spec.series
         .iter()
         .map(|s| {
             let pts: Vec<(f64, f64)> = s
@@ -322,7 +328,16 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &ChartSpec) -> D
                 pts
             }
         })
-        .collect();
+        .collect()
+}
+
+type DrawResult<DB> =
+    std::result::Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &ChartSpec) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let floor = spec.log_floor;
+    let series = axis_points(spec);
     let xs = series
         .iter()
         .flatten()

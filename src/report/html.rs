@@ -491,7 +491,7 @@ pub fn write_index(out: &Path, embed: bool) -> Result<PathBuf> {
     }
     let html = render(&entries, embed)?;
     let path = out.join("index.html");
-    super::write::write_file_atomic(&path, html.as_bytes())?;
+    super::atomic::write_file(&path, html.as_bytes())?;
     // The temporary file was private; the page is meant to be read (served).
     #[cfg(unix)]
     {

@@ -1,23 +1,31 @@
 //! Reports: tables (Markdown, CSV), the versioned `report.json`, and charts,
 //! written under `<out>/<scenario name>/`.
 //!
-//! Everything is rendered in memory first; only then is the folder written,
-//! into a staging folder that replaces the old one by rename, so a run that
-//! fails or is killed never leaves a half-written report.
+//! A kind assembles its [`Output`] with a [`ReportBuilder`] ([`builder`]),
+//! formatting numbers with [`fmt`]. Everything is rendered in memory first;
+//! only then is the folder written ([`write_report`], [`atomic`]), into a
+//! staging folder that replaces the old one by rename, so a run that fails
+//! or is killed never leaves a half-written report.
 
+pub mod atomic;
+pub mod builder;
 pub mod chart;
+pub mod fmt;
 pub mod html;
 pub mod table;
-pub mod write;
 
+pub use builder::{Heading, ReportBuilder};
 pub use chart::{Chart, ChartSpec, Series, SeriesStyle};
 pub use table::Table;
+
+use crate::error::Result;
+use std::path::{Path, PathBuf};
 
 /// The schema name of every `report.json`.
 pub const SCHEMA: &str = "ratelab.report.v1";
 
-/// Everything a scenario run produces.
-#[derive(Debug, Clone)]
+/// Everything a scenario run produces (assembled by a [`ReportBuilder`]).
+#[derive(Debug, Clone, Default)]
 pub struct Output {
     /// The machine-readable report (`report.json`).
     pub json: serde_json::Value,
@@ -33,6 +41,34 @@ pub struct Output {
     pub extra_files: Vec<(String, Vec<u8>)>,
 }
 
+impl Output {
+    /// The files of the report folder, in writing order: `report.json`,
+    /// `table.md`, `table.csv`, each chart's `.svg` and `.png`, then the
+    /// extra files.
+    pub fn files(&self) -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = vec![
+            ("report.json".into(), json_bytes(&self.json)),
+            ("table.md".into(), self.table_md.clone().into_bytes()),
+            ("table.csv".into(), self.table_csv.clone().into_bytes()),
+        ];
+        for chart in &self.charts {
+            files.push((
+                format!("{}.svg", chart.name),
+                chart.svg.clone().into_bytes(),
+            ));
+            files.push((format!("{}.png", chart.name), chart.png.clone()));
+        }
+        files.extend(self.extra_files.iter().cloned());
+        files
+    }
+}
+
+/// Writes `output` to `<out>/<name>/`, replacing the previous report whole
+/// ([`atomic::write_folder`]).
+pub fn write_report(out: &Path, name: &str, output: &Output) -> Result<PathBuf> {
+    atomic::write_folder(out, name, &output.files())
+}
+
 /// Serialises a report as pretty JSON with a trailing newline. serde_json
 /// prints floats with the shortest representation that round-trips, so equal
 /// values always give equal bytes.
@@ -40,4 +76,16 @@ pub fn json_bytes(value: &serde_json::Value) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(value).unwrap_or_default();
     out.push(b'\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_name_cannot_escape_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Output::default();
+        assert!(write_report(dir.path(), "../escape", &out).is_err());
+    }
 }

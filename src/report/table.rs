@@ -62,7 +62,7 @@ impl Table {
         out
     }
 
-    /// Fixed-width text, right-aligned, as the document's programs print.
+    /// Fixed-width text, right-aligned (what `run` prints).
     pub fn text(&self) -> String {
         let cols = self.header.len();
         let mut width = vec![0usize; cols];

@@ -59,9 +59,9 @@
 
 use crate::error::{Error, Result};
 use crate::hash::{HasherKind, RowHasher};
-use crate::lab::estimator_accuracy::{bytes_human, kib};
 use crate::metrics::{count_min_bound, error_stats, summarize, ErrorStats, RunSummary};
 use crate::model::estimator::Variant;
+use crate::report::fmt::{bytes_human, kib};
 use crate::rng::{derive_seed, stream};
 use crate::workload::Workload;
 use rayon::prelude::*;

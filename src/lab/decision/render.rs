@@ -5,9 +5,9 @@
 use super::tally::{worst, Tally};
 use super::{Candidate, Lab, BINS};
 use crate::clock::{MILLI, SECOND};
-use crate::lab::estimator_accuracy::bytes_human;
 use crate::lab::report_head;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::bytes_human;
 use crate::report::{Output, Table};
 use serde_json::{json, Value};
 

@@ -1,0 +1,200 @@
+//! The report of a characterization: the stopping table, each shape's
+//! quantile table and its pitchfork chart.
+
+use super::bins::RankBin;
+use super::trials::{round_table, Characterized, Ranked};
+use super::{Params, QUANTILES, QUANTILE_LABELS};
+use crate::error::Result;
+use crate::lab::RunContext;
+use crate::metrics::over_bound_theory_pct;
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::{kib, pct_one_decimal};
+use crate::report::{Heading, Output, ReportBuilder, Table};
+use crate::scenario::Scenario;
+use serde_json::json;
+
+/// The report: the stopping table, then per shape its quantile table and
+/// pitchfork chart.
+pub(super) fn render_output(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    p: &Params,
+    ranked: &Ranked,
+    results: &[Characterized],
+) -> Result<Output> {
+    let summary = &ranked.summary;
+    let mut report = ReportBuilder::new(scenario, ctx.seed, None);
+    report.heading(Heading::DescriptionIfAny);
+    report.md(&format!(
+        "{}. Fixed stream, fresh hash seeds per trial ({} update, {} hasher). Quantiles are nearest-rank over trials at the normal equivalents of ±1, ±2, ±3 σ ({}). Trials double from {} until, from one round to the next, every contour value moves by at most {}% of its value or max({} events, {}% of e·N/w), or {} trials.\n\n",
+        summary.headline(),
+        p.variant.name(),
+        p.hasher.name(),
+        QUANTILES.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(", "),
+        p.min_trials,
+        p.tolerance_pct,
+        p.abs_floor,
+        p.floor_bound_pct,
+        p.max_trials
+    ));
+    let st = stopping_table(results);
+    report
+        .md(&st.markdown())
+        .console(&format!("{}\n{}", summary.headline(), st.text()));
+    let mut csv = Table::new(
+        [
+            "shape",
+            "rank_first",
+            "rank_last",
+            "count_first",
+            "count_last",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain(QUANTILES.iter().map(|q| format!("q{q}")))
+        .chain(["over_bound_pct".to_string()]),
+    );
+    let mut json_rows = Vec::new();
+    for r in results {
+        let name = format!("{}x{}", r.hashes, r.slots);
+        let mut t = round_table(&ranked.bins, &ranked.truth, &ranked.order, &r.contours);
+        t.header.push("over bound%".into());
+        for (j, row) in t.rows.iter_mut().enumerate() {
+            row.push(pct_one_decimal(r.over_bound_at_bin[j]));
+        }
+        report
+            .md(&format!(
+                "\n## {name}: error quantiles by rank ({} trials)\n\n",
+                r.trials
+            ))
+            .md(&t.markdown())
+            .console(&format!("\n{name}, {} trials:\n{}", r.trials, t.text()));
+        bin_rows(&name, ranked, r, &mut csv);
+        json_rows.push(shape_json(ranked, r));
+        report.chart(&pitchfork(&name, &ranked.bins, r))?;
+    }
+    report
+        .md("\n## Charts\n\n- `pitchfork_<shape>`: the quantile contours against key rank (log-log); the dashed line is the count-min bound e·N/w. Contours are pairs (±1σ, ±2σ, ±3σ) around the median; count-min never undercounts, so contours at 0 (often the whole lower half) are drawn at the axis floor. Over bound% is the share of errors above e·N/w, against the theory's ceiling e^-hashes.\n")
+        .field("variant", p.variant.name())
+        .field("hasher", p.hasher.name())
+        .field("quantiles", json!(QUANTILES))
+        .field(
+            "stopping",
+            json!({"min_trials": p.min_trials, "max_trials": p.max_trials, "tolerance_pct": p.tolerance_pct, "abs_floor": p.abs_floor, "floor_bound_pct": p.floor_bound_pct}),
+        )
+        .field("workload", summary.report_json(&p.workload))
+        .field("shapes", serde_json::Value::Array(json_rows))
+        .csv(&csv);
+    Ok(report.finish())
+}
+
+/// How each shape's trials stopped, with its bound and over-bound share.
+fn stopping_table(results: &[Characterized]) -> Table {
+    let mut st = Table::new([
+        "shape",
+        "memory",
+        "trials",
+        "stopped",
+        "last change",
+        "floor",
+        "e*N/w",
+        "over bound%",
+        "theory e^-h",
+    ]);
+    for r in results {
+        st.push([
+            format!("{}x{}", r.hashes, r.slots),
+            kib(r.hashes as u64 * r.slots * 8),
+            r.trials.to_string(),
+            if r.stable { "stable" } else { "max_trials" }.to_string(),
+            format!("{:.0}", r.last_change),
+            format!("{:.1}", r.floor),
+            format!("{:.0}", r.bound),
+            format!("{:.3}%", r.over_bound_pct),
+            format!("{:.3}%", over_bound_theory_pct(r.hashes as u64)),
+        ]);
+    }
+    st
+}
+
+/// Adds a shape's bins to table.csv.
+fn bin_rows(name: &str, ranked: &Ranked, r: &Characterized, csv: &mut Table) {
+    let (truth, order) = (&ranked.truth, &ranked.order);
+    for (j, b) in ranked.bins.iter().enumerate() {
+        let mut row = vec![
+            name.to_string(),
+            b.start.to_string(),
+            (b.end - 1).to_string(),
+            truth[order[b.start - 1] as usize].to_string(),
+            truth[order[b.end - 2] as usize].to_string(),
+        ];
+        row.extend(r.contours.iter().map(|q| q[j].to_string()));
+        row.push(r.over_bound_at_bin[j].to_string());
+        csv.push(row);
+    }
+}
+
+/// A shape in report.json.
+fn shape_json(ranked: &Ranked, r: &Characterized) -> serde_json::Value {
+    let (truth, order) = (&ranked.truth, &ranked.order);
+    json!({
+        "hashes": r.hashes,
+        "slots": r.slots,
+        "memory_bytes": r.hashes as u64 * r.slots * 8,
+        "trials": r.trials,
+        "stopped": if r.stable { "stable" } else { "max_trials" },
+        "last_change_events": r.last_change,
+        "stability_floor_events": r.floor,
+        "bound_enw": r.bound,
+        "over_bound_pct": r.over_bound_pct,
+        "bound_theory_pct": over_bound_theory_pct(r.hashes as u64),
+        "bins": ranked.bins.iter().enumerate().map(|(j, b)| json!({
+            "rank_first": b.start,
+            "rank_last": b.end - 1,
+            "count_first": truth[order[b.start - 1] as usize],
+            "count_last": truth[order[b.end - 2] as usize],
+            "quantiles": r.contours.iter().map(|q| q[j]).collect::<Vec<_>>(),
+            "over_bound_pct": r.over_bound_at_bin[j],
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The pitchfork chart of a shape: quantile contours against rank, the
+/// bound dashed.
+fn pitchfork(name: &str, bins: &[RankBin], r: &Characterized) -> ChartSpec {
+    let mut spec = ChartSpec::new(
+        format!("pitchfork_{name}"),
+        format!(
+            "{name} count-min: error quantiles by rank over {} hash seeds",
+            r.trials
+        ),
+        "key rank (1 = busiest key, log scale)",
+        "error = estimate - true count (events, log; 0 drawn at 0.1)",
+    )
+    .log_log(0.1);
+    spec.legend = Legend::UpperLeft;
+    let colors = [5usize, 0, 2, 6, 2, 0, 5];
+    for (q, label) in QUANTILE_LABELS.iter().enumerate() {
+        let pts = bins
+            .iter()
+            .enumerate()
+            .map(|(j, b)| (b.centre(), r.contours[q][j]))
+            .collect();
+        let mut s = Series::new(
+            format!("{label} (q={})", QUANTILES[q]),
+            pts,
+            SeriesStyle::Line,
+        );
+        s.color = Some(colors[q]);
+        spec.series.push(s);
+    }
+    let last = bins.last().map(|b| (b.end - 1) as f64).unwrap_or(1.0);
+    let mut b = Series::new(
+        format!("e·N/w = {:.0}", r.bound),
+        vec![(1.0, r.bound), (last, r.bound)],
+        SeriesStyle::Dashed,
+    );
+    b.color = Some(3);
+    spec.series.push(b);
+    spec
+}

@@ -1,0 +1,202 @@
+//! `estimator_accuracy`: replay a count workload through count-min sketches of
+//! several shapes and compare every key's estimate with its exact count.
+//!
+//! Sweep cells are (shape, variant, run). Each cell's seeds derive from the
+//! scenario seed and the run index only — the workload order and the hash
+//! seeds of run r are the same for every shape, so shapes are compared on
+//! common random numbers — and cells are collected in a fixed order, so the
+//! report does not depend on the thread count. The cells can be split across
+//! processes ([`run_cells`], [`merge_output`]; see [`crate::lab::shard`]).
+
+mod params;
+mod render;
+mod replay;
+mod sweep;
+
+pub use params::{configs, validate_shape, Backend, Grid, Params, Shape, MAX_HASHES};
+pub use replay::{rank_bins, replay_cell, replay_cell_crate, replay_run, CellOutcome, QUANTILES};
+pub use sweep::{cell_index, replay_summary, rows, sweep, sweep_cells, sweep_crate, Row};
+
+use super::experiment::Experiment;
+use super::RunContext;
+use crate::error::Result;
+use crate::model::estimator::EstimatorConfig;
+use crate::report::fmt::bytes_human;
+use crate::report::Output;
+use crate::scenario::Scenario;
+use crate::workload::counts::WorkloadSummary;
+use crate::workload::Workload;
+
+/// A validated `estimator_accuracy` scenario, ready to replay.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The parameters.
+    pub p: Params,
+    /// The built workload.
+    pub workload: Workload,
+    /// The shapes × variants, in table order.
+    pub configs: Vec<EstimatorConfig>,
+    /// Runs.
+    pub runs: u32,
+}
+
+/// What a whole sweep measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// One row per (backend, shape).
+    pub rows: Vec<Row>,
+    /// Run 0's workload facts.
+    pub first: WorkloadSummary,
+}
+
+/// The `estimator_accuracy` kind: count-min error against exact counts over
+/// a grid of shapes.
+pub struct EstimatorAccuracy;
+
+impl Experiment for EstimatorAccuracy {
+    type Params = Params;
+    type Plan = Plan;
+    type Outcome = Measured;
+
+    fn validate(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Plan> {
+        let plan = prepare(scenario, p, ctx)?;
+        if plan.p.backends.is_empty() {
+            return Err(scenario.field_error(
+                "backends",
+                "empty: expected at least one of model, pingora_limits",
+            ));
+        }
+        Ok(plan)
+    }
+
+    fn estimate_work(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<()> {
+        let cells = plan.configs.len() * plan.p.backends.len();
+        check_sweep_work(scenario, ctx, &plan.workload, cells, plan.runs)
+    }
+
+    fn run(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<Measured> {
+        let Plan {
+            p,
+            workload,
+            configs,
+            runs,
+        } = plan;
+        let progress = ctx.progress(
+            configs.len() as u64 * u64::from(*runs),
+            &scenario.common.name,
+        );
+        let mut rows = Vec::new();
+        if p.backends.contains(&Backend::Model) {
+            rows.extend(sweep(workload, configs, *runs, ctx.seed, &|| {
+                progress.inc(1)
+            }));
+        }
+        if p.backends.contains(&Backend::PingoraLimits) {
+            rows.extend(sweep_crate(workload, configs, *runs, ctx.seed));
+        }
+        progress.finish();
+        let first = replay_summary(workload, ctx.seed);
+        Ok(Measured { rows, first })
+    }
+
+    fn render(scenario: &Scenario, plan: &Plan, ctx: &RunContext, m: Measured) -> Result<Output> {
+        render::render_output(scenario, ctx, &plan.p, plan.runs, m.first, &m.rows)
+    }
+}
+
+/// Builds the workload and the shapes, and checks that the exact oracle
+/// fits in memory.
+fn prepare(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Plan> {
+    let workload = p.workload.build(&scenario.path, "workload")?;
+    let configs = configs(scenario, &p, ctx.max_memory)?;
+    let runs = ctx.runs(scenario, 5);
+    let oracle_bytes = (workload.key_space() as u64).saturating_mul(8 + 4 * MAX_HASHES.min(8));
+    if oracle_bytes > ctx.max_memory {
+        return Err(scenario.field_error("workload", format!(
+            "{} keys need {} for the exact oracle and key table, over the memory cap of {} (raise it with --max-memory)",
+            workload.key_space(), bytes_human(oracle_bytes), bytes_human(ctx.max_memory))));
+    }
+    Ok(Plan {
+        p,
+        workload,
+        configs,
+        runs,
+    })
+}
+
+/// The sweep replays the whole stream once per cell (shape × variant ×
+/// backend × run).
+fn check_sweep_work(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    workload: &Workload,
+    cells: usize,
+    runs: u32,
+) -> Result<()> {
+    let events = workload.events() as f64;
+    ctx.check_work(
+        scenario,
+        "workload",
+        events * cells as f64 * f64::from(runs),
+        2.0,
+        &format!("{events} events x {cells} sketches x {runs} runs"),
+    )
+}
+
+/// What a share of the sweep replayed: runs, run 0's workload facts (when
+/// asked for), and (cell index, outcome) pairs.
+pub type ShardOutcomes = (u32, Option<WorkloadSummary>, Vec<(usize, CellOutcome)>);
+
+/// Replays only the sweep cells `k` (numbered `k = shape * runs + run`, see
+/// [`cell_index`]) for which `owns(k)` holds. Returns the runs, the workload
+/// facts of run 0 if `with_first` (one share computes them) and the cells
+/// with their outcomes.
+pub fn run_cells(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    owns: impl Fn(usize) -> bool,
+    with_first: bool,
+) -> Result<ShardOutcomes> {
+    let Plan {
+        workload,
+        configs,
+        runs,
+        ..
+    } = prepare(scenario, scenario.params()?, ctx)?;
+    let cells: Vec<usize> = (0..configs.len() * runs as usize)
+        .filter(|&k| owns(k))
+        .collect();
+    check_sweep_work(scenario, ctx, &workload, cells.len(), 1)?;
+    let progress = ctx.progress(cells.len() as u64, &scenario.common.name);
+    let outcomes = sweep_cells(&workload, &configs, runs, ctx.seed, &cells, &|| {
+        progress.inc(1)
+    });
+    progress.finish();
+    let first = with_first.then(|| replay_summary(&workload, ctx.seed));
+    Ok((runs, first, cells.into_iter().zip(outcomes).collect()))
+}
+
+/// The report of a sharded run from every cell's outcome (in cell order),
+/// exactly as a whole run ([`EstimatorAccuracy`]) renders it. The workload
+/// is not rebuilt.
+pub fn merge_output(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    runs: u32,
+    first: WorkloadSummary,
+    outcomes: &[CellOutcome],
+) -> Result<Output> {
+    let p: Params = scenario.params()?;
+    let configs = configs(scenario, &p, u64::MAX)?;
+    if outcomes.len() != configs.len() * runs as usize {
+        return Err(crate::error::Error::input(format!(
+            "{}: {} cells merged, expected {} shapes x {runs} runs = {}",
+            scenario.common.name,
+            outcomes.len(),
+            configs.len(),
+            configs.len() * runs as usize
+        )));
+    }
+    let rows = rows(&configs, runs, outcomes);
+    render::render_output(scenario, ctx, &p, runs, first, &rows)
+}

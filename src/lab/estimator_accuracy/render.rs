@@ -1,0 +1,341 @@
+//! The report of an `estimator_accuracy` sweep (whole or merged from
+//! shards): the main table, run-to-run noise, faults, the model against the
+//! real crate, and three charts.
+
+use super::params::{Backend, Params};
+use super::replay::rank_bins;
+use super::sweep::Row;
+use crate::error::Result;
+use crate::lab::RunContext;
+use crate::metrics::over_bound_theory_pct;
+use crate::model::estimator::Overflow;
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::{kib, pct_one_decimal};
+use crate::report::{Heading, Output, ReportBuilder, Table};
+use crate::scenario::Scenario;
+use crate::workload::counts::WorkloadSummary;
+use serde_json::json;
+
+/// How rows are told apart: by variant and backend only when the scenario
+/// has several.
+struct Labels {
+    multi_variant: bool,
+    multi_backend: bool,
+}
+
+impl Labels {
+    fn of(p: &Params) -> Self {
+        Self {
+            multi_variant: p.variants.len() > 1,
+            multi_backend: p.backends != [Backend::Model],
+        }
+    }
+
+    /// A row's name in legends and the noise table.
+    fn label(&self, r: &Row) -> String {
+        let c = &r.config;
+        let mut l = if self.multi_variant {
+            format!("{}x{} {}", c.hashes, c.slots, c.variant.name())
+        } else {
+            format!("{}x{}", c.hashes, c.slots)
+        };
+        if self.multi_backend {
+            l.push(' ');
+            l.push_str(r.backend.name());
+        }
+        l
+    }
+}
+
+/// The report of a sweep from its rows; `first` is run 0's workload facts.
+pub(super) fn render_output(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    p: &Params,
+    runs: u32,
+    first: WorkloadSummary,
+    rows: &[Row],
+) -> Result<Output> {
+    let labels = Labels::of(p);
+    let label = |r: &Row| labels.label(r);
+    let table = main_table(rows, &labels);
+    let avg_count = first.events as f64 / first.keys.max(1) as f64;
+    let mut report = ReportBuilder::new(scenario, ctx.seed, Some(runs));
+    report.heading(Heading::DescriptionIfAny);
+    report.md(&format!(
+        "{}. {} runs (fresh hash seeds each, {} hasher, {} overflow); p99 and max are per-run values averaged over the runs. Average true count per key: {:.1}.\n\n",
+        first.headline(), runs, p.hasher.name(), match p.overflow { Overflow::Wrapping => "wrapping", Overflow::Checked => "checked" }, avg_count
+    ));
+    report
+        .md(&table.markdown())
+        .md("\n## Run-to-run noise and the count-min bound\n\nStandard deviation over runs of each statistic, and the share of keys whose error exceeds e·N/w against the theory's ceiling e^-hashes.\n\n")
+        .md(&noise_table(rows, &label).markdown())
+        .md(&faults_md(rows, runs, &label));
+    if labels.multi_backend {
+        report.md(&model_vs_crate(rows, runs));
+    }
+    report.md("\n## Charts\n\n- `error_vs_rank`: mean overcount by key rank (1 = busiest key), log-log. Cold keys (high rank) carry the error: their true counts are small and any hot key sharing their cell in every row inflates them.\n- `error_cdf`: share of keys whose error is at most x.\n- `error_vs_memory`: mean error against memory; points on the same memory differ in rows vs slots.\n");
+    report
+        .field("hasher", p.hasher.name())
+        .field(
+            "overflow",
+            serde_json::to_value(p.overflow).unwrap_or_default(),
+        )
+        .field("workload", first.report_json(&p.workload))
+        .field(
+            "rows",
+            serde_json::Value::Array(json_rows(rows, labels.multi_backend)),
+        )
+        .csv(&table)
+        .console(&format!("{}\n{}", first.headline(), table.text()))
+        .charts(&charts(rows, &label, first.keys as usize))?;
+    Ok(report.finish())
+}
+
+/// The main table, one row per shape (p99 and max: per-run values
+/// averaged).
+fn main_table(rows: &[Row], labels: &Labels) -> Table {
+    let mut head = vec![
+        "hashes", "slots", "memory", "exact%", "mean", "p99", "max", "e*N/w",
+    ];
+    if labels.multi_variant {
+        head.insert(0, "variant");
+    }
+    if labels.multi_backend {
+        head.insert(0, "backend");
+    }
+    let mut table = Table::new(head);
+    for r in rows {
+        let s = &r.summary;
+        let mut cells = vec![
+            r.config.hashes.to_string(),
+            r.config.slots.to_string(),
+            kib(r.config.memory_bytes()),
+            pct_one_decimal(s.exact_pct.mean),
+            format!("{:.1}", s.mean.mean),
+            format!("{:.0}", s.p99.mean),
+            format!("{:.0}", s.max.mean),
+            format!("{:.0}", r.bound),
+        ];
+        if labels.multi_variant {
+            cells.insert(0, r.config.variant.name().to_string());
+        }
+        if labels.multi_backend {
+            cells.insert(0, r.backend.name().to_string());
+        }
+        table.push(cells);
+    }
+    table
+}
+
+/// Standard deviations over runs, and the share of keys over the bound
+/// against the theory's ceiling.
+fn noise_table(rows: &[Row], label: &dyn Fn(&Row) -> String) -> Table {
+    let mut noise = Table::new([
+        "config",
+        "exact% std",
+        "mean std",
+        "p99 std",
+        "max std",
+        "over bound%",
+        "theory e^-h",
+    ]);
+    for r in rows {
+        let s = &r.summary;
+        noise.push([
+            label(r),
+            format!("{:.2}", s.exact_pct.std),
+            format!("{:.2}", s.mean.std),
+            format!("{:.1}", s.p99.std),
+            format!("{:.1}", s.max.std),
+            format!("{:.3}%", s.over_bound_pct.mean),
+            format!("{:.3}%", over_bound_theory_pct(r.config.hashes as u64)),
+        ]);
+    }
+    noise
+}
+
+/// The faults section (empty when no run faulted).
+fn faults_md(rows: &[Row], runs: u32, label: &dyn Fn(&Row) -> String) -> String {
+    let faulted: Vec<&Row> = rows.iter().filter(|r| r.faults > 0).collect();
+    if faulted.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("\n## Faults\n\n");
+    for r in faulted {
+        if let Some(f) = &r.fault {
+            md.push_str(&format!(
+                "- {}: {} of {} runs: {}\n",
+                label(r),
+                r.faults,
+                runs,
+                f
+            ));
+        }
+    }
+    md
+}
+
+/// The rows of report.json.
+fn json_rows(rows: &[Row], multi_backend: bool) -> Vec<serde_json::Value> {
+    rows.iter()
+        .map(|r| {
+            let s = &r.summary;
+            let mut o = json!({
+                "variant": r.config.variant.name(),
+                "hashes": r.config.hashes,
+                "slots": r.config.slots,
+                "memory_bytes": r.config.memory_bytes(),
+                "exact_pct": s.exact_pct.mean,
+                "mean": s.mean.mean,
+                "p99": s.p99.mean,
+                "max": s.max.mean,
+                "bound_enw": r.bound,
+                "over_bound_pct": s.over_bound_pct.mean,
+                "bound_theory_pct": over_bound_theory_pct(r.config.hashes as u64),
+                "faults": r.faults,
+                "fault": r.fault.as_ref().map(|f| f.to_string()),
+                "std": {
+                    "exact_pct": s.exact_pct.std,
+                    "mean": s.mean.std,
+                    "p99": s.p99.std,
+                    "max": s.max.std,
+                    "over_bound_pct": s.over_bound_pct.std,
+                },
+            });
+            if multi_backend {
+                o["backend"] = r.backend.name().into();
+                o["deterministic"] = (r.backend == Backend::Model).into();
+            }
+            o
+        })
+        .collect()
+}
+
+/// The three charts: error by rank, the error distribution and error
+/// against memory.
+fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSpec; 3] {
+    let bins = rank_bins(keys);
+    let mut by_rank = ChartSpec::new(
+        "error_vs_rank",
+        "Overcount by key rank (mean over runs)",
+        "key rank (1 = busiest key, log scale)",
+        "mean error = estimate - true count (log; 0 drawn at 0.1)",
+    )
+    .log_log(0.1);
+    by_rank.legend = Legend::UpperLeft;
+    let mut cdf = ChartSpec::new(
+        "error_cdf",
+        "Distribution of per-key error",
+        "error = estimate - true count (log; 0 drawn at 0.1)",
+        "keys with error <= x (%)",
+    );
+    cdf.x_log = true;
+    cdf.legend = Legend::LowerRight;
+    cdf.y_range = Some((0.0, 100.0));
+    let mut mem = ChartSpec::new(
+        "error_vs_memory",
+        "Mean error vs sketch memory",
+        "memory (KiB, log scale)",
+        "mean error per key (log; 0 drawn at 0.01)",
+    )
+    .log_log(0.01);
+    for (i, r) in rows.iter().enumerate() {
+        let pts = bins
+            .iter()
+            .zip(&r.rank_bin_means)
+            .map(|(&(s, e), &m)| (((s * (e - 1)) as f64).sqrt(), m))
+            .collect();
+        let mut s = Series::new(label(r), pts, SeriesStyle::Line);
+        s.color = Some(i);
+        by_rank.series.push(s);
+        let q = &r.quantiles;
+        let pts = q
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| (x, 100.0 * k as f64 / (q.len().max(2) - 1) as f64))
+            .collect();
+        let mut s = Series::new(label(r), pts, SeriesStyle::Step);
+        s.color = Some(i);
+        cdf.series.push(s);
+    }
+    // Memory chart: one series per (variant, hashes), points labelled by shape.
+    let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
+    for r in rows {
+        let g = format!(
+            "{} rows{}",
+            r.config.hashes,
+            if rows.iter().any(|o| o.config.variant != r.config.variant) {
+                format!(" {}", r.config.variant.name())
+            } else {
+                String::new()
+            }
+        );
+        match groups.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((g, vec![r])),
+        }
+    }
+    for (name, mut group) in groups {
+        group.sort_by_key(|r| r.config.memory_bytes());
+        let pts = group
+            .iter()
+            .map(|r| (r.config.memory_bytes() as f64 / 1024.0, r.summary.mean.mean))
+            .collect();
+        let mut s = Series::new(name, pts, SeriesStyle::LinePoints);
+        s.point_labels = Some(
+            group
+                .iter()
+                .map(|r| format!(" {}x{}", r.config.hashes, r.config.slots))
+                .collect(),
+        );
+        mem.series.push(s);
+    }
+    [by_rank, cdf, mem]
+}
+
+/// The model against the real crate, shape by shape (empty when no shape
+/// ran on both).
+fn model_vs_crate(rows: &[Row], runs: u32) -> String {
+    let mut t = Table::new([
+        "shape",
+        "model mean error",
+        "pingora_limits mean error",
+        "difference",
+        "within noise",
+    ]);
+    let mut all = true;
+    let mut any = false;
+    for m in rows.iter().filter(|r| r.backend == Backend::Model) {
+        let Some(c) = rows
+            .iter()
+            .find(|r| r.backend == Backend::PingoraLimits && r.config == m.config)
+        else {
+            continue;
+        };
+        any = true;
+        let (a, b) = (&m.summary.mean, &c.summary.mean);
+        let se = ((a.std * a.std + b.std * b.std) / f64::from(runs.max(1))).sqrt();
+        let ok = (a.mean - b.mean).abs() <= 3.0 * se + 0.02 * a.mean.abs().max(b.mean.abs()) + 0.05;
+        all &= ok;
+        t.push([
+            format!("{}x{}", m.config.hashes, m.config.slots),
+            format!("{:.2} ± {:.2}", a.mean, a.std),
+            format!("{:.2} ± {:.2}", b.mean, b.std),
+            format!("{:+.2}", b.mean - a.mean),
+            if ok { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    if !any {
+        return String::new();
+    }
+    format!(
+        "\n## Model vs the real crate\n\nRows marked `pingora_limits` ran the real `pingora_limits::estimator::Estimator` (0.9) on the same event stream; its hashers are seeded at random by the OS, so those rows are statistical and differ from run to run (they are excluded from the byte-identical guarantee). Agreement = the means differ by at most 3 standard errors over {runs} runs (+2% of the mean for the different hash family, +0.05). **Verdict: {}**\n\n{}",
+        if all {
+            "the model agrees with the real crate within noise for every shape."
+        } else {
+            "the model and the real crate differ beyond noise for at least one shape (marked NO)."
+        },
+        t.markdown()
+    )
+}

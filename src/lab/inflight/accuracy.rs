@@ -1,0 +1,370 @@
+//! `inflight_accuracy`: the estimate `Inflight::incr` returns against the
+//! exact in-flight count of the key, under a Zipf in-flight load, for
+//! several sketch shapes and load levels.
+
+use super::{drive, requests};
+use crate::clock::{Nanos, SECOND};
+use crate::error::Result;
+use crate::lab::experiment::Experiment;
+use crate::lab::RunContext;
+use crate::metrics::{error_stats, ErrorStats};
+use crate::model::estimator::EstimatorConfig;
+use crate::model::inflight::{Inflight, INFLIGHT_HASHES, INFLIGHT_SLOTS};
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::{kib, pct_one_decimal};
+use crate::report::{Output, ReportBuilder, Table};
+use crate::rng::{derive_seed, stream};
+use crate::scenario::Scenario;
+use crate::workload::dist::Zipf;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+pub use crate::lab::Shape;
+
+/// `inflight_accuracy` parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccuracyParams {
+    /// Distinct keys (Zipf ranks).
+    pub keys: u64,
+    /// Zipf exponent.
+    pub s: f64,
+    /// Arrivals per second.
+    pub rate_per_s: f64,
+    /// Mean request durations to sweep (ms): the load levels.
+    pub mean_duration_ms: Vec<f64>,
+    /// Simulated time, s.
+    pub horizon_s: u64,
+    /// Arrivals before this time are not measured (warm-up), s.
+    pub warmup_s: u64,
+    /// Sketch shapes.
+    pub configs: Vec<Shape>,
+}
+
+/// One table row.
+#[derive(Debug, Clone, Serialize)]
+pub struct AccRow {
+    /// Mean duration, ms.
+    pub mean_duration_ms: f64,
+    /// Mean true in-flight total at the measured arrivals.
+    pub mean_inflight: f64,
+    /// Shape.
+    pub config: Shape,
+    /// Per-run statistics.
+    pub runs: Vec<ErrorStats>,
+    /// Averages over runs (exact%, mean, p99, max).
+    pub avg: [f64; 4],
+}
+
+/// One (load level, shape, run) cell: the error statistics and the mean
+/// true in-flight total at the measured arrivals.
+pub(super) fn accuracy_cell(
+    p: &AccuracyParams,
+    seed: u64,
+    load: usize,
+    shape: Shape,
+    run: u64,
+) -> (ErrorStats, f64) {
+    let Some(zipf) = Zipf::new(p.keys, p.s) else {
+        return (error_stats(&mut [], 0.0), 0.0);
+    };
+    let reqs = requests(
+        derive_seed(seed, &[stream::WORKLOAD, load as u64, run]),
+        p.rate_per_s,
+        p.mean_duration_ms[load],
+        p.horizon_s * SECOND,
+        |rng| (zipf.sample(rng) as u32).saturating_sub(1),
+    );
+    let cfg = EstimatorConfig::new(shape.hashes, shape.slots);
+    let mut inf = Inflight::with_config(cfg, derive_seed(seed, &[stream::HASH, run]));
+    let warm = p.warmup_s * SECOND;
+    let mut errors = Vec::new();
+    let mut total = 0i64;
+    let mut total_sum = 0f64;
+    drive(
+        &mut inf,
+        &reqs,
+        p.keys as usize,
+        &|k| format!("key-{k}").into_bytes(),
+        |_, i, _, est, truth| {
+            if reqs[i].at >= warm {
+                errors.push(est - truth);
+            }
+        },
+        |_, _, _| {},
+        0,
+        0,
+    );
+    // Mean in-flight total at the measured arrivals (exact, recomputed).
+    let mut ends: BinaryHeap<Reverse<Nanos>> = BinaryHeap::new();
+    let mut n = 0u64;
+    for r in &reqs {
+        while ends.peek().is_some_and(|e| e.0 <= r.at) {
+            ends.pop();
+            total -= 1;
+        }
+        total += 1;
+        ends.push(Reverse(r.end));
+        if r.at >= warm {
+            total_sum += total as f64;
+            n += 1;
+        }
+    }
+    let mean_inflight = if n > 0 { total_sum / n as f64 } else { 0.0 };
+    (error_stats(&mut errors, f64::INFINITY), mean_inflight)
+}
+
+/// A validated `inflight_accuracy` scenario.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The parameters.
+    pub params: AccuracyParams,
+    /// Runs (fresh streams and hash seeds each).
+    pub runs: u32,
+}
+
+/// The `inflight_accuracy` kind.
+pub struct InflightAccuracy;
+
+impl Experiment for InflightAccuracy {
+    type Params = AccuracyParams;
+    type Plan = Plan;
+    type Outcome = Vec<AccRow>;
+
+    fn validate(scenario: &Scenario, p: AccuracyParams, ctx: &RunContext) -> Result<Plan> {
+        let runs = ctx.runs(scenario, 3);
+        if p.keys == 0 || p.keys > 10_000_000 {
+            return Err(
+                scenario.field_error("keys", format!("value {}: expected 1 to 10000000", p.keys))
+            );
+        }
+        if p.horizon_s > crate::lab::rate_vs_oracle::MAX_HORIZON_S {
+            return Err(scenario.field_error(
+                "horizon_s",
+                format!(
+                    "value {}: expected at most {} (a year)",
+                    p.horizon_s,
+                    crate::lab::rate_vs_oracle::MAX_HORIZON_S
+                ),
+            ));
+        }
+        if !(p.s >= 0.0 && p.s.is_finite()) || Zipf::new(p.keys, p.s).is_none() {
+            return Err(scenario.field_error(
+                "s",
+                format!("value {}: expected a finite exponent >= 0", p.s),
+            ));
+        }
+        if p.rate_per_s.is_nan()
+            || p.rate_per_s <= 0.0
+            || p.rate_per_s * p.horizon_s as f64 > 5e7
+            || p.horizon_s == 0
+        {
+            return Err(scenario.field_error(
+                "rate_per_s",
+                "rate_per_s > 0, horizon_s > 0, at most 50,000,000 requests",
+            ));
+        }
+        if p.warmup_s >= p.horizon_s {
+            return Err(scenario.field_error(
+                "warmup_s",
+                format!(
+                    "value {}: expected less than horizon_s {}",
+                    p.warmup_s, p.horizon_s
+                ),
+            ));
+        }
+        for (i, d) in p.mean_duration_ms.iter().enumerate() {
+            if !(*d > 0.0 && *d <= 1e7) {
+                return Err(scenario.field_error(
+                    format!("mean_duration_ms[{i}]"),
+                    format!("value {d}: expected > 0"),
+                ));
+            }
+        }
+        for (i, c) in p.configs.iter().enumerate() {
+            c.validate(scenario, &format!("configs[{i}]"), ctx.max_memory)?;
+        }
+        Ok(Plan { params: p, runs })
+    }
+
+    fn estimate_work(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<()> {
+        let (p, runs) = (&plan.params, plan.runs);
+        let events = p.rate_per_s * p.horizon_s as f64;
+        let cell_count = p.mean_duration_ms.len() * p.configs.len();
+        ctx.check_work(
+            scenario,
+            "rate_per_s",
+            events * cell_count as f64 * f64::from(runs),
+            50.0,
+            &format!("{events:.0} requests x {cell_count} (duration, shape) cells x {runs} runs"),
+        )
+    }
+
+    fn run(_: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<Vec<AccRow>> {
+        let (p, runs) = (&plan.params, plan.runs);
+        let cells: Vec<(usize, usize, u64)> = (0..p.mean_duration_ms.len())
+            .flat_map(|l| {
+                (0..p.configs.len()).flat_map(move |c| (0..runs as u64).map(move |r| (l, c, r)))
+            })
+            .collect();
+        let results: Vec<(ErrorStats, f64)> = cells
+            .par_iter()
+            .map(|&(l, c, r)| accuracy_cell(p, ctx.seed, l, p.configs[c], r))
+            .collect();
+        let mut rows = Vec::new();
+        for l in 0..p.mean_duration_ms.len() {
+            for (c, &config) in p.configs.iter().enumerate() {
+                let rs: Vec<&(ErrorStats, f64)> = cells
+                    .iter()
+                    .zip(&results)
+                    .filter(|((cl, cc, _), _)| *cl == l && *cc == c)
+                    .map(|(_, r)| r)
+                    .collect();
+                let n = rs.len().max(1) as f64;
+                let avg = |f: fn(&ErrorStats) -> f64| rs.iter().map(|r| f(&r.0)).sum::<f64>() / n;
+                rows.push(AccRow {
+                    mean_duration_ms: p.mean_duration_ms[l],
+                    mean_inflight: rs.iter().map(|r| r.1).sum::<f64>() / n,
+                    config,
+                    runs: rs.iter().map(|r| r.0).collect(),
+                    avg: [
+                        avg(|s| s.exact_pct),
+                        avg(|s| s.mean),
+                        avg(|s| s.p99),
+                        avg(|s| s.max),
+                    ],
+                });
+            }
+        }
+        Ok(rows)
+    }
+
+    fn render(
+        scenario: &Scenario,
+        plan: &Plan,
+        ctx: &RunContext,
+        rows: Vec<AccRow>,
+    ) -> Result<Output> {
+        let (p, runs) = (&plan.params, plan.runs);
+        let (table, console) = error_table(&rows);
+        let mut report = ReportBuilder::new(scenario, ctx.seed, Some(runs));
+        report
+            .md(&format!(
+                "{} keys, Zipf s = {}, {} arrivals/s, exponential durations, {} s simulated, arrivals after {} s measured, {} run(s) averaged (p99 and max are per-run values averaged). Error = the estimate `Inflight::incr` returns − the exact in-flight count of that key including the request. Axis floor of the chart: 0.001 (a mean of 0 is drawn there).\n\n",
+                p.keys, p.s, p.rate_per_s, p.horizon_s, p.warmup_s, runs
+            ))
+            .md(&table.markdown())
+            .field("rows", json!(rows))
+            .csv(&table)
+            .console(&console)
+            .chart(&chart(p, &rows))?;
+        Ok(report.finish())
+    }
+}
+
+/// The error table, a row per (load level, shape), and the console's
+/// version of it.
+fn error_table(rows: &[AccRow]) -> (Table, String) {
+    let mut table = Table::new([
+        "mean duration (ms)",
+        "mean in-flight",
+        "hashes",
+        "slots",
+        "memory",
+        "exact%",
+        "mean",
+        "p99",
+        "max",
+    ]);
+    let mut console = String::new();
+    for r in rows {
+        let mem = EstimatorConfig::new(r.config.hashes, r.config.slots).memory_bytes();
+        let cells = [
+            format!("{}", r.mean_duration_ms),
+            format!("{:.0}", r.mean_inflight),
+            r.config.hashes.to_string(),
+            r.config.slots.to_string(),
+            kib(mem),
+            pct_one_decimal(r.avg[0]),
+            format!("{:.2}", r.avg[1]),
+            format!("{:.1}", r.avg[2]),
+            format!("{:.1}", r.avg[3]),
+        ];
+        console.push_str(&format!("{}\n", cells.join("  ")));
+        table.push(cells);
+    }
+    (table, console)
+}
+
+/// Mean overcount against the mean in-flight total, a line per shape.
+fn chart(p: &AccuracyParams, rows: &[AccRow]) -> ChartSpec {
+    let mut chart = ChartSpec::new(
+        "inflight-accuracy",
+        "Inflight estimate - true in-flight count at each arrival (mean over arrivals)",
+        "mean in-flight requests (all keys)",
+        "mean overcount (requests)",
+    )
+    .log_log(0.001);
+    for (c, config) in p.configs.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % p.configs.len() == c)
+            .map(|(_, r)| (r.mean_inflight.max(1.0), r.avg[1]))
+            .collect();
+        chart.series.push(Series::new(
+            format!("{} x {}", config.hashes, config.slots),
+            pts,
+            SeriesStyle::LinePoints,
+        ));
+    }
+    chart.legend = Legend::UpperLeft;
+    chart
+}
+
+/// The real defaults, for scenario authors and tests.
+pub const DEFAULT_SHAPE: Shape = Shape {
+    hashes: INFLIGHT_HASHES,
+    slots: INFLIGHT_SLOTS,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accuracy_default_shape_is_exact_at_low_load() {
+        let p = AccuracyParams {
+            keys: 100,
+            s: 1.0,
+            rate_per_s: 1000.0,
+            mean_duration_ms: vec![20.0],
+            horizon_s: 2,
+            warmup_s: 1,
+            configs: vec![
+                DEFAULT_SHAPE,
+                Shape {
+                    hashes: 1,
+                    slots: 4,
+                },
+            ],
+        };
+        let (s, inflight) = accuracy_cell(&p, 1, 0, DEFAULT_SHAPE, 0);
+        assert_eq!(s.exact_pct, 100.0);
+        assert!(inflight > 10.0 && inflight < 30.0, "{inflight}");
+        let (tiny, _) = accuracy_cell(
+            &p,
+            1,
+            0,
+            Shape {
+                hashes: 1,
+                slots: 4,
+            },
+            0,
+        );
+        assert!(tiny.mean > 1.0 && tiny.exact_pct < 50.0, "{tiny:?}");
+    }
+}

@@ -1,0 +1,380 @@
+//! The report of a `pacer_timeline` run: listings, the summary by caller
+//! label, every step as CSV and the charts.
+
+use super::params::{Params, TimeFormat};
+use super::run::{Admission, CaseResult};
+use crate::error::Result;
+use crate::lab::RunContext;
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::go_duration;
+use crate::report::{Output, ReportBuilder, Table};
+use crate::scenario::Scenario;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Nanoseconds per second, for the charts' axes.
+const S: f64 = 1e9;
+
+/// The report of `cases`; `clock_start` is t = 0 in seconds since midnight
+/// for `clock` listings.
+pub(super) fn render(
+    sc: &Scenario,
+    p: &Params,
+    clock_start: Option<i64>,
+    ctx: &RunContext,
+    cases: &[CaseResult],
+) -> Result<Output> {
+    let mut report = ReportBuilder::new(sc, ctx.seed, None);
+    if let Some(o) = &p.caller_order {
+        report.md(&format!("**Caller order (fixed):** {o}\n\n"));
+    }
+    report.md("Virtual clock; every caller is a separate goroutine. Simultaneous events run in caller order (file order).\n\n");
+    let mut summary = Table::new([
+        "case",
+        "callers",
+        "label",
+        "steps",
+        "admitted at once",
+        "refused",
+        "wait p50",
+        "wait p99",
+        "wait max",
+        "last admitted",
+    ]);
+    let mut csv = Table::new([
+        "case",
+        "caller",
+        "label",
+        "step",
+        "started_ns",
+        "admitted_ns",
+        "waited_ns",
+        "clock_read_ns",
+        "error",
+    ]);
+    let mut json_cases = Vec::new();
+    for c in cases {
+        let listing = listing(p.time_format, clock_start, c);
+        report.md(&format!("## {}\n\n```\n{listing}```\n\n", c.label));
+        report.console(&format!("== {}\n{listing}", c.label));
+        let label_json = label_summary(c, &mut summary);
+        step_rows(c, &mut csv);
+        json_cases.push(case_json(c, &listing, label_json));
+    }
+    report
+        .md("## Summary\n\n")
+        .md("Waits: p50/p99 from an HdrHistogram (3 significant digits), max exact. \"Admitted at once\" = steps that did not wait.\n\n")
+        .md(&summary.markdown())
+        .console(&summary.text())
+        .field(
+            "time_format",
+            json!(format!("{:?}", p.time_format).to_lowercase()),
+        )
+        .field("caller_order", json!(p.caller_order))
+        .field("cases", Value::Array(json_cases))
+        .csv(&csv)
+        .charts(&charts(cases, p.staircase_x_s))?;
+    Ok(report.finish())
+}
+
+/// The case's admitted times, listed in `format`.
+fn listing(format: TimeFormat, clock_start: Option<i64>, c: &CaseResult) -> String {
+    let mut listing = String::new();
+    let sorted = c.admitted_sorted();
+    match format {
+        TimeFormat::Delta => {
+            let mut prev: Option<i64> = None;
+            for (i, a) in sorted.iter().enumerate() {
+                let t = a.admitted_ns.unwrap_or(0);
+                let d = t - prev.unwrap_or(a.started_ns);
+                listing.push_str(&format!("{i} {}\n", go_duration(d)));
+                prev = Some(t);
+            }
+        }
+        TimeFormat::Clock => {
+            let start = clock_start.unwrap_or(0);
+            for a in &sorted {
+                listing.push_str(&format!(
+                    "{} {}\n",
+                    clock_label(start, a.admitted_ns.unwrap_or(0)),
+                    a.label
+                ));
+            }
+            let end = c
+                .steps
+                .iter()
+                .map(|a| a.started_ns + a.waited_ns)
+                .max()
+                .unwrap_or(0);
+            listing.push_str(&format!("{} Done.\n", clock_label(start, end)));
+        }
+        TimeFormat::Offset => {
+            for a in &c.steps {
+                let what = match a.admitted_ns {
+                    Some(t) => format!("admitted {}", go_duration(t)),
+                    None => format!("refused ({})", a.error.clone().unwrap_or_default()),
+                };
+                listing.push_str(&format!(
+                    "#{:<3} {:<16} at {:<8} {what:<22} waited {}{}\n",
+                    a.caller,
+                    a.label,
+                    go_duration(a.started_ns),
+                    go_duration(a.waited_ns),
+                    a.clock_read_ns
+                        .filter(|r| *r != a.started_ns)
+                        .map(|r| format!(" (clock read at {})", go_duration(r)))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+    }
+    listing
+}
+
+/// Adds the case's rows to the summary table (one per caller label, in
+/// order of the label's first caller); returns their report.json form.
+fn label_summary(c: &CaseResult, summary: &mut Table) -> Vec<Value> {
+    let mut by_label: BTreeMap<(usize, String), Vec<&Admission>> = BTreeMap::new();
+    let mut first_caller: BTreeMap<String, usize> = BTreeMap::new();
+    for a in &c.steps {
+        let fc = *first_caller.entry(a.label.clone()).or_insert(a.caller);
+        by_label.entry((fc, a.label.clone())).or_default().push(a);
+    }
+    let mut label_json = Vec::new();
+    for ((_, label), steps) in &by_label {
+        let (n, once, p50, p99, max) = wait_stats(steps);
+        let callers: std::collections::BTreeSet<usize> = steps.iter().map(|a| a.caller).collect();
+        let refused = steps.iter().filter(|a| a.admitted_ns.is_none()).count();
+        let last = steps.iter().filter_map(|a| a.admitted_ns).max();
+        summary.push([
+            c.label.clone(),
+            callers.len().to_string(),
+            label.clone(),
+            n.to_string(),
+            once.to_string(),
+            refused.to_string(),
+            go_duration(p50 as i64),
+            go_duration(p99 as i64),
+            go_duration(max),
+            last.map(go_duration).unwrap_or_else(|| "-".into()),
+        ]);
+        label_json.push(json!({
+            "label": label, "callers": callers.len(), "steps": n, "admitted_at_once": once,
+            "refused": refused, "wait_p50_ns": p50, "wait_p99_ns": p99, "wait_max_ns": max,
+            "last_admitted_ns": last,
+        }));
+    }
+    label_json
+}
+
+/// Adds the case's steps to table.csv.
+fn step_rows(c: &CaseResult, csv: &mut Table) {
+    for a in &c.steps {
+        csv.push([
+            c.label.clone(),
+            a.caller.to_string(),
+            a.label.clone(),
+            a.step.to_string(),
+            a.started_ns.to_string(),
+            a.admitted_ns.map(|t| t.to_string()).unwrap_or_default(),
+            a.waited_ns.to_string(),
+            a.clock_read_ns.map(|t| t.to_string()).unwrap_or_default(),
+            a.error.clone().unwrap_or_default(),
+        ]);
+    }
+}
+
+/// The case in report.json: admitted times in order, the listing, the
+/// summary by label and each caller's steps.
+fn case_json(c: &CaseResult, listing: &str, label_json: Vec<Value>) -> Value {
+    let mut callers_json: BTreeMap<usize, (String, Vec<Value>)> = BTreeMap::new();
+    for a in &c.steps {
+        let e = callers_json
+            .entry(a.caller)
+            .or_insert_with(|| (a.label.clone(), Vec::new()));
+        e.1.push(json!({
+            "started_ns": a.started_ns, "admitted_ns": a.admitted_ns, "waited_ns": a.waited_ns,
+            "clock_read_ns": a.clock_read_ns, "error": a.error,
+        }));
+    }
+    let rows: Vec<Value> = callers_json
+        .into_iter()
+        .map(|(caller, (label, steps))| json!({"caller": caller, "label": label, "steps": steps}))
+        .collect();
+    json!({
+        "label": c.label,
+        "x_time_behaviour": c.go_version.name(),
+        "admitted_ns_in_order": c.admitted_sorted().iter().map(|a| a.admitted_ns).collect::<Vec<_>>(),
+        "listing": listing,
+        "by_label": label_json,
+        "rows": rows,
+    })
+}
+
+/// `hh:mm:ss` as seconds since midnight.
+pub(super) fn parse_clock(s: &str) -> Option<i64> {
+    let p: Vec<i64> = s
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    match p.as_slice() {
+        [h, m, sec] if (0..24).contains(h) && (0..60).contains(m) && (0..60).contains(sec) => {
+            Some(h * 3600 + m * 60 + sec)
+        }
+        _ => None,
+    }
+}
+
+/// `hh:mm:ss` of `t_ns` after `start_s` (seconds since midnight), wrapping
+/// at midnight.
+fn clock_label(start_s: i64, t_ns: i64) -> String {
+    let s = (start_s + t_ns.div_euclid(1_000_000_000)).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+}
+
+/// Rounds to 3 significant digits, the histogram's precision (so a bucket
+/// edge such as 4.001366015 s shows as the 4 s it stands for).
+fn round3(v: u64) -> u64 {
+    let mut scale = 1u64;
+    while v / scale >= 1000 {
+        scale *= 10;
+    }
+    (v + scale / 2) / scale * scale
+}
+
+/// Wait-time statistics of a set of steps: (count, admitted at once,
+/// p50, p99 via HdrHistogram, exact max).
+fn wait_stats(steps: &[&Admission]) -> (usize, usize, u64, u64, i64) {
+    let mut h = hdrhistogram::Histogram::<u64>::new(3).ok();
+    let mut max = 0;
+    let mut at_once = 0;
+    for a in steps {
+        if a.admitted_ns.is_some() && a.waited_ns == 0 {
+            at_once += 1;
+        }
+        max = max.max(a.waited_ns);
+        if let Some(h) = h.as_mut() {
+            let _ = h.record(a.waited_ns.max(0) as u64);
+        }
+    }
+    let (p50, p99) = match &h {
+        Some(h) if !h.is_empty() => (
+            round3(h.value_at_quantile(0.5)),
+            round3(h.value_at_quantile(0.99)),
+        ),
+        _ => (0, 0),
+    };
+    (steps.len(), at_once, p50, p99, max)
+}
+
+/// The staircase of admissions, the wait of every step and the wait
+/// distribution of every case.
+fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
+    let mut stairs = ChartSpec::new(
+        "admitted-staircase",
+        "Admitted calls over time (staircase) vs the ideal rate",
+        "virtual time (s)",
+        "calls admitted (count)",
+    );
+    stairs.legend = Legend::UpperLeft;
+    let mut waits = ChartSpec::new(
+        "waits-per-caller",
+        "Wait of each limiter step, by caller",
+        "caller # (file order)",
+        "wait (s)",
+    );
+    waits.legend = Legend::UpperLeft;
+    let mut dist = ChartSpec::new(
+        "wait-distribution",
+        "Wait-time distribution per case (p50, p99 HdrHistogram; max exact)",
+        "percentile (%)",
+        "wait (s)",
+    );
+    dist.legend = Legend::UpperLeft;
+    for (i, c) in cases.iter().enumerate() {
+        let sorted = c.admitted_sorted();
+        let mut pts = vec![];
+        let start = c.steps.iter().map(|a| a.started_ns).min().unwrap_or(0);
+        pts.push((start as f64 / S, 0.0));
+        for (k, a) in sorted.iter().enumerate() {
+            pts.push((a.admitted_ns.unwrap_or(0) as f64 / S, (k + 1) as f64));
+        }
+        let end = pts.last().map_or(0.0, |p| p.0);
+        // Hold the last count a little so the final step shows.
+        let tail = (end + (end * 0.02).max(0.01), sorted.len() as f64);
+        pts.push(tail);
+        let in_zoom = zoom.map_or(true, |(a, b)| {
+            sorted.iter().any(|x| {
+                let t = x.admitted_ns.unwrap_or(0) as f64 / S;
+                a <= t && t <= b
+            })
+        });
+        let mut s = Series::new(format!("{} (admitted)", c.label), pts, SeriesStyle::Step);
+        s.color = Some(i % 6);
+        if in_zoom {
+            stairs.series.push(s);
+        }
+        if let (Some(r), Some(first)) = (c.ideal_per_s, sorted.first()) {
+            let t0 = first.admitted_ns.unwrap_or(0) as f64 / S;
+            let b = c.ideal_burst;
+            let mut s = Series::new(
+                format!(
+                    "{}: ideal {b} at once + {}/s",
+                    c.label,
+                    crate::report::chart::human(r)
+                ),
+                vec![(t0, b), (end, b + r * (end - t0))],
+                SeriesStyle::Dashed,
+            );
+            s.color = Some(i % 6);
+            stairs.series.push(s);
+        }
+        let wp: Vec<(f64, f64)> = c
+            .steps
+            .iter()
+            .map(|a| (a.caller as f64, a.waited_ns as f64 / S))
+            .collect();
+        let mut s = Series::new(c.label.clone(), wp, SeriesStyle::Points);
+        s.color = Some(i % 6);
+        waits.series.push(s);
+        let refs: Vec<&Admission> = c.steps.iter().collect();
+        let (_, _, p50, p99, max) = wait_stats(&refs);
+        let mut s = Series::new(
+            c.label.clone(),
+            vec![
+                (50.0, p50 as f64 / S),
+                (99.0, p99 as f64 / S),
+                (100.0, max as f64 / S),
+            ],
+            SeriesStyle::LinePoints,
+        );
+        s.color = Some(i % 6);
+        dist.series.push(s);
+    }
+    dist.x_range = Some((45.0, 101.0));
+    stairs.x_range = zoom;
+    [stairs, waits, dist]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEC: i64 = 1_000_000_000;
+
+    #[test]
+    fn durations_and_clock_labels() {
+        assert_eq!(round3(4_001_366_015), 4_000_000_000);
+        assert_eq!(round3(999), 999);
+        assert_eq!(go_duration(0), "0");
+        assert_eq!(go_duration(1_500_000_000), "1.5s");
+        assert_eq!(go_duration(60 * SEC), "1m0s");
+        assert_eq!(go_duration(333_333_333), "333.333333ms");
+        assert_eq!(go_duration(1_500), "1.5µs");
+        assert_eq!(go_duration(-7), "-7ns");
+        assert_eq!(
+            clock_label(parse_clock("01:40:15").unwrap_or(0), 60 * SEC),
+            "01:41:15"
+        );
+    }
+}
