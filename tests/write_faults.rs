@@ -38,7 +38,14 @@ const DECISION: &str = r#"{"name": "wf-dec", "kind": "decision_accuracy", "seed"
   "workload": {"type": "poisson", "keys": {"type": "uniform", "keys": 3},
                "rate": 400.0, "duration_s": 5.0}}"#;
 
-const TRACE: &str = "t_ms,key,op,n\n0,a,observe,2\n0,a,observe,3\n5,a,rate,\n6,a,observe,1\n";
+/// A trace whose replay output is well past the 2 KiB file size limit.
+fn trace() -> String {
+    let mut t = String::from("t_ms,key,op,n\n");
+    for i in 0..600 {
+        t.push_str(&format!("{i},k{},observe,1\n", i % 7));
+    }
+    t
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Fault {
@@ -159,9 +166,12 @@ fn stray(dir: &Path) -> Vec<String> {
     out
 }
 
-/// A command under test: given its input folder and its output folder,
-/// the arguments that write into the output folder.
-type Case = fn(&Path, &Path) -> Vec<String>;
+/// A command under test: given its input folder, its output folder and
+/// whether this is the faulted run, the arguments that write into the
+/// output folder. The faulted run asks for different output where the
+/// command allows (another seed, target or interval), so a partly replaced
+/// previous output would show.
+type Case = fn(&Path, &Path, bool) -> Vec<String>;
 
 fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
@@ -173,26 +183,36 @@ fn input(inp: &Path, name: &str, text: &str) -> String {
     p.display().to_string()
 }
 
-fn case_run(inp: &Path, out: &Path) -> Vec<String> {
-    let sc = input(inp, "wf.json", SCENARIO);
-    s(&["run", &sc, "--out", out.to_str().unwrap(), "--no-progress"])
+/// `--seed 77` on the faulted run.
+fn seeded(mut args: Vec<String>, faulted: bool) -> Vec<String> {
+    if faulted {
+        args.extend(s(&["--seed", "77"]));
+    }
+    args
 }
 
-fn case_reproduce(inp: &Path, out: &Path) -> Vec<String> {
+fn case_run(inp: &Path, out: &Path, faulted: bool) -> Vec<String> {
+    let sc = input(inp, "wf.json", SCENARIO);
+    let args = s(&["run", &sc, "--out", out.to_str().unwrap(), "--no-progress"]);
+    seeded(args, faulted)
+}
+
+fn case_reproduce(inp: &Path, out: &Path, faulted: bool) -> Vec<String> {
     let dir = inp.join("scenarios");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("wf.json"), SCENARIO).unwrap();
-    s(&[
+    let args = s(&[
         "reproduce",
         "--scenarios",
         dir.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
         "--no-progress",
-    ])
+    ]);
+    seeded(args, faulted)
 }
 
-fn case_size(_inp: &Path, out: &Path) -> Vec<String> {
+fn case_size(_inp: &Path, out: &Path, faulted: bool) -> Vec<String> {
     s(&[
         "size",
         "--keys",
@@ -200,7 +220,7 @@ fn case_size(_inp: &Path, out: &Path) -> Vec<String> {
         "--dist",
         "harmonic",
         "--top",
-        "3000",
+        if faulted { "6000" } else { "3000" },
         "--target",
         "exact_pct>=50",
         "--out",
@@ -209,18 +229,19 @@ fn case_size(_inp: &Path, out: &Path) -> Vec<String> {
     ])
 }
 
-fn case_export(inp: &Path, out: &Path) -> Vec<String> {
+fn case_export(inp: &Path, out: &Path, faulted: bool) -> Vec<String> {
     let sc = input(inp, "wf-dec.json", DECISION);
-    s(&[
+    let args = s(&[
         "export",
         &sc,
         "--out",
         out.join("trace.csv").to_str().unwrap(),
-    ])
+    ]);
+    seeded(args, faulted)
 }
 
-fn case_replay(inp: &Path, out: &Path) -> Vec<String> {
-    let t = input(inp, "in.csv", TRACE);
+fn case_replay(inp: &Path, out: &Path, faulted: bool) -> Vec<String> {
+    let t = input(inp, "in.csv", &trace());
     s(&[
         "replay",
         "--algo",
@@ -228,7 +249,7 @@ fn case_replay(inp: &Path, out: &Path) -> Vec<String> {
         "--trace",
         &t,
         "--interval-ms",
-        "10",
+        if faulted { "20" } else { "10" },
         "--hasher",
         "exact",
         "--out",
@@ -236,7 +257,7 @@ fn case_replay(inp: &Path, out: &Path) -> Vec<String> {
     ])
 }
 
-fn case_merge(inp: &Path, out: &Path) -> Vec<String> {
+fn case_merge(inp: &Path, out: &Path, _faulted: bool) -> Vec<String> {
     let sc = input(inp, "wf.json", SCENARIO);
     let parts = inp.join("parts");
     let p = parts.to_str().unwrap();
@@ -260,7 +281,7 @@ fn case_merge(inp: &Path, out: &Path) -> Vec<String> {
     a
 }
 
-fn case_report(inp: &Path, out: &Path) -> Vec<String> {
+fn case_report(inp: &Path, out: &Path, _faulted: bool) -> Vec<String> {
     // The report folder itself is the output: give it one report first
     // (made elsewhere and copied in, so the copy is all the fault sees).
     let src = inp.join("made");
@@ -292,9 +313,9 @@ fn check(name: &str, case: Case, fault: Fault) {
             None => return,
         }
     }
-    let args = case(inp.path(), &out);
     // The previous output: the same command, unfaulted.
-    ok(&args);
+    ok(&case(inp.path(), &out, false));
+    let args = case(inp.path(), &out, true);
     assert!(!tree(&out).is_empty(), "{name}: no previous output");
     match fault {
         Fault::Full => fill(&out),
