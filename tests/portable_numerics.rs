@@ -73,7 +73,11 @@ fn src_calls_no_platform_libm() {
     assert!(files.len() > 20);
     let mut bad = Vec::new();
     for f in &files {
-        let rel = f.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         if ALLOWED.contains(&rel.as_str()) {
             continue;
         }

@@ -24,15 +24,15 @@ fn zipf_ranks(keys: u64, s: f64, seed: u64, n: usize) -> Vec<u64> {
 }
 
 fn timed(w: &TimedWorkload, n: usize) -> Vec<u64> {
-    w.events(9)
-        .take(n)
-        .flat_map(|(t, k)| [t, k])
-        .collect()
+    w.events(9).take(n).flat_map(|(t, k)| [t, k]).collect()
 }
 
 fn mmpp() -> TimedWorkload {
     TimedWorkload::Mmpp {
-        keys: KeyChoice::Zipf { keys: 5000, s: 1.05 },
+        keys: KeyChoice::Zipf {
+            keys: 5000,
+            s: 1.05,
+        },
         rates: [50.0, 2000.0],
         mean_dwell_s: [0.2, 0.05],
         duration_s: 60.0,
@@ -69,8 +69,16 @@ fn exponential_draws_are_pinned() {
 
 #[test]
 fn zipf_draws_are_pinned() {
-    check("ZIPF_1000_1_1", &zipf_ranks(1000, 1.1, 21, 200), ZIPF_1000_1_1);
-    check("ZIPF_1M_0_8", &zipf_ranks(1_000_000, 0.8, 22, 100), ZIPF_1M_0_8);
+    check(
+        "ZIPF_1000_1_1",
+        &zipf_ranks(1000, 1.1, 21, 200),
+        ZIPF_1000_1_1,
+    );
+    check(
+        "ZIPF_1M_0_8",
+        &zipf_ranks(1_000_000, 0.8, 22, 100),
+        ZIPF_1M_0_8,
+    );
     check("ZIPF_50_1", &zipf_ranks(50, 1.0, 23, 100), ZIPF_50_1);
     check("ZIPF_10_0", &zipf_ranks(10, 0.0, 24, 100), ZIPF_10_0);
 }

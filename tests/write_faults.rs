@@ -287,7 +287,13 @@ fn case_report(inp: &Path, out: &Path, _faulted: bool) -> Vec<String> {
     let src = inp.join("made");
     if !src.exists() {
         let sc = input(inp, "wf.json", SCENARIO);
-        ok(&s(&["run", &sc, "--out", src.to_str().unwrap(), "--no-progress"]));
+        ok(&s(&[
+            "run",
+            &sc,
+            "--out",
+            src.to_str().unwrap(),
+            "--no-progress",
+        ]));
     }
     let dst = out.join("wf");
     if !dst.exists() {

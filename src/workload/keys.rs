@@ -58,9 +58,7 @@ impl KeySampler {
     /// more `u64`), a uniform one one `random_range` over `0..keys`.
     pub(crate) fn sample(&self, rng: &mut SimRng) -> u64 {
         match self {
-            KeySampler::Zipf(z, keys) => {
-                (z.sample(rng) - 1).min(keys - 1)
-            }
+            KeySampler::Zipf(z, keys) => (z.sample(rng) - 1).min(keys - 1),
             KeySampler::Uniform(keys) => rng.random_range(0..*keys),
         }
     }
