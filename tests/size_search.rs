@@ -6,7 +6,7 @@ use common::*;
 use ratelab::hash::HasherKind;
 use ratelab::metrics::summarize;
 use ratelab::model::estimator::Variant;
-use ratelab::sizing::{search, Evaluator, SearchOptions, Target};
+use ratelab::sizing::{search_silent, Evaluator, SearchOptions, Target};
 use ratelab::workload::{CountWorkload, Workload};
 use std::path::Path;
 
@@ -159,15 +159,7 @@ fn recommendation_is_within_2x_of_the_brute_force_smallest_and_holds_on_fresh_se
             .map(|s| Target::parse(s, a).unwrap())
             .collect();
         let ev = Evaluator::new(w.clone(), Variant::CountMin, HasherKind::Xxh3, 1, 5);
-        let r = search(
-            &ev,
-            &t,
-            &SearchOptions {
-                max_memory: 1 << 30,
-            },
-            &|_| {},
-            &|_| {},
-        );
+        let r = search_silent(&ev, &t, &SearchOptions::default());
         let rec = &r.evaluated[r.recommended.expect("a recommendation")];
         let smallest = brute_force_smallest(&w, &t, 10);
         assert!(

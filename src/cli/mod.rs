@@ -69,6 +69,8 @@ pub struct RunOpts {
     /// Run only shard I of N of each sweep (cell k goes to shard k mod N) and write
     /// <OUT>/<name>.shard-I-of-N.json for `ratelab merge`. Non-sweep kinds run whole
     /// on shard 0 and are skipped on the others.
+    // The doc comment is the --help text, placeholders and all.
+    #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "I/N", value_parser = crate::lab::shard::parse_shard)]
     pub shard: Option<crate::lab::shard::Shard>,
 }
@@ -83,6 +85,7 @@ pub enum Command {
     Run {
         /// The scenario JSON file.
         scenario: PathBuf,
+        /// Where the reports go and how the scenario runs.
         #[command(flatten)]
         opts: RunOpts,
     },
@@ -91,6 +94,7 @@ pub enum Command {
         /// Folder of scenario files.
         #[arg(long, default_value = "scenarios")]
         scenarios: PathBuf,
+        /// Where the reports go and how the scenario runs.
         #[command(flatten)]
         opts: RunOpts,
     },
@@ -99,6 +103,7 @@ pub enum Command {
         after_help = "Formats (header row required; times non-decreasing):\n  --algo rate          in: t_ms,key,op,n   op = observe | rate | rate_proportional   out: + value\n  --algo token-bucket  in: t_ns,n,op[,deadline_ns]   op = allow | reserve | wait      out: + ok,delay_ns\n  --algo leaky-bucket  in: t_ns                                                      out: t_ns,return_ns\n  --algo limiter       in: t_ns,key[,weight]   any decision-lab candidate (--limiter NAME)   out: + allowed,delay_ns\n\nExamples:\n  ratelab replay --algo rate --interval-ms 1000 --hasher exact --trace in.csv --out out.csv\n  ratelab replay --algo token-bucket --limit 2 --burst 1 --trace in.csv --out out.csv\n  ratelab replay --algo leaky-bucket --rate 100 --slack 10 --variant atomic-int64 --trace in.csv --out out.csv"
     )]
     Replay {
+        /// The model, its parameters and the trace.
         #[command(flatten)]
         args: Box<crate::replay::ReplayArgs>,
     },
@@ -119,10 +124,13 @@ pub enum Command {
         after_help = "Compares each scenario's fresh report.json with <REPORTS>/<name>/report.json value by value (integers and strings exactly, floats to a relative 1e-9 unless the scenario's `tolerance` loosens a field) and checks the scenario's `expect` thresholds.\n\nExamples:\n  ratelab check                              every scenario in scenarios/\n  ratelab check estimator-zipf               one scenario (a name or a file)\n  ratelab check --update                     accept the new numbers: rewrite the baselines\n  ratelab check --from /tmp/r                compare reports already made by `ratelab reproduce --out /tmp/r`\n\nExit codes: 0 all hold, 1 a value regressed or an expectation failed, 2 bad input (e.g. a missing baseline)."
     )]
     Check {
+        /// Which scenarios, against which baselines.
         #[command(flatten)]
         args: check::CheckArgs,
     },
     /// Write <OUT>/index.html: every report's tables and charts on one page for design reviews.
+    // The doc comment is the --help text, placeholders and all.
+    #[allow(rustdoc::invalid_html_tags)]
     #[command(
         after_help = "Reads every <OUT>/*/report.json folder (any kind). No external assets: CSS is inline; images are referenced relative to the page, or embedded as data: URIs with --embed (one self-contained file)."
     )]
@@ -139,6 +147,7 @@ pub enum Command {
         after_help = "Examples:\n  ratelab size --keys 10000 --dist harmonic --top 100000 --min 10 --target 'exact_pct>=70'\n  ratelab size --keys 50000 --events 2000000 --dist zipf:1.1 --target 'p99<=5' --target 'mean<=0.01*avg'\n  ratelab size --trace counts.csv --target 'max<=100' --max-memory 64MiB\n\nA shape meets a target when it holds on the mean over --seeds seeds and on every seed; the pick must also meet it on the mean of each of 20 reruns with --seeds fresh seeds.\nWrites size.json (schema ratelab.size.v1), size.md and frontier.svg/png to --out (default reports/size).\nExit codes: 0 found, 1 no shape within --max-memory meets the targets (best found printed), 2 bad input."
     )]
     Size {
+        /// The workload, the targets and the search.
         #[command(flatten)]
         args: size::SizeArgs,
     },

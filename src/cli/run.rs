@@ -56,39 +56,9 @@ pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
     }
     let output = lab::run(scenario, &ctx)?;
     if opts.check_determinism {
-        let single = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .map_err(|e| Error::internal(format!("cannot build a 1-thread pool: {e}")))?;
-        let quiet = RunContext {
-            progress: false,
-            ..ctx.clone()
-        };
-        let again = single.install(|| lab::run(scenario, &quiet))?;
-        if let Some(diff) = first_difference(&output.json, &again.json, "") {
-            return Err(Error::internal(format!(
-                "{}: not deterministic: {diff} (multi-threaded run vs single-threaded rerun)",
-                scenario.common.name
-            )));
-        }
-        let same_files = output.table_md == again.table_md
-            && output.table_csv == again.table_csv
-            && output
-                .charts
-                .iter()
-                .zip(&again.charts)
-                .all(|(a, b)| a.svg == b.svg && a.png == b.png)
-            && output.extra_files == again.extra_files;
-        if !same_files {
-            return Err(Error::internal(format!(
-                "{}: not deterministic: report.json agrees but a table, chart or extra file differs",
-                scenario.common.name
-            )));
-        }
         println!(
-            "determinism check: {} identical on 1 thread and {} threads",
-            scenario.common.name,
-            rayon::current_num_threads()
+            "{}",
+            crate::check::determinism::rerun_on_one_thread(scenario, &ctx, &output)?
         );
     }
     let dir = write_report(&opts.out, &scenario.common.name, &output)?;
@@ -186,63 +156,5 @@ fn first_sentence(s: &str) -> &str {
     match s.find(". ") {
         Some(i) => &s[..=i],
         None => s,
-    }
-}
-
-/// The first place where two JSON values differ, as `path: a != b`.
-pub fn first_difference(
-    a: &serde_json::Value,
-    b: &serde_json::Value,
-    path: &str,
-) -> Option<String> {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            for (k, va) in x {
-                let p = format!("{path}.{k}");
-                match y.get(k) {
-                    Some(vb) => {
-                        if let Some(d) = first_difference(va, vb, &p) {
-                            return Some(d);
-                        }
-                    }
-                    None => return Some(format!("{p}: present in the first run only")),
-                }
-            }
-            y.keys()
-                .find(|k| !x.contains_key(*k))
-                .map(|k| format!("{path}.{k}: present in the second run only"))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
-                if let Some(d) = first_difference(va, vb, &format!("{path}[{i}]")) {
-                    return Some(d);
-                }
-            }
-            (x.len() != y.len()).then(|| format!("{path}: {} vs {} elements", x.len(), y.len()))
-        }
-        _ => (a != b).then(|| format!("{}: {a} != {b}", if path.is_empty() { "." } else { path })),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::first_difference;
-    use serde_json::json;
-
-    #[test]
-    fn finds_the_first_differing_field() {
-        let a = json!({"rows": [{"mean": 1.0, "p99": 2}], "seed": 1});
-        let b = json!({"rows": [{"mean": 1.5, "p99": 2}], "seed": 1});
-        assert_eq!(
-            first_difference(&a, &b, "").as_deref(),
-            Some(".rows[0].mean: 1.0 != 1.5")
-        );
-        assert_eq!(first_difference(&a, &a, ""), None);
-        let c = json!({"rows": [], "seed": 1});
-        assert_eq!(
-            first_difference(&a, &c, "").as_deref(),
-            Some(".rows: 1 vs 0 elements")
-        );
     }
 }

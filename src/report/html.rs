@@ -56,7 +56,7 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_string();
-        let json = crate::cli::check::read_report(&dir.join("report.json"))?;
+        let json = crate::check::read_report(&dir.join("report.json"))?;
         let md_path = dir.join("table.md");
         let table_md = if md_path.is_file() {
             std::fs::read_to_string(&md_path).map_err(|e| Error::io(&md_path, e))?

@@ -1,0 +1,119 @@
+//! The results of a check: one finding per compared value or expectation,
+//! and the table they are printed in.
+
+use serde_json::Value;
+use std::fmt;
+
+/// The outcome of one compared value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Identical to the baseline.
+    Equal,
+    /// Differs, within tolerance.
+    Within,
+    /// Not compared (tolerance "ignore").
+    Ignored,
+    /// An expectation that holds.
+    Holds,
+    /// Differs beyond tolerance, or an expectation that fails.
+    Fail,
+    /// In the baseline, not in the new report.
+    Missing,
+    /// In the new report, not in the baseline.
+    New,
+}
+
+impl Verdict {
+    /// Whether this counts as a regression.
+    pub fn failed(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::Missing | Verdict::New)
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Equal => "ok",
+            Verdict::Within => "ok (within)",
+            Verdict::Ignored => "ignored",
+            Verdict::Holds => "ok",
+            Verdict::Fail => "FAIL",
+            Verdict::Missing => "FAIL (missing now)",
+            Verdict::New => "FAIL (not in baseline)",
+        })
+    }
+}
+
+/// One line of the diff table.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// Field path.
+    pub path: String,
+    /// Baseline value (empty when none).
+    pub baseline: String,
+    /// New value (empty when none).
+    pub now: String,
+    /// The tolerance or condition applied.
+    pub rule: String,
+    /// The outcome.
+    pub verdict: Verdict,
+}
+
+/// A value as shown in the table (long values cut).
+pub fn show(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if s.chars().count() > 48 {
+        let cut: String = s.chars().take(45).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+/// The diff table: left-aligned columns.
+pub fn render_table(rows: &[(String, Finding)]) -> String {
+    let header = [
+        "scenario",
+        "field",
+        "baseline",
+        "now",
+        "tolerance",
+        "verdict",
+    ];
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|(s, f)| {
+            [
+                s.clone(),
+                f.path.clone(),
+                f.baseline.clone(),
+                f.now.clone(),
+                f.rule.clone(),
+                f.verdict.to_string(),
+            ]
+        })
+        .collect();
+    let mut width = header.map(|h| h.chars().count());
+    for r in &cells {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |r: &[String]| {
+        let parts: Vec<String> = r
+            .iter()
+            .zip(width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        parts.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(&header.map(String::from));
+    out.push_str(&line(&width.map(|w| "-".repeat(w))));
+    for r in &cells {
+        out.push_str(&line(r));
+    }
+    out
+}
