@@ -93,7 +93,7 @@ pub fn count_min_bound(events: u64, slots: usize) -> f64 {
 /// assert!((p - 36.787944).abs() < 1e-6);
 /// ```
 pub fn over_bound_theory_pct(hashes: u64) -> f64 {
-    100.0 * (-(hashes as f64)).exp()
+    100.0 * libm::exp(-(hashes as f64))
 }
 
 /// Mean and sample standard deviation (n − 1) of per-run values, summed in

@@ -67,3 +67,24 @@ fn every_bad_input_exits_2_with_its_one_line_error() {
         failures.join("\n")
     );
 }
+
+/// The other side of the pacer checks: a zero `burst` (valid in x/time/rate:
+/// nothing is allowed unless the limit is infinite) and a zero `ideal_burst`
+/// stay accepted.
+#[test]
+fn zero_burst_and_zero_ideal_burst_stay_accepted() {
+    let sc = r#"{"name": "zero-burst", "kind": "pacer_timeline", "cases": [{"label": "a",
+        "buckets": [{"name": "b", "limit": "inf", "burst": 0}],
+        "callers": [{"label": "c", "count": 2, "steps": [{"wait": "b"}]}],
+        "ideal_per_s": 2, "ideal_burst": 0}]}"#;
+    let (_d, path) = temp_file("zero-burst.json", sc.as_bytes());
+    let out = tempfile::tempdir().unwrap();
+    let o = ratelab(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

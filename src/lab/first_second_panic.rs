@@ -36,9 +36,10 @@ pub struct Params {
     pub builds: Vec<Build>,
     /// Flavours.
     pub flavors: Vec<RateFlavor>,
-    /// Random scheduler runs per cell.
+    /// Random scheduler runs per cell (0: none, lockstep and exhaustive
+    /// only).
     pub random_runs: u32,
-    /// Exhaustive exploration for thread counts up to this.
+    /// Exhaustive exploration for thread counts up to this (0: none).
     pub exhaustive_max_threads: usize,
 }
 

@@ -29,7 +29,7 @@ use crate::report::fmt::pct_one_decimal;
 use crate::report::{Output, ReportBuilder, Table};
 use crate::rng::{derive_seed, sim_rng, stream};
 use crate::scenario::Scenario;
-use rand_distr::{Distribution, Exp, Zipf};
+use crate::workload::dist::{Exp, Zipf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -79,7 +79,7 @@ fn default_chart() -> u64 {
 /// One stream: `(time, key)`.
 fn stream_of(p: &Params, seed: u64) -> Vec<(Nanos, u32)> {
     let mut rng = sim_rng(seed);
-    let (Ok(gap), Ok(zipf)) = (Exp::new(p.rate_per_s), Zipf::new(p.keys as f64, p.s)) else {
+    let (Some(gap), Some(zipf)) = (Exp::new(p.rate_per_s), Zipf::new(p.keys, p.s)) else {
         return Vec::new();
     };
     let horizon = (p.horizon_s * SECOND) as f64;
@@ -321,7 +321,7 @@ impl Experiment for RateVsOracle {
         }
         if p.keys == 0
             || p.keys > 10_000_000
-            || Zipf::new(p.keys as f64, p.s).is_err()
+            || Zipf::new(p.keys, p.s).is_none()
             || !p.s.is_finite()
         {
             return Err(scenario.field_error(

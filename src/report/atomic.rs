@@ -6,6 +6,7 @@
 //!   never a mix (at worst a stale hidden `.name.staging-*` folder, which the
 //!   next write removes).
 //! * [`write_file`]: one file from bytes in memory.
+//! * [`write_files`]: several files of one folder, all or nothing.
 //! * [`StreamingFile`]: one file written as it is produced (a trace, a
 //!   replay's CSV), to a temporary file in the target's folder that
 //!   [`StreamingFile::commit`] renames over the target; dropped without a
@@ -64,20 +65,32 @@ pub fn write_folder(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Resu
         fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
     }
     fs::create_dir(&staging).map_err(|e| Error::io(&staging, e))?;
+    // A failed write (disk full, file size limit, read-only folder) takes
+    // its staging folder with it and names the file it was making; the
+    // previous folder stays in place.
+    let fail = |path: &Path, e: std::io::Error| {
+        let _ = fs::remove_dir_all(&staging);
+        Error::io(path, e)
+    };
     for (file, bytes) in files {
         if file.contains(['/', '\\']) || file.starts_with('.') {
+            let _ = fs::remove_dir_all(&staging);
             return Err(Error::internal(format!(
                 "report file name {file:?} would leave its folder"
             )));
         }
-        let path = staging.join(file);
-        fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        fs::write(staging.join(file), bytes).map_err(|e| fail(&final_dir.join(file), e))?;
     }
     let old = out.join(format!(".{name}.old-{}", std::process::id()));
     if final_dir.exists() {
-        fs::rename(&final_dir, &old).map_err(|e| Error::io(&final_dir, e))?;
+        fs::rename(&final_dir, &old).map_err(|e| fail(&final_dir, e))?;
     }
-    fs::rename(&staging, &final_dir).map_err(|e| Error::io(&final_dir, e))?;
+    if let Err(e) = fs::rename(&staging, &final_dir) {
+        if old.exists() {
+            let _ = fs::rename(&old, &final_dir);
+        }
+        return Err(fail(&final_dir, e));
+    }
     if old.exists() {
         fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
     }
@@ -87,9 +100,32 @@ pub fn write_folder(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Resu
 /// Writes one file atomically (creating its folder): a temporary file in
 /// the same folder, renamed over the target.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = StreamingFile::create(path, ".tmp")?;
+    let mut file = StreamingFile::create(path, ".ratelab-")?;
     file.write_all(bytes).map_err(|e| Error::io(path, e))?;
     file.commit()
+}
+
+/// Writes several files of one folder all or nothing: each goes to a
+/// temporary beside its target, and only once every one is whole are they
+/// renamed over their targets. A failed write removes every temporary and
+/// leaves every previous file as it was.
+pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut staged = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        let mut file = StreamingFile::create_in_existing_folder(&path, ".ratelab-")?;
+        file.write_all(bytes).map_err(|e| Error::io(&path, e))?;
+        let tmp = file
+            .out
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
+        staged.push((tmp, path));
+    }
+    for (tmp, path) in staged {
+        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+    }
+    Ok(())
 }
 
 /// A file written as it is produced: the bytes go to a hidden temporary file

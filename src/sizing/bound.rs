@@ -72,7 +72,7 @@ pub fn bound_pick(targets: &[Target], events: u64, keys: u64) -> BoundPick {
 /// The bound's reading of one target, for `n` events over `keys` keys.
 fn bound_term(t: &Target, n: f64, keys: f64) -> BoundTerm {
     let e = std::f64::consts::E;
-    let d_of = |delta: f64| ((1.0 / delta).ln().ceil().max(1.0)) as usize;
+    let d_of = |delta: f64| (libm::log(1.0 / delta).ceil().max(1.0)) as usize;
     let exact_w = (e * n).floor() as u64 + 1;
     let w_for = |x: f64| -> u64 {
         if x < 1.0 {

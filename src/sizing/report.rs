@@ -60,13 +60,15 @@ impl SizeReport {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let files = self.files();
         if let Some((parent, name)) = whole_folder_target(dir, &files) {
-            crate::report::atomic::write_folder(parent, name, &files)?;
-            return Ok(());
+            // A folder that cannot be swapped by rename (a mount point
+            // answers EBUSY) falls back to file by file; a failed swap has
+            // removed its staging folder and left the previous one whole.
+            if crate::report::atomic::write_folder(parent, name, &files).is_ok() {
+                return Ok(());
+            }
         }
-        for (name, bytes) in &files {
-            crate::report::atomic::write_file(&dir.join(name), bytes)?;
-        }
-        Ok(())
+        // All or nothing: a failed write leaves every previous file.
+        crate::report::atomic::write_files(dir, &files)
     }
 }
 

@@ -437,7 +437,9 @@ mod tests {
         assert_eq!(counts[0], PINNED_ZIPF_TOP);
     }
 
-    const PINNED_ZIPF_TOP: u64 = 3528;
+    // The libm rejection-inversion sampler (workload::dist); the previous
+    // rand_distr sampler gave 3528. Expected 20,000/H(1000, 1.1) ≈ 3,589, sd ≈ 54.
+    const PINNED_ZIPF_TOP: u64 = 3535;
 
     #[test]
     fn hot_key_and_uniform() {

@@ -2,8 +2,8 @@
 //! drawn event belongs to.
 
 use crate::rng::SimRng;
+use crate::workload::dist::Zipf;
 use rand::Rng;
-use rand_distr::{Distribution, Zipf};
 use serde::{Deserialize, Serialize};
 
 /// Which key each arrival belongs to.
@@ -37,7 +37,7 @@ impl KeyChoice {
 /// being key 0.
 #[derive(Debug, Clone)]
 pub(crate) enum KeySampler {
-    Zipf(Zipf<f64>, u64),
+    Zipf(Zipf, u64),
     Uniform(u64),
 }
 
@@ -46,22 +46,19 @@ impl KeySampler {
     /// rules out, falls back to uniform).
     pub(crate) fn new(k: &KeyChoice) -> Self {
         match k {
-            KeyChoice::Zipf { keys, s } => match Zipf::new(*keys as f64, *s) {
-                Ok(z) => KeySampler::Zipf(z, *keys),
-                Err(_) => KeySampler::Uniform((*keys).max(1)),
+            KeyChoice::Zipf { keys, s } => match Zipf::new(*keys, *s) {
+                Some(z) => KeySampler::Zipf(z, *keys),
+                None => KeySampler::Uniform((*keys).max(1)),
             },
             KeyChoice::Uniform { keys } => KeySampler::Uniform((*keys).max(1)),
         }
     }
 
-    /// One key id; a Zipf draw is one `f64` sample, a uniform one one
-    /// `random_range` over `0..keys`.
+    /// One key id; a Zipf draw is one rejection-inversion sample (one or
+    /// more `u64`), a uniform one one `random_range` over `0..keys`.
     pub(crate) fn sample(&self, rng: &mut SimRng) -> u64 {
         match self {
-            KeySampler::Zipf(z, keys) => {
-                let r: f64 = z.sample(rng);
-                (r as u64).saturating_sub(1).min(keys - 1)
-            }
+            KeySampler::Zipf(z, keys) => (z.sample(rng) - 1).min(keys - 1),
             KeySampler::Uniform(keys) => rng.random_range(0..*keys),
         }
     }

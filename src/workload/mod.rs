@@ -41,6 +41,7 @@
 //! event by event.
 
 pub mod counts;
+pub mod dist;
 pub mod fenwick;
 pub mod keys;
 pub mod timed;

@@ -38,8 +38,7 @@ pub fn rank_bins(n: usize, points: usize, min_keys: usize) -> Vec<RankBin> {
     let points = points.max(1);
     let mut edges: Vec<usize> = (0..=points)
         .map(|j| {
-            ((j as f64 / points as f64) * ((n + 1) as f64).ln())
-                .exp()
+            libm::exp((j as f64 / points as f64) * libm::log((n + 1) as f64))
                 .round()
                 .clamp(1.0, (n + 1) as f64) as usize
         })

@@ -15,7 +15,7 @@ use crate::report::fmt::{kib, pct_one_decimal};
 use crate::report::{Output, ReportBuilder, Table};
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
-use rand_distr::{Distribution, Zipf};
+use crate::workload::dist::Zipf;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -68,7 +68,7 @@ pub(super) fn accuracy_cell(
     shape: Shape,
     run: u64,
 ) -> (ErrorStats, f64) {
-    let Ok(zipf) = Zipf::new(p.keys as f64, p.s) else {
+    let Some(zipf) = Zipf::new(p.keys, p.s) else {
         return (error_stats(&mut [], 0.0), 0.0);
     };
     let reqs = requests(
@@ -151,7 +151,7 @@ impl Experiment for InflightAccuracy {
                 ),
             ));
         }
-        if !(p.s >= 0.0 && p.s.is_finite()) || Zipf::new(p.keys as f64, p.s).is_err() {
+        if !(p.s >= 0.0 && p.s.is_finite()) || Zipf::new(p.keys, p.s).is_none() {
             return Err(scenario.field_error(
                 "s",
                 format!("value {}: expected a finite exponent >= 0", p.s),

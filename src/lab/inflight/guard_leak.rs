@@ -145,6 +145,9 @@ impl Experiment for GuardLeak {
     type Outcome = Measured;
 
     fn validate(scenario: &Scenario, p: LeakParams, _: &RunContext) -> Result<LeakParams> {
+        if p.shares.is_empty() {
+            return Err(scenario.field_error("shares", "empty: expected at least one share"));
+        }
         for (i, s) in p.shares.iter().enumerate() {
             if !(0.0..=1.0).contains(s) {
                 return Err(scenario.field_error(
@@ -187,7 +190,7 @@ impl Experiment for GuardLeak {
                 "rate_per_s x horizon_s: expected at most 50,000,000 requests",
             ));
         }
-        if p.keys > 10_000_000 {
+        if p.keys == 0 || p.keys > 10_000_000 {
             return Err(
                 scenario.field_error("keys", format!("value {}: expected 1 to 10000000", p.keys))
             );

@@ -28,7 +28,7 @@ use crate::clock::{Nanos, MILLI, SECOND};
 use crate::model::estimator::FrequencyEstimator;
 use crate::model::inflight::{Guard, Inflight};
 use crate::rng::{sim_rng, SimRng};
-use rand_distr::{Distribution, Exp};
+use crate::workload::dist::Exp;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -51,7 +51,7 @@ fn requests(
 ) -> Vec<Req> {
     let mut rng = sim_rng(seed);
     let mut out = Vec::new();
-    let (Ok(gap), Ok(dur)) = (Exp::new(rate_per_s), Exp::new(1.0 / mean_ms)) else {
+    let (Some(gap), Some(dur)) = (Exp::new(rate_per_s), Exp::new(1.0 / mean_ms)) else {
         return out;
     };
     let mut t = 0.0f64;

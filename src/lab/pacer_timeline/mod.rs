@@ -61,6 +61,47 @@ impl Experiment for PacerTimeline {
             (TimeFormat::Clock, None) => Some(0),
             _ => None,
         };
+        if let Some((a, b)) = p.staircase_x_s {
+            if !(a.is_finite() && b.is_finite() && a >= 0.0 && a < b) {
+                return Err(sc.field_error(
+                    "staircase_x_s",
+                    format!("value [{a}, {b}]: expected 0 <= start < end, both finite"),
+                ));
+            }
+        }
+        for (ci, c) in p.cases.iter().enumerate() {
+            // Drawn only on the staircase chart, validated all the same.
+            if let Some(r) = c.ideal_per_s {
+                if !(r.is_finite() && r > 0.0) {
+                    return Err(sc.field_error(
+                        format!("cases[{ci}].ideal_per_s"),
+                        format!("value {r}: expected a finite rate > 0"),
+                    ));
+                }
+            }
+            if let Some(b) = c.ideal_burst {
+                if !(b.is_finite() && b >= 0.0) {
+                    return Err(sc.field_error(
+                        format!("cases[{ci}].ideal_burst"),
+                        format!("value {b}: expected a finite count >= 0"),
+                    ));
+                }
+            }
+            if c.callers.is_empty() {
+                return Err(sc.field_error(
+                    format!("cases[{ci}].callers"),
+                    "empty: expected at least one caller group",
+                ));
+            }
+            for (gi, g) in c.callers.iter().enumerate() {
+                if g.steps.is_empty() {
+                    return Err(sc.field_error(
+                        format!("cases[{ci}].callers[{gi}].steps"),
+                        "empty: expected at least one step",
+                    ));
+                }
+            }
+        }
         Ok(Plan {
             params: p,
             clock_start,

@@ -250,7 +250,7 @@ pub fn explore_exhaustive(
         max_round_states = max_round_states.max(ex.memo.len() as u64);
         let total: f64 = next.values().map(|v| v.1).sum();
         if total > 0.0 {
-            log10_total += total.log10();
+            log10_total += libm::log10(total);
             for v in next.values_mut() {
                 v.1 /= total;
             }

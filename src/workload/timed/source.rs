@@ -2,9 +2,8 @@
 //! gaps and keys from its own seeded generator, in time order.
 
 use crate::rng::SimRng;
+use crate::workload::dist::{unit, Exp};
 use crate::workload::keys::KeySampler;
-use rand::Rng;
-use rand_distr::{Distribution, Exp};
 
 /// One arrival process's state.
 #[derive(Debug, Clone)]
@@ -75,8 +74,8 @@ pub(super) struct Attack {
 /// An exponential gap at `rate` (infinite if `rate` is not a valid rate).
 pub(super) fn exp_gap(rng: &mut SimRng, rate: f64) -> f64 {
     match Exp::new(rate) {
-        Ok(e) => e.sample(rng),
-        Err(_) => f64::INFINITY,
+        Some(e) => e.sample(rng),
+        None => f64::INFINITY,
     }
 }
 
@@ -135,9 +134,9 @@ impl Diurnal {
             }
             let rate = self.base
                 + (self.peak - self.base)
-                    * (1.0 - (std::f64::consts::TAU * self.t / self.period).cos())
+                    * (1.0 - libm::cos(std::f64::consts::TAU * self.t / self.period))
                     / 2.0;
-            let u: f64 = self.rng.random();
+            let u = unit(&mut self.rng);
             if u * self.peak <= rate {
                 return Some((self.t, self.keys.sample(&mut self.rng) + self.key_offset));
             }
