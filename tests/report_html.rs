@@ -205,7 +205,7 @@ fn every_image_loads_in_headless_chromium() {
 
     // The probe can fail: a chart file removed after the page was written.
     report(tmp.path(), false);
-    let victim = tmp.path().join("estimator-zipf/error_cdf.svg");
+    let victim = tmp.path().join("estimator-zipf/error_percentiles.svg");
     std::fs::remove_file(&victim).unwrap();
     let (_, broken, line) = render(&chrome, tmp.path());
     assert_eq!(broken, 1, "a missing image must be detected: {line}");
