@@ -432,8 +432,9 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
         }
     }
     let top = if max_wait > 0.0 { max_wait * 1.08 } else { 1.0 };
-    waits.y_range = Some((0.0, top));
-    dist.y_range = Some((0.0, top));
+    // a little room under 0, so steps that did not wait sit above the axis
+    waits.y_range = Some((-top * 0.04, top));
+    dist.y_range = Some((-top * 0.04, top));
     stairs.x_range = zoom;
     [stairs, waits, dist]
 }

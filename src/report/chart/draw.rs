@@ -3,8 +3,8 @@
 //! and the legend (in a corner measured free of data, else outside).
 //!
 //! Element ids the layout test reads: `plot-area`, `series-<i>`,
-//! `band-<i>`, `legend-box`, `legend-entry-<i>` (its `data-series` names
-//! the `series-<i>` or `band-<i>` it stands for).
+//! `band-<i>`, `legend-box`, and `legend-for-series-<i>` /
+//! `legend-for-band-<i>` for the legend row of each.
 
 use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
 use super::{ChartSpec, Legend, SeriesStyle, SIZE};
@@ -91,7 +91,6 @@ enum Scale {
 /// One axis: scale, range in axis units and ticks.
 #[derive(Debug, Clone)]
 struct Axis {
-    scale: Scale,
     lo: f64,
     hi: f64,
     ticks: Vec<(f64, String)>,
@@ -223,21 +222,31 @@ fn axis(
                     }
                 }
             }
+            let pad = if forced.is_some() { 0.0 } else { 0.03 * span };
             Axis {
-                scale,
-                lo: a,
-                hi: b,
+                lo: a - pad,
+                hi: b + pad,
                 ticks,
                 zero: zero.then(|| zero_label(floor)),
             }
         }
         Scale::Pct => {
-            let b = hi.ceil().max(1.0).min(7.0);
-            let ticks = (0..=b as i32)
+            // one decade past the last point, so the maximum's step shows
+            let mut b = hi.ceil().max(1.0);
+            if hi > b - 0.3 {
+                b += 1.0;
+            }
+            let b = b.min(7.0);
+            let mut ticks: Vec<(f64, String)> = (0..=b as i32)
                 .map(|k| (f64::from(k), pct_label(f64::from(k))))
                 .collect();
+            if b <= 2.0 {
+                for p in [50.0f64, 75.0] {
+                    ticks.push((-(1.0 - p / 100.0).log10(), format!("{p}%")));
+                }
+                ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
+            }
             Axis {
-                scale,
                 lo: 0.0,
                 hi: b,
                 ticks,
@@ -255,11 +264,18 @@ fn axis(
                 lo -= d;
                 hi += d;
             }
-            if !forced_range && lo > 0.0 && lo < 0.3 * hi {
+            if !forced_range && lo > 0.0 && lo < 0.3 * hi && !integer {
                 lo = 0.0;
             }
             let (a, b, step) = nice(lo, hi, 7.0, integer);
-            let (a, b) = if forced_range { (lo, hi) } else { (a, b) };
+            let (a, b) = if forced_range {
+                (lo, hi)
+            } else if integer {
+                // discrete values: half a step of room each side, off the axes
+                (lo - 0.5, hi + 0.5)
+            } else {
+                (a, b)
+            };
             let dec = decimals(step);
             let big = a.abs().max(b.abs()) >= 1e4 && step >= 1000.0;
             let mut ticks = Vec::new();
@@ -269,10 +285,11 @@ fn axis(
                 let v = k as f64 * step;
                 ticks.push((v, linear_label(v, dec, big)));
             }
+            // room inside the frame, so points on the extreme ticks stay off the axes
+            let pad = if forced_range || integer { 0.0 } else { 0.03 * (b - a) };
             Axis {
-                scale,
-                lo: a,
-                hi: b,
+                lo: a - pad,
+                hi: b + pad,
                 ticks,
                 zero: None,
             }
@@ -652,7 +669,7 @@ impl Ctx<'_> {
             .chain(ya.zero.iter().map(|z| style::text_width(z, size::TICK)))
             .fold(0.0, f64::max);
         let left = 10.0 + 20.0 + tick_w + 8.0;
-        let mut right = W - 18.0;
+        let mut right = W - 26.0;
         if place == Place::Right {
             right = W - 14.0 - self.legend_w - 14.0;
         }
@@ -1029,7 +1046,7 @@ impl Ctx<'_> {
         );
         let _ = writeln!(
             o,
-            "<rect id=\"plot-area\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"none\"/>",
+            "<rect id=\"plot-area\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#ffffff\" stroke=\"none\"/>",
             p.x0,
             p.y0,
             p.x1 - p.x0,
@@ -1143,7 +1160,7 @@ impl Ctx<'_> {
                 let (c, rr) = if cols == 1 { (0, k) } else { (c, rr) };
                 let x = r.x0 + 6.0 + c as f64 * self.legend_w;
                 let y = r.y0 + 5.0 + rr as f64 * row_h + row_h / 2.0;
-                let _ = writeln!(o, "<g id=\"legend-entry-{k}\" data-series=\"{}\">", e.target);
+                let _ = writeln!(o, "<g id=\"legend-for-{}\">", e.target);
                 if let Some(l) = &e.look {
                     if l.dash.is_some() {
                         let _ = writeln!(

@@ -1,7 +1,7 @@
 //! The one chart style: palette, dash patterns, markers, fonts and text
 //! metrics, and the SVG-to-PNG rasteriser.
 //!
-//! * Palette: Okabe–Ito (distinguishable under the common colour-vision
+//! * Palette: Okabe–Ito, grey for its yellow (distinguishable under the common colour-vision
 //!   deficiencies). [`assign_looks`] gives every series its own colour while
 //!   the palette lasts; series that ask to share a colour
 //!   ([`super::Series::share_color`]) or come after the palette is used up
@@ -13,8 +13,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-/// Okabe–Ito colours as `#rrggbb` (black and yellow last: black is kept for
-/// emphasis, yellow is the least visible on white).
+/// Okabe–Ito colours as `#rrggbb`, black and grey last (grey stands in for
+/// Okabe–Ito's yellow, which is too faint for lines on white).
 pub const PALETTE: [&str; 8] = [
     "#0072b2", // blue
     "#e69f00", // orange
@@ -23,7 +23,7 @@ pub const PALETTE: [&str; 8] = [
     "#cc79a7", // reddish purple
     "#56b4e9", // sky blue
     "#000000", // black
-    "#c9b800", // yellow, darkened from #f0e442 so a 2 px line shows on white
+    "#8c8c8c", // grey in place of yellow (#f0e442), too faint on white
 ];
 
 /// Dash patterns (SVG `stroke-dasharray`, px); index 0 is solid.
