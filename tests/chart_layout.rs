@@ -144,12 +144,13 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                 } else {
                     entry.1.extend(segs);
                 }
-                entry.3.push_str(&format!("{:?}|", p.data().bounds()));
-                entry.3.push_str(&format!("{}|", pts.len()));
+                for q in &pts {
+                    entry.3.push_str(&format!("{:.0},{:.0} ", q.x, q.y));
+                }
+                entry.3.push('|');
             }
             Node::Text(t) => {
-                seen.texts
-                    .push((text_of(t), Bx::of(t.abs_bounding_box())));
+                seen.texts.push((text_of(t), Bx::of(t.abs_bounding_box())));
             }
             Node::Image(_) => {}
         }
@@ -223,8 +224,15 @@ fn problems(svg: &str) -> Vec<String> {
     }
     for (i, a) in seen.groups.iter().enumerate() {
         for b in &seen.groups[..i] {
-            if a.0.starts_with("series-") && b.0.starts_with("series-") && !a.3.is_empty() && a.3 == b.3 {
-                out.push(format!("{} and {} draw the same path (one hides the other)", b.0, a.0));
+            if a.0.starts_with("series-")
+                && b.0.starts_with("series-")
+                && !a.3.is_empty()
+                && a.3 == b.3
+            {
+                out.push(format!(
+                    "{} and {} draw the same path (one hides the other)",
+                    b.0, a.0
+                ));
             }
         }
     }
@@ -284,8 +292,10 @@ fn every_chart_is_laid_out_cleanly() {
             bad.push(format!("{name}: {p}"));
         }
     }
-    let failing: std::collections::BTreeSet<&str> =
-        bad.iter().map(|b| b.split(": ").next().unwrap_or("")).collect();
+    let failing: std::collections::BTreeSet<&str> = bad
+        .iter()
+        .map(|b| b.split(": ").next().unwrap_or(""))
+        .collect();
     assert!(
         bad.is_empty(),
         "{} problem(s) in {} of {} charts:\n{}",
@@ -309,7 +319,12 @@ fn the_checks_catch_a_bad_chart() {
 <text x="190" y="95" font-size="12">outside</text>
 </svg>"##;
     let p = problems(svg).join("\n");
-    for want in ["overlap", "leaves the canvas", "covers a line", "draws nothing"] {
+    for want in [
+        "overlap",
+        "leaves the canvas",
+        "covers a line",
+        "draws nothing",
+    ] {
         assert!(p.contains(want), "{want}: {p}");
     }
 }

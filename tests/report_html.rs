@@ -244,7 +244,9 @@ fn screenshots_of_every_section() {
     for name in &names {
         let section_start = html.find(&format!("<section class=\"scenario\" id=\"s-{name}\""));
         let Some(start) = section_start else { continue };
-        let end = html[start..].find("</section>").map_or(html.len(), |e| start + e);
+        let end = html[start..]
+            .find("</section>")
+            .map_or(html.len(), |e| start + e);
         let section = &html[start..end];
         // A height that holds the section: its figures and table rows.
         let height = 500

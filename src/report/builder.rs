@@ -190,8 +190,11 @@ impl<'a> ReportBuilder<'a> {
     pub fn finish(self) -> Output {
         let mut out = self.out;
         let mut md = self.md;
-        let captioned: Vec<&crate::report::Chart> =
-            out.charts.iter().filter(|c| !c.caption.is_empty()).collect();
+        let captioned: Vec<&crate::report::Chart> = out
+            .charts
+            .iter()
+            .filter(|c| !c.caption.is_empty())
+            .collect();
         if !captioned.is_empty() {
             if !md.is_empty() && !md.ends_with("\n\n") {
                 md.push('\n');

@@ -476,7 +476,10 @@ pub fn render(entries: &[Entry], embed: bool) -> Result<String> {
                 .iter()
                 .find(|(n, _)| n == stem)
                 .map(|(_, c)| c.clone())
-                .or_else(|| svg.then(|| svg_desc(&e.dir.join(format!("{stem}.svg")))).flatten())
+                .or_else(|| {
+                    svg.then(|| svg_desc(&e.dir.join(format!("{stem}.svg"))))
+                        .flatten()
+                })
                 .unwrap_or_default();
             let caption = caption.as_str();
             let links: Vec<String> = [(svg, "svg"), (png, "png")]

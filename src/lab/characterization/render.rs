@@ -220,22 +220,27 @@ fn pitchfork(name: &str, ranked: &Ranked, r: &Characterized, relative: bool) -> 
     ));
     spec.bands[1].opacity = 0.35;
     spec.bands[0].opacity = 0.15;
-    spec.series.push(Series::new(
-        format!("{} (q={})", QUANTILE_LABELS[3], QUANTILES[3]),
-        contour(3),
-        SeriesStyle::Line,
-    ).color(0));
+    spec.series.push(
+        Series::new(
+            format!("{} (q={})", QUANTILE_LABELS[3], QUANTILES[3]),
+            contour(3),
+            SeriesStyle::Line,
+        )
+        .color(0),
+    );
     let mut lo = Series::new(
         format!("{} (q={})", QUANTILE_LABELS[0], QUANTILES[0]),
         contour(0),
         SeriesStyle::Dashed,
-    ).color(5);
+    )
+    .color(5);
     lo.share_color = true;
     let mut hi = Series::new(
         format!("{} (q={})", QUANTILE_LABELS[6], QUANTILES[6]),
         contour(6),
         SeriesStyle::Dashed,
-    ).color(5);
+    )
+    .color(5);
     hi.share_color = true;
     spec.series.push(hi);
     spec.series.push(lo);
@@ -246,7 +251,11 @@ fn pitchfork(name: &str, ranked: &Ranked, r: &Characterized, relative: bool) -> 
         .collect();
     spec.series.push(
         Series::new(
-            format!("e·N/w = {:.0}{}", r.bound, if relative { " / count" } else { "" }),
+            format!(
+                "e·N/w = {:.0}{}",
+                r.bound,
+                if relative { " / count" } else { "" }
+            ),
             bound,
             SeriesStyle::Dashed,
         )

@@ -272,10 +272,15 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
     let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
     for r in rows {
         let g = format!(
-            "{} rows{}",
+            "{} rows{}{}",
             r.config.hashes,
             if rows.iter().any(|o| o.config.variant != r.config.variant) {
                 format!(" {}", r.config.variant.name())
+            } else {
+                String::new()
+            },
+            if rows.iter().any(|o| o.backend != r.backend) {
+                format!(" {}", r.backend.name())
             } else {
                 String::new()
             }

@@ -279,10 +279,9 @@ fn same_outcome_groups(cases: &[CaseResult]) -> Vec<(String, &CaseResult)> {
     let mut groups: Vec<(Vec<String>, &CaseResult)> = Vec::new();
     for c in cases {
         let k = key(c);
-        match groups
-            .iter_mut()
-            .find(|(_, g)| key(g) == k && g.ideal_per_s == c.ideal_per_s && g.ideal_burst == c.ideal_burst)
-        {
+        match groups.iter_mut().find(|(_, g)| {
+            key(g) == k && g.ideal_per_s == c.ideal_per_s && g.ideal_burst == c.ideal_burst
+        }) {
             Some((labels, _)) => labels.push(c.label.clone()),
             None => groups.push((vec![c.label.clone()], c)),
         }
@@ -376,9 +375,9 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
         });
         let case_color = color;
         if in_zoom {
-            stairs
-                .series
-                .push(Series::new(format!("{name} (admitted)"), pts, SeriesStyle::Step).color(case_color));
+            stairs.series.push(
+                Series::new(format!("{name} (admitted)"), pts, SeriesStyle::Step).color(case_color),
+            );
             if let (Some(r), Some(first)) = (c.ideal_per_s, sorted.first()) {
                 let t0 = first.admitted_ns.unwrap_or(0) as f64 / S;
                 let b = c.ideal_burst;
@@ -407,7 +406,11 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
                 .iter()
                 .map(|a| {
                     (
-                        if one_caller { a.step as f64 } else { a.caller as f64 },
+                        if one_caller {
+                            a.step as f64
+                        } else {
+                            a.caller as f64
+                        },
                         a.waited_ns.max(0) as f64 / S,
                     )
                 })
@@ -416,7 +419,10 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
             waits
                 .series
                 .push(Series::new(series_name.clone(), wp, SeriesStyle::Points).color(color));
-            let w: Vec<f64> = steps.iter().map(|a| a.waited_ns.max(0) as f64 / S).collect();
+            let w: Vec<f64> = steps
+                .iter()
+                .map(|a| a.waited_ns.max(0) as f64 / S)
+                .collect();
             dist.series.push(
                 Series::new(
                     series_name,

@@ -128,7 +128,8 @@ fn nice(lo: f64, hi: f64, target: f64, integer: bool) -> (f64, f64, f64) {
 
 fn decimals(step: f64) -> usize {
     let mut d = 0usize;
-    while d < 9 && ((step * 10f64.powi(d as i32)).round() - step * 10f64.powi(d as i32)).abs() > 1e-6
+    while d < 9
+        && ((step * 10f64.powi(d as i32)).round() - step * 10f64.powi(d as i32)).abs() > 1e-6
     {
         d += 1;
     }
@@ -140,7 +141,10 @@ fn linear_label(v: f64, dec: usize, big: bool) -> String {
         return super::human(v);
     }
     let s = format!("{v:.dec$}");
-    if s.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+    if s.trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
         "0".into()
     } else {
         s
@@ -286,7 +290,11 @@ fn axis(
                 ticks.push((v, linear_label(v, dec, big)));
             }
             // room inside the frame, so points on the extreme ticks stay off the axes
-            let pad = if forced_range || integer { 0.0 } else { 0.03 * (b - a) };
+            let pad = if forced_range || integer {
+                0.0
+            } else {
+                0.03 * (b - a)
+            };
             Axis {
                 lo: a - pad,
                 hi: b + pad,
@@ -399,10 +407,57 @@ enum Place {
 /// One legend row.
 struct Entry {
     label: String,
+    /// The label wrapped to [`LEGEND_MAX`] px.
+    lines: Vec<String>,
     /// `series-<i>` or `band-<i>`.
     target: String,
     look: Option<Look>,
     band: Option<(usize, f64)>,
+}
+
+/// Widest legend line (px); longer labels wrap, at " = " first.
+const LEGEND_MAX: f64 = 420.0;
+
+fn wrap(label: &str) -> Vec<String> {
+    let width = |t: &str| style::text_width(t, size::LEGEND);
+    if width(label) <= LEGEND_MAX {
+        return vec![label.to_string()];
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for (i, part) in label.split(" = ").enumerate() {
+        let piece = if i == 0 { part.to_string() } else { format!("= {part}") };
+        let joined = if cur.is_empty() { piece.clone() } else { format!("{cur} {piece}") };
+        if width(&joined) <= LEGEND_MAX || cur.is_empty() {
+            cur = joined;
+        } else {
+            lines.push(std::mem::take(&mut cur));
+            cur = piece;
+        }
+        // a piece too long alone: break at spaces
+        while width(&cur) > LEGEND_MAX {
+            let words: Vec<&str> = cur.split(' ').collect();
+            let mut head = String::new();
+            let mut k = 0;
+            while k < words.len() {
+                let next = if head.is_empty() { words[k].to_string() } else { format!("{head} {}", words[k]) };
+                if width(&next) > LEGEND_MAX && !head.is_empty() {
+                    break;
+                }
+                head = next;
+                k += 1;
+            }
+            if k >= words.len() {
+                break;
+            }
+            lines.push(head);
+            cur = words[k..].join(" ");
+        }
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
 }
 
 /// Everything placed: the frame of the plot and its geometry in px.
@@ -447,7 +502,9 @@ fn clear_of_data(r: &R, f: &Frame) -> bool {
         }
     }
     for m in &f.marks {
-        if m.iter().any(|&(x, y)| rp.overlaps(&R::new(x - MR, y - MR, x + MR, y + MR))) {
+        if m.iter()
+            .any(|&(x, y)| rp.overlaps(&R::new(x - MR, y - MR, x + MR, y + MR)))
+        {
             return false;
         }
     }
@@ -517,9 +574,10 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
             },
             markers: matches!(s.style, SeriesStyle::Points | SeriesStyle::LinePoints),
         };
-        if let Some(same) = preps.iter_mut().find(|p| {
-            p.style == s.style && p.pts == pts && p.labels == labels && !pts.is_empty()
-        }) {
+        if let Some(same) = preps
+            .iter_mut()
+            .find(|p| p.pts == pts && p.labels == labels && !pts.is_empty())
+        {
             if !s.label.is_empty() {
                 same.label = if same.label.is_empty() {
                     s.label.clone()
@@ -547,7 +605,10 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
             .flat_map(|s| &s.points)
             .all(|p| p.0.fract() == 0.0)
         && !spec.series.is_empty();
-    let mut xv: Vec<f64> = preps.iter().flat_map(|p| p.pts.iter().map(|q| q.0)).collect();
+    let mut xv: Vec<f64> = preps
+        .iter()
+        .flat_map(|p| p.pts.iter().map(|q| q.0))
+        .collect();
     let band_pts = |f: fn(&super::Band) -> &Vec<(f64, f64)>| {
         spec.bands
             .iter()
@@ -581,6 +642,7 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
     for (i, p) in preps.iter().enumerate() {
         if !p.label.is_empty() {
             entries.push(Entry {
+                lines: wrap(&p.label),
                 label: p.label.clone(),
                 target: format!("series-{i}"),
                 look: Some(looks[i].clone()),
@@ -591,6 +653,7 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
     for (i, b) in spec.bands.iter().enumerate() {
         if !b.label.is_empty() {
             entries.push(Entry {
+                lines: wrap(&b.label),
                 label: b.label.clone(),
                 target: format!("band-{i}"),
                 look: None,
@@ -599,9 +662,17 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
         }
     }
     let row_h = 18.0;
-    let entry_w = |e: &Entry| 40.0 + style::text_width(&e.label, size::LEGEND);
+    let entry_w = |e: &Entry| {
+        40.0 + e
+            .lines
+            .iter()
+            .map(|l| style::text_width(l, size::LEGEND))
+            .fold(0.0, f64::max)
+    };
     let legend_w = entries.iter().map(entry_w).fold(0.0, f64::max) + 12.0;
-    let legend_h = entries.len() as f64 * row_h + 10.0;
+    let n_lines: usize = entries.iter().map(|e| e.lines.len()).sum();
+    let wrapped = n_lines > entries.len();
+    let legend_h = n_lines as f64 * row_h + 10.0;
 
     let ctx = Ctx {
         spec,
@@ -614,6 +685,8 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
         legend_w,
         legend_h,
         n_entries: entries.len(),
+        n_lines,
+        wrapped,
     };
     let mut place = Place::Inside;
     let mut frame = ctx.frame(place, false);
@@ -647,6 +720,8 @@ struct Ctx<'a> {
     legend_w: f64,
     legend_h: f64,
     n_entries: usize,
+    n_lines: usize,
+    wrapped: bool,
 }
 
 impl Ctx<'_> {
@@ -738,13 +813,17 @@ impl Ctx<'_> {
         if foot.is_some() {
             bottom -= 18.0;
         }
-        let legend_cols = if place == Place::Bottom {
+        let legend_cols = if place == Place::Bottom && !self.wrapped {
             (((right - left) / self.legend_w).floor() as usize).max(1)
         } else {
             1
         };
         if place == Place::Bottom {
-            let rows = self.n_entries.div_ceil(legend_cols);
+            let rows = if legend_cols == 1 {
+                self.n_lines
+            } else {
+                self.n_entries.div_ceil(legend_cols)
+            };
             bottom -= rows as f64 * 18.0 + 14.0;
         }
         let x_label_y = bottom - 4.0;
@@ -786,13 +865,31 @@ impl Ctx<'_> {
         let tick_asc = style::text_extent(size::TICK).0;
         for (t, label) in &ya.ticks {
             let y = y_of(Some(*t));
-            texts.push(Txt::new(label, left - 6.0, y + tick_asc / 2.5, size::TICK, "end"));
+            texts.push(Txt::new(
+                label,
+                left - 6.0,
+                y + tick_asc / 2.5,
+                size::TICK,
+                "end",
+            ));
         }
         if let (Some(z), Some(y)) = (&ya.zero, zero_y) {
-            texts.push(Txt::new(z, left - 6.0, y + tick_asc / 2.5, size::TICK, "end"));
+            texts.push(Txt::new(
+                z,
+                left - 6.0,
+                y + tick_asc / 2.5,
+                size::TICK,
+                "end",
+            ));
         }
         texts.push(fit(
-            Txt::new(&spec.x_label, (left + right) / 2.0, x_label_y, size::AXIS, "middle"),
+            Txt::new(
+                &spec.x_label,
+                (left + right) / 2.0,
+                x_label_y,
+                size::AXIS,
+                "middle",
+            ),
             W - 20.0,
         ));
         let mut yl = fit(
@@ -861,7 +958,9 @@ impl Ctx<'_> {
             .map(|b| {
                 let map = |&(x, y): &(f64, f64)| {
                     (
-                        x_of_ref(fwd(self.xs, x, self.floor.max(f64::MIN_POSITIVE)).unwrap_or(xa.lo)),
+                        x_of_ref(
+                            fwd(self.xs, x, self.floor.max(f64::MIN_POSITIVE)).unwrap_or(xa.lo),
+                        ),
                         y_of_ref(fwd(self.ys, y, self.floor)),
                     )
                 };
@@ -893,9 +992,13 @@ impl Ctx<'_> {
                 Place::Inside => {
                     let inner = plot.pad(-8.0);
                     let corner = |c: Legend| match c {
-                        Legend::UpperRight => R::new(inner.x1 - w, inner.y0, inner.x1, inner.y0 + h),
+                        Legend::UpperRight => {
+                            R::new(inner.x1 - w, inner.y0, inner.x1, inner.y0 + h)
+                        }
                         Legend::UpperLeft => R::new(inner.x0, inner.y0, inner.x0 + w, inner.y0 + h),
-                        Legend::LowerRight => R::new(inner.x1 - w, inner.y1 - h, inner.x1, inner.y1),
+                        Legend::LowerRight => {
+                            R::new(inner.x1 - w, inner.y1 - h, inner.x1, inner.y1)
+                        }
                         Legend::LowerLeft => R::new(inner.x0, inner.y1 - h, inner.x0 + w, inner.y1),
                     };
                     let order = [
@@ -905,27 +1008,23 @@ impl Ctx<'_> {
                         Legend::LowerRight,
                         Legend::LowerLeft,
                     ];
-                    order
-                        .iter()
-                        .map(|&c| corner(c))
-                        .find(|r| {
-                            r.x0 >= inner.x0
-                                && r.y1 <= inner.y1
-                                && clear_of_data(r, &frame)
-                                && !frame.texts.iter().any(|t| t.bbox().overlaps(r))
-                        })
+                    order.iter().map(|&c| corner(c)).find(|r| {
+                        r.x0 >= inner.x0
+                            && r.y1 <= inner.y1
+                            && clear_of_data(r, &frame)
+                            && !frame.texts.iter().any(|t| t.bbox().overlaps(r))
+                    })
                 }
                 Place::Right => Some(R::new(W - 14.0 - w, plot.y0, W - 14.0, plot.y0 + h)),
                 Place::Bottom => {
                     let cols = legend_cols as f64;
-                    let rows = self.n_entries.div_ceil(legend_cols) as f64;
+                    let rows = if legend_cols == 1 {
+                        self.n_lines
+                    } else {
+                        self.n_entries.div_ceil(legend_cols)
+                    } as f64;
                     let top = x_label_y + 12.0;
-                    Some(R::new(
-                        left,
-                        top,
-                        left + cols * w,
-                        top + rows * 18.0 + 10.0,
-                    ))
+                    Some(R::new(left, top, left + cols * w, top + rows * 18.0 + 10.0))
                 }
             };
         }
@@ -947,7 +1046,8 @@ impl Ctx<'_> {
                 let tw = style::text_width(label, size::LABEL);
                 let th = lasc + ldesc;
                 let mut placed = None;
-                'search: for (dist, leader) in [(7.0, false), (20.0, true), (36.0, true), (56.0, true)]
+                'search: for (dist, leader) in
+                    [(7.0, false), (20.0, true), (36.0, true), (56.0, true)]
                 {
                     let cands = [
                         (x + dist, y - th / 2.0),
@@ -983,8 +1083,13 @@ impl Ctx<'_> {
                         taken.push(r);
                         if leader {
                             let near = (x.clamp(r.x0, r.x1), y.clamp(r.y0, r.y1));
-                            let d = ((near.0 - x).powi(2) + (near.1 - y).powi(2)).sqrt().max(1e-9);
-                            let start = (x + (near.0 - x) / d * (MR + 1.0), y + (near.1 - y) / d * (MR + 1.0));
+                            let d = ((near.0 - x).powi(2) + (near.1 - y).powi(2))
+                                .sqrt()
+                                .max(1e-9);
+                            let start = (
+                                x + (near.0 - x) / d * (MR + 1.0),
+                                y + (near.1 - y) / d * (MR + 1.0),
+                            );
                             frame.leaders.push((start, near));
                         }
                         frame.texts.push(t);
@@ -1058,14 +1163,26 @@ impl Ctx<'_> {
         o.push_str("\" stroke-width=\"1\">\n");
         for (t, _) in &self.xa.ticks {
             let x = (f.x_of)(*t);
-            let _ = writeln!(o, "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>", p.y0, f.data_bottom);
+            let _ = writeln!(
+                o,
+                "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>",
+                p.y0, f.data_bottom
+            );
         }
         for (t, _) in &self.ya.ticks {
             let y = (f.y_of)(Some(*t));
-            let _ = writeln!(o, "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>", p.x0, p.x1);
+            let _ = writeln!(
+                o,
+                "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>",
+                p.x0, p.x1
+            );
         }
         if let Some(zy) = f.zero_y {
-            let _ = writeln!(o, "<line x1=\"{:.1}\" y1=\"{zy:.1}\" x2=\"{:.1}\" y2=\"{zy:.1}\"/>", p.x0, p.x1);
+            let _ = writeln!(
+                o,
+                "<line x1=\"{:.1}\" y1=\"{zy:.1}\" x2=\"{:.1}\" y2=\"{zy:.1}\"/>",
+                p.x0, p.x1
+            );
         }
         o.push_str("</g>\n");
         // Axes: left and bottom; a break between the log part and the zero row.
@@ -1128,7 +1245,13 @@ impl Ctx<'_> {
                 marker(&mut o, Marker::Circle, x, y, look.rgb());
             }
             for &(x, y) in marks {
-                marker(&mut o, look.marker.unwrap_or(Marker::Circle), x, y, look.rgb());
+                marker(
+                    &mut o,
+                    look.marker.unwrap_or(Marker::Circle),
+                    x,
+                    y,
+                    look.rgb(),
+                );
             }
             o.push_str("</g>\n");
         }
@@ -1153,11 +1276,16 @@ impl Ctx<'_> {
                 r.x1 - r.x0,
                 r.y1 - r.y0
             );
-            let cols = (((r.x1 - r.x0) / self.legend_w).round() as usize).max(1);
+            let cols = if self.wrapped {
+                1
+            } else {
+                (((r.x1 - r.x0) / self.legend_w).round() as usize).max(1)
+            };
             let (asc, _) = style::text_extent(size::LEGEND);
+            let mut line = 0usize;
             for (k, e) in entries.iter().enumerate() {
-                let (c, rr) = (k % cols, k / cols);
-                let (c, rr) = if cols == 1 { (0, k) } else { (c, rr) };
+                let (c, rr) = if cols == 1 { (0, line) } else { (k % cols, k / cols) };
+                line += e.lines.len();
                 let x = r.x0 + 6.0 + c as f64 * self.legend_w;
                 let y = r.y0 + 5.0 + rr as f64 * row_h + row_h / 2.0;
                 let _ = writeln!(o, "<g id=\"legend-for-{}\">", e.target);
@@ -1184,7 +1312,10 @@ impl Ctx<'_> {
                         style::PALETTE[c % style::PALETTE.len()]
                     );
                 }
-                Txt::new(&e.label, x + 36.0, y + asc / 2.5, size::LEGEND, "start").svg(&mut o);
+                for (j, l) in e.lines.iter().enumerate() {
+                    let ly = y + asc / 2.5 + j as f64 * row_h;
+                    Txt::new(l, x + 36.0, ly, size::LEGEND, "start").svg(&mut o);
+                }
                 o.push_str("</g>\n");
             }
             o.push_str("</g>\n");

@@ -292,8 +292,9 @@ fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> std::result::Result<Vec<u8>, pn
 /// The points of an HdrHistogram-style percentile plot of `values`: the
 /// k-th smallest of n at percentile 100·(k−1)/n, to draw as a
 /// [`SeriesStyle::Step`] on an [`ChartSpec::x_percentile`] axis (the last
-/// step, the maximum, holds to the axis end). Long inputs are thinned to
-/// about 40 points per decade of 1/(1−p).
+/// step, the maximum, holds to the axis end). Only changes of value are
+/// kept, thinned to about 40 points per decade of 1/(1−p) (the maximum is
+/// always kept), so equal distributions give equal points.
 pub fn percentile_points(values: &[f64]) -> Vec<(f64, f64)> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
@@ -304,7 +305,7 @@ pub fn percentile_points(values: &[f64]) -> Vec<(f64, f64)> {
         let p = k as f64 / n as f64;
         let t = -(1.0 - p).log10();
         let changes = out.last().is_none_or(|l| l.1 != y);
-        if k + 1 == n || (changes && t - last_t >= 0.025) {
+        if changes && (t - last_t >= 0.025 || k + 1 == n) {
             out.push((100.0 * p, y));
             last_t = t;
         }
@@ -367,5 +368,6 @@ mod tests {
         let p = percentile_points(&[3.0, 1.0, 2.0, 2.0]);
         assert_eq!(p.first(), Some(&(0.0, 1.0)));
         assert_eq!(p.last(), Some(&(75.0, 3.0)));
+        assert_eq!(percentile_points(&[0.0; 7]), percentile_points(&[0.0; 2]));
     }
 }

@@ -221,6 +221,10 @@ fn fontdb() -> Arc<resvg::usvg::fontdb::Database> {
         let mut db = resvg::usvg::fontdb::Database::new();
         db.load_font_data(dejavu::sans::regular().to_vec());
         db.load_font_data(dejavu::sans::bold().to_vec());
+        // generic families too, so any SVG's text lays out with it
+        db.set_sans_serif_family("DejaVu Sans");
+        db.set_serif_family("DejaVu Sans");
+        db.set_monospace_family("DejaVu Sans");
         Arc::new(db)
     })
     .clone()
