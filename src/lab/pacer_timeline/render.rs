@@ -288,8 +288,26 @@ fn same_outcome_groups(cases: &[CaseResult]) -> Vec<(String, &CaseResult)> {
     }
     groups
         .into_iter()
-        .map(|(labels, c)| (labels.join(" = "), c))
+        .map(|(labels, c)| (join_labels(&labels), c))
         .collect()
+}
+
+/// `a, x = b, x` as `a = b, x`: the part after the last ", " is said once
+/// when every label ends with it.
+fn join_labels(labels: &[String]) -> String {
+    let tail = |l: &str| l.rfind(", ").map(|i| l[i..].to_string());
+    match labels.first().and_then(|l| tail(l)) {
+        Some(t)
+            if labels.len() > 1
+                && labels
+                    .iter()
+                    .all(|l| tail(l).as_deref() == Some(t.as_str())) =>
+        {
+            let heads: Vec<&str> = labels.iter().map(|l| &l[..l.len() - t.len()]).collect();
+            format!("{}{t}", heads.join(" = "))
+        }
+        _ => labels.join(" = "),
+    }
 }
 
 /// Caller labels in order of their first caller.
@@ -450,6 +468,16 @@ mod tests {
     use super::*;
 
     const SEC: i64 = 1_000_000_000;
+
+    #[test]
+    fn joined_labels_say_a_shared_tail_once() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            join_labels(&l(&["atomic, slack 10", "mutex, slack 10"])),
+            "atomic = mutex, slack 10"
+        );
+        assert_eq!(join_labels(&l(&["atomic", "mutex"])), "atomic = mutex");
+    }
 
     #[test]
     fn durations_and_clock_labels() {

@@ -406,7 +406,6 @@ enum Place {
 
 /// One legend row.
 struct Entry {
-    label: String,
     /// The label wrapped to [`LEGEND_MAX`] px.
     lines: Vec<String>,
     /// `series-<i>` or `band-<i>`.
@@ -426,8 +425,16 @@ fn wrap(label: &str) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
     for (i, part) in label.split(" = ").enumerate() {
-        let piece = if i == 0 { part.to_string() } else { format!("= {part}") };
-        let joined = if cur.is_empty() { piece.clone() } else { format!("{cur} {piece}") };
+        let piece = if i == 0 {
+            part.to_string()
+        } else {
+            format!("= {part}")
+        };
+        let joined = if cur.is_empty() {
+            piece.clone()
+        } else {
+            format!("{cur} {piece}")
+        };
         if width(&joined) <= LEGEND_MAX || cur.is_empty() {
             cur = joined;
         } else {
@@ -440,7 +447,11 @@ fn wrap(label: &str) -> Vec<String> {
             let mut head = String::new();
             let mut k = 0;
             while k < words.len() {
-                let next = if head.is_empty() { words[k].to_string() } else { format!("{head} {}", words[k]) };
+                let next = if head.is_empty() {
+                    words[k].to_string()
+                } else {
+                    format!("{head} {}", words[k])
+                };
                 if width(&next) > LEGEND_MAX && !head.is_empty() {
                     break;
                 }
@@ -643,7 +654,6 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
         if !p.label.is_empty() {
             entries.push(Entry {
                 lines: wrap(&p.label),
-                label: p.label.clone(),
                 target: format!("series-{i}"),
                 look: Some(looks[i].clone()),
                 band: None,
@@ -654,7 +664,6 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
         if !b.label.is_empty() {
             entries.push(Entry {
                 lines: wrap(&b.label),
-                label: b.label.clone(),
                 target: format!("band-{i}"),
                 look: None,
                 band: Some((b.color, b.opacity)),
@@ -1284,7 +1293,11 @@ impl Ctx<'_> {
             let (asc, _) = style::text_extent(size::LEGEND);
             let mut line = 0usize;
             for (k, e) in entries.iter().enumerate() {
-                let (c, rr) = if cols == 1 { (0, line) } else { (k % cols, k / cols) };
+                let (c, rr) = if cols == 1 {
+                    (0, line)
+                } else {
+                    (k % cols, k / cols)
+                };
                 line += e.lines.len();
                 let x = r.x0 + 6.0 + c as f64 * self.legend_w;
                 let y = r.y0 + 5.0 + rr as f64 * row_h + row_h / 2.0;
