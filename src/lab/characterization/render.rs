@@ -191,7 +191,7 @@ fn pitchfork(name: &str, ranked: &Ranked, r: &Characterized, relative: bool) -> 
             "key rank (1 = busiest key, log scale)",
             "relative error = (estimate - true) / true count (log)",
         )
-        .caption(format!("The {name} pitchfork relative to each rank bin's true count (DataSketches' characterization style): median line, ±1σ and ±2σ quantile contours shaded, ±3σ dotted, the bound e·N/w over the bin's count dashed. Relative error grows toward the cold keys, whose counts are smallest; contours at 0 are on the \"0\" row."))
+        .caption(format!("The {name} pitchfork relative to each rank bin's true count (DataSketches' characterization style): median line, ±1σ and ±2σ quantile contours shaded, ±3σ in sky blue (+3σ dashed, −3σ dotted), the bound e·N/w over the bin's count dashed. Relative error grows toward the cold keys, whose counts are smallest; contours at 0 are on the \"0\" row."))
     } else {
         ChartSpec::new(
             format!("pitchfork_{name}"),
@@ -202,7 +202,7 @@ fn pitchfork(name: &str, ranked: &Ranked, r: &Characterized, relative: bool) -> 
             "key rank (1 = busiest key, log scale)",
             "error = estimate - true count (events, log)",
         )
-        .caption(format!("The {name} sketch's error at each key rank over {} hash seeds: the median line, the ±1σ and ±2σ quantile contours (normal equivalents) as shaded bands, ±3σ dotted, and the count-min bound e·N/w dashed. The error is flat across ranks and stays well under the bound; count-min never undercounts, so lower contours at 0 are on the \"0\" row under the axis.", r.trials))
+        .caption(format!("The {name} sketch's error at each key rank over {} hash seeds: the median line, the ±1σ and ±2σ quantile contours (normal equivalents) as shaded bands, ±3σ in sky blue (+3σ dashed, −3σ dotted; a contour equal to the median is drawn once with it), and the count-min bound e·N/w dashed. The error is flat across ranks and stays well under the bound; count-min never undercounts, so lower contours at 0 are on the \"0\" row under the axis.", r.trials))
     }
     .log_log(0.0);
     spec.legend = Legend::UpperLeft;
