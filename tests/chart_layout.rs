@@ -68,6 +68,12 @@ impl Bx {
     }
 }
 
+/// A line segment (px).
+type Seg = ((f32, f32), (f32, f32));
+/// A `series-<i>` / `band-<i>` group: id, segments, mark boxes, a
+/// fingerprint of everything it draws.
+type Drawn = (String, Vec<Seg>, Vec<Bx>, String);
+
 /// What the checks need from one laid-out SVG.
 #[derive(Default)]
 struct Seen {
@@ -75,7 +81,7 @@ struct Seen {
     legend: Option<Bx>,
     plot: Option<Bx>,
     /// Per `series-<i>` / `band-<i>` group: segments, mark boxes, path data.
-    groups: Vec<(String, Vec<((f32, f32), (f32, f32))>, Vec<Bx>, String)>,
+    groups: Vec<Drawn>,
     legend_targets: Vec<String>,
 }
 

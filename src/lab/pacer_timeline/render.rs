@@ -385,7 +385,7 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
         // Hold the last count a little so the final step shows.
         let tail = (end + (end * 0.02).max(0.01), sorted.len() as f64);
         pts.push(tail);
-        let in_zoom = zoom.is_none_or(|(a, b)| {
+        let in_zoom = zoom.map_or(true, |(a, b)| {
             sorted.iter().any(|x| {
                 let t = x.admitted_ns.unwrap_or(0) as f64 / S;
                 a <= t && t <= b

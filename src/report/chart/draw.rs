@@ -562,10 +562,7 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
             if !x.is_finite() || !y.is_finite() {
                 continue;
             }
-            let tx = match fwd(xs, x, floor.max(f64::MIN_POSITIVE)) {
-                Some(t) => t,
-                None => f64::NEG_INFINITY,
-            };
+            let tx = fwd(xs, x, floor.max(f64::MIN_POSITIVE)).unwrap_or(f64::NEG_INFINITY);
             pts.push((tx, fwd(ys, y, floor)));
             labels.push(
                 s.point_labels

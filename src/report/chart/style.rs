@@ -159,12 +159,12 @@ pub fn assign_looks(wants: &[Want]) -> Vec<Look> {
         };
         let mut look = Look {
             color,
-            dash: w.line.map(|dashed| usize::from(dashed)),
+            dash: w.line.map(usize::from),
             marker,
         };
         // Same colour as an earlier series: differ by dash (or marker).
         let mut tries = 0;
-        while looks.iter().any(|l| *l == look) && tries < DASHES.len() * MARKERS.len() {
+        while looks.contains(&look) && tries < DASHES.len() * MARKERS.len() {
             tries += 1;
             match look.dash {
                 Some(d) => look.dash = Some((d + 1) % DASHES.len()),
