@@ -351,7 +351,7 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
             "step # of the caller",
             "wait (s)",
         )
-        .caption("How long each limiter step of the single caller waited, one point per step (steps are discrete: points, not lines); cases with identical waits are drawn once, joined by \"=\".")
+        .caption("How long each limiter step of the single caller waited, one point per step (steps are discrete: points, not lines, series set side by side at each step); cases with identical waits are drawn once, joined by \"=\".")
     } else {
         ChartSpec::new(
             "waits-per-caller",
@@ -359,7 +359,7 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
             "caller # (file order)",
             "wait (s)",
         )
-        .caption("How long each limiter step waited, one point per step at its caller's number (callers are discrete: points, not lines), a series per case and caller label; cases with identical waits are drawn once, joined by \"=\".")
+        .caption("How long each limiter step waited, one point per step at its caller's number (callers are discrete: points, not lines), a series per case and caller label, set side by side at each caller; cases with identical waits are drawn once, joined by \"=\".")
     };
     waits.legend = Legend::UpperLeft;
     let mut dist = ChartSpec::new(

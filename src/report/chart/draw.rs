@@ -604,6 +604,38 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
         });
     }
     let looks = style::assign_looks(&preps.iter().map(|p| p.want).collect::<Vec<_>>());
+    // Discrete x with several marker-only series at the same x values:
+    // dodge them side by side (as grouped bars are), so no marker hides
+    // another.
+    let all_integer = xs == Scale::Linear
+        && !preps.is_empty()
+        && preps
+            .iter()
+            .flat_map(|p| &p.pts)
+            .all(|q| q.0.is_finite() && q.0.fract() == 0.0);
+    let dodged: Vec<usize> = preps
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.style == SeriesStyle::Points)
+        .map(|(i, _)| i)
+        .collect();
+    let shared_x = dodged.iter().enumerate().any(|(k, &i)| {
+        dodged[..k].iter().any(|&j| {
+            preps[i]
+                .pts
+                .iter()
+                .any(|q| preps[j].pts.iter().any(|r| r.0 == q.0))
+        })
+    });
+    if all_integer && shared_x && dodged.len() <= 8 {
+        let width = 0.6 / dodged.len() as f64;
+        for (k, &i) in dodged.iter().enumerate() {
+            let off = (k as f64 - (dodged.len() as f64 - 1.0) / 2.0) * width;
+            for q in &mut preps[i].pts {
+                q.0 += off;
+            }
+        }
+    }
 
     // Axes.
     let integer_x = xs == Scale::Linear
