@@ -163,15 +163,24 @@ pub fn assign_looks(wants: &[Want]) -> Vec<Look> {
             marker,
         };
         // Same colour as an earlier series: differ by dash (or marker).
+        // Every dash (or marker) of this colour taken: the next colour.
         let mut tries = 0;
-        while looks.contains(&look) && tries < DASHES.len() * MARKERS.len() {
+        while looks.contains(&look) && tries < PALETTE.len() * DASHES.len() * MARKERS.len() {
             tries += 1;
             match look.dash {
-                Some(d) => look.dash = Some((d + 1) % DASHES.len()),
+                Some(d) => {
+                    look.dash = Some((d + 1) % DASHES.len());
+                    if tries % DASHES.len() == 0 {
+                        look.color = (look.color + 1) % PALETTE.len();
+                    }
+                }
                 None => {
                     let m = look.marker.unwrap_or(Marker::Circle);
                     let k = MARKERS.iter().position(|x| *x == m).unwrap_or(0);
                     look.marker = Some(MARKERS[(k + 1) % MARKERS.len()]);
+                    if tries % MARKERS.len() == 0 {
+                        look.color = (look.color + 1) % PALETTE.len();
+                    }
                 }
             }
         }
