@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Copies the committed report folders (report files only) into `dst`.
+/// Copies the committed report folders (report files only, and the sizing
+/// results) into `dst`.
 fn copy_reports(dst: &Path) -> usize {
     let mut n = 0;
     for e in std::fs::read_dir(root().join("reports")).unwrap() {
         let dir = e.unwrap().path();
-        if !dir.join("report.json").is_file() {
+        if !dir.join("report.json").is_file() && !dir.join("size.json").is_file() {
             continue;
         }
         let to = dst.join(dir.file_name().unwrap());
@@ -205,8 +206,89 @@ fn every_image_loads_in_headless_chromium() {
 
     // The probe can fail: a chart file removed after the page was written.
     report(tmp.path(), false);
-    let victim = tmp.path().join("estimator-zipf/error_cdf.svg");
+    let victim = tmp.path().join("estimator-zipf/error_percentiles.svg");
     std::fs::remove_file(&victim).unwrap();
     let (_, broken, line) = render(&chrome, tmp.path());
     assert_eq!(broken, 1, "a missing image must be detected: {line}");
+}
+
+/// Where the review screenshots go: `<target>/review-screenshots/`.
+fn screenshot_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    target.join("review-screenshots")
+}
+
+/// A screenshot of every section of the review page (one PNG per scenario,
+/// `<target>/review-screenshots/<name>.png`) for a person to look at.
+#[test]
+fn screenshots_of_every_section() {
+    let Some(chrome) = chromium() else {
+        eprintln!("SKIPPED screenshots_of_every_section: chromium not installed (apt-get install chromium)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    copy_reports(tmp.path());
+    let html = report(tmp.path(), false);
+    let out = screenshot_dir();
+    std::fs::create_dir_all(&out).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(String::from))
+        .collect();
+    names.sort();
+    let mut shots = 0;
+    for name in &names {
+        let section_start = html.find(&format!("<section class=\"scenario\" id=\"s-{name}\""));
+        let Some(start) = section_start else { continue };
+        let end = html[start..]
+            .find("</section>")
+            .map_or(html.len(), |e| start + e);
+        let section = &html[start..end];
+        // A height that holds the section: its figures and table rows.
+        let height = 500
+            + 720 * section.matches("<figure").count()
+            + 30 * section.matches("<tr>").count()
+            + 60 * section.matches("<pre>").count()
+            + 18 * section.matches('\n').count().min(400);
+        let page = html.replace(
+            "</style>",
+            &format!(
+                "section.scenario:not(#s-{name}), nav.toc, h1, p.sub, footer {{ display: none; }} section.scenario {{ margin-top: 0; }}</style>"
+            ),
+        );
+        let file = tmp.path().join(format!("shot-{name}.html"));
+        std::fs::write(&file, page).unwrap();
+        let png = out.join(format!("{name}.png"));
+        let profile = tempfile::tempdir().unwrap();
+        let status = Command::new(&chrome)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--virtual-time-budget=5000",
+            ])
+            .arg(format!("--window-size=1200,{}", height.min(16000)))
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--screenshot={}", png.display()))
+            .arg(format!("file://{}", file.display()))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("chromium starts");
+        assert!(status.success(), "chromium failed on {name}");
+        let bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG", "{name}");
+        shots += 1;
+    }
+    assert_eq!(shots, names.len());
+    eprintln!("{shots} screenshots in {}", out.display());
 }

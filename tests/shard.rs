@@ -46,7 +46,7 @@ fn merging_three_shards_gives_the_unsharded_report_byte_for_byte() {
     ok(&args);
     let a = tree(whole.path());
     assert!(a.iter().any(|(n, _)| n.ends_with("report.json")));
-    assert!(a.iter().any(|(n, _)| n.ends_with("error_cdf.png")));
+    assert!(a.iter().any(|(n, _)| n.ends_with("error_percentiles.png")));
     assert_eq!(a, tree(merged.path()), "merge(shards) vs unsharded run");
 
     // A missing shard is refused.

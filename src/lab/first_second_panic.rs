@@ -341,9 +341,10 @@ fn chart(p: &Params, rows: &[Row]) -> ChartSpec {
             "Rate::new(interval) observed by N threads for {} ms: threads that panic (faithful, lockstep)",
             p.duration_ms
         ),
-        "threads",
+        "threads observing at once",
         "threads panicked",
-    );
+    )
+    .caption("How many of N threads panic when they all call Rate::observe in lockstep during the first interval after Rate::new (faithful model), one series per build and interval; thread counts are discrete, so points, not lines. Builds with the same counts are drawn once, joined by \"=\" (the release build's wrong-window assertion and the debug build's overflow panic hit the same threads).");
     for &b in &p.builds {
         for &i in &p.intervals_ms {
             let pts: Vec<(f64, f64)> = rows
@@ -355,11 +356,7 @@ fn chart(p: &Params, rows: &[Row]) -> ChartSpec {
                 chart.series.push(Series::new(
                     format!("{} build, interval {} ms", name_build(b), i),
                     pts,
-                    if b == Build::Release {
-                        SeriesStyle::LinePoints
-                    } else {
-                        SeriesStyle::Dashed
-                    },
+                    SeriesStyle::Points,
                 ));
             }
         }

@@ -221,6 +221,7 @@ fn chart(rows: &[Row]) -> ChartSpec {
                 .join(", ")
         ),
     );
+    chart.caption = "Each request of the docs' example at its time, in a lane per appid: green circles passed (200), vermillion markers were limited (429); n is the count Rate::observe returned. Dashed lines mark when the shared Rate's window starts (it is created or flips on a call), so requests of different appids share one window clock.".into();
     for (status, color) in [(200u16, 2usize), (429, 3)] {
         let sel: Vec<&Row> = rows.iter().filter(|r| r.status == status).collect();
         let mut s = Series::new(

@@ -376,7 +376,8 @@ fn chart(p: &Params, tl: &Timeline, pts: &[(u64, f64, f64, f64)]) -> ChartSpec {
         ),
         "time since Rate::new (ms)",
         "rate (events per second)",
-    );
+    )
+    .caption("What pingora's Rate would answer if read at each millisecond (a clone, so reading does not disturb the sequence): rate() steps, the proportional estimate, and the true sliding-window rate dashed; the markers are the call sequence's own reads and the dashed vertical lines its window flips. rate() reports the previous window: read at any t from 1000 ms (where a read would flip) to 2108 ms it answers 10, long after the events left the sliding window (0 from about 1440 ms); the proportional estimate decays linearly instead.");
     chart.series.push(Series::new(
         "rate() if read at t (clone of the model)",
         pts.iter().map(|s| (s.0 as f64, s.1)).collect(),
@@ -409,6 +410,10 @@ fn chart(p: &Params, tl: &Timeline, pts: &[(u64, f64, f64, f64)]) -> ChartSpec {
     );
     preads.color = Some(1);
     chart.series.push(preads);
+    for s in chart.series.iter_mut().skip(3) {
+        // the reads keep their line's colour (markers instead of a line)
+        s.share_color = true;
+    }
     chart.vlines = tl
         .flips_ms
         .iter()

@@ -533,7 +533,8 @@ fn hot_key_chart(p: &Params, (hot, flips): &HotTrace) -> ChartSpec {
         ),
         "time (s)",
         "count of the key (events)",
-    );
+    )
+    .caption("The hottest key's count over time: Rate::observe's current-window count from the sketch (steps), the exact count with the same window flips (dashed) and the exact sliding-window count; dashed vertical lines are the window flips. Sketch and same-flip counts agree when the shape has room; the sliding window differs because the windows are fixed, not sliding.");
     chart.series.push(Series::new(
         "Rate::observe() (current window, sketch)",
         hot.iter().map(|h| (h.0, h.1)).collect(),

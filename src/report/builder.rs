@@ -154,7 +154,9 @@ impl<'a> ReportBuilder<'a> {
     }
 
     /// Renders a chart and adds it (written as `<name>.svg` and
-    /// `<name>.png`); a chart that fails to render is an error.
+    /// `<name>.png`); a chart that fails to render is an error. Its caption
+    /// goes to the `## Charts` list that [`ReportBuilder::finish`] appends to
+    /// table.md (the review page's figure captions).
     pub fn chart(&mut self, spec: &ChartSpec) -> Result<&mut Self> {
         self.out.charts.push(render(spec)?);
         Ok(self)
@@ -187,7 +189,22 @@ impl<'a> ReportBuilder<'a> {
     /// The finished [`Output`].
     pub fn finish(self) -> Output {
         let mut out = self.out;
-        out.table_md = self.heading.render(self.scenario) + &self.md;
+        let mut md = self.md;
+        let captioned: Vec<&crate::report::Chart> = out
+            .charts
+            .iter()
+            .filter(|c| !c.caption.is_empty())
+            .collect();
+        if !captioned.is_empty() {
+            if !md.is_empty() && !md.ends_with("\n\n") {
+                md.push('\n');
+            }
+            md.push_str("## Charts\n\n");
+            for c in captioned {
+                md.push_str(&format!("- `{}`: {}\n", c.name, c.caption));
+            }
+        }
+        out.table_md = self.heading.render(self.scenario) + &md;
         out.json = Value::Object(self.json);
         out
     }

@@ -5,8 +5,10 @@
 //! report's `look_at` field when present), its `table.md` rendered to HTML,
 //! and its charts (SVG shown, PNG linked; a chart with only a PNG shows the
 //! PNG). A chart's caption is the `table.md` list item that names it
-//! (`` - `chart_name`: text ``), so every kind that documents its charts in
-//! its table gets captions without extra work.
+//! (`` - `chart_name`: text ``, which [`super::ReportBuilder`] writes from
+//! each chart's caption), else the SVG's own `<desc>`. The sizing results of
+//! `ratelab size` (`<out>/size/`: size.json, size.md, the frontier chart)
+//! get a section of their own.
 //!
 //! The page has no external assets: CSS is inline, no scripts, no fonts or
 //! images from elsewhere. Images are referenced relatively
@@ -36,13 +38,14 @@ pub struct Entry {
     pub files: Vec<String>,
 }
 
-/// Reads every `<out>/*/report.json` folder, sorted by name.
+/// Reads every `<out>/*/report.json` folder, sorted by name, and the
+/// sizing results of `ratelab size` (`<out>/size/size.json`) if present.
 pub fn collect(out: &Path) -> Result<Vec<Entry>> {
     let rd = std::fs::read_dir(out).map_err(|e| Error::io(out, e))?;
     let mut dirs: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            p.join("report.json").is_file()
+            (p.join("report.json").is_file() || p.join("size.json").is_file())
                 && p.file_name()
                     .and_then(|n| n.to_str())
                     .is_some_and(|n| crate::scenario::validate_name(n).is_ok())
@@ -56,8 +59,13 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_string();
-        let json = crate::check::read_report(&dir.join("report.json"))?;
-        let md_path = dir.join("table.md");
+        let sizing = !dir.join("report.json").is_file();
+        let json = if sizing {
+            size_json(&dir.join("size.json"))?
+        } else {
+            crate::check::read_report(&dir.join("report.json"))?
+        };
+        let md_path = dir.join(if sizing { "size.md" } else { "table.md" });
         let table_md = if md_path.is_file() {
             std::fs::read_to_string(&md_path).map_err(|e| Error::io(&md_path, e))?
         } else {
@@ -107,6 +115,41 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
         });
     }
     Ok(entries)
+}
+
+/// A `ratelab size` result as an entry's JSON: kind `size`, a description
+/// naming the targets and the pick.
+fn size_json(path: &Path) -> Result<Value> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::input_at(
+            path,
+            format!("line {} column {}", e.line(), e.column()),
+            "malformed JSON",
+        )
+    })?;
+    let mut m = serde_json::Map::new();
+    m.insert("kind".into(), "size".into());
+    m.insert(
+        "description".into(),
+        "Sizing results of `ratelab size`: the cheapest count-min shape meeting the accuracy targets on the workload.".into(),
+    );
+    m.insert("size".into(), v);
+    Ok(Value::Object(m))
+}
+
+/// The `<desc>` of an SVG chart (its caption), unescaped.
+fn svg_desc(path: &Path) -> Option<String> {
+    let svg = std::fs::read_to_string(path).ok()?;
+    let start = svg.find("<desc>")? + "<desc>".len();
+    let end = start + svg[start..].find("</desc>")?;
+    Some(
+        svg[start..end]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&"),
+    )
 }
 
 /// `- `name`: caption` items of table.md.
@@ -428,11 +471,17 @@ pub fn render(entries: &[Entry], embed: bool) -> Result<String> {
             } else {
                 format!("{}/{}", e.name, shown)
             };
+            // table.md's list first, else the chart's own <desc>.
             let caption = captions
                 .iter()
                 .find(|(n, _)| n == stem)
-                .map(|(_, c)| c.as_str())
-                .unwrap_or("");
+                .map(|(_, c)| c.clone())
+                .or_else(|| {
+                    svg.then(|| svg_desc(&e.dir.join(format!("{stem}.svg"))))
+                        .flatten()
+                })
+                .unwrap_or_default();
+            let caption = caption.as_str();
             let links: Vec<String> = [(svg, "svg"), (png, "png")]
                 .iter()
                 .filter(|(has, _)| **has)

@@ -481,9 +481,13 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<Chart> {
             )
         },
     );
+    spec.caption = format!(
+        "Every shape the search evaluated: memory against {} (mean over seeds), those meeting every target in green, the others in sky blue, the Pareto frontier (no cheaper shape does better) as a line and the target dashed. The pick, the cheapest shape meeting every target and the hold-out reruns, is the vermillion point marked above the plot; the count-min bound's shape for the target is the other marked memory.",
+        m.name()
+    );
     spec.x_log = true;
     spec.y_log = !exact;
-    spec.log_floor = 0.01;
+    spec.log_floor = 0.0;
     spec.legend = if exact {
         Legend::LowerRight
     } else {
@@ -528,7 +532,7 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<Chart> {
     }
     let mut target = Series::new(
         format!("target {}", t.resolved()),
-        vec![(xmin, t.threshold.max(0.01)), (xmax, t.threshold.max(0.01))],
+        vec![(xmin, t.threshold), (xmax, t.threshold)],
         SeriesStyle::Dashed,
     );
     target.color = Some(6);
@@ -540,12 +544,11 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<Chart> {
             SeriesStyle::Points,
         );
         s.color = Some(3);
-        s.point_labels = Some(vec![format!(
-            " {} ({})",
-            shape(c),
-            mem_label(c.memory_bytes)
-        )]);
         spec.series.push(s);
+        spec.vlines.push((
+            kib(c),
+            format!("pick: {} ({})", shape(c), mem_label(c.memory_bytes)),
+        ));
     }
     if let (Some(w), Some(mb)) = (r.bound.slots, r.bound.memory_bytes) {
         spec.vlines.push((
@@ -553,7 +556,5 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<Chart> {
             format!("bound: {}x{}", r.bound.hashes, w),
         ));
     }
-    // Room on the right for the bound's label.
-    spec.x_range = Some((xmin / 2.0, xmax * 20.0));
     render(&spec).ok()
 }

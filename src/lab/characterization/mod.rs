@@ -78,6 +78,13 @@ pub struct Params {
     /// stable (the bound is the natural scale of the error).
     #[serde(default = "default_floor_bound_pct")]
     pub floor_bound_pct: f64,
+    /// Also chart each shape's errors relative to the true counts.
+    #[serde(default = "default_relative")]
+    pub relative: bool,
+}
+
+fn default_relative() -> bool {
+    true
 }
 
 fn default_floor_bound_pct() -> f64 {

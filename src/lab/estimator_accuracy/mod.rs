@@ -14,7 +14,9 @@ mod replay;
 mod sweep;
 
 pub use params::{configs, validate_shape, Backend, Grid, Params, Shape, MAX_HASHES};
-pub use replay::{rank_bins, replay_cell, replay_cell_crate, replay_run, CellOutcome, QUANTILES};
+pub use replay::{
+    quantile_at, rank_bins, replay_cell, replay_cell_crate, replay_run, CellOutcome, QUANTILES,
+};
 pub use sweep::{cell_index, replay_summary, rows, sweep, sweep_cells, sweep_crate, Row};
 
 use super::experiment::Experiment;

@@ -3,7 +3,7 @@
 //! real crate, and three charts.
 
 use super::params::{Backend, Params};
-use super::replay::rank_bins;
+use super::replay::{quantile_at, rank_bins};
 use super::sweep::Row;
 use crate::error::Result;
 use crate::lab::RunContext;
@@ -74,7 +74,6 @@ pub(super) fn render_output(
     if labels.multi_backend {
         report.md(&model_vs_crate(rows, runs));
     }
-    report.md("\n## Charts\n\n- `error_vs_rank`: mean overcount by key rank (1 = busiest key), log-log. Cold keys (high rank) carry the error: their true counts are small and any hot key sharing their cell in every row inflates them.\n- `error_cdf`: share of keys whose error is at most x.\n- `error_vs_memory`: mean error against memory; points on the same memory differ in rows vs slots.\n");
     report
         .field("hasher", p.hasher.name())
         .field(
@@ -212,7 +211,7 @@ fn json_rows(rows: &[Row], multi_backend: bool) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The three charts: error by rank, the error distribution and error
+/// The three charts: error by rank, the error percentiles and error
 /// against memory.
 fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSpec; 3] {
     let bins = rank_bins(keys);
@@ -220,26 +219,29 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
         "error_vs_rank",
         "Overcount by key rank (mean over runs)",
         "key rank (1 = busiest key, log scale)",
-        "mean error = estimate - true count (log; 0 drawn at 0.1)",
+        "mean error = estimate - true count (events, log)",
     )
-    .log_log(0.1);
+    .log_log(0.0)
+    .caption("Mean overcount of the keys in each rank bin (1 = busiest key), log-log; a shape whose bins average 0 sits on the \"0\" row under the axis. Collisions add about the same expected count to every key, so the absolute error is flat across ranks for every shape (noisier where a bin holds few keys); relative to the true count it is largest for the cold keys, whose counts are smallest.");
     by_rank.legend = Legend::UpperLeft;
-    let mut cdf = ChartSpec::new(
-        "error_cdf",
-        "Distribution of per-key error",
-        "error = estimate - true count (log; 0 drawn at 0.1)",
-        "keys with error <= x (%)",
-    );
-    cdf.x_log = true;
-    cdf.legend = Legend::LowerRight;
-    cdf.y_range = Some((0.0, 100.0));
+    let mut pct = ChartSpec::new(
+        "error_percentiles",
+        "Per-key error by percentile of keys (mean over runs)",
+        "percentile of keys (1/(1-p) scale: 90%, 99%, 99.9% equally spaced)",
+        "error = estimate - true count (events, log)",
+    )
+    .caption("HdrHistogram-style percentile plot: for each percentile p of keys (x on a 1/(1-p) axis, so the tail gets the room), the error that p of the keys stay at or below; the right end of each line is the largest error. Percentiles at which the error is 0 are on the \"0\" row.");
+    pct.x_percentile = true;
+    pct.y_log = true;
+    pct.legend = Legend::UpperLeft;
     let mut mem = ChartSpec::new(
         "error_vs_memory",
         "Mean error vs sketch memory",
         "memory (KiB, log scale)",
-        "mean error per key (log; 0 drawn at 0.01)",
+        "mean error per key (events, log)",
     )
-    .log_log(0.01);
+    .log_log(0.0)
+    .caption("Mean error per key against sketch memory, one line per row count; points at the same memory differ in rows vs slots (each point is labelled with its shape). A shape with mean error 0 is on the \"0\" row.");
     for (i, r) in rows.iter().enumerate() {
         let pts = bins
             .iter()
@@ -249,24 +251,36 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
         let mut s = Series::new(label(r), pts, SeriesStyle::Line);
         s.color = Some(i);
         by_rank.series.push(s);
+        let n = keys.max(1) as f64;
         let q = &r.quantiles;
-        let pts = q
+        let mut pts: Vec<(f64, f64)> = q
             .iter()
             .enumerate()
-            .map(|(k, &x)| (x, 100.0 * k as f64 / (q.len().max(2) - 1) as f64))
+            .take(q.len().saturating_sub(1))
+            .map(|(k, &x)| (100.0 * quantile_at(k), x))
+            // beyond 1 - 1/n every quantile is the maximum
+            .filter(|(p, _)| *p <= 100.0 * (1.0 - 1.0 / n))
             .collect();
+        if let Some(&max) = q.last() {
+            pts.push((100.0 * (1.0 - 1.0 / n), max));
+        }
         let mut s = Series::new(label(r), pts, SeriesStyle::Step);
         s.color = Some(i);
-        cdf.series.push(s);
+        pct.series.push(s);
     }
     // Memory chart: one series per (variant, hashes), points labelled by shape.
     let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
     for r in rows {
         let g = format!(
-            "{} rows{}",
+            "{} rows{}{}",
             r.config.hashes,
             if rows.iter().any(|o| o.config.variant != r.config.variant) {
                 format!(" {}", r.config.variant.name())
+            } else {
+                String::new()
+            },
+            if rows.iter().any(|o| o.backend != r.backend) {
+                format!(" {}", r.backend.name())
             } else {
                 String::new()
             }
@@ -291,7 +305,7 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
         );
         mem.series.push(s);
     }
-    [by_rank, cdf, mem]
+    [by_rank, pct, mem]
 }
 
 /// The model against the real crate, shape by shape (empty when no shape

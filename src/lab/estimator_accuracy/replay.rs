@@ -19,12 +19,25 @@ pub struct CellOutcome {
     pub fault: Option<Fault>,
     /// Mean error per logarithmic rank bin (see [`rank_bins`]).
     pub rank_bin_means: Vec<f64>,
-    /// Error quantiles at `i / QUANTILES` for i in 0..=QUANTILES.
+    /// Error quantiles at [`quantile_at`]`(i)` for i in 0..=QUANTILES (the
+    /// last is the maximum).
     pub quantiles: Vec<f64>,
 }
 
-/// Resolution of the stored error distribution.
+/// Resolution of the stored error distribution: 40 quantiles per decade of
+/// 1/(1-q), from q = 0 to 1 - 1e-5, then the maximum.
 pub const QUANTILES: usize = 200;
+
+/// The quantile stored at index `i` (0..=QUANTILES): 1 - 10^(-i/40), so the
+/// tail gets as many points as the body (HdrHistogram's percentile plots);
+/// the last index is the maximum (q = 1).
+pub fn quantile_at(i: usize) -> f64 {
+    if i >= QUANTILES {
+        1.0
+    } else {
+        1.0 - 10f64.powf(-(i as f64) / 40.0)
+    }
+}
 
 /// Logarithmic bins of key ranks (1-based) for `keys` keys: `[start, end)`.
 pub fn rank_bins(keys: usize) -> Vec<(usize, usize)> {
@@ -172,7 +185,12 @@ fn outcome_of(
         vec![0.0; QUANTILES + 1]
     } else {
         (0..=QUANTILES)
-            .map(|i| sorted[(i * (sorted.len() - 1)) / QUANTILES] as f64)
+            .map(|i| {
+                let n = sorted.len();
+                // nearest rank: the smallest error with at least q of the keys at or below it
+                let rank = ((quantile_at(i) * n as f64).ceil() as usize).clamp(1, n);
+                sorted[rank - 1] as f64
+            })
             .collect()
     };
     CellOutcome {

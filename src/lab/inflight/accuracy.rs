@@ -305,9 +305,10 @@ fn chart(p: &AccuracyParams, rows: &[AccRow]) -> ChartSpec {
         "inflight-accuracy",
         "Inflight estimate - true in-flight count at each arrival (mean over arrivals)",
         "mean in-flight requests (all keys)",
-        "mean overcount (requests)",
+        "mean overcount (requests, log)",
     )
-    .log_log(0.001);
+    .log_log(0.0)
+    .caption("Mean overcount of pingora's Inflight estimate at each arrival (estimate - true in-flight count) against the mean in-flight load, log-log, a line per sketch shape: the error grows with load and shrinks with slots. A shape exact at some load has that point on the \"0\" row.");
     for (c, config) in p.configs.iter().enumerate() {
         let pts: Vec<(f64, f64)> = rows
             .iter()

@@ -318,7 +318,8 @@ fn chart(drifts: &[Drift]) -> ChartSpec {
         "Inflight: count leaked by Guard::incr (estimate - true in-flight)",
         "time (s)",
         "leaked count (requests)",
-    );
+    )
+    .caption("Count leaked by Guard::incr over time (estimate - true in-flight), a line per share p of requests that call it: every such call adds one that is never taken back, so the leak grows linearly with p and time; p = 0 stays at 0.");
     for d in drifts {
         chart.series.push(Series::new(
             format!("p = {}", d.share),

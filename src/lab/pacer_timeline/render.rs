@@ -267,31 +267,113 @@ fn wait_stats(steps: &[&Admission]) -> (usize, usize, u64, u64, i64) {
     (steps.len(), at_once, p50, p99, max)
 }
 
+/// Cases whose every step came out the same, in first-case order: one
+/// series each on the charts, labelled `a = b = c`.
+fn same_outcome_groups(cases: &[CaseResult]) -> Vec<(String, &CaseResult)> {
+    let key = |c: &CaseResult| -> Vec<(usize, usize, i64, Option<i64>, i64)> {
+        c.steps
+            .iter()
+            .map(|a| (a.caller, a.step, a.started_ns, a.admitted_ns, a.waited_ns))
+            .collect()
+    };
+    let mut groups: Vec<(Vec<String>, &CaseResult)> = Vec::new();
+    for c in cases {
+        let k = key(c);
+        match groups.iter_mut().find(|(_, g)| {
+            key(g) == k && g.ideal_per_s == c.ideal_per_s && g.ideal_burst == c.ideal_burst
+        }) {
+            Some((labels, _)) => labels.push(c.label.clone()),
+            None => groups.push((vec![c.label.clone()], c)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(labels, c)| (join_labels(&labels), c))
+        .collect()
+}
+
+/// `a, x = b, x` as `a = b, x`: the part after the last ", " is said once
+/// when every label ends with it.
+fn join_labels(labels: &[String]) -> String {
+    let tail = |l: &str| l.rfind(", ").map(|i| l[i..].to_string());
+    match labels.first().and_then(|l| tail(l)) {
+        Some(t)
+            if labels.len() > 1
+                && labels
+                    .iter()
+                    .all(|l| tail(l).as_deref() == Some(t.as_str())) =>
+        {
+            let heads: Vec<&str> = labels.iter().map(|l| &l[..l.len() - t.len()]).collect();
+            format!("{}{t}", heads.join(" = "))
+        }
+        _ => labels.join(" = "),
+    }
+}
+
+/// Caller labels in order of their first caller.
+fn caller_labels(c: &CaseResult) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in &c.steps {
+        if !out.contains(&a.label) {
+            out.push(a.label.clone());
+        }
+    }
+    out
+}
+
 /// The staircase of admissions, the wait of every step and the wait
-/// distribution of every case.
+/// distribution: one series per group of cases with the same outcome and,
+/// within a case, per caller label (calls of different kinds wait
+/// differently).
 fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
+    let groups = same_outcome_groups(cases);
+    let merged = groups.len() < cases.len();
     let mut stairs = ChartSpec::new(
         "admitted-staircase",
         "Admitted calls over time (staircase) vs the ideal rate",
         "virtual time (s)",
         "calls admitted (count)",
-    );
+    )
+    .caption(format!(
+        "Cumulative count of admitted calls against virtual time, one staircase per case{}, with the case's ideal (its burst at once, then its rate) dashed in the same colour: a staircase below its ideal is admitting slower than the rate promises.{}",
+        if merged { " (cases with identical admissions drawn once, joined by \"=\")" } else { "" },
+        if zoom.is_some() { " The time axis is zoomed (staircase_x_s)." } else { "" }
+    ));
     stairs.legend = Legend::UpperLeft;
-    let mut waits = ChartSpec::new(
-        "waits-per-caller",
-        "Wait of each limiter step, by caller",
-        "caller # (file order)",
-        "wait (s)",
-    );
+    let one_caller = cases.iter().all(|c| {
+        let callers: std::collections::BTreeSet<usize> = c.steps.iter().map(|a| a.caller).collect();
+        callers.len() <= 1
+    });
+    let mut waits = if one_caller {
+        ChartSpec::new(
+            "waits-per-caller",
+            "Wait of each limiter step (one caller)",
+            "step # of the caller",
+            "wait (s)",
+        )
+        .caption("How long each limiter step of the single caller waited, one point per step (steps are discrete: points, not lines, series set side by side at each step); cases with identical waits are drawn once, joined by \"=\".")
+    } else {
+        ChartSpec::new(
+            "waits-per-caller",
+            "Wait of each limiter step, by caller",
+            "caller # (file order)",
+            "wait (s)",
+        )
+        .caption("How long each limiter step waited, one point per step at its caller's number (callers are discrete: points, not lines), a series per case and caller label, set side by side at each caller; cases with identical waits are drawn once, joined by \"=\".")
+    };
     waits.legend = Legend::UpperLeft;
     let mut dist = ChartSpec::new(
         "wait-distribution",
-        "Wait-time distribution per case (p50, p99 HdrHistogram; max exact)",
-        "percentile (%)",
+        "Wait-time percentiles per case (exact, every step)",
+        "percentile of steps (1/(1-p) scale)",
         "wait (s)",
-    );
+    )
+    .caption("HdrHistogram-style percentile plot of the waits: for each percentile p of the steps (x on a 1/(1-p) axis, so 90%, 99%, 99.9% are equally spaced) the wait that p of the steps stay at or below, a step line per case and caller label; the right end is the longest wait. Flat at 0 up to p: that share of the steps passed at once.");
+    dist.x_percentile = true;
     dist.legend = Legend::UpperLeft;
-    for (i, c) in cases.iter().enumerate() {
+    let mut color = 0usize;
+    let mut max_wait = 0f64;
+    for (name, c) in &groups {
         let sorted = c.admitted_sorted();
         let mut pts = vec![];
         let start = c.steps.iter().map(|a| a.started_ns).min().unwrap_or(0);
@@ -309,49 +391,74 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
                 a <= t && t <= b
             })
         });
-        let mut s = Series::new(format!("{} (admitted)", c.label), pts, SeriesStyle::Step);
-        s.color = Some(i % 6);
+        let case_color = color;
         if in_zoom {
-            stairs.series.push(s);
-        }
-        if let (Some(r), Some(first)) = (c.ideal_per_s, sorted.first()) {
-            let t0 = first.admitted_ns.unwrap_or(0) as f64 / S;
-            let b = c.ideal_burst;
-            let mut s = Series::new(
-                format!(
-                    "{}: ideal {b} at once + {}/s",
-                    c.label,
-                    crate::report::chart::human(r)
-                ),
-                vec![(t0, b), (end, b + r * (end - t0))],
-                SeriesStyle::Dashed,
+            stairs.series.push(
+                Series::new(format!("{name} (admitted)"), pts, SeriesStyle::Step).color(case_color),
             );
-            s.color = Some(i % 6);
-            stairs.series.push(s);
+            if let (Some(r), Some(first)) = (c.ideal_per_s, sorted.first()) {
+                let t0 = first.admitted_ns.unwrap_or(0) as f64 / S;
+                let b = c.ideal_burst;
+                let mut s = Series::new(
+                    format!(
+                        "{name}: ideal {b} at once + {}/s",
+                        crate::report::chart::human(r)
+                    ),
+                    vec![(t0, b), (end, b + r * (end - t0))],
+                    SeriesStyle::Dashed,
+                )
+                .color(case_color);
+                s.share_color = true;
+                stairs.series.push(s);
+            }
         }
-        let wp: Vec<(f64, f64)> = c
-            .steps
-            .iter()
-            .map(|a| (a.caller as f64, a.waited_ns as f64 / S))
-            .collect();
-        let mut s = Series::new(c.label.clone(), wp, SeriesStyle::Points);
-        s.color = Some(i % 6);
-        waits.series.push(s);
-        let refs: Vec<&Admission> = c.steps.iter().collect();
-        let (_, _, p50, p99, max) = wait_stats(&refs);
-        let mut s = Series::new(
-            c.label.clone(),
-            vec![
-                (50.0, p50 as f64 / S),
-                (99.0, p99 as f64 / S),
-                (100.0, max as f64 / S),
-            ],
-            SeriesStyle::LinePoints,
-        );
-        s.color = Some(i % 6);
-        dist.series.push(s);
+        let labels = caller_labels(c);
+        for label in &labels {
+            let steps: Vec<&Admission> = c.steps.iter().filter(|a| &a.label == label).collect();
+            let series_name = if labels.len() > 1 {
+                format!("{name}: {label}")
+            } else {
+                name.clone()
+            };
+            let wp: Vec<(f64, f64)> = steps
+                .iter()
+                .map(|a| {
+                    (
+                        if one_caller {
+                            a.step as f64
+                        } else {
+                            a.caller as f64
+                        },
+                        a.waited_ns.max(0) as f64 / S,
+                    )
+                })
+                .collect();
+            max_wait = wp.iter().map(|p| p.1).fold(max_wait, f64::max);
+            waits
+                .series
+                .push(Series::new(series_name.clone(), wp, SeriesStyle::Points).color(color));
+            let w: Vec<f64> = steps
+                .iter()
+                .map(|a| a.waited_ns.max(0) as f64 / S)
+                .collect();
+            dist.series.push(
+                Series::new(
+                    series_name,
+                    crate::report::chart::percentile_points(&w),
+                    SeriesStyle::Step,
+                )
+                .color(color),
+            );
+            color += 1;
+        }
+        if labels.is_empty() {
+            color += 1;
+        }
     }
-    dist.x_range = Some((45.0, 101.0));
+    let top = if max_wait > 0.0 { max_wait * 1.08 } else { 1.0 };
+    // a little room under 0, so steps that did not wait sit above the axis
+    waits.y_range = Some((-top * 0.04, top));
+    dist.y_range = Some((-top * 0.04, top));
     stairs.x_range = zoom;
     [stairs, waits, dist]
 }
@@ -361,6 +468,16 @@ mod tests {
     use super::*;
 
     const SEC: i64 = 1_000_000_000;
+
+    #[test]
+    fn joined_labels_say_a_shared_tail_once() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            join_labels(&l(&["atomic, slack 10", "mutex, slack 10"])),
+            "atomic = mutex, slack 10"
+        );
+        assert_eq!(join_labels(&l(&["atomic", "mutex"])), "atomic = mutex");
+    }
 
     #[test]
     fn durations_and_clock_labels() {

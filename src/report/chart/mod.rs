@@ -1,0 +1,373 @@
+//! Charts in one style ([`style`]), laid out here and written as SVG; the
+//! PNG is that same SVG rasterised with the embedded DejaVu Sans (so the
+//! text is shaped and kerned, and both files are one picture).
+//!
+//! What every chart gets without asking:
+//!
+//! * a legend outside the plot, or inside in a corner that is measured to be
+//!   free of data; its swatches show each series' line, dash and marker;
+//! * Okabe–Ito colours, distinct per series, and dash patterns where colours
+//!   must repeat ([`style::assign_looks`]);
+//! * point labels and marker-line labels placed without collisions (nudged,
+//!   then moved away with a leader line, else listed under the plot);
+//! * on a log y axis, values at or below zero on a separate labelled "0" row
+//!   under the axis instead of on it;
+//! * identical series drawn once, with a joined label (`a = b = c`);
+//! * integer ticks when every x is an integer (discrete x: draw them as
+//!   [`SeriesStyle::Points`]);
+//! * percentile axes in HdrHistogram's style ([`ChartSpec::x_percentile`]):
+//!   x = percentile on a 1/(1−p) log axis, so the tail gets the room;
+//! * shaded bands ([`Band`]) under the series.
+//!
+//! # Examples
+//!
+//! ```
+//! use ratelab::report::chart::{render, Band, ChartSpec, Series, SeriesStyle};
+//!
+//! let mut spec = ChartSpec::new("demo", "Errors by rank", "rank", "error (log)");
+//! spec.caption = "What the chart shows, for the review page.".into();
+//! spec.x_log = true;
+//! spec.y_log = true;
+//! spec.series.push(Series::new(
+//!     "median",
+//!     vec![(1.0, 10.0), (10.0, 12.0), (100.0, 0.0)], // the 0 goes on the "0" row
+//!     SeriesStyle::Line,
+//! ));
+//! spec.series.push(Series::new(
+//!     "same data",
+//!     vec![(1.0, 10.0), (10.0, 12.0), (100.0, 0.0)],
+//!     SeriesStyle::Line,
+//! )); // drawn once, labelled "median = same data"
+//! spec.bands.push(Band::new(
+//!     "±1σ",
+//!     vec![(1.0, 5.0), (10.0, 6.0), (100.0, 1.0)],
+//!     vec![(1.0, 20.0), (10.0, 22.0), (100.0, 3.0)],
+//!     0,
+//! ));
+//! spec.vlines.push((10.0, "flip".into()));
+//! let chart = render(&spec).unwrap();
+//! assert!(chart.svg.contains("median = same data"));
+//! assert_eq!(&chart.png[1..4], b"PNG");
+//! ```
+
+mod draw;
+pub mod style;
+
+use crate::error::{Error, Result};
+
+pub use style::PALETTE;
+
+/// Chart size in pixels.
+pub const SIZE: (u32, u32) = (960, 600);
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeriesStyle {
+    /// A polyline through the points.
+    Line,
+    /// A dashed polyline.
+    Dashed,
+    /// Markers only (discrete x values).
+    Points,
+    /// A polyline with markers.
+    LinePoints,
+    /// A staircase: each value holds until the next x.
+    Step,
+}
+
+/// One labelled series.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend label (empty: not in the legend).
+    pub label: String,
+    /// (x, y) in data units.
+    pub points: Vec<(f64, f64)>,
+    /// How to draw it.
+    pub style: SeriesStyle,
+    /// Optional text next to each point (same length as `points`; empty
+    /// strings draw nothing).
+    pub point_labels: Option<Vec<String>>,
+    /// Palette index request (to keep a colour per algorithm across charts).
+    /// A colour an earlier series took moves to a free one unless
+    /// `share_color` is set.
+    pub color: Option<usize>,
+    /// Keep the requested colour even if an earlier series has it (a
+    /// measurement and its ideal, say); the dash pattern then differs.
+    pub share_color: bool,
+}
+
+impl Series {
+    /// A series drawn with `style`.
+    pub fn new(label: impl Into<String>, points: Vec<(f64, f64)>, style: SeriesStyle) -> Self {
+        Self {
+            label: label.into(),
+            points,
+            style,
+            point_labels: None,
+            color: None,
+            share_color: false,
+        }
+    }
+
+    /// The same series with palette colour `color`.
+    pub fn color(mut self, color: usize) -> Self {
+        self.color = Some(color);
+        self
+    }
+}
+
+/// A shaded area between two curves (e.g. a ±1σ band), drawn under the
+/// series and named in the legend.
+#[derive(Debug, Clone)]
+pub struct Band {
+    /// Legend label.
+    pub label: String,
+    /// Lower edge, (x, y) in data units.
+    pub lower: Vec<(f64, f64)>,
+    /// Upper edge, same x values as `lower`.
+    pub upper: Vec<(f64, f64)>,
+    /// Palette index.
+    pub color: usize,
+    /// Fill opacity (0..1).
+    pub opacity: f64,
+}
+
+impl Band {
+    /// A band of palette colour `color` at opacity 0.25.
+    pub fn new(
+        label: impl Into<String>,
+        lower: Vec<(f64, f64)>,
+        upper: Vec<(f64, f64)>,
+        color: usize,
+    ) -> Self {
+        Self {
+            label: label.into(),
+            lower,
+            upper,
+            color,
+            opacity: 0.25,
+        }
+    }
+}
+
+/// Which corner the legend tries first when it goes inside the plot (it
+/// goes there only if that corner is free of data; otherwise another free
+/// corner, else outside the plot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Legend {
+    /// Top right.
+    UpperRight,
+    /// Top left.
+    UpperLeft,
+    /// Bottom right.
+    LowerRight,
+    /// Bottom left.
+    LowerLeft,
+}
+
+/// A chart to render.
+#[derive(Debug, Clone)]
+pub struct ChartSpec {
+    /// File stem (`<name>.svg`, `<name>.png`).
+    pub name: String,
+    /// Title shown above the plot.
+    pub title: String,
+    /// What the chart shows, in a sentence or two (the review page's
+    /// caption; [`crate::report::ReportBuilder::chart`] lists it in table.md).
+    pub caption: String,
+    /// X axis label, with units.
+    pub x_label: String,
+    /// Y axis label, with units.
+    pub y_label: String,
+    /// Log-scale x.
+    pub x_log: bool,
+    /// Log-scale y.
+    pub y_log: bool,
+    /// X is a percentile (0..100) on a 1/(1−p) log axis (HdrHistogram's
+    /// percentile plots): 0%, 90%, 99%, 99.9%, ... equally spaced.
+    pub x_percentile: bool,
+    /// On log axes: positive values below this count as zero (drawn on the
+    /// zero row, labelled "<floor"); values at or below zero always do.
+    pub log_floor: f64,
+    /// The series.
+    pub series: Vec<Series>,
+    /// Shaded bands, drawn under the series.
+    pub bands: Vec<Band>,
+    /// Vertical marker lines (x, label); labels sit above the plot.
+    pub vlines: Vec<(f64, String)>,
+    /// Force the y range (data units).
+    pub y_range: Option<(f64, f64)>,
+    /// Force the x range (data units).
+    pub x_range: Option<(f64, f64)>,
+    /// The corner the legend tries first.
+    pub legend: Legend,
+}
+
+impl ChartSpec {
+    /// A linear-axes chart with no series yet.
+    pub fn new(
+        name: impl Into<String>,
+        title: impl Into<String>,
+        x_label: impl Into<String>,
+        y_label: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            title: title.into(),
+            caption: String::new(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_log: false,
+            y_log: false,
+            x_percentile: false,
+            log_floor: 0.0,
+            series: Vec::new(),
+            bands: Vec::new(),
+            vlines: Vec::new(),
+            y_range: None,
+            x_range: None,
+            legend: Legend::UpperRight,
+        }
+    }
+
+    /// The same chart with both axes logarithmic; positive values below
+    /// `floor` count as zero (the zero row).
+    pub fn log_log(mut self, floor: f64) -> Self {
+        self.x_log = true;
+        self.y_log = true;
+        self.log_floor = floor;
+        self
+    }
+
+    /// The same chart with `caption`.
+    pub fn caption(mut self, caption: impl Into<String>) -> Self {
+        self.caption = caption.into();
+        self
+    }
+}
+
+/// A rendered chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// File stem.
+    pub name: String,
+    /// SVG text.
+    pub svg: String,
+    /// PNG bytes: the SVG rasterised.
+    pub png: Vec<u8>,
+    /// The spec's caption.
+    pub caption: String,
+}
+
+/// Renders `spec` to SVG, and the SVG to PNG.
+pub fn render(spec: &ChartSpec) -> Result<Chart> {
+    let svg = draw::svg(spec);
+    let rgb = style::rasterise(&svg, SIZE)
+        .map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
+    let png =
+        encode_png(&rgb, SIZE).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
+    Ok(Chart {
+        name: spec.name.clone(),
+        svg,
+        png,
+        caption: spec.caption.clone(),
+    })
+}
+
+fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> std::result::Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        // Baselines are committed: spend CPU on smaller files.
+        enc.set_compression(png::Compression::Best);
+        enc.set_filter(png::FilterType::Paeth);
+        let mut writer = enc.write_header()?;
+        writer.write_image_data(rgb)?;
+    }
+    Ok(out)
+}
+
+/// The points of an HdrHistogram-style percentile plot of `values`: the
+/// k-th smallest of n at percentile 100·(k−1)/n, to draw as a
+/// [`SeriesStyle::Step`] on an [`ChartSpec::x_percentile`] axis (the last
+/// step, the maximum, holds to the axis end). Only changes of value are
+/// kept, thinned to about 40 points per decade of 1/(1−p) (the maximum is
+/// always kept), so equal distributions give equal points.
+pub fn percentile_points(values: &[f64]) -> Vec<(f64, f64)> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    let mut last_t = f64::NEG_INFINITY;
+    for (k, &y) in v.iter().enumerate() {
+        let p = k as f64 / n as f64;
+        let t = -(1.0 - p).log10();
+        let changes = out.last().map_or(true, |l| l.1 != y);
+        if changes && (t - last_t >= 0.025 || k + 1 == n) {
+            out.push((100.0 * p, y));
+            last_t = t;
+        }
+    }
+    out
+}
+
+/// A compact human form of a number for tick labels.
+pub fn human(v: f64) -> String {
+    let a = v.abs();
+    let (x, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let s = if (x - x.round()).abs() < 1e-9 {
+        format!("{}", x.round() as i64)
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    };
+    format!("{s}{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_svg_with_text_and_a_valid_png() {
+        let mut spec = ChartSpec::new("t", "A title", "x (ms)", "y (events)");
+        spec.y_log = true;
+        spec.series.push(Series::new(
+            "s1",
+            vec![(1.0, 1.0), (2.0, 100.0), (3.0, 0.0)],
+            SeriesStyle::LinePoints,
+        ));
+        spec.vlines.push((2.0, "flip".into()));
+        let c = render(&spec).unwrap();
+        assert!(c.svg.starts_with("<svg"));
+        assert!(c.svg.contains("A title") && c.svg.contains("flip") && c.svg.contains("s1"));
+        assert!(c.svg.contains(">0</text>"), "zero row");
+        assert_eq!(&c.png[1..4], b"PNG");
+        // deterministic
+        assert_eq!(render(&spec).unwrap().png, c.png);
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(human(0.04), "0.04");
+        assert_eq!(human(1_500_000.0), "1.5M");
+        let p = percentile_points(&[3.0, 1.0, 2.0, 2.0]);
+        assert_eq!(p.first(), Some(&(0.0, 1.0)));
+        assert_eq!(p.last(), Some(&(75.0, 3.0)));
+        assert_eq!(percentile_points(&[0.0; 7]), percentile_points(&[0.0; 2]));
+    }
+}
