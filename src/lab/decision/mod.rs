@@ -225,6 +225,10 @@ const PER_KEY_BYTES: u64 = 512;
 /// Bins of the watched key's timeline.
 const BINS: u64 = 88;
 
+/// Bins of the watched key's onset: from one interval before its abuse
+/// starts to four after, an interval in 50 bins.
+const ONSET_BINS: u64 = 250;
+
 /// Requests read ahead and handed to every candidate at once.
 const BATCH: usize = 1 << 14;
 
@@ -390,6 +394,8 @@ struct Lab<'a> {
     fixed_oracle: Tally,
     /// What the watched key offered, per timeline bin.
     offered: Vec<u64>,
+    /// What the watched key offered, per onset bin.
+    offered_onset: Vec<u64>,
     requests: u64,
     weight_total: u64,
     per_key_requests: Vec<u32>,
@@ -430,11 +436,12 @@ impl<'a> Lab<'a> {
             p,
             source,
             tallies: (0..candidates)
-                .map(|_| Tally::with_bins(BINS as usize))
+                .map(|_| Tally::with_bins(BINS as usize, ONSET_BINS as usize))
                 .collect(),
-            oracle: Tally::with_bins(BINS as usize),
+            oracle: Tally::with_bins(BINS as usize, ONSET_BINS as usize),
             fixed_oracle: Tally::default(),
             offered: vec![0; BINS as usize],
+            offered_onset: vec![0; ONSET_BINS as usize],
             requests: 0,
             weight_total: 0,
             per_key_requests: Vec::new(),
@@ -494,11 +501,15 @@ impl<'a> Lab<'a> {
                     fixed_truth: aligned.allow(k, w, t + align),
                     watched: self.watch_id == Some(k) && self.watch_from.is_some_and(|f| t >= f),
                     bin: self.bin(k, t),
+                    onset_bin: self.onset_bin(k, t),
                     is_watch: self.watch_id == Some(k),
                     window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
                 };
                 if let Some(b) = r.bin {
                     self.offered[b] += w;
+                }
+                if let Some(b) = r.onset_bin {
+                    self.offered_onset[b] += w;
                 }
                 self.oracle.record(
                     &Request {
@@ -508,8 +519,15 @@ impl<'a> Lab<'a> {
                     truth,
                     lim,
                 );
-                self.fixed_oracle
-                    .record(&Request { bin: None, ..r }, r.fixed_truth, lim);
+                self.fixed_oracle.record(
+                    &Request {
+                        bin: None,
+                        onset_bin: None,
+                        ..r
+                    },
+                    r.fixed_truth,
+                    lim,
+                );
                 batch.push(r);
             }
             if batch.is_empty() {
@@ -554,6 +572,24 @@ impl<'a> Lab<'a> {
         } else {
             None
         }
+    }
+
+    /// Width of an onset bin and the onset's start, when a key is watched.
+    fn onset(&self) -> Option<(Nanos, Nanos)> {
+        let from = self.watch_from?;
+        let interval = self.p.policy.interval_ms * MILLI;
+        let w = (interval / 50).max(1);
+        Some((w, from.saturating_sub(interval)))
+    }
+
+    /// The watched key's onset bin of a request, if any.
+    fn onset_bin(&self, k: u32, t: Nanos) -> Option<usize> {
+        let (w, start) = self.onset()?;
+        if self.watch_id != Some(k) || t < start {
+            return None;
+        }
+        let b = (t - start) / w;
+        (b < ONSET_BINS).then_some(b as usize)
     }
 
     /// Distinct keys seen.
