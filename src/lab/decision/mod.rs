@@ -39,9 +39,11 @@ pub use rows::nginx_rate;
 
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::estimator::EstimatorConfig;
+use crate::model::Decision;
 use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
+use crate::report::atomic::StreamingFile;
 use crate::report::fmt::bytes_human;
 use crate::report::Output;
 use crate::scenario::Scenario;
@@ -50,6 +52,7 @@ use crate::workload::trace::TimeUnit;
 use rayon::prelude::*;
 use serde::Deserialize;
 use source::{find_flash, Source};
+use std::io::Write as _;
 use tally::{Limits, Request, Tally};
 
 /// The policy: at most `limit` per key per `interval_ms`.
@@ -290,8 +293,19 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
     let source = Source::open(scenario, &p, ctx)?;
+    let mut decisions = match &ctx.decisions {
+        Some(path) => {
+            let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
+            writeln!(f, "t_ns,key,candidate,allowed,delay_ns").map_err(|e| Error::io(path, e))?;
+            Some(f)
+        }
+        None => None,
+    };
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
-    lab.replay(&mut cands)?;
+    lab.replay(&mut cands, decisions.as_mut())?;
+    if let Some(f) = decisions {
+        f.commit()?;
+    }
     Ok(render::output(&lab, &cands))
 }
 
@@ -362,6 +376,15 @@ fn listed_candidates(
             candidates::build(setup, row, a).map_err(|e| scenario.field_error(field, e.message()))
         })
         .collect()
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// Two candidates with one name would make the report ambiguous.
@@ -468,7 +491,12 @@ impl<'a> Lab<'a> {
     /// thread) and then, a batch at a time, through the candidates (in
     /// parallel: each candidate's state is its own, so the result does not
     /// depend on the thread count).
-    fn replay(&mut self, cands: &mut [Candidate]) -> Result<()> {
+    fn replay(
+        &mut self,
+        cands: &mut [Candidate],
+        mut decisions: Option<&mut StreamingFile>,
+    ) -> Result<()> {
+        let keep = decisions.is_some();
         let lim = self.limits();
         let mut sliding = SlidingLogLimiter::new(lim.limit, lim.interval);
         let mut aligned = AlignedWindowLimiter::new(lim.limit, lim.interval);
@@ -533,22 +561,49 @@ impl<'a> Lab<'a> {
             if batch.is_empty() {
                 break;
             }
-            let done: Vec<Result<()>> = cands
+            let done: Vec<Result<Vec<Decision>>> = cands
                 .par_iter_mut()
                 .zip(self.tallies.par_iter_mut())
                 .map(|(c, tally)| {
+                    let mut kept = Vec::with_capacity(if keep { batch.len() } else { 0 });
                     for r in &batch {
                         let d = c.limiter.admit(r.key, r.w, r.t)?;
                         tally.record(r, d.allowed, lim);
+                        if keep {
+                            kept.push(d);
+                        }
                     }
-                    Ok(())
+                    Ok(kept)
                 })
                 .collect();
             // The first failing candidate in table order, whatever thread
             // failed first.
-            done.into_iter().collect::<Result<()>>()?;
+            let done = done.into_iter().collect::<Result<Vec<_>>>()?;
+            if let Some(f) = decisions.as_deref_mut() {
+                self.write_decisions(f, &batch, cands, &done)?;
+            }
         }
         progress.finish();
+        Ok(())
+    }
+
+    /// One CSV line per request and candidate, in request order.
+    fn write_decisions(
+        &self,
+        f: &mut StreamingFile,
+        batch: &[Request],
+        cands: &[Candidate],
+        done: &[Vec<Decision>],
+    ) -> Result<()> {
+        let names: Vec<String> = cands.iter().map(|c| csv_field(&c.name)).collect();
+        for (i, r) in batch.iter().enumerate() {
+            let key = csv_field(&self.source.name(r.key));
+            for (name, ds) in names.iter().zip(done) {
+                let d = ds[i];
+                writeln!(f, "{},{key},{name},{},{}", r.t, d.allowed, d.delay)
+                    .map_err(|e| Error::io(f.path(), e))?;
+            }
+        }
         Ok(())
     }
 
