@@ -245,3 +245,46 @@ fn replay_limiter_bad_input_is_one_line_exit_2() {
         assert!(!out.exists(), "no partial output");
     }
 }
+
+#[test]
+fn decisions_file_has_every_request_of_every_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reports");
+    let dec = dir.path().join("decisions.csv");
+    let o = common::ratelab(&[
+        "run",
+        "scenarios/decision-sliding-window-hand-case.json",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-progress",
+        "--decisions",
+        dec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let report: Value = serde_json::from_slice(
+        &std::fs::read(out.join("decision-sliding-window-hand-case/report.json")).unwrap(),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&dec).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("t_ns,key,candidate,allowed,delay_ns"));
+    let rows: Vec<&str> = lines.collect();
+    let cands: Vec<&Value> = rows_of(&report);
+    let requests = report["requests"]["lines"].as_u64().unwrap() as usize;
+    assert_eq!(rows.len(), requests * cands.len());
+    for c in cands {
+        let name = c["algorithm"].as_str().unwrap();
+        let allowed = rows
+            .iter()
+            .filter(|l| l.contains(&format!(",{name},true,")))
+            .count() as u64;
+        assert_eq!(allowed, c["allowed"].as_u64().unwrap(), "{name}");
+    }
+}
+
+fn rows_of(j: &Value) -> Vec<&Value> {
+    rows(j)
+        .iter()
+        .filter(|r| !r["family"].as_str().unwrap().starts_with("oracle"))
+        .collect()
+}

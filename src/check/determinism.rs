@@ -21,6 +21,7 @@ pub fn rerun_on_one_thread(
         .map_err(|e| Error::internal(format!("cannot build a 1-thread pool: {e}")))?;
     let quiet = RunContext {
         progress: false,
+        decisions: None,
         ..ctx.clone()
     };
     let again = single.install(|| lab::run(scenario, &quiet))?;

@@ -73,6 +73,11 @@ pub struct RunOpts {
     #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "I/N", value_parser = crate::lab::shard::parse_shard)]
     pub shard: Option<crate::lab::shard::Shard>,
+    /// `run` of a decision_accuracy scenario only: also write every request's decision
+    /// per candidate to this CSV (t_ns,key,candidate,allowed,delay_ns), to see which
+    /// requests a limiter got wrong. One line per request and candidate: large.
+    #[arg(long, value_name = "FILE", value_parser = crate::report::atomic::parse_out_path)]
+    pub decisions: Option<PathBuf>,
 }
 
 /// The commands.

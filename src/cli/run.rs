@@ -18,6 +18,7 @@ fn context(scenario: &Scenario, opts: &RunOpts) -> RunContext {
     ctx.max_memory = opts.max_memory;
     ctx.max_work = opts.max_work;
     ctx.progress = !opts.no_progress;
+    ctx.decisions = opts.decisions.clone();
     ctx
 }
 
@@ -30,6 +31,13 @@ pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
                 crate::scenario::MAX_RUNS
             )));
         }
+    }
+    if opts.decisions.is_some() && scenario.common.kind != "decision_accuracy" {
+        return Err(Error::input(format!(
+            "--decisions: {} is a {} scenario; only decision_accuracy scenarios have decisions to write",
+            scenario.path.display(),
+            scenario.common.kind
+        )));
     }
     let ctx = context(scenario, opts);
     if let Some(shard) = opts.shard {
@@ -79,6 +87,11 @@ pub fn run(path: &Path, opts: &RunOpts) -> Result<i32> {
 /// `ratelab reproduce`: every scenario in the folder. All files are parsed
 /// before anything runs, so a typo in the last one fails fast.
 pub fn reproduce(dir: &Path, opts: &RunOpts) -> Result<i32> {
+    if opts.decisions.is_some() {
+        return Err(Error::input(
+            "--decisions applies to `ratelab run` of one decision_accuracy scenario",
+        ));
+    }
     init_threads(opts.threads)?;
     let files = scenario_files(dir)?;
     if files.is_empty() {

@@ -77,6 +77,9 @@ pub struct RunContext {
     pub max_work: f64,
     /// Draw progress bars.
     pub progress: bool,
+    /// `run --decisions FILE`: where the decision lab writes every
+    /// request's decision per candidate.
+    pub decisions: Option<std::path::PathBuf>,
 }
 
 /// Default memory cap: 1 GiB.
@@ -102,6 +105,7 @@ impl RunContext {
             max_memory: DEFAULT_MAX_MEMORY,
             max_work: DEFAULT_MAX_WORK,
             progress: false,
+            decisions: None,
         }
     }
 

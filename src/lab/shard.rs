@@ -341,6 +341,7 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
         max_memory: u64::MAX,
         max_work: f64::INFINITY,
         progress: false,
+        decisions: None,
     };
     let mut out = estimator_accuracy::merge_output(&scenario, &ctx, runs, first, &outcomes)?;
     out.json["schema"] = crate::report::SCHEMA.into();

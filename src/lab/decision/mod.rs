@@ -39,9 +39,11 @@ pub use rows::nginx_rate;
 
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::estimator::EstimatorConfig;
+use crate::model::Decision;
 use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
+use crate::report::atomic::StreamingFile;
 use crate::report::fmt::bytes_human;
 use crate::report::Output;
 use crate::scenario::Scenario;
@@ -50,6 +52,7 @@ use crate::workload::trace::TimeUnit;
 use rayon::prelude::*;
 use serde::Deserialize;
 use source::{find_flash, Source};
+use std::io::Write as _;
 use tally::{Limits, Request, Tally};
 
 /// The policy: at most `limit` per key per `interval_ms`.
@@ -225,6 +228,10 @@ const PER_KEY_BYTES: u64 = 512;
 /// Bins of the watched key's timeline.
 const BINS: u64 = 88;
 
+/// Bins of the watched key's onset: from one interval before its abuse
+/// starts to four after, an interval in 50 bins.
+const ONSET_BINS: u64 = 250;
+
 /// Requests read ahead and handed to every candidate at once.
 const BATCH: usize = 1 << 14;
 
@@ -286,8 +293,19 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
     let source = Source::open(scenario, &p, ctx)?;
+    let mut decisions = match &ctx.decisions {
+        Some(path) => {
+            let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
+            writeln!(f, "t_ns,key,candidate,allowed,delay_ns").map_err(|e| Error::io(path, e))?;
+            Some(f)
+        }
+        None => None,
+    };
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
-    lab.replay(&mut cands)?;
+    lab.replay(&mut cands, decisions.as_mut())?;
+    if let Some(f) = decisions {
+        f.commit()?;
+    }
     Ok(render::output(&lab, &cands))
 }
 
@@ -360,6 +378,15 @@ fn listed_candidates(
         .collect()
 }
 
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 /// Two candidates with one name would make the report ambiguous.
 fn unique_names(scenario: &Scenario, cands: &[Candidate]) -> Result<()> {
     for (i, c) in cands.iter().enumerate() {
@@ -390,6 +417,8 @@ struct Lab<'a> {
     fixed_oracle: Tally,
     /// What the watched key offered, per timeline bin.
     offered: Vec<u64>,
+    /// What the watched key offered, per onset bin.
+    offered_onset: Vec<u64>,
     requests: u64,
     weight_total: u64,
     per_key_requests: Vec<u32>,
@@ -430,11 +459,12 @@ impl<'a> Lab<'a> {
             p,
             source,
             tallies: (0..candidates)
-                .map(|_| Tally::with_bins(BINS as usize))
+                .map(|_| Tally::with_bins(BINS as usize, ONSET_BINS as usize))
                 .collect(),
-            oracle: Tally::with_bins(BINS as usize),
+            oracle: Tally::with_bins(BINS as usize, ONSET_BINS as usize),
             fixed_oracle: Tally::default(),
             offered: vec![0; BINS as usize],
+            offered_onset: vec![0; ONSET_BINS as usize],
             requests: 0,
             weight_total: 0,
             per_key_requests: Vec::new(),
@@ -461,7 +491,12 @@ impl<'a> Lab<'a> {
     /// thread) and then, a batch at a time, through the candidates (in
     /// parallel: each candidate's state is its own, so the result does not
     /// depend on the thread count).
-    fn replay(&mut self, cands: &mut [Candidate]) -> Result<()> {
+    fn replay(
+        &mut self,
+        cands: &mut [Candidate],
+        mut decisions: Option<&mut StreamingFile>,
+    ) -> Result<()> {
+        let keep = decisions.is_some();
         let lim = self.limits();
         let mut sliding = SlidingLogLimiter::new(lim.limit, lim.interval);
         let mut aligned = AlignedWindowLimiter::new(lim.limit, lim.interval);
@@ -494,11 +529,15 @@ impl<'a> Lab<'a> {
                     fixed_truth: aligned.allow(k, w, t + align),
                     watched: self.watch_id == Some(k) && self.watch_from.is_some_and(|f| t >= f),
                     bin: self.bin(k, t),
+                    onset_bin: self.onset_bin(k, t),
                     is_watch: self.watch_id == Some(k),
                     window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
                 };
                 if let Some(b) = r.bin {
                     self.offered[b] += w;
+                }
+                if let Some(b) = r.onset_bin {
+                    self.offered_onset[b] += w;
                 }
                 self.oracle.record(
                     &Request {
@@ -508,29 +547,63 @@ impl<'a> Lab<'a> {
                     truth,
                     lim,
                 );
-                self.fixed_oracle
-                    .record(&Request { bin: None, ..r }, r.fixed_truth, lim);
+                self.fixed_oracle.record(
+                    &Request {
+                        bin: None,
+                        onset_bin: None,
+                        ..r
+                    },
+                    r.fixed_truth,
+                    lim,
+                );
                 batch.push(r);
             }
             if batch.is_empty() {
                 break;
             }
-            let done: Vec<Result<()>> = cands
+            let done: Vec<Result<Vec<Decision>>> = cands
                 .par_iter_mut()
                 .zip(self.tallies.par_iter_mut())
                 .map(|(c, tally)| {
+                    let mut kept = Vec::with_capacity(if keep { batch.len() } else { 0 });
                     for r in &batch {
                         let d = c.limiter.admit(r.key, r.w, r.t)?;
                         tally.record(r, d.allowed, lim);
+                        if keep {
+                            kept.push(d);
+                        }
                     }
-                    Ok(())
+                    Ok(kept)
                 })
                 .collect();
             // The first failing candidate in table order, whatever thread
             // failed first.
-            done.into_iter().collect::<Result<()>>()?;
+            let done = done.into_iter().collect::<Result<Vec<_>>>()?;
+            if let Some(f) = decisions.as_deref_mut() {
+                self.write_decisions(f, &batch, cands, &done)?;
+            }
         }
         progress.finish();
+        Ok(())
+    }
+
+    /// One CSV line per request and candidate, in request order.
+    fn write_decisions(
+        &self,
+        f: &mut StreamingFile,
+        batch: &[Request],
+        cands: &[Candidate],
+        done: &[Vec<Decision>],
+    ) -> Result<()> {
+        let names: Vec<String> = cands.iter().map(|c| csv_field(&c.name)).collect();
+        for (i, r) in batch.iter().enumerate() {
+            let key = csv_field(&self.source.name(r.key));
+            for (name, ds) in names.iter().zip(done) {
+                let d = ds[i];
+                writeln!(f, "{},{key},{name},{},{}", r.t, d.allowed, d.delay)
+                    .map_err(|e| Error::io(f.path(), e))?;
+            }
+        }
         Ok(())
     }
 
@@ -554,6 +627,24 @@ impl<'a> Lab<'a> {
         } else {
             None
         }
+    }
+
+    /// Width of an onset bin and the onset's start, when a key is watched.
+    fn onset(&self) -> Option<(Nanos, Nanos)> {
+        let from = self.watch_from?;
+        let interval = self.p.policy.interval_ms * MILLI;
+        let w = (interval / 50).max(1);
+        Some((w, from.saturating_sub(interval)))
+    }
+
+    /// The watched key's onset bin of a request, if any.
+    fn onset_bin(&self, k: u32, t: Nanos) -> Option<usize> {
+        let (w, start) = self.onset()?;
+        if self.watch_id != Some(k) || t < start {
+            return None;
+        }
+        let b = (t - start) / w;
+        (b < ONSET_BINS).then_some(b as usize)
     }
 
     /// Distinct keys seen.

@@ -202,11 +202,11 @@ pub(super) fn envoy(s: &Setup, a: &Args) -> Result<Built> {
     let (bucket, fam) = match a.str("bucket") {
         Some("timer") => (
             EnvoyBucket::TimerRefill,
-            "envoy local_ratelimit per key, timer bucket",
+            "envoy local_ratelimit per key (timer bucket)",
         ),
         _ => (
             EnvoyBucket::Continuous,
-            "envoy local_ratelimit per key, atomic bucket",
+            "envoy local_ratelimit per key (atomic bucket)",
         ),
     };
     let l = EnvoyLocalRateLimit::new(max, per_fill, fill, bucket)?;
@@ -246,7 +246,7 @@ pub(super) fn fixed_window_counter(s: &Setup, a: &Args) -> Result<Built> {
     let (align, fam) = match a.str("align") {
         Some("aligned") => (
             FixedWindowAlign::Aligned,
-            "Redis INCR+EXPIRE per key, aligned",
+            "Redis INCR+EXPIRE per key (aligned)",
         ),
         _ => (FixedWindowAlign::FirstRequest, "Redis INCR+EXPIRE per key"),
     };

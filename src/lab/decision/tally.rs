@@ -28,6 +28,9 @@ pub(super) struct Tally {
     pub(super) wrong_by_key: Vec<u32>,
     pub(super) first_deny: Option<Nanos>,
     pub(super) bins: Vec<u64>,
+    /// The watched key's admitted weight around its abuse start, in fine
+    /// bins (the onset chart).
+    pub(super) onset: Vec<u64>,
 }
 
 /// One request as the tallies see it: who, when, what the exact limiters
@@ -48,6 +51,8 @@ pub(super) struct Request {
     pub(super) watched: bool,
     /// The watched key's timeline bin, if the request falls in one.
     pub(super) bin: Option<usize>,
+    /// The watched key's onset bin, if the request falls in one.
+    pub(super) onset_bin: Option<usize>,
     /// The watched key (at any time).
     pub(super) is_watch: bool,
     /// Index of the aligned window (multiples of the interval since the
@@ -66,9 +71,10 @@ pub(super) struct Limits {
 
 impl Tally {
     /// A tally with `bins` timeline bins.
-    pub(super) fn with_bins(bins: usize) -> Self {
+    pub(super) fn with_bins(bins: usize, onset: usize) -> Self {
         Tally {
             bins: vec![0; bins],
+            onset: vec![0; onset],
             ..Tally::default()
         }
     }
@@ -121,6 +127,9 @@ impl Tally {
             self.allowed += 1;
             if let Some(b) = r.bin {
                 self.bins[b] += r.w;
+            }
+            if let Some(b) = r.onset_bin {
+                self.onset[b] += r.w;
             }
         } else if r.watched && self.first_deny.is_none() {
             self.first_deny = Some(r.t);
