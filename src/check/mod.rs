@@ -50,12 +50,14 @@
 
 pub mod baseline;
 pub mod determinism;
+pub mod ci;
 pub mod diff;
 pub mod expect;
 pub mod findings;
 pub mod path;
 pub mod run;
 pub mod spec;
+pub mod rules;
 mod values;
 
 pub use baseline::{baseline_path, orphans, read_report, validate_report};
@@ -63,7 +65,7 @@ pub use diff::{compare, Tol};
 pub use expect::{evaluate, Expectation};
 pub use findings::{render_table, show, Finding, Verdict};
 pub use path::Pattern;
-pub use run::{run, CheckOptions, CheckOutcome};
+pub use run::{run, CheckOptions, CheckOutcome, ScenarioResult};
 pub use spec::Spec;
 
 /// Relative tolerance for floats when the scenario declares none.
