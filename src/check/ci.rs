@@ -28,7 +28,10 @@ fn line(f: &Finding) -> String {
     } else {
         f.baseline.as_str()
     };
-    format!("{}: {} -> {} [{}] {}", f.path, base, f.now, f.rule, f.verdict)
+    format!(
+        "{}: {} -> {} [{}] {}",
+        f.path, base, f.now, f.rule, f.verdict
+    )
 }
 
 /// One test case: name, failures (empty: passed).
@@ -122,7 +125,11 @@ pub fn markdown(results: &[ScenarioResult], strict: bool) -> String {
             m,
             "| {} | {} | {} | {} | {} | {} | {} |",
             md_cell(&r.name),
-            if r.failed(strict) { "❌ failed" } else { "✅ ok" },
+            if r.failed(strict) {
+                "❌ failed"
+            } else {
+                "✅ ok"
+            },
             r.expect_failures().len(),
             c(Verdict::Regressed) + c(Verdict::Missing) + c(Verdict::New),
             c(Verdict::Improved),
@@ -160,7 +167,9 @@ pub fn markdown(results: &[ScenarioResult], strict: bool) -> String {
 }
 
 fn gh_escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn gh_escape_prop(s: &str) -> String {

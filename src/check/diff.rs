@@ -3,8 +3,8 @@
 
 use super::findings::{show, Finding, Verdict};
 use super::path::{array_key, elem_label, elem_step, path_text, Step};
-use super::spec::Spec;
 use super::rules::{direction, round_to_noise, welch, Direction, Dist, ALPHA};
+use super::spec::Spec;
 use super::values::{int_of, num_pair, values_equal};
 use super::{DEFAULT_REL_TOL, IGNORED_FIELDS};
 use serde_json::Value;
@@ -76,7 +76,15 @@ pub fn compare(baseline: &Value, now: &Value, spec: &Spec) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     let mut path = Vec::new();
-    walk(Some(baseline), Some(now), &mut path, &ctx, false, None, &mut out);
+    walk(
+        Some(baseline),
+        Some(now),
+        &mut path,
+        &ctx,
+        false,
+        None,
+        &mut out,
+    );
     out
 }
 
@@ -109,7 +117,11 @@ fn keys_of(path: &[Step]) -> Vec<&str> {
 }
 
 /// Whether the configuration fields directly in two objects differ.
-fn config_differs(b: &serde_json::Map<String, Value>, n: &serde_json::Map<String, Value>, path: &[Step]) -> bool {
+fn config_differs(
+    b: &serde_json::Map<String, Value>,
+    n: &serde_json::Map<String, Value>,
+    path: &[Step],
+) -> bool {
     let mut keys: Vec<&str> = keys_of(path);
     b.iter().any(|(k, bv)| {
         keys.push(k);
@@ -348,7 +360,14 @@ fn per_run(
     }
 }
 
-fn stat_finding(path: String, db: &Dist, dn: &Dist, dir: Direction, equal: bool, ctx: &Ctx<'_>) -> Finding {
+fn stat_finding(
+    path: String,
+    db: &Dist,
+    dn: &Dist,
+    dir: Direction,
+    equal: bool,
+    ctx: &Ctx<'_>,
+) -> Finding {
     let _ = ctx;
     let show_d = |d: &Dist| {
         let se = d.se().max(dn.se()).max(db.se());
@@ -378,7 +397,11 @@ fn stat_finding(path: String, db: &Dist, dn: &Dist, dir: Direction, equal: bool,
     };
     f.rule = format!(
         "welch p={} {} {ALPHA}{delta}, {n}, {}",
-        round_to_noise(t.p, None),
+        if t.p < 0.01 {
+            format!("{:.1e}", t.p)
+        } else {
+            format!("{:.2}", t.p)
+        },
         if t.p < ALPHA { "<" } else { ">=" },
         dir.label()
     );
@@ -438,11 +461,12 @@ fn leaf(
         f.rule = "exact".into();
         return f;
     };
-    let exact_rule = if int_of(b).is_some() && int_of(n).is_some() || !b.is_number() || !n.is_number() {
-        "exact".to_string()
-    } else {
-        Tol::Rel(DEFAULT_REL_TOL).to_string()
-    };
+    let exact_rule =
+        if int_of(b).is_some() && int_of(n).is_some() || !b.is_number() || !n.is_number() {
+            "exact".to_string()
+        } else {
+            Tol::Rel(DEFAULT_REL_TOL).to_string()
+        };
     f.rule = if tols.is_empty() {
         exact_rule
     } else {

@@ -3,8 +3,8 @@
 //! new report.
 
 use super::findings::{show, Finding, Verdict};
-use super::rules::round_to_noise;
 use super::path::Pattern;
+use super::rules::round_to_noise;
 use super::spec::Spec;
 use super::values::{num_pair, values_equal};
 use serde_json::Value;

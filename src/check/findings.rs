@@ -44,7 +44,11 @@ impl Verdict {
 
     /// Whether this fails a check with `--strict` (any difference).
     pub fn failed_strict(self) -> bool {
-        self.failed() || matches!(self, Verdict::Improved | Verdict::Changed | Verdict::WithinNoise)
+        self.failed()
+            || matches!(
+                self,
+                Verdict::Improved | Verdict::Changed | Verdict::WithinNoise
+            )
     }
 
     /// Whether this fails, given `--strict`.

@@ -49,15 +49,15 @@
 //! * [`determinism`]: the single-threaded rerun of `run --check-determinism`.
 
 pub mod baseline;
-pub mod determinism;
 pub mod ci;
+pub mod determinism;
 pub mod diff;
 pub mod expect;
 pub mod findings;
 pub mod path;
+pub mod rules;
 pub mod run;
 pub mod spec;
-pub mod rules;
 mod values;
 
 pub use baseline::{baseline_path, orphans, read_report, validate_report};

@@ -316,21 +316,44 @@ mod tests {
 
     #[test]
     fn welch_needs_significance_and_effect() {
-        let a = Dist { mean: 29.5, std: 0.34, n: 5.0 };
-        let noise = Dist { mean: 29.8, std: 0.30, n: 5.0 };
+        let a = Dist {
+            mean: 29.5,
+            std: 0.34,
+            n: 5.0,
+        };
+        let noise = Dist {
+            mean: 29.8,
+            std: 0.30,
+            n: 5.0,
+        };
         assert!(!welch(&a, &noise).significant);
-        let worse = Dist { mean: 10.0, std: 0.5, n: 5.0 };
+        let worse = Dist {
+            mean: 10.0,
+            std: 0.5,
+            n: 5.0,
+        };
         assert!(welch(&a, &worse).significant);
         // Significant but below the minimum effect.
-        let tiny = Dist { mean: 29.51, std: 0.0, n: 5.0 };
-        let z = Dist { mean: 29.5, std: 0.0, n: 5.0 };
+        let tiny = Dist {
+            mean: 29.51,
+            std: 0.0,
+            n: 5.0,
+        };
+        let z = Dist {
+            mean: 29.5,
+            std: 0.0,
+            n: 5.0,
+        };
         assert!(!welch(&z, &tiny).significant);
     }
 
     #[test]
     fn direction_table() {
         assert_eq!(direction(&["rows", "exact_pct"]), Direction::Up);
-        assert_eq!(direction(&["rows", "harm", "compliant_denied_pct"]), Direction::Down);
+        assert_eq!(
+            direction(&["rows", "harm", "compliant_denied_pct"]),
+            Direction::Down
+        );
         assert_eq!(direction(&["rows", "memory_bytes"]), Direction::Cost);
         assert_eq!(direction(&["rows", "config", "hashes"]), Direction::Config);
         assert_eq!(direction(&["workload", "shape", "keys"]), Direction::Config);

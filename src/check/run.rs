@@ -78,7 +78,10 @@ impl ScenarioResult {
         if self.rewritten {
             return Vec::new();
         }
-        self.diff.iter().filter(|f| f.verdict.fails(strict)).collect()
+        self.diff
+            .iter()
+            .filter(|f| f.verdict.fails(strict))
+            .collect()
     }
 
     /// Whether the scenario fails the check.
@@ -276,7 +279,10 @@ fn block(r: &ScenarioResult, opts: &CheckOptions<'_>) -> String {
     parts.push(if ef > 0 {
         format!("{ef} of {nexp} expectation value(s) FAILED")
     } else {
-        format!("{} expectation(s) over {nexp} value(s) hold", r.expectations.len())
+        format!(
+            "{} expectation(s) over {nexp} value(s) hold",
+            r.expectations.len()
+        )
     });
     if r.has_baseline {
         let c = |v| r.count(v);

@@ -87,7 +87,8 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
             .append(true)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        f.write_all(md.as_bytes()).map_err(|e| Error::io(&path, e))?;
+        f.write_all(md.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
     }
     if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
         print!("{}", ci::annotations(&outcome.results, strict));
