@@ -53,6 +53,7 @@ pub const DIRECTIONS: &[(&str, Direction)] = &[
     ("limited_excess*", Direction::Down),
     ("worst_window_ratio", Direction::Down),
     ("leaked_end", Direction::Down),
+    ("bound_*", Direction::Config),
     ("seed", Direction::Config),
     ("runs", Direction::Config),
     ("hashes", Direction::Config),
