@@ -47,16 +47,29 @@ fn the_documented_ci_script_runs() {
 
     let o = script(dir);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-    assert!(stdout(&o).contains("check passed: 1 scenario(s)"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("check passed: 1 scenario(s)"),
+        "{}",
+        stdout(&o)
+    );
     let out = dir.join("ratelab-out");
-    for f in ["junit.xml", "summary.md", "reports/tiny/report.json", "reports/index.html"] {
+    for f in [
+        "junit.xml",
+        "summary.md",
+        "reports/tiny/report.json",
+        "reports/index.html",
+    ] {
         assert!(out.join(f).is_file(), "{f}");
     }
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(junit.contains("failures=\"0\""), "{junit}");
 
     // A broken threshold: the script exits 1 and JUnit records the failure.
-    std::fs::write(dir.join("scenarios/tiny.json"), TINY.replace(">= 50", "> 100")).unwrap();
+    std::fs::write(
+        dir.join("scenarios/tiny.json"),
+        TINY.replace(">= 50", "> 100"),
+    )
+    .unwrap();
     let o = script(dir);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();

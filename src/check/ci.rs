@@ -34,8 +34,11 @@ fn line(f: &Finding) -> String {
     )
 }
 
+/// A test case: its name and its failing values (none: passed).
+type Case<'a> = (String, Vec<&'a Finding>);
+
 /// One test case: name, failures (empty: passed).
-fn cases(r: &ScenarioResult, strict: bool) -> Vec<(String, Vec<&Finding>)> {
+fn cases(r: &ScenarioResult, strict: bool) -> Vec<Case<'_>> {
     let mut out = Vec::new();
     if r.has_baseline {
         out.push(("baseline".to_string(), r.diff_failures(strict)));
@@ -52,7 +55,7 @@ fn cases(r: &ScenarioResult, strict: bool) -> Vec<(String, Vec<&Finding>)> {
 /// The JUnit XML report: testsuites > testsuite (one per scenario) >
 /// testcase (its baseline, each `expect` entry) > failure.
 pub fn junit(results: &[ScenarioResult], strict: bool) -> String {
-    let all: Vec<(&ScenarioResult, Vec<(String, Vec<&Finding>)>)> =
+    let all: Vec<(&ScenarioResult, Vec<Case<'_>>)> =
         results.iter().map(|r| (r, cases(r, strict))).collect();
     let tests: usize = all.iter().map(|(_, c)| c.len()).sum();
     let failures: usize = all

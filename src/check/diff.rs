@@ -340,7 +340,7 @@ fn spread(base: Option<&Value>, now: Option<&Value>, path: &mut Vec<Step>, out: 
 fn per_run(
     sb: &[(String, Vec<f64>)],
     sn: &[(String, Vec<f64>)],
-    path: &mut Vec<Step>,
+    path: &[Step],
     ctx: &Ctx<'_>,
     out: &mut Vec<Finding>,
 ) {
