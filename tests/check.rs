@@ -252,11 +252,15 @@ fn check_fails_on_injected_regressions() {
         "{x}"
     );
     assert!(
-        x.contains("<testsuite name=\"tiny\" tests=\"3\" failures=\"2\""),
+        x.contains(
+            "<testsuite name=\"tiny\" package=\"ratelab\" id=\"0\" tests=\"3\" failures=\"2\""
+        ),
         "{x}"
     );
     assert!(
-        x.contains("<testcase name=\"expect rows[*].faults == 0\" classname=\"ratelab.tiny\">"),
+        x.contains(
+            "<testcase name=\"expect rows[*].faults == 0\" classname=\"ratelab.tiny\" time=\"0\">"
+        ),
         "{x}"
     );
     assert!(x.contains("<failure message=\""), "{x}");

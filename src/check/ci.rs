@@ -67,17 +67,18 @@ pub fn junit(results: &[ScenarioResult], strict: bool) -> String {
         x,
         "<testsuites name=\"ratelab check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\">"
     );
-    for (r, cs) in &all {
+    let stamp = timestamp();
+    for (id, (r, cs)) in all.iter().enumerate() {
         let f = cs.iter().filter(|(_, f)| !f.is_empty()).count();
         let _ = writeln!(
             x,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"0\" skipped=\"0\">",
+            "  <testsuite name=\"{}\" package=\"ratelab\" id=\"{id}\" tests=\"{}\" failures=\"{f}\" errors=\"0\" skipped=\"0\" time=\"0\" timestamp=\"{stamp}\" hostname=\"localhost\">\n    <properties/>",
             xml_escape(&r.name),
             cs.len()
         );
         for (name, fails) in cs {
             let open = format!(
-                "    <testcase name=\"{}\" classname=\"ratelab.{}\"",
+                "    <testcase name=\"{}\" classname=\"ratelab.{}\" time=\"0\"",
                 xml_escape(name),
                 xml_escape(&r.name)
             );
@@ -98,7 +99,7 @@ pub fn junit(results: &[ScenarioResult], strict: bool) -> String {
                 xml_escape(&body.join("\n"))
             );
         }
-        x.push_str("  </testsuite>\n");
+        x.push_str("    <system-out/>\n    <system-err/>\n  </testsuite>\n");
     }
     x.push_str("</testsuites>\n");
     x
@@ -206,4 +207,28 @@ pub fn annotations(results: &[ScenarioResult], strict: bool) -> String {
         }
     }
     out
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SS` (JUnit's timestamp).
+fn timestamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
