@@ -3,6 +3,7 @@
 
 use super::findings::{show, Finding, Verdict};
 use super::path::{array_key, elem_label, elem_step, path_text, Step};
+use super::rules::{direction, round_to_noise, welch, Direction, Dist, ALPHA};
 use super::spec::Spec;
 use super::values::{int_of, num_pair, values_equal};
 use super::{DEFAULT_REL_TOL, IGNORED_FIELDS};
@@ -67,10 +68,34 @@ pub(super) fn parse_tol(v: &Value) -> std::result::Result<Tol, String> {
 
 /// Compares `now` with `baseline` value by value.
 pub fn compare(baseline: &Value, now: &Value, spec: &Spec) -> Vec<Finding> {
+    let runs = |v: &Value| v.get("runs").and_then(Value::as_f64);
+    let ctx = Ctx {
+        spec,
+        reshuffled: baseline.get("seed") != now.get("seed") || runs(baseline) != runs(now),
+        runs: (runs(baseline), runs(now)),
+    };
     let mut out = Vec::new();
     let mut path = Vec::new();
-    walk(Some(baseline), Some(now), &mut path, spec, &mut out);
+    walk(
+        Some(baseline),
+        Some(now),
+        &mut path,
+        &ctx,
+        false,
+        None,
+        &mut out,
+    );
     out
+}
+
+/// What every comparison of one report needs.
+struct Ctx<'a> {
+    spec: &'a Spec,
+    /// The seed or the run count differs from the baseline's: single-run
+    /// values are not comparable.
+    reshuffled: bool,
+    /// The report's `runs` (baseline, now): the n of `std` siblings.
+    runs: (Option<f64>, Option<f64>),
 }
 
 fn tolerances_for(path: &[Step], spec: &Spec) -> Vec<Tol> {
@@ -81,14 +106,100 @@ fn tolerances_for(path: &[Step], spec: &Spec) -> Vec<Tol> {
         .collect()
 }
 
+/// The object keys along a path (for the direction table).
+fn keys_of(path: &[Step]) -> Vec<&str> {
+    path.iter()
+        .filter_map(|s| match s {
+            Step::Key(k) => Some(k.as_str()),
+            Step::Elem { .. } => None,
+        })
+        .collect()
+}
+
+/// Whether the configuration fields directly in two objects differ.
+fn config_differs(
+    b: &serde_json::Map<String, Value>,
+    n: &serde_json::Map<String, Value>,
+    path: &[Step],
+) -> bool {
+    let mut keys: Vec<&str> = keys_of(path);
+    b.iter().any(|(k, bv)| {
+        keys.push(k);
+        let cfg = direction(&keys) == Direction::Config || k == "config";
+        keys.pop();
+        cfg && n.get(k).is_some_and(|nv| nv != bv)
+    })
+}
+
+/// The run-to-run distributions of two `std`-carrying objects' field `k`.
+fn std_dists(
+    b: &serde_json::Map<String, Value>,
+    n: &serde_json::Map<String, Value>,
+    k: &str,
+    ctx: &Ctx<'_>,
+) -> Option<(Dist, Dist)> {
+    let (rb, rn) = ctx.runs;
+    let d = |m: &serde_json::Map<String, Value>, runs: Option<f64>| {
+        Some(Dist {
+            mean: m.get(k)?.as_f64()?,
+            std: m.get("std")?.get(k)?.as_f64()?,
+            n: runs.filter(|r| *r >= 2.0)?,
+        })
+    };
+    Some((d(b, rb)?, d(n, rn)?))
+}
+
+/// Numeric leaves of a per-run element, as (relative path, value).
+fn numeric_leaves(v: &Value, prefix: &str, out: &mut Vec<(String, f64)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                numeric_leaves(x, &p, out);
+            }
+        }
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                out.push((prefix.to_string(), x));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Per-run samples of every numeric leaf of a `runs` array of objects.
+fn run_samples(a: &[Value]) -> Option<Vec<(String, Vec<f64>)>> {
+    if a.len() < 2 || !a.iter().all(Value::is_object) {
+        return None;
+    }
+    let mut first = Vec::new();
+    numeric_leaves(&a[0], "", &mut first);
+    let mut out: Vec<(String, Vec<f64>)> = first.into_iter().map(|(p, x)| (p, vec![x])).collect();
+    for e in &a[1..] {
+        let mut l = Vec::new();
+        numeric_leaves(e, "", &mut l);
+        for (p, xs) in &mut out {
+            xs.push(l.iter().find(|(q, _)| q == p)?.1);
+        }
+    }
+    Some(out)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn walk(
     base: Option<&Value>,
     now: Option<&Value>,
     path: &mut Vec<Step>,
-    spec: &Spec,
+    ctx: &Ctx<'_>,
+    cfg_changed: bool,
+    dists: Option<(Dist, Dist)>,
     out: &mut Vec<Finding>,
 ) {
-    let tols = tolerances_for(path, spec);
+    let tols = tolerances_for(path, ctx.spec);
     if tols.contains(&Tol::Ignore) {
         out.push(Finding {
             path: path_text(path),
@@ -102,13 +213,37 @@ fn walk(
     match (base, now) {
         (Some(Value::Object(b)), Some(Value::Object(n))) => {
             let top = path.is_empty();
+            let cfg_changed = cfg_changed || config_differs(b, n, path);
+            let has_std = b.get("std").is_some_and(Value::is_object)
+                && n.get("std").is_some_and(Value::is_object);
             let keys = b.keys().chain(n.keys().filter(|k| !b.contains_key(*k)));
             for k in keys {
                 if top && IGNORED_FIELDS.contains(&k.as_str()) {
                     continue;
                 }
+                if k == "std" && has_std {
+                    path.push(Step::Key(k.clone()));
+                    spread(b.get(k), n.get(k), path, out);
+                    path.pop();
+                    continue;
+                }
+                if k == "runs" {
+                    if let (Some(Value::Array(rb)), Some(Value::Array(rn))) = (b.get(k), n.get(k)) {
+                        if let (Some(sb), Some(sn)) = (run_samples(rb), run_samples(rn)) {
+                            path.push(Step::Key(k.clone()));
+                            per_run(&sb, &sn, path, ctx, out);
+                            path.pop();
+                            continue;
+                        }
+                    }
+                }
+                let d = if has_std {
+                    std_dists(b, n, k, ctx)
+                } else {
+                    None
+                };
                 path.push(Step::Key(k.clone()));
-                walk(b.get(k), n.get(k), path, spec, out);
+                walk(b.get(k), n.get(k), path, ctx, cfg_changed, d, out);
                 path.pop();
             }
         }
@@ -124,18 +259,41 @@ fn walk(
             match keys {
                 Some(keys) => {
                     let label = |v: &Value| elem_label(v, &keys);
+                    let mut unmatched_b = Vec::new();
                     for (i, bv) in b.iter().enumerate() {
                         let l = label(bv);
-                        let nv = n.iter().find(|v| label(v) == l);
-                        path.push(elem_step(i, bv, Some(&keys)));
-                        walk(Some(bv), nv, path, spec, out);
-                        path.pop();
+                        match n.iter().find(|v| label(v) == l) {
+                            Some(nv) => {
+                                path.push(elem_step(i, bv, Some(&keys)));
+                                walk(Some(bv), Some(nv), path, ctx, cfg_changed, None, out);
+                                path.pop();
+                            }
+                            None => unmatched_b.push(i),
+                        }
                     }
-                    for (i, nv) in n.iter().enumerate() {
-                        let l = label(nv);
-                        if !b.iter().any(|v| label(v) == l) {
-                            path.push(elem_step(i, nv, Some(&keys)));
-                            walk(None, Some(nv), path, spec, out);
+                    let unmatched_n: Vec<usize> = (0..n.len())
+                        .filter(|i| {
+                            let l = label(&n[*i]);
+                            !b.iter().any(|v| label(v) == l)
+                        })
+                        .collect();
+                    if unmatched_b.len() == unmatched_n.len() {
+                        // Elements whose key changed (a shape change): paired
+                        // in order and compared as a configuration change.
+                        for (&i, &j) in unmatched_b.iter().zip(&unmatched_n) {
+                            path.push(elem_step(i, &b[i], Some(&keys)));
+                            walk(Some(&b[i]), Some(&n[j]), path, ctx, true, None, out);
+                            path.pop();
+                        }
+                    } else {
+                        for &i in &unmatched_b {
+                            path.push(elem_step(i, &b[i], Some(&keys)));
+                            walk(Some(&b[i]), None, path, ctx, cfg_changed, None, out);
+                            path.pop();
+                        }
+                        for &j in &unmatched_n {
+                            path.push(elem_step(j, &n[j], Some(&keys)));
+                            walk(None, Some(&n[j]), path, ctx, cfg_changed, None, out);
                             path.pop();
                         }
                     }
@@ -145,28 +303,152 @@ fn walk(
                         let (bv, nv) = (b.get(i), n.get(i));
                         let step_src = bv.or(nv).unwrap_or(&Value::Null);
                         path.push(elem_step(i, step_src, None));
-                        walk(bv, nv, path, spec, out);
+                        walk(bv, nv, path, ctx, cfg_changed, None, out);
                         path.pop();
                     }
                 }
             }
         }
-        (b, n) => out.push(leaf(b, n, path, &tols)),
+        (b, n) => out.push(leaf(b, n, path, &tols, ctx, cfg_changed, dists)),
     }
 }
 
-fn leaf(base: Option<&Value>, now: Option<&Value>, path: &[Step], tols: &[Tol]) -> Finding {
-    let rule_default = |b: &Value, n: &Value| {
-        if int_of(b).is_some() && int_of(n).is_some() || !b.is_number() || !n.is_number() {
-            "exact".to_string()
-        } else {
-            Tol::Rel(DEFAULT_REL_TOL).to_string()
-        }
+/// The `std` of a row: the spread the test uses, shown, never failing.
+fn spread(base: Option<&Value>, now: Option<&Value>, path: &mut Vec<Step>, out: &mut Vec<Finding>) {
+    let (Some(Value::Object(b)), Some(Value::Object(n))) = (base, now) else {
+        return;
+    };
+    for (k, bv) in b {
+        let nv = n.get(k);
+        path.push(Step::Key(k.clone()));
+        out.push(Finding {
+            path: path_text(path),
+            baseline: num_text(bv, None),
+            now: nv.map(|v| num_text(v, None)).unwrap_or_default(),
+            rule: "run-to-run spread (used by the test, not compared)".into(),
+            verdict: if nv.is_some_and(|v| values_equal(bv, v)) {
+                Verdict::Equal
+            } else {
+                Verdict::WithinNoise
+            },
+        });
+        path.pop();
+    }
+}
+
+/// Per-run samples compared as distributions, one finding per field.
+fn per_run(
+    sb: &[(String, Vec<f64>)],
+    sn: &[(String, Vec<f64>)],
+    path: &[Step],
+    ctx: &Ctx<'_>,
+    out: &mut Vec<Finding>,
+) {
+    for (field, xb) in sb {
+        let Some((_, xn)) = sn.iter().find(|(f, _)| f == field) else {
+            continue;
+        };
+        let (Some(db), Some(dn)) = (Dist::of(xb), Dist::of(xn)) else {
+            continue;
+        };
+        let leaf_key = field.rsplit('.').next().unwrap_or(field);
+        let mut keys = keys_of(path);
+        keys.push(leaf_key);
+        let dir = direction(&keys);
+        let p = format!("{}[*].{field}", path_text(path));
+        out.push(stat_finding(p, &db, &dn, dir, xb == xn, ctx));
+    }
+}
+
+fn stat_finding(
+    path: String,
+    db: &Dist,
+    dn: &Dist,
+    dir: Direction,
+    equal: bool,
+    ctx: &Ctx<'_>,
+) -> Finding {
+    let _ = ctx;
+    let show_d = |d: &Dist| {
+        let se = d.se().max(dn.se()).max(db.se());
+        format!(
+            "{} ±{}",
+            round_to_noise(d.mean, Some(se)),
+            round_to_noise(d.std, Some(se))
+        )
     };
     let mut f = Finding {
+        path,
+        baseline: show_d(db),
+        now: show_d(dn),
+        rule: String::new(),
+        verdict: Verdict::Equal,
+    };
+    let t = welch(db, dn);
+    let n = format!("n={}/{}", db.n, dn.n);
+    if equal || db.mean == dn.mean {
+        f.rule = format!("welch, {n}");
+        return f;
+    }
+    let delta = if db.mean != 0.0 {
+        format!(", {:+.1}%", (dn.mean - db.mean) / db.mean.abs() * 100.0)
+    } else {
+        String::new()
+    };
+    f.rule = format!(
+        "welch p={} {} {ALPHA}{delta}, {n}, {}",
+        if t.p < 0.01 {
+            format!("{:.1e}", t.p)
+        } else {
+            format!("{:.2}", t.p)
+        },
+        if t.p < ALPHA { "<" } else { ">=" },
+        dir.label()
+    );
+    f.verdict = if !t.significant {
+        Verdict::WithinNoise
+    } else {
+        match dir.better(db.mean, dn.mean) {
+            Some(true) => Verdict::Improved,
+            Some(false) => Verdict::Regressed,
+            None if dir == Direction::Config => Verdict::Changed,
+            None => Verdict::Regressed,
+        }
+    };
+    f
+}
+
+/// A value as shown: numbers rounded to what their noise allows.
+fn num_text(v: &Value, se: Option<f64>) -> String {
+    match v {
+        Value::Number(n) if int_of(v).is_none() => match n.as_f64() {
+            Some(x) => round_to_noise(x, se),
+            None => show(v),
+        },
+        other => show(other),
+    }
+}
+
+fn leaf(
+    base: Option<&Value>,
+    now: Option<&Value>,
+    path: &[Step],
+    tols: &[Tol],
+    ctx: &Ctx<'_>,
+    cfg_changed: bool,
+    dists: Option<(Dist, Dist)>,
+) -> Finding {
+    let keys = keys_of(path);
+    let dir = direction(&keys);
+    if let (Some((db, dn)), Some(b), Some(n)) = (dists, base, now) {
+        if tols.is_empty() {
+            return stat_finding(path_text(path), &db, &dn, dir, values_equal(b, n), ctx);
+        }
+    }
+    let mut f = Finding {
         path: path_text(path),
-        baseline: base.map(show).unwrap_or_default(),
-        now: now.map(show).unwrap_or_default(),
+        baseline: base.map(|v| num_text(v, None)).unwrap_or_default(),
+        now: now.map(|v| num_text(v, None)).unwrap_or_default(),
         rule: String::new(),
         verdict: Verdict::Equal,
     };
@@ -176,10 +458,17 @@ fn leaf(base: Option<&Value>, now: Option<&Value>, path: &[Step], tols: &[Tol]) 
         } else {
             Verdict::New
         };
+        f.rule = "exact".into();
         return f;
     };
+    let exact_rule =
+        if int_of(b).is_some() && int_of(n).is_some() || !b.is_number() || !n.is_number() {
+            "exact".to_string()
+        } else {
+            Tol::Rel(DEFAULT_REL_TOL).to_string()
+        };
     f.rule = if tols.is_empty() {
-        rule_default(b, n)
+        exact_rule
     } else {
         tols.iter()
             .map(ToString::to_string)
@@ -189,22 +478,42 @@ fn leaf(base: Option<&Value>, now: Option<&Value>, path: &[Step], tols: &[Tol]) 
     if values_equal(b, n) && b.is_number() == n.is_number() {
         return f;
     }
-    let Some((x, y)) = num_pair(b, n) else {
-        f.verdict = Verdict::Fail;
-        return f;
-    };
-    let diff = (x - y).abs();
-    let within = |t: &Tol| match t {
-        Tol::Rel(r) => diff <= r * x.abs().max(y.abs()),
-        Tol::Abs(a) => diff <= *a,
-        Tol::Ignore => true,
-    };
-    let ok = if tols.is_empty() {
-        // Integers must be equal; floats get the default relative tolerance.
-        !(int_of(b).is_some() && int_of(n).is_some()) && within(&Tol::Rel(DEFAULT_REL_TOL))
+    let pair = num_pair(b, n);
+    if let Some((x, y)) = pair {
+        let diff = (x - y).abs();
+        let within = |t: &Tol| match t {
+            Tol::Rel(r) => diff <= r * x.abs().max(y.abs()),
+            Tol::Abs(a) => diff <= *a,
+            Tol::Ignore => true,
+        };
+        let ok = if tols.is_empty() {
+            // Integers must be equal; floats get the default relative tolerance.
+            !(int_of(b).is_some() && int_of(n).is_some()) && within(&Tol::Rel(DEFAULT_REL_TOL))
+        } else {
+            tols.iter().any(within)
+        };
+        if ok {
+            f.verdict = Verdict::Within;
+            return f;
+        }
+    }
+    let (rule, verdict) = if dir == Direction::Config {
+        ("configuration".to_string(), Verdict::Changed)
+    } else if ctx.reshuffled {
+        (
+            "single run and the seed or run count changed: not comparable".to_string(),
+            Verdict::Changed,
+        )
+    } else if dir == Direction::Cost && cfg_changed {
+        ("follows the configuration".to_string(), Verdict::Changed)
     } else {
-        tols.iter().any(within)
+        match pair.and_then(|(x, y)| dir.better(x, y)) {
+            Some(true) => (format!("{}, {}", f.rule, dir.label()), Verdict::Improved),
+            Some(false) => (format!("{}, {}", f.rule, dir.label()), Verdict::Regressed),
+            None => (f.rule.clone(), Verdict::Regressed),
+        }
     };
-    f.verdict = if ok { Verdict::Within } else { Verdict::Fail };
+    f.rule = rule;
+    f.verdict = verdict;
     f
 }

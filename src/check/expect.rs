@@ -4,6 +4,7 @@
 
 use super::findings::{show, Finding, Verdict};
 use super::path::Pattern;
+use super::rules::round_to_noise;
 use super::spec::Spec;
 use super::values::{num_pair, values_equal};
 use serde_json::Value;
@@ -136,12 +137,12 @@ pub fn evaluate(now: &Value, baseline: Option<&Value>, spec: &Spec) -> Vec<Findi
         for (path, v) in hits {
             let base = baseline
                 .and_then(|b| Pattern::parse(&path).ok().map(|p| p.select(b)))
-                .and_then(|h| (h.len() == 1).then(|| show(h[0].1)))
+                .and_then(|h| (h.len() == 1).then(|| shown(h[0].1)))
                 .unwrap_or_default();
             out.push(Finding {
                 path,
                 baseline: base,
-                now: show(v),
+                now: shown(v),
                 rule: format!("expect {}", e.text),
                 verdict: if e.cond.holds(v) {
                     Verdict::Holds
@@ -152,4 +153,12 @@ pub fn evaluate(now: &Value, baseline: Option<&Value>, spec: &Spec) -> Vec<Findi
         }
     }
     out
+}
+
+/// A value as shown: floats to 6 significant digits, others as they are.
+fn shown(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if !(v.is_i64() || v.is_u64()) => round_to_noise(x, None),
+        _ => show(v),
+    }
 }

@@ -4,29 +4,60 @@
 use serde_json::Value;
 use std::fmt;
 
-/// The outcome of one compared value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The outcome of one compared value or expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
-    /// Identical to the baseline.
-    Equal,
-    /// Differs, within tolerance.
+    /// An expectation that does not hold.
+    Fail,
+    /// Worse than the baseline (significantly, for values with a
+    /// distribution), or a value without a direction that differs.
+    Regressed,
+    /// In the baseline, not in the new report.
+    Missing,
+    /// In the new report, not in the baseline.
+    New,
+    /// Better than the baseline.
+    Improved,
+    /// A configuration value differs, or a single-run value after the seed
+    /// or run count changed (not comparable).
+    Changed,
+    /// Differs, but not significantly (or below the minimum effect).
+    WithinNoise,
+    /// Differs, within a tolerance the scenario declares.
     Within,
     /// Not compared (tolerance "ignore").
     Ignored,
     /// An expectation that holds.
     Holds,
-    /// Differs beyond tolerance, or an expectation that fails.
-    Fail,
-    /// In the baseline, not in the new report.
-    Missing,
-    /// In the new report, not in the baseline.
-    New,
+    /// Identical to the baseline.
+    Equal,
 }
 
 impl Verdict {
-    /// Whether this counts as a regression.
+    /// Whether this fails a default check.
     pub fn failed(self) -> bool {
-        matches!(self, Verdict::Fail | Verdict::Missing | Verdict::New)
+        matches!(
+            self,
+            Verdict::Fail | Verdict::Regressed | Verdict::Missing | Verdict::New
+        )
+    }
+
+    /// Whether this fails a check with `--strict` (any difference).
+    pub fn failed_strict(self) -> bool {
+        self.failed()
+            || matches!(
+                self,
+                Verdict::Improved | Verdict::Changed | Verdict::WithinNoise
+            )
+    }
+
+    /// Whether this fails, given `--strict`.
+    pub fn fails(self, strict: bool) -> bool {
+        if strict {
+            self.failed_strict()
+        } else {
+            self.failed()
+        }
     }
 }
 
@@ -35,11 +66,15 @@ impl fmt::Display for Verdict {
         f.write_str(match self {
             Verdict::Equal => "ok",
             Verdict::Within => "ok (within)",
+            Verdict::WithinNoise => "within noise",
             Verdict::Ignored => "ignored",
             Verdict::Holds => "ok",
-            Verdict::Fail => "FAIL",
-            Verdict::Missing => "FAIL (missing now)",
-            Verdict::New => "FAIL (not in baseline)",
+            Verdict::Fail => "FAIL (expectation)",
+            Verdict::Regressed => "regressed",
+            Verdict::Missing => "regressed (missing now)",
+            Verdict::New => "regressed (not in baseline)",
+            Verdict::Improved => "improved",
+            Verdict::Changed => "changed",
         })
     }
 }

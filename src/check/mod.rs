@@ -49,11 +49,13 @@
 //! * [`determinism`]: the single-threaded rerun of `run --check-determinism`.
 
 pub mod baseline;
+pub mod ci;
 pub mod determinism;
 pub mod diff;
 pub mod expect;
 pub mod findings;
 pub mod path;
+pub mod rules;
 pub mod run;
 pub mod spec;
 mod values;
@@ -63,7 +65,7 @@ pub use diff::{compare, Tol};
 pub use expect::{evaluate, Expectation};
 pub use findings::{render_table, show, Finding, Verdict};
 pub use path::Pattern;
-pub use run::{run, CheckOptions, CheckOutcome};
+pub use run::{run, CheckOptions, CheckOutcome, ScenarioResult};
 pub use spec::Spec;
 
 /// Relative tolerance for floats when the scenario declares none.

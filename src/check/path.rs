@@ -246,6 +246,20 @@ fn scalars_of(v: &Value) -> Vec<(String, String)> {
 /// fields (in field order) that together tell every element apart. None:
 /// compare by index.
 pub(super) fn array_key(a: &[Value]) -> Option<Vec<String>> {
+    if a.len() == 1 {
+        // A single element is named by its integer configuration fields
+        // (`rows[hashes=4,slots=131072]`), when it has any.
+        let o = a[0].as_object()?;
+        let keys: Vec<String> = o
+            .iter()
+            .filter(|(k, v)| {
+                (v.is_i64() || v.is_u64())
+                    && super::rules::direction(&[k.as_str()]) == super::rules::Direction::Config
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        return (!keys.is_empty()).then_some(keys);
+    }
     if a.len() < 2 {
         return None;
     }

@@ -1,15 +1,17 @@
 //! A whole check: which scenarios, their baselines read before anything runs,
 //! each scenario rerun (or its report read from a folder), compared and its
-//! expectations evaluated, and the text that tells the outcome.
+//! expectations evaluated, and the text that tells the outcome: one block per
+//! scenario, failing scenarios first, expectation failures first within a
+//! block, then regressions, then the rest.
 
 use super::baseline::{baseline_path, orphans, read_report};
 use super::diff::compare;
 use super::expect::evaluate;
-use super::findings::{render_table, Finding, Verdict};
+use super::findings::{Finding, Verdict};
 use super::spec::Spec;
 use crate::error::{Error, Result};
 use crate::lab::{self, RunContext};
-use crate::report::write_report;
+use crate::report::{write_report, Output};
 use crate::scenario::{scenario_files, Scenario};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -27,21 +29,78 @@ pub struct CheckOptions<'a> {
     pub reports: &'a Path,
     /// Rewrite each scenario's report folder under `reports`.
     pub update: bool,
+    /// With `update`: rewrite even when an expectation fails.
+    pub force: bool,
     /// Read the new reports from this folder instead of rerunning.
     pub from: Option<&'a Path>,
     /// List every compared value, not only those that differ.
     pub verbose: bool,
+    /// Fail on any difference (improvements, changes, noise too).
+    pub strict: bool,
+    /// Rerun every scenario with this seed instead of its own.
+    pub seed: Option<u64>,
+}
+
+/// What checking one scenario found.
+#[derive(Debug, Clone)]
+pub struct ScenarioResult {
+    /// Scenario name.
+    pub name: String,
+    /// Its scenario file.
+    pub file: PathBuf,
+    /// Whether it had a baseline.
+    pub has_baseline: bool,
+    /// The baseline diff, every compared value.
+    pub diff: Vec<Finding>,
+    /// One entry per `expect` entry: its text and the values it selected.
+    pub expectations: Vec<(String, Vec<Finding>)>,
+    /// Its baseline was rewritten (`--update`).
+    pub rewritten: bool,
+}
+
+impl ScenarioResult {
+    /// Count of baseline values with this verdict.
+    pub fn count(&self, v: Verdict) -> usize {
+        self.diff.iter().filter(|f| f.verdict == v).count()
+    }
+
+    /// Failing expectation values.
+    pub fn expect_failures(&self) -> Vec<&Finding> {
+        self.expectations
+            .iter()
+            .flat_map(|(_, f)| f)
+            .filter(|f| f.verdict.failed())
+            .collect()
+    }
+
+    /// Baseline values that fail the check.
+    pub fn diff_failures(&self, strict: bool) -> Vec<&Finding> {
+        if self.rewritten {
+            return Vec::new();
+        }
+        self.diff
+            .iter()
+            .filter(|f| f.verdict.fails(strict))
+            .collect()
+    }
+
+    /// Whether the scenario fails the check.
+    pub fn failed(&self, strict: bool) -> bool {
+        !self.expect_failures().is_empty() || !self.diff_failures(strict).is_empty()
+    }
 }
 
 /// What a check found.
 #[derive(Debug, Clone)]
 pub struct CheckOutcome {
-    /// The text to print: the table of findings, one summary line per
-    /// scenario, notes, and on success the closing line.
+    /// The text to print: one block per scenario, notes, and on success the
+    /// closing line.
     pub console: String,
     /// The one-line failure message when a value regressed or an
     /// expectation failed.
     pub failure: Option<String>,
+    /// Every scenario's results, in the order checked.
+    pub results: Vec<ScenarioResult>,
 }
 
 /// One scenario to check, with what it is compared against.
@@ -51,16 +110,6 @@ struct Item {
     baseline: Option<Value>,
 }
 
-/// What checking one scenario found.
-struct ItemResult {
-    /// Its line in the summary.
-    summary: String,
-    /// Its rows in the table.
-    rows: Vec<(String, Finding)>,
-    /// Values that regressed and expectations that failed.
-    failures: usize,
-}
-
 /// Runs a check. Bad input (a scenario, an expectation, a missing baseline)
 /// is an error before anything runs; regressions are in the outcome.
 pub fn run(opts: &CheckOptions<'_>) -> Result<CheckOutcome> {
@@ -68,27 +117,40 @@ pub fn run(opts: &CheckOptions<'_>) -> Result<CheckOutcome> {
     // Parse everything (scenarios, expectations, baselines) before running
     // anything, so bad input fails fast with exit code 2.
     let (items, names) = load_items(&files, opts)?;
-    let mut table: Vec<(String, Finding)> = Vec::new();
-    let mut summaries = Vec::new();
-    let mut failures = 0usize;
-    let mut failed_scenarios = 0usize;
+    let mut results = Vec::new();
+    let mut outputs: Vec<Option<Output>> = Vec::new();
     for item in &items {
-        let r = check_item(item, opts)?;
-        failures += r.failures;
-        if r.failures > 0 {
-            failed_scenarios += 1;
-        }
-        summaries.push(r.summary);
-        table.extend(r.rows);
+        let (now, output) = new_report(item, opts)?;
+        results.push(check_item(item, &now));
+        outputs.push(output);
     }
     let mut console = String::new();
-    if !table.is_empty() {
-        console.push_str(&render_table(&table));
-        console.push('\n');
+    let mut refused = None;
+    if opts.update {
+        let failing: Vec<String> = results
+            .iter()
+            .flat_map(|r| {
+                r.expect_failures()
+                    .into_iter()
+                    .map(move |f| format!("{}: {} {}", r.name, f.path, f.rule))
+            })
+            .collect();
+        if !failing.is_empty() && !opts.force {
+            refused = Some(format!(
+                "refusing to update the baselines: {} expectation value(s) fail ({}); fix them, or rerun with --force to write anyway",
+                failing.len(),
+                failing.join("; ")
+            ));
+        } else {
+            for (r, o) in results.iter_mut().zip(&outputs) {
+                if let Some(o) = o {
+                    write_report(opts.reports, &r.name, o)?;
+                    r.rewritten = true;
+                }
+            }
+        }
     }
-    for s in &summaries {
-        let _ = writeln!(console, "{s}");
-    }
+    console.push_str(&render(&results, opts));
     if opts.only.is_empty() {
         for orphan in orphans(opts.reports, &names) {
             let _ = writeln!(
@@ -99,15 +161,43 @@ pub fn run(opts: &CheckOptions<'_>) -> Result<CheckOutcome> {
             );
         }
     }
-    if failures > 0 {
+    if let Some(msg) = refused {
+        return Ok(CheckOutcome {
+            console,
+            failure: Some(msg),
+            results,
+        });
+    }
+    let failed: Vec<&ScenarioResult> = results.iter().filter(|r| r.failed(opts.strict)).collect();
+    if !failed.is_empty() {
+        let expect: usize = failed.iter().map(|r| r.expect_failures().len()).sum();
+        let diff: usize = failed
+            .iter()
+            .map(|r| r.diff_failures(opts.strict).len())
+            .sum();
         let failure = format!(
-            "check failed: {failures} value(s) regressed or broke an expectation in {failed_scenarios} scenario(s); if the change is intended, run `ratelab check --update` and commit {}",
+            "check failed in {} scenario(s) ({}): {expect} expectation value(s) failed, {diff} baseline value(s) {}; if the change is intended, run `ratelab check --update` and commit {}",
+            failed.len(),
+            failed.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", "),
+            if opts.strict { "differ (--strict)" } else { "regressed" },
             opts.reports.display()
         );
         return Ok(CheckOutcome {
             console,
             failure: Some(failure),
+            results,
         });
+    }
+    let improved = results
+        .iter()
+        .filter(|r| r.count(Verdict::Improved) > 0)
+        .count();
+    if improved > 0 && !opts.update {
+        let _ = writeln!(
+            console,
+            "improved: update the baseline ({improved} scenario(s) improved; run `ratelab check --update` and commit {})",
+            opts.reports.display()
+        );
     }
     let _ = writeln!(
         console,
@@ -122,7 +212,151 @@ pub fn run(opts: &CheckOptions<'_>) -> Result<CheckOutcome> {
     Ok(CheckOutcome {
         console,
         failure: None,
+        results,
     })
+}
+
+/// Whether a finding is a single-run value made incomparable by a new seed.
+pub fn not_comparable(f: &Finding) -> bool {
+    f.verdict == Verdict::Changed && f.rule.starts_with("single run")
+}
+
+/// The console text: one block per scenario, failing ones first.
+fn render(results: &[ScenarioResult], opts: &CheckOptions<'_>) -> String {
+    let mut order: Vec<&ScenarioResult> = results.iter().collect();
+    order.sort_by_key(|r| {
+        if r.failed(opts.strict) {
+            0
+        } else if r.diff.iter().any(|f| f.verdict != Verdict::Equal) {
+            1
+        } else {
+            2
+        }
+    });
+    let mut out = String::new();
+    for r in order {
+        out.push_str(&block(r, opts));
+    }
+    out
+}
+
+/// One scenario's block: its status line, then its rows.
+fn block(r: &ScenarioResult, opts: &CheckOptions<'_>) -> String {
+    let mut rows: Vec<&Finding> = Vec::new();
+    rows.extend(r.expect_failures());
+    let mut diff: Vec<&Finding> = r
+        .diff
+        .iter()
+        .filter(|f| {
+            opts.verbose
+                || matches!(
+                    f.verdict,
+                    Verdict::Regressed
+                        | Verdict::Missing
+                        | Verdict::New
+                        | Verdict::Improved
+                        | Verdict::Changed
+                        | Verdict::Within
+                ) && !not_comparable(f)
+        })
+        .collect();
+    diff.sort_by_key(|f| f.verdict);
+    rows.extend(diff);
+    rows.extend(
+        r.expectations
+            .iter()
+            .flat_map(|(_, f)| f)
+            .filter(|f| !f.verdict.failed()),
+    );
+    let status = if r.failed(opts.strict) {
+        "FAILED"
+    } else {
+        "ok"
+    };
+    let mut parts = Vec::new();
+    let ef = r.expect_failures().len();
+    let nexp: usize = r.expectations.iter().map(|(_, f)| f.len()).sum();
+    parts.push(if ef > 0 {
+        format!("{ef} of {nexp} expectation value(s) FAILED")
+    } else {
+        format!(
+            "{} expectation(s) over {nexp} value(s) hold",
+            r.expectations.len()
+        )
+    });
+    if r.has_baseline {
+        let c = |v| r.count(v);
+        let regressed = c(Verdict::Regressed) + c(Verdict::Missing) + c(Verdict::New);
+        let nc = r.diff.iter().filter(|f| not_comparable(f)).count();
+        let mut s = format!(
+            "baseline: {} value(s): {regressed} regressed, {} improved, {} changed, {} within noise, {} equal",
+            r.diff.len(),
+            c(Verdict::Improved),
+            c(Verdict::Changed) - nc,
+            c(Verdict::WithinNoise) + c(Verdict::Within),
+            c(Verdict::Equal),
+        );
+        if nc > 0 {
+            let _ = write!(
+                s,
+                ", {nc} single-run value(s) not comparable after a new seed or run count"
+            );
+        }
+        parts.push(s);
+    } else {
+        parts.push("no previous baseline".into());
+    }
+    if r.rewritten {
+        parts.push("baseline rewritten".into());
+    }
+    let mut out = format!("== {}: {status}; {}\n", r.name, parts.join("; "));
+    if !rows.is_empty() {
+        out.push_str(&table(&rows));
+    }
+    out.push('\n');
+    out
+}
+
+/// A block's rows in aligned columns: verdict, field, baseline, now, rule.
+fn table(rows: &[&Finding]) -> String {
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|f| {
+            [
+                f.verdict.to_string(),
+                f.path.clone(),
+                if f.baseline.is_empty() {
+                    "-".into()
+                } else {
+                    f.baseline.clone()
+                },
+                f.now.clone(),
+                f.rule.clone(),
+            ]
+        })
+        .collect();
+    let mut width = [0usize; 5];
+    for r in &cells {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in &cells {
+        let parts: Vec<String> = r
+            .iter()
+            .zip(width)
+            .enumerate()
+            .map(|(i, (c, w))| match i {
+                2 => format!("{c:>w$} ->"),
+                _ => format!("{c:<w$}"),
+            })
+            .collect();
+        out.push_str("  ");
+        out.push_str(parts.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// The scenario files to check: those named, or every one in the folder.
@@ -164,7 +398,7 @@ fn load_items(files: &[PathBuf], opts: &CheckOptions<'_>) -> Result<(Vec<Item>, 
     let mut items = Vec::new();
     let mut names = BTreeSet::new();
     for f in files {
-        let scenario = Scenario::load(f)?;
+        let mut scenario = Scenario::load(f)?;
         if !names.insert(scenario.common.name.clone()) {
             return Err(scenario.field_error(
                 "name",
@@ -173,6 +407,9 @@ fn load_items(files: &[PathBuf], opts: &CheckOptions<'_>) -> Result<(Vec<Item>, 
                     scenario.common.name
                 ),
             ));
+        }
+        if let Some(seed) = opts.seed {
+            scenario.common.seed = seed;
         }
         let spec = Spec::from_scenario(&scenario)?;
         let bp = baseline_path(opts.reports, &scenario.common.name);
@@ -196,93 +433,47 @@ fn load_items(files: &[PathBuf], opts: &CheckOptions<'_>) -> Result<(Vec<Item>, 
     Ok((items, names))
 }
 
-/// The new report of a scenario: read from `--from`, or rerun (and, with
-/// `--update`, written as the new baseline).
-fn new_report(item: &Item, opts: &CheckOptions<'_>) -> Result<Value> {
+/// The new report of a scenario: read from `--from`, or rerun (the output
+/// kept for `--update`).
+fn new_report(item: &Item, opts: &CheckOptions<'_>) -> Result<(Value, Option<Output>)> {
     let name = &item.scenario.common.name;
     match opts.from {
-        Some(dir) => read_report(&baseline_path(dir, name)),
+        Some(dir) => Ok((read_report(&baseline_path(dir, name))?, None)),
         None => {
             let ctx = RunContext::for_scenario(&item.scenario);
             let output = lab::run(&item.scenario, &ctx)?;
-            if opts.update {
-                write_report(opts.reports, name, &output)?;
-            }
-            Ok(output.json)
+            Ok((output.json.clone(), opts.update.then_some(output)))
         }
     }
 }
 
 /// Checks one scenario: its baseline diff and its expectations.
-fn check_item(item: &Item, opts: &CheckOptions<'_>) -> Result<ItemResult> {
-    let name = &item.scenario.common.name;
-    let now = new_report(item, opts)?;
-    let mut findings = Vec::new();
-    if let Some(base) = &item.baseline {
-        findings.extend(compare(base, &now, &item.spec));
-    }
-    let baseline_failures = if opts.update {
-        0
-    } else {
-        findings.iter().filter(|f| f.verdict.failed()).count()
+fn check_item(item: &Item, now: &Value) -> ScenarioResult {
+    let diff = match &item.baseline {
+        Some(base) => compare(base, now, &item.spec),
+        None => Vec::new(),
     };
-    let expectations = evaluate(&now, item.baseline.as_ref(), &item.spec);
-    let expect_failures = expectations.iter().filter(|f| f.verdict.failed()).count();
-    let summary = summary_line(item, opts, &findings, baseline_failures, &expectations);
-    let mut rows = Vec::new();
-    for mut f in findings
-        .into_iter()
-        .filter(|f| opts.verbose || f.verdict != Verdict::Equal)
-    {
-        if opts.update && f.verdict.failed() {
-            f.rule = format!("{} (updated)", f.rule);
-            f.verdict = Verdict::Within;
-        }
-        rows.push((name.clone(), f));
-    }
-    rows.extend(expectations.into_iter().map(|f| (name.clone(), f)));
-    Ok(ItemResult {
-        summary,
-        rows,
-        failures: baseline_failures + expect_failures,
-    })
-}
-
-/// A scenario's summary line: values compared with the baseline and
-/// expectations evaluated, with how many failed.
-fn summary_line(
-    item: &Item,
-    opts: &CheckOptions<'_>,
-    findings: &[Finding],
-    baseline_failures: usize,
-    expectations: &[Finding],
-) -> String {
-    let count = |v: Verdict| findings.iter().filter(|f| f.verdict == v).count();
-    let expect_failures = expectations.iter().filter(|f| f.verdict.failed()).count();
-    format!(
-        "{}: {}; {} expectation(s) over {} value(s), {}{}",
-        item.scenario.common.name,
-        if item.baseline.is_some() {
-            format!(
-                "{} values compared with the baseline, {} equal, {} within tolerance, {baseline_failures} failed",
-                findings.len(),
-                count(Verdict::Equal),
-                count(Verdict::Within)
+    let expectations = item
+        .spec
+        .expectations
+        .iter()
+        .map(|e| {
+            let one = Spec {
+                expectations: vec![e.clone()],
+                tolerances: Vec::new(),
+            };
+            (
+                format!("{} {}", e.pattern, e.text),
+                evaluate(now, item.baseline.as_ref(), &one),
             )
-        } else {
-            "no previous baseline".to_string()
-        },
-        item.spec.expectations.len(),
-        expectations.len(),
-        if expect_failures == 0 {
-            "all hold".to_string()
-        } else {
-            format!("{expect_failures} failed")
-        },
-        if opts.update {
-            " -> baseline rewritten"
-        } else {
-            ""
-        },
-    )
+        })
+        .collect();
+    ScenarioResult {
+        name: item.scenario.common.name.clone(),
+        file: item.scenario.path.clone(),
+        has_baseline: item.baseline.is_some(),
+        diff,
+        expectations,
+        rewritten: false,
+    }
 }

@@ -150,20 +150,96 @@ fn a_float_beyond_tolerance_fails_and_a_tolerance_loosens_it() {
 }
 
 #[test]
-fn changed_key_shows_missing_and_new_rows() {
+fn a_changed_key_is_a_configuration_change() {
     let (a, b) = changed(|b| b["rows"][1]["slots"] = json!(4096));
     let f = compare(&a, &b, &Spec::default());
-    let fails: Vec<(String, Verdict)> = f
+    let slots = f
         .iter()
-        .filter(|x| x.verdict.failed())
-        .map(|x| (x.path.clone(), x.verdict))
-        .collect();
-    assert!(fails.contains(&("rows[hashes=4,slots=8192]".to_string(), Verdict::Missing)));
-    assert!(fails.contains(&("rows[hashes=4,slots=4096]".to_string(), Verdict::New)));
+        .find(|x| x.path == "rows[hashes=4,slots=8192].slots")
+        .unwrap();
+    assert_eq!(slots.verdict, Verdict::Changed);
+    assert!(failed(&f).is_empty(), "{f:?}");
+    // A row that appears without a partner is new, and fails.
+    let (a, b) = changed(|b| {
+        let extra = json!({"variant": "count_min", "hashes": 16, "slots": 1024, "faults": 0, "mean": 1.0, "std": {"mean": 0.1}});
+        b["rows"].as_array_mut().unwrap().push(extra);
+    });
+    let f = compare(&a, &b, &Spec::default());
+    assert_eq!(failed(&f), ["rows[hashes=16,slots=1024]"]);
     // A type change fails too.
     let mut c = report();
     c["values"] = json!("none");
     assert_eq!(failed(&compare(&a, &c, &Spec::default())), ["values"]);
+}
+
+#[test]
+fn values_with_a_distribution_are_tested_and_directions_apply() {
+    let base = json!({"schema": "s", "runs": 5, "seed": 1, "rows": [
+        {"hashes": 4, "slots": 1024, "memory_bytes": 32768, "exact_pct": 30.0, "mean": 200.0, "std": {"exact_pct": 0.5, "mean": 10.0}},
+        {"hashes": 4, "slots": 8192, "memory_bytes": 262144, "exact_pct": 75.0, "mean": 5.0, "std": {"exact_pct": 0.4, "mean": 0.2}}
+    ]});
+    let verdict = |f: &[Finding], p: &str| f.iter().find(|x| x.path == p).map(|x| x.verdict);
+    // Noise: a small move of the means passes, whatever the seed.
+    let mut noise = base.clone();
+    noise["seed"] = json!(9);
+    noise["rows"][0]["exact_pct"] = json!(30.4);
+    noise["rows"][0]["mean"] = json!(195.0);
+    let f = compare(&base, &noise, &Spec::default());
+    assert!(failed(&f).is_empty(), "{f:?}");
+    assert_eq!(
+        verdict(&f, "rows[slots=1024].exact_pct"),
+        Some(Verdict::WithinNoise)
+    );
+    assert_eq!(verdict(&f, "seed"), Some(Verdict::Changed));
+    // A significant loss of accuracy regresses; a gain improves.
+    let mut worse = base.clone();
+    worse["rows"][1]["exact_pct"] = json!(60.0);
+    worse["rows"][0]["mean"] = json!(100.0);
+    let f = compare(&base, &worse, &Spec::default());
+    assert_eq!(failed(&f), ["rows[slots=8192].exact_pct"]);
+    assert_eq!(
+        verdict(&f, "rows[slots=1024].mean"),
+        Some(Verdict::Improved)
+    );
+    // Doubled slots: the configuration and memory follow; accuracy improves.
+    let mut doubled = base.clone();
+    doubled["rows"][1]["slots"] = json!(16384);
+    doubled["rows"][1]["memory_bytes"] = json!(524288);
+    doubled["rows"][1]["exact_pct"] = json!(90.0);
+    let f = compare(&base, &doubled, &Spec::default());
+    assert!(failed(&f).is_empty(), "{f:?}");
+    assert_eq!(
+        verdict(&f, "rows[slots=8192].memory_bytes"),
+        Some(Verdict::Changed)
+    );
+    assert_eq!(
+        verdict(&f, "rows[slots=8192].exact_pct"),
+        Some(Verdict::Improved)
+    );
+    // Per-run samples are compared as distributions.
+    let runs = |xs: [f64; 3]| json!({"schema": "s", "runs": 3, "rows": [{"config": {"hashes": 4}, "runs": xs.iter().map(|x| json!({"exact_pct": x})).collect::<Vec<_>>()}]});
+    let f = compare(
+        &runs([90.0, 91.0, 89.5]),
+        &runs([90.5, 89.0, 90.2]),
+        &Spec::default(),
+    );
+    assert_eq!(f.len(), 4, "{f:?}");
+    assert_eq!(f[3].path, "rows[0].runs[*].exact_pct");
+    assert_eq!(f[3].verdict, Verdict::WithinNoise);
+    let f = compare(
+        &runs([90.0, 91.0, 89.5]),
+        &runs([50.5, 49.0, 50.2]),
+        &Spec::default(),
+    );
+    assert_eq!(failed(&f), ["rows[0].runs[*].exact_pct"]);
+}
+
+#[test]
+fn a_single_row_is_named_by_its_configuration() {
+    let r = json!({"rows": [{"variant": "count_min", "hashes": 4, "slots": 131072, "mean": 1.5}]});
+    let sel = Pattern::parse("rows[*].mean").unwrap().select(&r);
+    assert_eq!(sel[0].0, "rows[hashes=4,slots=131072].mean");
+    assert_eq!(Pattern::parse("rows[0].mean").unwrap().select(&r).len(), 1);
 }
 
 #[test]

@@ -3,9 +3,10 @@
 //! each scenario declares in `expect` (see [`crate::check`]).
 
 use super::init_threads;
-use crate::check::CheckOptions;
+use crate::check::{ci, CheckOptions};
 use crate::error::{Error, Result};
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `ratelab check`.
 #[derive(Debug, Clone, clap::Args)]
@@ -20,9 +21,30 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DIR", default_value = "reports", value_parser = crate::report::atomic::parse_out_path)]
     pub reports: PathBuf,
     /// Accept the new results: rewrite each scenario's whole report folder
-    /// under --reports (expectations are still enforced).
+    /// under --reports. Refused (exit 1, nothing written) while an
+    /// expectation fails, unless --force.
     #[arg(long, conflicts_with = "from")]
     pub update: bool,
+    /// With --update: write the baselines even though an expectation fails.
+    #[arg(long, requires = "update")]
+    pub force: bool,
+    /// Fail on any difference from the baseline: improvements, configuration
+    /// changes and differences within noise too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Rerun every scenario with this seed instead of its own (values with a
+    /// run-to-run distribution are still compared; single-run values are
+    /// shown as not comparable; expectations still apply).
+    #[arg(long, value_name = "N", conflicts_with_all = ["from", "update"])]
+    pub seed: Option<u64>,
+    /// Also write the results as JUnit XML to FILE (one test case per
+    /// scenario baseline and per expectation).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write a Markdown summary to FILE (and append it to
+    /// $GITHUB_STEP_SUMMARY when that is set).
+    #[arg(long = "summary-md", value_name = "FILE")]
+    pub summary_md: Option<PathBuf>,
     /// Compare the reports already generated in DIR (e.g. by `ratelab
     /// reproduce --out DIR`) instead of rerunning the scenarios.
     #[arg(long, value_name = "DIR")]
@@ -43,12 +65,43 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         scenarios: &args.scenarios,
         reports: &args.reports,
         update: args.update,
+        force: args.force,
         from: args.from.as_deref(),
         verbose: args.verbose,
+        strict: args.strict,
+        seed: args.seed,
     })?;
     print!("{}", outcome.console);
+    let strict = args.strict;
+    if let Some(path) = &args.junit {
+        write_file(path, &ci::junit(&outcome.results, strict))?;
+    }
+    let md = ci::markdown(&outcome.results, strict);
+    if let Some(path) = &args.summary_md {
+        write_file(path, &md)?;
+    }
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        f.write_all(md.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
+    }
+    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+        print!("{}", ci::annotations(&outcome.results, strict));
+    }
     match outcome.failure {
         Some(msg) => Err(Error::check(msg)),
         None => Ok(0),
     }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
