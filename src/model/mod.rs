@@ -33,6 +33,7 @@
 mod admit;
 pub mod envoy_local_rate_limit;
 pub mod estimator;
+pub mod exec;
 pub mod exact;
 pub mod fixed_window;
 pub mod fixed_window_counter;

@@ -515,12 +515,22 @@ impl<'a> Lab<'a> {
             if batch.is_empty() {
                 break;
             }
+            let reqs: Vec<(u32, u64, Nanos)> = batch.iter().map(|r| (r.key, r.w, r.t)).collect();
             let done: Vec<Result<()>> = cands
                 .par_iter_mut()
                 .zip(self.tallies.par_iter_mut())
                 .map(|(c, tally)| {
-                    for r in &batch {
-                        let d = c.limiter.admit(r.key, r.w, r.t)?;
+                    let mut out = Vec::with_capacity(reqs.len());
+                    c.limiter.admit_batch(&reqs, &mut out)?;
+                    if out.len() != reqs.len() {
+                        return Err(crate::error::Error::internal(format!(
+                            "{}: {} decisions for a batch of {} requests",
+                            c.name,
+                            out.len(),
+                            reqs.len()
+                        )));
+                    }
+                    for (r, d) in batch.iter().zip(&out) {
                         tally.record(r, d.allowed, lim);
                     }
                     Ok(())
