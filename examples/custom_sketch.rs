@@ -99,7 +99,10 @@ fn run() -> ratelab::error::Result<bool> {
         "workload": {"type": "harmonic", "keys": 2000, "top": 20000, "min": 10},
         "configs": [{"hashes": hashes, "slots": slots}]
     });
-    let s = Scenario::parse(std::path::Path::new("custom-sketch.json"), &scenario.to_string())?;
+    let s = Scenario::parse(
+        std::path::Path::new("custom-sketch.json"),
+        &scenario.to_string(),
+    )?;
     let ctx = RunContext::for_scenario(&s);
     // pingora's model on the same shape, as the lab reports it.
     let lab = ratelab::lab::run(&s, &ctx)?;
@@ -117,7 +120,10 @@ fn run() -> ratelab::error::Result<bool> {
             "min_error": ours.iter().map(|o| o.quantiles[0]).fold(f64::INFINITY, f64::min),
         }
     });
-    println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).unwrap_or_default()
+    );
     let expect = json!({
         "ours.min_error": ">= 0",
         "ours.exact_pct": ">= 50",

@@ -68,7 +68,10 @@ fn run() -> Result<(), String> {
             return Ok(());
         }
         if !buf.starts_with(b"batch ") {
-            return Err(format!("unexpected line {:?}", String::from_utf8_lossy(&buf[..buf.len().min(40)])));
+            return Err(format!(
+                "unexpected line {:?}",
+                String::from_utf8_lossy(&buf[..buf.len().min(40)])
+            ));
         }
         nums.i = 6;
         let _seq = nums.next();

@@ -85,9 +85,15 @@ impl Pipe {
     /// Starts the command and exchanges hellos: sends `ratelab-exec 1
     /// <role> key=value…` and returns the words of the child's hello after
     /// `ratelab-exec 1 ok`.
-    pub fn start(cfg: ExecConfig, role: &str, fields: &[(&str, String)]) -> Result<(Self, Vec<String>)> {
+    pub fn start(
+        cfg: ExecConfig,
+        role: &str,
+        fields: &[(&str, String)],
+    ) -> Result<(Self, Vec<String>)> {
         let Some((prog, args)) = cfg.command.split_first() else {
-            return Err(Error::input("exec: command is empty: expected a program and its arguments"));
+            return Err(Error::input(
+                "exec: command is empty: expected a program and its arguments",
+            ));
         };
         let mut child = Command::new(prog)
             .args(args)
@@ -186,7 +192,9 @@ impl Pipe {
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = self.wait_briefly();
-                Err(self.fault(format!("the child exited ({status}) before answering {what}")))
+                Err(self.fault(format!(
+                    "the child exited ({status}) before answering {what}"
+                )))
             }
         }
     }
@@ -361,7 +369,10 @@ impl ExecLimiter {
             let d = match tok.as_bytes() {
                 b"1" => Decision::ALLOW,
                 b"0" => Decision::DENY,
-                [b'd', rest @ ..] => match std::str::from_utf8(rest).ok().and_then(|r| r.parse::<Nanos>().ok()) {
+                [b'd', rest @ ..] => match std::str::from_utf8(rest)
+                    .ok()
+                    .and_then(|r| r.parse::<Nanos>().ok())
+                {
                     Some(delay) => Decision {
                         allowed: true,
                         delay,
@@ -403,7 +414,6 @@ impl Admit for ExecLimiter {
     }
 
     fn admit_batch(&mut self, reqs: &[(u32, u64, Nanos)], out: &mut Vec<Decision>) -> Result<()> {
-        use std::io::Write as _;
         self.batch += 1;
         let mut line = Vec::with_capacity(24 + reqs.len() * 24);
         let _ = write!(line, "batch {} {}", self.batch, reqs.len());

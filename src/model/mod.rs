@@ -33,8 +33,8 @@
 mod admit;
 pub mod envoy_local_rate_limit;
 pub mod estimator;
-pub mod exec;
 pub mod exact;
+pub mod exec;
 pub mod fixed_window;
 pub mod fixed_window_counter;
 pub mod gcra;

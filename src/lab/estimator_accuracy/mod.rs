@@ -162,7 +162,10 @@ pub fn run_with_estimator(
     (0..plan.runs)
         .map(|r| {
             let run_seed = crate::rng::derive_seed(ctx.seed, &[u64::from(r)]);
-            let mut est = make(crate::rng::derive_seed(run_seed, &[crate::rng::stream::HASH]))?;
+            let mut est = make(crate::rng::derive_seed(
+                run_seed,
+                &[crate::rng::stream::HASH],
+            ))?;
             Ok(replay_estimator(
                 &plan.workload,
                 est.as_mut(),
