@@ -243,3 +243,37 @@ fn a_bad_exec_entry_is_a_field_error() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn replay_takes_an_exec_entry_and_names_still_resolve() {
+    let (_d, trace) =
+        common::temp_file("t.csv", b"t_ns,key\n0,a\n10,a\n20,a\n30,b\n1000000000,a\n");
+    let out = trace.with_file_name("o.csv");
+    let replay = |limiter: &str| {
+        common::ratelab(&[
+            "replay",
+            "--algo",
+            "limiter",
+            "--limiter",
+            limiter,
+            "--limit",
+            "2",
+            "--interval-ms",
+            "1000",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = replay(
+        r#"{"model": "exec", "command": ["python3", "examples/limiters/sliding_window.py"]}"#,
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let allowed: Vec<bool> = text.lines().skip(1).map(|l| l.contains(",true,")).collect();
+    assert_eq!(allowed, [true, true, false, true, true], "{text}");
+    // A model that runs a command is never built by name with defaults.
+    let o = replay("governor GCRA per key");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+}
