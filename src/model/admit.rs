@@ -89,6 +89,19 @@ pub trait Admit {
     /// panic, say) and stops the run.
     fn admit(&mut self, key: u32, w: u64, now: Nanos) -> Result<Decision>;
 
+    /// Decides a batch of requests `(key, w, now)` in order, appending one
+    /// decision per request to `out`: the same as calling [`Admit::admit`]
+    /// on each (the default does exactly that). A model that pays per call
+    /// (a child process behind a pipe, say) overrides it to decide the whole
+    /// batch at once. The lab hands every candidate its requests this way.
+    fn admit_batch(&mut self, reqs: &[(u32, u64, Nanos)], out: &mut Vec<Decision>) -> Result<()> {
+        out.reserve(reqs.len());
+        for &(key, w, now) in reqs {
+            out.push(self.admit(key, w, now)?);
+        }
+        Ok(())
+    }
+
     /// Memory the real library would hold after the run, in bytes, given
     /// the number of distinct keys seen (map overhead not counted).
     fn memory_bytes(&self, keys: u64) -> u64;

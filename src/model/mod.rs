@@ -34,6 +34,7 @@ mod admit;
 pub mod envoy_local_rate_limit;
 pub mod estimator;
 pub mod exact;
+pub mod exec;
 pub mod fixed_window;
 pub mod fixed_window_counter;
 pub mod gcra;

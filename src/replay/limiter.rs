@@ -26,9 +26,9 @@ use super::csvio::{OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
-use crate::lab::decision::spec::{self, Args};
+use crate::lab::decision::spec::{self, Args, Kind};
 use crate::lab::decision::{
-    build, candidates, default_entries, row, Candidate, Policy, Setup, MODELS,
+    build, candidates, default_entries, row, Candidate, ModelRow, Policy, Setup, MODELS,
 };
 use crate::lab::Shape;
 use std::collections::HashMap;
@@ -110,7 +110,12 @@ fn pick(args: &ReplayArgs, setup: &Setup) -> Result<Candidate> {
     }
     let mut all = candidates(setup)?;
     let defaults: Vec<&str> = default_entries(setup).iter().map(|(m, _)| *m).collect();
-    for r in MODELS.iter().filter(|r| !defaults.contains(&r.model)) {
+    // A model that runs a command (`exec`) has no default: only as JSON.
+    let runs_a_command = |r: &&ModelRow| r.params.iter().any(|p| matches!(p.kind, Kind::Argv));
+    for r in MODELS
+        .iter()
+        .filter(|r| !defaults.contains(&r.model) && !runs_a_command(r))
+    {
         all.push(build(setup, r, &Args::default())?);
     }
     match all.iter().position(|c| c.name == name) {

@@ -227,6 +227,17 @@ pub const MODELS: &[ModelRow] = &[
         in_label: &[],
         build: rows::gcra,
     },
+    ModelRow {
+        model: "exec",
+        summary: "a limiter of your own in any language: a child process speaking docs/protocol.md on stdin/stdout",
+        params: &[
+            Param::argv("command", "the program and its arguments, e.g. [\"python3\", \"examples/limiters/sliding_window.py\"] (required; relative paths are from ratelab's working directory)"),
+            Param::text("name", "the candidate's label (default \"exec <command>\")"),
+            Param::int("timeout_ms", 1, 3_600_000, "how long the child may take to answer one batch before it is killed (default 10000)"),
+        ],
+        in_label: &["command", "name", "timeout_ms"],
+        build: rows::exec,
+    },
 ];
 /// The default candidates (a scenario without `limiters`): pingora Rate in
 /// both patterns on every sketch shape and on exact counters, then one

@@ -561,19 +561,28 @@ impl<'a> Lab<'a> {
             if batch.is_empty() {
                 break;
             }
+            let reqs: Vec<(u32, u64, Nanos)> = batch.iter().map(|r| (r.key, r.w, r.t)).collect();
             let done: Vec<Result<Vec<Decision>>> = cands
                 .par_iter_mut()
                 .zip(self.tallies.par_iter_mut())
                 .map(|(c, tally)| {
-                    let mut kept = Vec::with_capacity(if keep { batch.len() } else { 0 });
-                    for r in &batch {
-                        let d = c.limiter.admit(r.key, r.w, r.t)?;
-                        tally.record(r, d.allowed, lim);
-                        if keep {
-                            kept.push(d);
-                        }
+                    let mut out = Vec::with_capacity(reqs.len());
+                    c.limiter.admit_batch(&reqs, &mut out)?;
+                    if out.len() != reqs.len() {
+                        return Err(crate::error::Error::internal(format!(
+                            "{}: {} decisions for a batch of {} requests",
+                            c.name,
+                            out.len(),
+                            reqs.len()
+                        )));
                     }
-                    Ok(kept)
+                    for (r, d) in batch.iter().zip(&out) {
+                        tally.record(r, d.allowed, lim);
+                    }
+                    if !keep {
+                        out.clear();
+                    }
+                    Ok(out)
                 })
                 .collect();
             // The first failing candidate in table order, whatever thread

@@ -275,6 +275,36 @@ pub(super) fn gcra(s: &Setup, a: &Args) -> Result<Built> {
     )
 }
 
+/// A child process speaking `docs/protocol.md` (the `exec` model): its
+/// hello carries the policy (`limit`, `interval_ms`, `interval_ns`), the
+/// run's `seed` and the entry's `name`; the label is `name` (default `exec`
+/// and the command line).
+pub(super) fn exec(s: &Setup, a: &Args) -> Result<Built> {
+    let command = a.argv("command").ok_or_else(|| {
+        Error::input("exec: missing \"command\": expected the program and its arguments")
+    })?;
+    let name = a
+        .str("name")
+        .map_or_else(|| format!("exec {}", command.join(" ")), str::to_string);
+    let timeout = a
+        .u64("timeout_ms")
+        .map_or(crate::model::exec::DEFAULT_TIMEOUT, Duration::from_millis);
+    let cfg = crate::model::exec::ExecConfig {
+        command,
+        name: name.clone(),
+        timeout,
+    };
+    let fields = [
+        ("limit", s.policy.limit.to_string()),
+        ("interval_ms", s.policy.interval_ms.to_string()),
+        ("interval_ns", s.interval_ns().to_string()),
+        ("seed", s.seed.to_string()),
+        ("name", name.clone()),
+    ];
+    let l = crate::model::exec::ExecLimiter::start(cfg, &fields)?;
+    built(name, Box::new(l))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

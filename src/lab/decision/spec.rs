@@ -44,6 +44,8 @@ pub enum Kind {
     /// A command line: a non-empty list of strings, taken as one value (it
     /// does not expand to a grid).
     Argv,
+    /// A free, non-empty string without line breaks (a label).
+    Text,
 }
 
 /// One parameter of a model.
@@ -107,6 +109,15 @@ impl Param {
         }
     }
 
+    /// A free string (a label).
+    pub const fn text(name: &'static str, doc: &'static str) -> Self {
+        Self {
+            name,
+            kind: Kind::Text,
+            doc,
+        }
+    }
+
     /// Checks one scalar value; the message says what was expected.
     fn check(&self, v: &Value) -> Result<(), String> {
         let shown = v.to_string();
@@ -120,6 +131,12 @@ impl Param {
                 }
                 _ => Err(format!(
                     "value {shown}: expected a command line, a non-empty list of non-empty strings"
+                )),
+            },
+            Kind::Text => match v.as_str() {
+                Some(s) if !s.trim().is_empty() && !s.contains(['\n', '\r']) => Ok(()),
+                _ => Err(format!(
+                    "value {shown}: expected a non-empty string on one line"
                 )),
             },
             Kind::Int { min, max } => match v.as_i64() {

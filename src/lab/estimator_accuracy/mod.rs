@@ -15,7 +15,8 @@ mod sweep;
 
 pub use params::{configs, validate_shape, Backend, Grid, Params, Shape, MAX_HASHES};
 pub use replay::{
-    quantile_at, rank_bins, replay_cell, replay_cell_crate, replay_run, CellOutcome, QUANTILES,
+    quantile_at, rank_bins, replay_cell, replay_cell_crate, replay_estimator, replay_run,
+    CellOutcome, QUANTILES,
 };
 pub use sweep::{cell_index, replay_summary, rows, sweep, sweep_cells, sweep_crate, Row};
 
@@ -143,6 +144,37 @@ fn check_sweep_work(
         2.0,
         &format!("{events} events x {cells} sketches x {runs} runs"),
     )
+}
+
+/// Runs an `estimator_accuracy` scenario's workload through an estimator
+/// of your own: `make(hash_seed)` builds one per run, fed the same stream
+/// (the same seeds) as the model's rows of that run. Returns one outcome per
+/// run, with the count-min bound of `slots` counters per row. How a sketch
+/// from outside `src/` is measured against exact counts, next to
+/// [`EstimatorAccuracy`]'s rows ([`sweep`]).
+pub fn run_with_estimator(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    slots: usize,
+    make: &dyn Fn(u64) -> Result<Box<dyn crate::model::estimator::FrequencyEstimator>>,
+) -> Result<Vec<CellOutcome>> {
+    let plan = prepare(scenario, scenario.params()?, ctx)?;
+    check_sweep_work(scenario, ctx, &plan.workload, 1, plan.runs)?;
+    (0..plan.runs)
+        .map(|r| {
+            let run_seed = crate::rng::derive_seed(ctx.seed, &[u64::from(r)]);
+            let mut est = make(crate::rng::derive_seed(
+                run_seed,
+                &[crate::rng::stream::HASH],
+            ))?;
+            Ok(replay_estimator(
+                &plan.workload,
+                est.as_mut(),
+                slots,
+                crate::rng::derive_seed(run_seed, &[crate::rng::stream::WORKLOAD]),
+            ))
+        })
+        .collect()
 }
 
 /// What a share of the sweep replayed: runs, run 0's workload facts (when

@@ -2,7 +2,7 @@
 //! error against its exact count.
 
 use crate::metrics::{count_min_bound, error_stats, ErrorStats};
-use crate::model::estimator::{Estimator, EstimatorConfig, Fault};
+use crate::model::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
 use crate::workload::counts::WorkloadSummary;
 use crate::workload::Workload;
 
@@ -147,6 +147,42 @@ pub fn replay_cell_crate(
         |k| sketch.get(&keys[k][..]) as i64,
         config.slots,
         None,
+    )
+}
+
+/// Replays `workload` (order seeded by `workload_seed`) through any
+/// [`FrequencyEstimator`] (an estimator of your own) with `incr(key, 1)` per
+/// event, and measures every seen key's `get` against its exact count, as
+/// [`replay_cell`] does for the model. `slots` sets the count-min bound
+/// e·N/slots the outcome is compared with. A fault stops the replay there.
+pub fn replay_estimator(
+    workload: &Workload,
+    estimator: &mut dyn FrequencyEstimator,
+    slots: usize,
+    workload_seed: u64,
+) -> CellOutcome {
+    let keys: Vec<Vec<u8>> = (0..workload.key_space())
+        .map(|id| workload.key_bytes(id).into_owned())
+        .collect();
+    let mut truth = vec![0u64; keys.len()];
+    let mut fault = None;
+    workload.for_each_event(workload_seed, |k| {
+        if fault.is_some() {
+            return;
+        }
+        let k = k as usize;
+        truth[k] += 1;
+        if let Err(f) = estimator.incr(&keys[k][..], 1) {
+            fault = Some(f);
+        }
+    });
+    let order = rank_order(&truth);
+    outcome_of(
+        &truth,
+        &order,
+        |k| estimator.get(&keys[k][..]),
+        slots,
+        fault,
     )
 }
 
