@@ -100,7 +100,11 @@ fn check(case: &Path) -> Result<(), String> {
         checked = true;
         let (eh, erows) = read_csv(&text);
         if erows.len() != rows.len() {
-            return Err(format!("{} output rows, expected {}", rows.len(), erows.len()));
+            return Err(format!(
+                "{} output rows, expected {}",
+                rows.len(),
+                erows.len()
+            ));
         }
         let idx: Vec<usize> = eh.iter().map(|h| col(h)).collect::<Result<_, _>>()?;
         for (i, (e, g)) in erows.iter().zip(&rows).enumerate() {
@@ -117,7 +121,10 @@ fn check(case: &Path) -> Result<(), String> {
     }
     if let Ok(text) = std::fs::read_to_string(case.join("counts.txt")) {
         checked = true;
-        for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        for line in text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        {
             let p: Vec<&str> = line.split_whitespace().collect();
             let [name, op, value, min, max] = p[..] else {
                 return Err(format!("bad counts line {line:?}"));

@@ -139,13 +139,11 @@ fn replay_estimator<E: FrequencyEstimator>(args: &ReplayArgs, mut est: E) -> Res
 /// `--algo inflight`.
 pub fn run_inflight(args: &ReplayArgs) -> Result<()> {
     super::reject_unused(args, "inflight", TAKES)?;
-    let cfg = dims(
-        args,
-        crate::model::inflight::INFLIGHT_SLOTS,
-    )?;
+    let cfg = dims(args, crate::model::inflight::INFLIGHT_SLOTS)?;
     match hasher(args)? {
         None => {
-            let key_hasher = RowHasher::new(HasherKind::Xxh3, crate::rng::derive_seed(args.seed, &[1]));
+            let key_hasher =
+                RowHasher::new(HasherKind::Xxh3, crate::rng::derive_seed(args.seed, &[1]));
             replay_inflight(args, Inflight::from_parts(ExactCounter::new(), key_hasher))
         }
         Some(kind) => {

@@ -41,7 +41,11 @@ pub fn run_every(args: &ReplayArgs) -> Result<()> {
         let raw = rec.get(0).unwrap_or("").to_string();
         let d = parse_i64(&input, line, "interval_ns", &raw)?;
         let l = every(d);
-        let shown = if l == INF { "Inf".to_string() } else { format!("{l}") };
+        let shown = if l == INF {
+            "Inf".to_string()
+        } else {
+            format!("{l}")
+        };
         out.row([
             raw,
             shown,

@@ -68,7 +68,11 @@ pub fn parse_variant(s: &str) -> Option<LeakyVariant> {
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
     if args.unlimited {
-        super::reject_unused(args, "leaky-bucket --unlimited", &["--internals", "--unlimited"])?;
+        super::reject_unused(
+            args,
+            "leaky-bucket --unlimited",
+            &["--internals", "--unlimited"],
+        )?;
         return replay(args, &mut |t| Take {
             now_ns: t,
             return_ns: t,
@@ -229,7 +233,9 @@ fn replay_callers(
         // The ready call with the earliest time (ties: file order).
         let mut best: Option<(i64, usize, usize)> = None;
         for (c, (_, list)) in by_caller.iter().enumerate() {
-            let Some(&idx) = list.get(next[c]) else { continue };
+            let Some(&idx) = list.get(next[c]) else {
+                continue;
+            };
             let t = match rows[idx].at {
                 When::At(t) => t,
                 When::After(d) => last_wake[c].expect("not a first row").saturating_add(d),

@@ -241,7 +241,11 @@ fn configure<E: FrequencyEstimator>(rate: Rate<E>, o: &Options) -> Rate<E> {
 }
 
 /// Streams `trace` through `rate` into a temporary file renamed to `out`.
-pub fn replay<E: FrequencyEstimator + Clone>(trace: &Path, out: &Path, rate: Rate<E>) -> Result<()> {
+pub fn replay<E: FrequencyEstimator + Clone>(
+    trace: &Path,
+    out: &Path,
+    rate: Rate<E>,
+) -> Result<()> {
     replay_with(trace, out, rate, false)
 }
 
@@ -311,7 +315,9 @@ pub fn replay_with<E: FrequencyEstimator + Clone>(
                 ));
             }
             if with_internals {
-                writer.row(["t_ms", "key", "op", "n", "value", "prev", "curr", "fraction"])?;
+                writer.row([
+                    "t_ms", "key", "op", "n", "value", "prev", "curr", "fraction",
+                ])?;
             } else {
                 writer.row(["t_ms", "key", "op", "n", "value"])?;
             }

@@ -174,7 +174,11 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             ));
         }
         if args.act {
-            fields.push(more.act.map(|a| a.as_i128().to_string()).unwrap_or_default());
+            fields.push(
+                more.act
+                    .map(|a| a.as_i128().to_string())
+                    .unwrap_or_default(),
+            );
         }
         out.row(&fields)?;
     }

@@ -846,11 +846,21 @@ impl TokenBucketReplay {
     /// after that time (rows are one caller each, as in
     /// [`TokenBucketReplay::step`]). When the timer and the cancel fire at
     /// the same instant the timer wins.
-    pub fn step_with(&mut self, row: &TokenBucketCall, ext: &CallExtras) -> (TokenBucketResult, StepExtras) {
+    pub fn step_with(
+        &mut self,
+        row: &TokenBucketCall,
+        ext: &CallExtras,
+    ) -> (TokenBucketResult, StepExtras) {
         self.apply_pending(row.t_ns);
         let t = GoTime::from_unix_nanos(row.t_ns);
         match (row.op, ext) {
-            (TokenBucketOp::Reserve, CallExtras { max_wait_ns: Some(max), .. }) => {
+            (
+                TokenBucketOp::Reserve,
+                CallExtras {
+                    max_wait_ns: Some(max),
+                    ..
+                },
+            ) => {
                 let r = self.lim.reserve_n_max(row.t_ns, row.n, *max);
                 self.reservations.push(Some(r));
                 let res = TokenBucketResult {
@@ -861,12 +871,23 @@ impl TokenBucketReplay {
                 let act = r.ok().then(|| r.time_to_act());
                 (res, StepExtras { act })
             }
-            (TokenBucketOp::Wait, CallExtras { cancel_ns: Some(c), .. }) => {
+            (
+                TokenBucketOp::Wait,
+                CallExtras {
+                    cancel_ns: Some(c), ..
+                },
+            ) => {
                 let (res, act) = self.wait_cancellable(row, *c);
                 self.reservations.push(None);
                 (res, StepExtras { act: Some(act) })
             }
-            (TokenBucketOp::Cancel { .. }, CallExtras { cancel_row: Some(target), .. }) => {
+            (
+                TokenBucketOp::Cancel { .. },
+                CallExtras {
+                    cancel_row: Some(target),
+                    ..
+                },
+            ) => {
                 let call = TokenBucketCall {
                     op: TokenBucketOp::Cancel { row: *target },
                     ..*row
@@ -912,7 +933,11 @@ impl TokenBucketReplay {
         self.lim.cancel_at(r, at.unix_nanos());
     }
 
-    fn wait_cancellable(&mut self, row: &TokenBucketCall, cancel_ns: i64) -> (TokenBucketResult, GoTime) {
+    fn wait_cancellable(
+        &mut self,
+        row: &TokenBucketCall,
+        cancel_ns: i64,
+    ) -> (TokenBucketResult, GoTime) {
         let t = GoTime::from_unix_nanos(row.t_ns);
         let err = |e: TokenBucketError| TokenBucketResult {
             ok: false,
@@ -922,7 +947,13 @@ impl TokenBucketReplay {
         };
         let lim = &mut self.lim;
         if row.n > lim.burst() && lim.limit() != INF {
-            return (err(TokenBucketError::ExceedsBurst { n: row.n, burst: lim.burst() }), t);
+            return (
+                err(TokenBucketError::ExceedsBurst {
+                    n: row.n,
+                    burst: lim.burst(),
+                }),
+                t,
+            );
         }
         if cancel_ns <= 0 {
             return (err(TokenBucketError::Canceled), t);
@@ -938,7 +969,13 @@ impl TokenBucketReplay {
         }
         let delay = r.delay_from(row.t_ns);
         if delay <= cancel_ns {
-            return (TokenBucketResult { delay_ns: delay, ..done() }, t.add_dur(delay));
+            return (
+                TokenBucketResult {
+                    delay_ns: delay,
+                    ..done()
+                },
+                t.add_dur(delay),
+            );
         }
         let at = t.add_dur(cancel_ns);
         self.pending.push((at, r));

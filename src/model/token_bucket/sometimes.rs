@@ -68,11 +68,23 @@ mod tests {
 
     #[test]
     fn upstream_examples() {
-        assert_eq!(runs(Sometimes::new(0, 0, 0), &[0, 0, 0]), [true, false, false]);
-        assert_eq!(runs(Sometimes::new(2, 0, 0), &[0, 0, 0]), [true, true, false]);
-        assert_eq!(runs(Sometimes::new(0, 2, 0), &[0, 0, 0]), [true, false, true]);
+        assert_eq!(
+            runs(Sometimes::new(0, 0, 0), &[0, 0, 0]),
+            [true, false, false]
+        );
+        assert_eq!(
+            runs(Sometimes::new(2, 0, 0), &[0, 0, 0]),
+            [true, true, false]
+        );
+        assert_eq!(
+            runs(Sometimes::new(0, 2, 0), &[0, 0, 0]),
+            [true, false, true]
+        );
         let s = 1_000_000_000;
-        assert_eq!(runs(Sometimes::new(0, 0, s), &[0, 0, s]), [true, false, true]);
+        assert_eq!(
+            runs(Sometimes::new(0, 0, s), &[0, 0, s]),
+            [true, false, true]
+        );
         assert_eq!(
             runs(Sometimes::new(2, 2, 2 * s), &[0, 0, 0, 2 * s, 2 * s, 2 * s]),
             [true, true, true, true, true, false]
