@@ -135,10 +135,8 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         };
         if let Some(i) = cols.id {
             let id = fields[i].clone();
-            if !id.is_empty() {
-                if ids.insert(id.clone(), data_row).is_some() {
-                    return Err(input.error_at(line, format!("id value {id:?} appears twice")));
-                }
+            if !id.is_empty() && ids.insert(id.clone(), data_row).is_some() {
+                return Err(input.error_at(line, format!("id value {id:?} appears twice")));
             }
         }
         data_row += 1;
