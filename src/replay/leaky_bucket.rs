@@ -34,11 +34,26 @@
 //! Pass e.g. `--unix-origin-ns 1700000000000000000` to model a real wall
 //! clock (or a mock `Set` to `time.Now()`, as upstream's own tests do);
 //! `return_ns` stays relative to the origin.
+//!
+//! # `--unlimited`
+//! `ratelimit.NewUnlimited()`: `Take()` returns `time.Now()` at once
+//! (`return_ns = t_ns`, `sleep_ns` 0); no other option applies.
+//!
+//! # Closed loop (callers)
+//! Header `t_ns,caller,after_ns`: each row is one `Take()` by goroutine
+//! `caller` (any text). A row with `after_ns` set (and `t_ns` empty) is
+//! called when the *same caller's previous* `Take()` returned, plus
+//! `after_ns` (a `for { rl.Take() }` loop is `after_ns = 0`); a row with
+//! `t_ns` set (and `after_ns` empty) is called at `t_ns`. Calls run in time
+//! order across callers (ties in file order), as goroutines on a mock clock
+//! would, so a caller's loop interleaves with the others. The output keeps
+//! the file order and adds `call_ns` (when the call was made) before
+//! `return_ns` (`t_ns,caller,after_ns,call_ns,return_ns[,sleep_ns]`).
 
 use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::error::{Error, Result};
-use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
+use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant, Take};
 
 /// Parses a `--variant` value.
 pub fn parse_variant(s: &str) -> Option<LeakyVariant> {
@@ -52,6 +67,19 @@ pub fn parse_variant(s: &str) -> Option<LeakyVariant> {
 
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
+    if args.unlimited {
+        super::reject_unused(
+            args,
+            "leaky-bucket --unlimited",
+            &["--internals", "--unlimited"],
+        )?;
+        return replay(args, &mut |t| Take {
+            now_ns: t,
+            return_ns: t,
+            sleep_ns: 0,
+            wake_ns: t,
+        });
+    }
     super::reject_unused(
         args,
         "leaky-bucket",
@@ -68,10 +96,10 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         Some(r) if r > 0 => r,
         Some(r) => {
             return Err(Error::input(format!(
-                "--rate {r}: expected a positive number of calls per --per-ns"
+                "--rate {r}: expected a positive number of calls per --per-ns (--unlimited for NewUnlimited)"
             )))
         }
-        None => return Err(Error::input("--rate is required for --algo leaky-bucket")),
+        None => return Err(Error::input("--rate is required for --algo leaky-bucket (or --unlimited)")),
     };
     let per_ns = match args.per_ns {
         None => 1_000_000_000,
@@ -98,12 +126,21 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         unix_origin_ns: args.unix_origin_ns.unwrap_or(0),
     };
     let mut lim = LeakyBucket::new(cfg).map_err(|e| Error::input(format!("--rate {rate}: {e}")))?;
+    replay(args, &mut |t| lim.take(t))
+}
 
+fn replay(args: &ReplayArgs, take: &mut dyn FnMut(i64) -> Take) -> Result<()> {
     let mut input = TraceReader::open(&args.trace)?;
+    if input.header() == ["t_ns", "caller", "after_ns"] {
+        return replay_callers(args, input, take);
+    }
     if input.header() != ["t_ns"] {
         return Err(input.error_at(
             1,
-            format!("header {:?}: expected t_ns", input.header().join(",")),
+            format!(
+                "header {:?}: expected t_ns (or t_ns,caller,after_ns)",
+                input.header().join(",")
+            ),
         ));
     }
     let mut out = OutputCsv::create(&args.out)?;
@@ -125,13 +162,109 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             }
         }
         prev = Some(t);
-        let take = lim.take(t);
+        let take = take(t);
         let ret = take.return_ns.to_string();
         if args.internals {
             out.row([raw.as_str(), &ret, &take.sleep_ns.to_string()])?;
         } else {
             out.row([raw.as_str(), &ret])?;
         }
+    }
+    out.commit()
+}
+
+/// One row of a closed-loop trace.
+struct CallerRow {
+    fields: [String; 3],
+    /// Absolute time, or the delay after the caller's previous return.
+    at: When,
+    result: Option<Take>,
+}
+
+enum When {
+    At(i64),
+    After(i64),
+}
+
+fn replay_callers(
+    args: &ReplayArgs,
+    mut input: TraceReader,
+    take: &mut dyn FnMut(i64) -> Take,
+) -> Result<()> {
+    let mut rows: Vec<CallerRow> = Vec::new();
+    // Per caller, its rows in file order.
+    let mut by_caller: Vec<(String, Vec<usize>)> = Vec::new();
+    while let Some((line, rec)) = input.next_row()? {
+        let f: Vec<String> = rec.iter().map(str::to_string).collect();
+        let at = match (f[0].is_empty(), f[2].is_empty()) {
+            (false, true) => When::At(parse_i64(&input, line, "t_ns", &f[0])?),
+            (true, false) => When::After(parse_i64(&input, line, "after_ns", &f[2])?),
+            _ => {
+                return Err(input.error_at(
+                    line,
+                    "expected exactly one of t_ns (an absolute call time) and after_ns (after the caller's previous Take returned)",
+                ))
+            }
+        };
+        let caller = f[1].as_str();
+        let idx = rows.len();
+        match by_caller.iter_mut().find(|(c, _)| *c == caller) {
+            Some((_, v)) => v.push(idx),
+            None => {
+                if matches!(at, When::After(_)) {
+                    return Err(input.error_at(
+                        line,
+                        format!("caller {caller:?}: its first row needs a t_ns (after_ns refers to a previous call)"),
+                    ));
+                }
+                by_caller.push((caller.to_string(), vec![idx]));
+            }
+        }
+        rows.push(CallerRow {
+            fields: [f[0].clone(), f[1].clone(), f[2].clone()],
+            at,
+            result: None,
+        });
+    }
+    // Next row index into each caller's list.
+    let mut next = vec![0usize; by_caller.len()];
+    let mut last_wake: Vec<Option<i64>> = vec![None; by_caller.len()];
+    loop {
+        // The ready call with the earliest time (ties: file order).
+        let mut best: Option<(i64, usize, usize)> = None;
+        for (c, (_, list)) in by_caller.iter().enumerate() {
+            let Some(&idx) = list.get(next[c]) else {
+                continue;
+            };
+            let t = match rows[idx].at {
+                When::At(t) => t,
+                When::After(d) => last_wake[c].expect("not a first row").saturating_add(d),
+            };
+            if best.map_or(true, |(bt, bi, _)| (t, idx) < (bt, bi)) {
+                best = Some((t, idx, c));
+            }
+        }
+        let Some((t, idx, c)) = best else { break };
+        let r = take(t);
+        last_wake[c] = Some(r.wake_ns);
+        next[c] += 1;
+        rows[idx].result = Some(r);
+    }
+    let mut out = OutputCsv::create(&args.out)?;
+    let mut header = vec!["t_ns", "caller", "after_ns", "call_ns", "return_ns"];
+    if args.internals {
+        header.push("sleep_ns");
+    }
+    out.row(&header)?;
+    for row in &rows {
+        let r = row.result.expect("every row runs");
+        let mut f: Vec<String> = row.fields.to_vec();
+        f.push(r.now_ns.to_string());
+        f.push(r.return_ns.to_string());
+        if args.internals {
+            f.push(r.sleep_ns.to_string());
+        }
+        out.row(&f)?;
     }
     out.commit()
 }

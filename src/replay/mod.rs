@@ -3,6 +3,8 @@
 //! real libraries call for call, so its formats are a contract.
 
 pub mod csvio;
+pub mod estimator;
+pub mod go_rate_fns;
 pub mod leaky_bucket;
 pub mod limiter;
 pub mod rate;
@@ -23,6 +25,14 @@ pub enum Algo {
     LeakyBucket,
     /// Any decision-lab candidate (`--limiter NAME`): rows `t_ns,key[,weight]`.
     Limiter,
+    /// pingora-limits `Estimator`: rows `op,key,value` (incr, decr, get, reset).
+    Estimator,
+    /// pingora-limits `Inflight`: rows `op,key,value` (incr, guard_incr, get, drop).
+    Inflight,
+    /// golang.org/x/time/rate `Every(interval)`: rows `interval_ns`.
+    Every,
+    /// golang.org/x/time/rate `Sometimes{First, Every, Interval}.Do`: rows `t_ns`.
+    Sometimes,
 }
 
 /// Arguments of `ratelab replay` (each algorithm checks the ones it needs).
@@ -91,6 +101,21 @@ pub struct ReplayArgs {
     /// token-bucket / leaky-bucket: add the golden-file columns (tokens_bits,err,state / sleep_ns).
     #[arg(long)]
     pub internals: bool,
+    /// token-bucket: add `act_ns` (a reservation's timeToAct; when a wait returns).
+    #[arg(long)]
+    pub act: bool,
+    /// leaky-bucket: `ratelimit.NewUnlimited()` (Take never blocks).
+    #[arg(long)]
+    pub unlimited: bool,
+    /// sometimes: `First` (the first N calls run).
+    #[arg(long, allow_negative_numbers = true)]
+    pub first: Option<i64>,
+    /// sometimes: `Every` (every Nth call runs).
+    #[arg(long, allow_negative_numbers = true)]
+    pub every: Option<i64>,
+    /// sometimes: `Interval` in ns (runs when it elapsed since the last run).
+    #[arg(long, allow_negative_numbers = true)]
+    pub interval_ns: Option<i64>,
     /// token-bucket / leaky-bucket: accept t_ns going backwards (a clock stepped back; Go accepts it). Default: an error.
     #[arg(long)]
     pub unsorted: bool,
@@ -103,6 +128,10 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         Algo::TokenBucket => token_bucket::run(args),
         Algo::LeakyBucket => leaky_bucket::run(args),
         Algo::Limiter => limiter::run(args),
+        Algo::Estimator => estimator::run_estimator(args),
+        Algo::Inflight => estimator::run_inflight(args),
+        Algo::Every => go_rate_fns::run_every(args),
+        Algo::Sometimes => go_rate_fns::run_sometimes(args),
     }
 }
 
@@ -126,6 +155,11 @@ fn reject_unused(args: &ReplayArgs, algo: &str, takes: &[&str]) -> Result<()> {
         ("--flavor", args.flavor.is_some()),
         ("--build", args.build.is_some()),
         ("--limiter", args.limiter.is_some()),
+        ("--act", args.act),
+        ("--unlimited", args.unlimited),
+        ("--first", args.first.is_some()),
+        ("--every", args.every.is_some()),
+        ("--interval-ns", args.interval_ns.is_some()),
     ];
     match given
         .iter()

@@ -41,6 +41,13 @@
 //!   `rate_proportional` panics in `% 0` *after* its `maybe_reset` flipped
 //!   and cleared the slots).
 //!
+//! With `--internals` the output adds `prev,curr,fraction`: the
+//! `RateComponents` a `rate_with` closure would receive at that call (the
+//! previous and current window's counts of the key and the elapsed fraction
+//! of the current window), for `rate` and `rate_proportional` rows (empty
+//! for `observe` and panicking calls). Any custom `rate_with` closure can be
+//! checked from them (e.g. pingora's 90/10 test).
+//!
 //! # Options
 //!
 //! `--interval-ms` (required; `Duration::from_millis`), `--hasher exact`
@@ -218,13 +225,13 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     match o.hasher {
         None => {
             let rate = Rate::from_slots(interval, 0, ExactCounter::new(), ExactCounter::new());
-            replay(&args.trace, &args.out, configure(rate, &o))
+            replay_with(&args.trace, &args.out, configure(rate, &o), args.internals)
         }
         Some(kind) => {
             let mut cfg = EstimatorConfig::new(o.hashes, o.slots);
             cfg.hasher = kind;
             let rate: Rate<Estimator> = Rate::new_with_estimator_config(interval, 0, cfg, o.seed);
-            replay(&args.trace, &args.out, configure(rate, &o))
+            replay_with(&args.trace, &args.out, configure(rate, &o), args.internals)
         }
     }
 }
@@ -234,7 +241,45 @@ fn configure<E: FrequencyEstimator>(rate: Rate<E>, o: &Options) -> Rate<E> {
 }
 
 /// Streams `trace` through `rate` into a temporary file renamed to `out`.
-pub fn replay<E: FrequencyEstimator>(trace: &Path, out: &Path, mut rate: Rate<E>) -> Result<()> {
+pub fn replay<E: FrequencyEstimator + Clone>(
+    trace: &Path,
+    out: &Path,
+    rate: Rate<E>,
+) -> Result<()> {
+    replay_with(trace, out, rate, false)
+}
+
+/// `rate_with`'s inputs for a read at `now`, computed on a copy so the
+/// replayed model is not touched: `prev,curr,fraction` (the
+/// `RateComponents` the real closure would receive; the fraction printed as
+/// the output's `value` is). Empty for `observe` and for a call that panics.
+pub fn internals<E: FrequencyEstimator + Clone>(
+    rate: &Rate<E>,
+    op: Op,
+    key: &[u8],
+    now: Nanos,
+) -> [String; 3] {
+    if op == Op::Observe {
+        return Default::default();
+    }
+    match rate.clone().components(key, now) {
+        Ok(c) => [
+            c.prev_samples.to_string(),
+            c.curr_samples.to_string(),
+            format_rate(c.current_interval_fraction),
+        ],
+        Err(_) => Default::default(),
+    }
+}
+
+/// [`replay`]; with `internals`, the output adds the columns
+/// `prev,curr,fraction` ([`internals`]).
+pub fn replay_with<E: FrequencyEstimator + Clone>(
+    trace: &Path,
+    out: &Path,
+    mut rate: Rate<E>,
+    with_internals: bool,
+) -> Result<()> {
     let file = std::fs::File::open(trace).map_err(|e| Error::io(trace, e))?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -269,7 +314,13 @@ pub fn replay<E: FrequencyEstimator>(trace: &Path, out: &Path, mut rate: Rate<E>
                     format!("header {:?}: expected {}", got.join(","), HEADER.join(",")),
                 ));
             }
-            writer.row(["t_ms", "key", "op", "n", "value"])?;
+            if with_internals {
+                writer.row([
+                    "t_ms", "key", "op", "n", "value", "prev", "curr", "fraction",
+                ])?;
+            } else {
+                writer.row(["t_ms", "key", "op", "n", "value"])?;
+            }
             saw_header = true;
             continue;
         }
@@ -338,8 +389,26 @@ pub fn replay<E: FrequencyEstimator>(trace: &Path, out: &Path, mut rate: Rate<E>
                 )
             })?
         };
+        let inner = if with_internals {
+            internals(&rate, op, key.as_bytes(), now)
+        } else {
+            Default::default()
+        };
         let value = apply(&mut rate, op, key.as_bytes(), n, now);
-        writer.row([t_raw, key, op_raw, n_raw, value.as_str()])?;
+        if with_internals {
+            writer.row([
+                t_raw,
+                key,
+                op_raw,
+                n_raw,
+                value.as_str(),
+                &inner[0],
+                &inner[1],
+                &inner[2],
+            ])?;
+        } else {
+            writer.row([t_raw, key, op_raw, n_raw, value.as_str()])?;
+        }
     }
     if !saw_header {
         return Err(Error::input_at(

@@ -50,8 +50,10 @@ use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::error::{Error, Result};
 use crate::model::token_bucket::{
-    fmt_time, Limit, TokenBucketCall, TokenBucketOp, TokenBucketReplay, XTimeVersion, INF,
+    fmt_time, CallExtras, Limit, TokenBucketCall, TokenBucketOp, TokenBucketReplay, XTimeVersion,
+    INF,
 };
+use std::collections::HashMap;
 
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
@@ -64,6 +66,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             "--go-version",
             "--float-bits",
             "--internals",
+            "--act",
         ],
     )?;
     let limit = match &args.limit {
@@ -101,23 +104,42 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     if args.internals {
         header.extend(["tokens_bits", "err", "state"].map(String::from));
     }
+    if args.act {
+        header.push("act_ns".to_string());
+    }
     out.row(&header)?;
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut data_row = 0usize;
 
     let mut replay = TokenBucketReplay::new_version(limit, burst, version);
     let mut prev_t: Option<i64> = None;
     let mut fields: Vec<String> = Vec::with_capacity(header.len());
     loop {
-        let (call, line) = {
+        let (call, line, ext) = {
             let Some((line, rec)) = input.next_row()? else {
                 break;
             };
             fields.clear();
             fields.extend(rec.iter().map(str::to_string));
-            (
-                parse_row(&input, line, &cols, &fields, args.float_bits)?,
-                line,
-            )
+            let ext = parse_extras(&input, line, &cols, &fields, &ids)?;
+            let call = if ext.cancel_row.is_some() {
+                let mut f = fields.clone();
+                if let Some(a) = cols.arg {
+                    f[a] = "0".to_string();
+                }
+                parse_row(&input, line, &cols, &f, args.float_bits)?
+            } else {
+                parse_row(&input, line, &cols, &fields, args.float_bits)?
+            };
+            (call, line, ext)
         };
+        if let Some(i) = cols.id {
+            let id = fields[i].clone();
+            if !id.is_empty() && ids.insert(id.clone(), data_row).is_some() {
+                return Err(input.error_at(line, format!("id value {id:?} appears twice")));
+            }
+        }
+        data_row += 1;
         if let Some(p) = prev_t.filter(|_| !args.unsorted) {
             if call.t_ns < p {
                 return Err(input.error_at(
@@ -130,7 +152,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             }
         }
         prev_t = Some(call.t_ns);
-        let r = replay.step(&call);
+        let (r, more) = replay.step_with(&call, &ext);
         fields.push(r.ok.to_string());
         fields.push(r.delay_ns.to_string());
         if args.internals {
@@ -148,6 +170,13 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
                 fmt_time(lim.last()),
                 fmt_time(lim.last_event())
             ));
+        }
+        if args.act {
+            fields.push(
+                more.act
+                    .map(|a| a.as_i128().to_string())
+                    .unwrap_or_default(),
+            );
         }
         out.row(&fields)?;
     }
@@ -192,23 +221,33 @@ pub fn parse_limit(s: &str, bits: bool) -> std::result::Result<Limit, String> {
 struct Columns {
     deadline: Option<usize>,
     arg: Option<usize>,
+    max_wait: Option<usize>,
+    cancel: Option<usize>,
+    id: Option<usize>,
 }
 
 impl Columns {
     fn from_header(r: &TraceReader) -> Result<Self> {
         let h = r.header();
-        let expected = "expected t_ns,n,op then optionally deadline_ns and/or arg";
+        let expected =
+            "expected t_ns,n,op then optionally deadline_ns, arg, max_wait_ns, cancel_ns, id";
         if h.len() < 3 || h[0] != "t_ns" || h[1] != "n" || h[2] != "op" {
             return Err(r.error_at(1, format!("header {:?}: {expected}", h.join(","))));
         }
         let mut cols = Columns {
             deadline: None,
             arg: None,
+            max_wait: None,
+            cancel: None,
+            id: None,
         };
         for (i, name) in h.iter().enumerate().skip(3) {
             let slot = match name.as_str() {
                 "deadline_ns" => &mut cols.deadline,
                 "arg" => &mut cols.arg,
+                "max_wait_ns" => &mut cols.max_wait,
+                "cancel_ns" => &mut cols.cancel,
+                "id" => &mut cols.id,
                 _ => return Err(r.error_at(1, format!("header column {name:?}: {expected}"))),
             };
             if slot.is_some() {
@@ -218,6 +257,48 @@ impl Columns {
         }
         Ok(cols)
     }
+}
+
+/// The extension columns of a row: `max_wait_ns` (reserve), `cancel_ns`
+/// (wait) and a `cancel` whose `arg` names an `id`.
+fn parse_extras(
+    r: &TraceReader,
+    line: u64,
+    cols: &Columns,
+    f: &[String],
+    ids: &HashMap<String, usize>,
+) -> Result<CallExtras> {
+    let get = |i: Option<usize>| i.and_then(|i| f.get(i)).map(String::as_str).unwrap_or("");
+    let op = get(Some(2));
+    let mut ext = CallExtras::default();
+    let max_wait = get(cols.max_wait);
+    if !max_wait.is_empty() {
+        if op != "reserve" {
+            return Err(r.error_at(line, format!("max_wait_ns is for reserve rows, not {op}")));
+        }
+        ext.max_wait_ns = Some(parse_i64(r, line, "max_wait_ns", max_wait)?);
+    }
+    let cancel = get(cols.cancel);
+    if !cancel.is_empty() {
+        if op != "wait" {
+            return Err(r.error_at(line, format!("cancel_ns is for wait rows, not {op}")));
+        }
+        ext.cancel_ns = Some(parse_i64(r, line, "cancel_ns", cancel)?);
+    }
+    let arg = get(cols.arg);
+    if (op == "cancel" || op == "cancel_at") && cols.id.is_some() && !arg.is_empty() {
+        match ids.get(arg) {
+            Some(&row) => ext.cancel_row = Some(row),
+            None if arg.parse::<usize>().is_ok() => {}
+            None => {
+                return Err(r.error_at(
+                    line,
+                    format!("arg value {arg:?}: no earlier row has this id"),
+                ))
+            }
+        }
+    }
+    Ok(ext)
 }
 
 fn parse_row(
@@ -249,7 +330,7 @@ fn parse_row(
         "reserve" => TokenBucketOp::Reserve,
         "wait" => TokenBucketOp::Wait,
         "tokens" => TokenBucketOp::Tokens,
-        "cancel" => {
+        "cancel" | "cancel_at" => {
             need_arg("the 0-based data row of the reservation")?;
             let row = arg.parse::<usize>().map_err(|_| {
                 r.error_at(

@@ -62,6 +62,8 @@
 
 use std::fmt;
 
+pub mod sometimes;
+
 /// Which behaviour of `golang.org/x/time/rate` to model (see the module
 /// documentation for what changed and where).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -314,6 +316,9 @@ pub enum TokenBucketError {
     DeadlineExceeded,
     /// `Per(0, d)`: Go panics with an integer division by zero.
     DivideByZero,
+    /// The context was cancelled (`context.Canceled`): before the call, or
+    /// while `Wait` slept (the reservation is then cancelled).
+    Canceled,
     /// A replay row cancels a row that holds no reservation.
     NoReservation {
         /// The row that was referenced.
@@ -332,6 +337,7 @@ impl fmt::Display for TokenBucketError {
             }
             Self::DeadlineExceeded => write!(f, "context deadline exceeded"),
             Self::DivideByZero => write!(f, "runtime error: integer divide by zero"),
+            Self::Canceled => write!(f, "context canceled"),
             Self::NoReservation { row } => write!(f, "row {row} holds no reservation"),
         }
     }
@@ -714,6 +720,8 @@ pub struct TokenBucketResult {
 pub struct TokenBucketReplay {
     lim: TokenBucket,
     reservations: Vec<Option<Reservation>>,
+    /// Cancels of cancelled waits, due at their time ([`TokenBucketReplay::step_with`]).
+    pending: Vec<(GoTime, Reservation)>,
 }
 
 impl TokenBucketReplay {
@@ -727,6 +735,7 @@ impl TokenBucketReplay {
         Self {
             lim: TokenBucket::new_version(limit, burst, version),
             reservations: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -801,6 +810,176 @@ impl TokenBucketReplay {
         };
         self.reservations.push(kept);
         result
+    }
+}
+
+/// The extensions of a replay row beyond [`TokenBucketCall`] (see
+/// [`TokenBucketReplay::step_with`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CallExtras {
+    /// `Reserve`: `reserveN(t, n, max_wait_ns)` instead of `ReserveN` (the
+    /// `maxFutureReserve` of the unexported `reserveN`, which `WaitN` uses
+    /// with its deadline).
+    pub max_wait_ns: Option<i64>,
+    /// `Wait`: the context is cancelled `cancel_ns` after `t` (0 or less:
+    /// already cancelled when `WaitN` is called).
+    pub cancel_ns: Option<i64>,
+    /// `Cancel`: the reservation to cancel, by index of the row that made
+    /// it (overrides the op's own row).
+    pub cancel_row: Option<usize>,
+}
+
+/// What [`TokenBucketReplay::step_with`] adds to a [`TokenBucketResult`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepExtras {
+    /// `Allow`/`Reserve`: the reservation's `timeToAct` when OK; `Wait`:
+    /// when `WaitN` returns (OK or not).
+    pub act: Option<GoTime>,
+}
+
+impl TokenBucketReplay {
+    /// [`TokenBucketReplay::step`] with the extensions of `ext`. A wait whose
+    /// context is cancelled while it sleeps returns `context canceled` at
+    /// `t + cancel_ns` and cancels its reservation *then*
+    /// (`Reservation.Cancel()` runs `CancelAt(time.Now())`): the cancel is
+    /// queued and applied before the first later row whose `t_ns` is at or
+    /// after that time (rows are one caller each, as in
+    /// [`TokenBucketReplay::step`]). When the timer and the cancel fire at
+    /// the same instant the timer wins.
+    pub fn step_with(
+        &mut self,
+        row: &TokenBucketCall,
+        ext: &CallExtras,
+    ) -> (TokenBucketResult, StepExtras) {
+        self.apply_pending(row.t_ns);
+        let t = GoTime::from_unix_nanos(row.t_ns);
+        match (row.op, ext) {
+            (
+                TokenBucketOp::Reserve,
+                CallExtras {
+                    max_wait_ns: Some(max),
+                    ..
+                },
+            ) => {
+                let r = self.lim.reserve_n_max(row.t_ns, row.n, *max);
+                self.reservations.push(Some(r));
+                let res = TokenBucketResult {
+                    ok: r.ok(),
+                    delay_ns: if r.ok() { r.delay_from(row.t_ns) } else { -1 },
+                    ..done()
+                };
+                let act = r.ok().then(|| r.time_to_act());
+                (res, StepExtras { act })
+            }
+            (
+                TokenBucketOp::Wait,
+                CallExtras {
+                    cancel_ns: Some(c), ..
+                },
+            ) => {
+                let (res, act) = self.wait_cancellable(row, *c);
+                self.reservations.push(None);
+                (res, StepExtras { act: Some(act) })
+            }
+            (
+                TokenBucketOp::Cancel { .. },
+                CallExtras {
+                    cancel_row: Some(target),
+                    ..
+                },
+            ) => {
+                let call = TokenBucketCall {
+                    op: TokenBucketOp::Cancel { row: *target },
+                    ..*row
+                };
+                (self.step(&call), StepExtras { act: None })
+            }
+            _ => {
+                let res = self.step(row);
+                let act = match row.op {
+                    TokenBucketOp::Reserve => self
+                        .reservations
+                        .last()
+                        .copied()
+                        .flatten()
+                        .filter(|r| r.ok())
+                        .map(|r| r.time_to_act()),
+                    // AllowN's reservation acts at once when OK (its wait is 0).
+                    TokenBucketOp::Allow => res.ok.then_some(t),
+                    TokenBucketOp::Wait => Some(if res.ok { t.add_dur(res.delay_ns) } else { t }),
+                    _ => None,
+                };
+                (res, StepExtras { act })
+            }
+        }
+    }
+
+    /// Applies the queued cancels of cancelled waits due at or before `t_ns`,
+    /// in time order.
+    pub fn apply_pending(&mut self, t_ns: i64) {
+        self.pending.sort_by_key(|(at, _)| *at);
+        while let Some(&(at, r)) = self.pending.first() {
+            if at > GoTime::from_unix_nanos(t_ns) {
+                break;
+            }
+            self.pending.remove(0);
+            self.cancel_reservation_at(&r, at);
+        }
+    }
+
+    fn cancel_reservation_at(&mut self, r: &Reservation, at: GoTime) {
+        // CancelAt takes a time.Time; the model's takes int64 ns, which
+        // covers every time a replay row can produce.
+        self.lim.cancel_at(r, at.unix_nanos());
+    }
+
+    fn wait_cancellable(
+        &mut self,
+        row: &TokenBucketCall,
+        cancel_ns: i64,
+    ) -> (TokenBucketResult, GoTime) {
+        let t = GoTime::from_unix_nanos(row.t_ns);
+        let err = |e: TokenBucketError| TokenBucketResult {
+            ok: false,
+            delay_ns: -1,
+            error: Some(e),
+            ..done()
+        };
+        let lim = &mut self.lim;
+        if row.n > lim.burst() && lim.limit() != INF {
+            return (
+                err(TokenBucketError::ExceedsBurst {
+                    n: row.n,
+                    burst: lim.burst(),
+                }),
+                t,
+            );
+        }
+        if cancel_ns <= 0 {
+            return (err(TokenBucketError::Canceled), t);
+        }
+        let wait_limit = match row.deadline_ns {
+            0 => INF_DURATION,
+            d if d < 0 => return (err(TokenBucketError::DeadlineExceeded), t),
+            d => d,
+        };
+        let r = lim.reserve_n_max(row.t_ns, row.n, wait_limit);
+        if !r.ok() {
+            return (err(TokenBucketError::WouldExceedDeadline { n: row.n }), t);
+        }
+        let delay = r.delay_from(row.t_ns);
+        if delay <= cancel_ns {
+            return (
+                TokenBucketResult {
+                    delay_ns: delay,
+                    ..done()
+                },
+                t.add_dur(delay),
+            );
+        }
+        let at = t.add_dur(cancel_ns);
+        self.pending.push((at, r));
+        (err(TokenBucketError::Canceled), at)
     }
 }
 
