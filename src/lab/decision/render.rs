@@ -494,7 +494,8 @@ fn cloudflare_section(cands: &[Candidate], tallies: &[Tally], n: u64) -> String 
 }
 
 /// Harm: compliant denied % against limited excess %, one point per
-/// candidate, and the Pareto frontier (lower left is better on both).
+/// candidate (a series per family), and the Pareto frontier (lower left is
+/// better on both).
 fn harm_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
     let p = lab.p;
     let mut c = ChartSpec::new(
@@ -508,7 +509,7 @@ fn harm_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
     );
     c.y_log = true;
     c.log_floor = 1e-4;
-    let mut pts: Vec<(f64, f64, String)> = cands
+    let pts: Vec<(f64, f64, &str)> = cands
         .iter()
         .zip(&lab.tallies)
         .map(|(cd, t)| {
@@ -516,35 +517,41 @@ fn harm_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
             (
                 excess_pct(&h),
                 pct(h.compliant_denied, h.compliant_requests),
-                cd.name.clone(),
+                cd.family.as_str(),
             )
         })
         .filter(|pt| pt.1 <= 50.0)
         .collect();
-    pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut sorted: Vec<(f64, f64)> = pts.iter().map(|x| (x.0, x.1)).collect();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let mut frontier: Vec<(f64, f64)> = Vec::new();
-    for pt in &pts {
+    for pt in &sorted {
         if frontier.last().map_or(true, |f| pt.1 < f.1) {
-            frontier.push((pt.0, pt.1));
+            frontier.push(*pt);
         }
     }
-    let mut s = Series::new(
-        "candidates",
+    let mut all = Series::new(
+        "candidates (one point each; names in the table)",
         pts.iter().map(|x| (x.0, x.1)).collect(),
         SeriesStyle::Points,
     );
-    s.point_labels = Some(pts.iter().map(|x| format!(" {}", x.2)).collect());
-    s.color = Some(1);
-    c.series.push(s);
-    let mut f = Series::new(
-        "frontier (no candidate beats these on both)",
-        frontier,
-        SeriesStyle::Dashed,
-    );
-    f.color = Some(0);
-    c.series.push(f);
+    all.color = Some(1);
+    c.series.push(all);
+    if frontier.len() > 1 {
+        let mut f = Series::new(
+            "frontier (no candidate beats these on both)",
+            frontier,
+            SeriesStyle::Dashed,
+        );
+        f.color = Some(0);
+        c.series.push(f);
+    }
     c
 }
+
+/// One line of the onset chart: its label, points and the cumulative
+/// counts it was compared by.
+type OnsetLine = (String, Vec<(f64, f64)>, Vec<u64>);
 
 /// The watched key's onset: cumulative admitted requests from one interval
 /// before its abuse starts to four intervals after.
@@ -578,24 +585,30 @@ fn onset_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Option<ChartSpe
     );
     s.color = Some(7);
     c.series.push(s);
-    let mut s = Series::new(
-        "exact sliding log (truth)",
-        cumulative(&lab.oracle.onset),
-        SeriesStyle::Line,
-    );
-    s.color = Some(0);
-    c.series.push(s);
     let picks = fams
         .iter()
         .filter(|fam| !fam.contains("global"))
         .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam));
-    for (ci, i) in picks.enumerate() {
-        let mut s = Series::new(
-            cands[i].name.clone(),
-            cumulative(&lab.tallies[i].onset),
-            SeriesStyle::Line,
-        );
-        s.color = Some(ci + 1);
+    // Candidates whose admitted counts match an earlier one's to within a
+    // pixel are drawn once, with both names.
+    let mut lines: Vec<OnsetLine> = Vec::new();
+    let truth = std::iter::once(("exact sliding log (truth)".to_string(), &lab.oracle.onset));
+    let others = picks.map(|i| (cands[i].name.clone(), &lab.tallies[i].onset));
+    for (name, onset) in truth.chain(others) {
+        let pts = cumulative(onset);
+        let total: u64 = onset.iter().sum();
+        let sums: Vec<u64> = pts.iter().map(|p| p.1 as u64).collect();
+        let tol = (total / 20).max(2);
+        match lines.iter_mut().find(|l| {
+            l.2.len() == sums.len() && l.2.iter().zip(&sums).all(|(a, b)| a.abs_diff(*b) <= tol)
+        }) {
+            Some(l) => l.0 = format!("{} = {}", l.0, name),
+            None => lines.push((name, pts, sums)),
+        }
+    }
+    for (ci, (name, pts, _)) in lines.into_iter().enumerate() {
+        let mut s = Series::new(name, pts, SeriesStyle::Line);
+        s.color = Some(ci);
         c.series.push(s);
     }
     c.vlines.push((0.0, "abuse starts".into()));
