@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-const ALLOWED: &[&str] = &["src/report/chart.rs"];
+const ALLOWED: &[&str] = &["src/report/chart/"];
 
 const BANNED: &[&str] = &[
     "ln", "ln_1p", "log", "log2", "log10", "exp", "exp2", "exp_m1", "powf", "powi", "sin", "cos",
@@ -78,7 +78,7 @@ fn src_calls_no_platform_libm() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        if ALLOWED.contains(&rel.as_str()) {
+        if ALLOWED.iter().any(|a| rel.starts_with(a)) {
             continue;
         }
         let text = std::fs::read_to_string(f).unwrap();

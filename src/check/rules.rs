@@ -132,7 +132,7 @@ impl Dist {
             return None;
         }
         let mean = samples.iter().sum::<f64>() / n as f64;
-        let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let var = samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
         Some(Dist {
             mean,
             std: var.sqrt(),
@@ -198,7 +198,7 @@ fn ln_gamma(x: f64) -> f64 {
     ];
     if x < 0.5 {
         let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+        return libm::log(pi / libm::sin(pi * x)) - ln_gamma(1.0 - x);
     }
     let x = x - 1.0;
     let mut a = C[0];
@@ -206,7 +206,7 @@ fn ln_gamma(x: f64) -> f64 {
     for (i, c) in C.iter().enumerate().skip(1) {
         a += c / (x + i as f64);
     }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+    0.5 * libm::log(2.0 * std::f64::consts::PI) + (x + 0.5) * libm::log(t) - t + libm::log(a)
 }
 
 /// Regularized incomplete beta I_x(a, b).
@@ -217,8 +217,9 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    let front = libm::exp(
+        ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * libm::log(x) + b * libm::log(1.0 - x),
+    );
     if x < (a + 1.0) / (a + b + 2.0) {
         front * beta_cf(a, b, x) / a
     } else {
@@ -277,10 +278,10 @@ pub fn round_to_noise(x: f64, se: Option<f64>) -> String {
     }
     match se {
         Some(se) if se > 0.0 && se.is_finite() => {
-            let decimals = (1.0 - se.log10().floor()).max(0.0) as usize;
+            let decimals = (1.0 - libm::log10(se).floor()).max(0.0) as usize;
             let decimals = decimals.min(12);
             if decimals == 0 {
-                let step = 10f64.powf(se.log10().floor() - 1.0);
+                let step = libm::pow(10.0, libm::log10(se).floor() - 1.0);
                 format!("{}", (x / step).round() * step)
             } else {
                 format!("{x:.decimals$}")
@@ -290,7 +291,7 @@ pub fn round_to_noise(x: f64, se: Option<f64>) -> String {
             if x == x.trunc() && x.abs() < 1e15 {
                 format!("{x}")
             } else {
-                let mag = x.abs().log10().floor() as i32;
+                let mag = libm::log10(x.abs()).floor() as i32;
                 let decimals = (5 - mag).clamp(0, 12) as usize;
                 let s = format!("{x:.decimals$}");
                 if s.contains('.') {

@@ -558,8 +558,11 @@ type OnsetLine = (String, Vec<(f64, f64)>, Vec<u64>);
 fn onset_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Option<ChartSpec> {
     let (w, start) = lab.onset()?;
     let (_, from) = lab.watch()?;
-    let to_s =
-        |b: usize| (start + b as u64 * w) as f64 / SECOND as f64 - from as f64 / SECOND as f64;
+    // Saturating: a watched key whose abuse starts after the run ends still
+    // gets a (flat) chart, not an overflow.
+    let to_s = |b: usize| {
+        (start.saturating_add((b as u64).saturating_mul(w)) as f64 - from as f64) / SECOND as f64
+    };
     let cumulative = |bins: &[u64]| -> Vec<(f64, f64)> {
         let mut sum = 0u64;
         let mut out = vec![(to_s(0), 0.0)];

@@ -35,7 +35,7 @@ pub fn quantile_at(i: usize) -> f64 {
     if i >= QUANTILES {
         1.0
     } else {
-        1.0 - 10f64.powf(-(i as f64) / 40.0)
+        1.0 - libm::pow(10.0, -(i as f64) / 40.0)
     }
 }
 
