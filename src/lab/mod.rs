@@ -239,7 +239,7 @@ pub const KINDS: &[Kind] = &[
     ),
     Kind::plain(
         "decision_accuracy",
-        "allow/deny decisions of pingora Rate (docs, proportional), x/time/rate, governor, tower, uber-go vs an exact sliding-log limiter (issue 6)",
+        "allow/deny decisions of pingora Rate (docs, proportional), x/time/rate, governor, tower, uber-go vs an exact sliding-log limiter",
         decision::run,
     ),
 ];
