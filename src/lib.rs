@@ -1,6 +1,8 @@
 //! ratelab: replay workloads through faithful models of rate limiters and
 //! count-min sketches on a virtual clock, and measure how wrong they are.
 
+#![warn(missing_docs)]
+
 pub mod check;
 pub mod cli;
 pub mod clock;

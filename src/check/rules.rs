@@ -119,8 +119,11 @@ impl Direction {
 /// A run-to-run distribution of one value: mean, standard deviation, runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Dist {
+    /// Mean over the runs.
     pub mean: f64,
+    /// Sample standard deviation (n − 1 in the denominator).
     pub std: f64,
+    /// Number of runs, as a float because the Welch formula divides by it.
     pub n: f64,
 }
 

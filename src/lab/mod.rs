@@ -207,15 +207,15 @@ pub const KINDS: &[Kind] = &[
     ),
     Kind::of::<rate_timeline::RateTimeline>(
         "rate_timeline",
-        "pingora Rate over time: rate(), rate_with(proportional) and the true sliding rate; window flips (A3)",
+        "pingora Rate over time: rate(), rate_with(proportional) and the true sliding rate; window flips",
     ),
     Kind::of::<proxy_example::ProxyExampleKind>(
         "proxy_example",
-        "the pingora docs' rate-limited proxy (request_filter): statuses, X-Rate-Limit-* headers, shared window flips (A5)",
+        "the pingora docs' rate-limited proxy (request_filter): statuses, X-Rate-Limit-* headers, shared window flips",
     ),
     Kind::of::<inflight::GuardLeak>(
         "inflight_guard_leak",
-        "pingora Inflight: Guard::incr leaks (1, 2, then 2) and the leak's drift over time for a share p of requests (A6)",
+        "pingora Inflight: Guard::incr leaks (1, 2, then 2) and the leak's drift over time for a share p of requests",
     ),
     Kind::of::<inflight::InflightAccuracy>(
         "inflight_accuracy",
@@ -223,11 +223,11 @@ pub const KINDS: &[Kind] = &[
     ),
     Kind::of::<first_second_panic::FirstSecondPanic>(
         "first_second_panic",
-        "pingora Rate's first-second panic (assert!(new >= now - 1000)) per thread count, interval, build, flavour and scheduler (A4)",
+        "pingora Rate's first-second panic (assert!(new >= now - 1000)) per thread count, interval, build, flavour and scheduler",
     ),
     Kind::of::<rate_vs_oracle::RateVsOracle>(
         "rate_vs_oracle",
-        "pingora Rate::observe on a timestamped Zipf stream vs exact same-flip, sliding and aligned windows; tower RateLimit comparison (A7)",
+        "pingora Rate::observe on a timestamped Zipf stream vs exact same-flip, sliding and aligned windows; tower RateLimit comparison",
     ),
     Kind::of::<pacer_timeline::PacerTimeline>(
         "pacer_timeline",

@@ -283,7 +283,7 @@ impl Experiment for RateTimeline {
         let (table, console) = read_table(p, tl);
         let mut report = ReportBuilder::new(scenario, ctx.seed, None);
         report.md(&format!(
-            "## The document's sequence\n\nInterval {} ms; `observe({:?}, 1)` at {:?} ms returned {:?}; then at each time `rate()` and right after it `rate_with(PROPORTIONAL_RATE_ESTIMATE_CALC_FN)` on the same model. Values are the exact `f64`s (shortest round-trip decimals); the document prints them with `{{:.1}}`.\n\n",
+            "## The write-up's sequence\n\nInterval {} ms; `observe({:?}, 1)` at {:?} ms returned {:?}; then at each time `rate()` and right after it `rate_with(PROPORTIONAL_RATE_ESTIMATE_CALC_FN)` on the same model. Values are the exact `f64`s (shortest round-trip decimals); the pingora-limits write-up prints them with `{{:.1}}`.\n\n",
             p.interval_ms,
             p.key,
             p.observe_ms,

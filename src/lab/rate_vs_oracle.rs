@@ -436,14 +436,14 @@ impl Experiment for RateVsOracle {
         ));
         report
             .md(&table.markdown())
-            .md("\n## tower's fixed window vs pingora's Rate (A7)\n\nSame stream (run 1). tower's RateLimit wraps one service and counts one total per instance; a caller over the limit waits in `poll_ready` (served here in arrival order). pingora's Rate counts per key and neither waits nor rejects: the docs' filter turns its count into a 429.\n\n")
+            .md("\n## tower's fixed window vs pingora's Rate\n\nSame stream (run 1). tower's RateLimit wraps one service and counts one total per instance; a caller over the limit waits in `poll_ready` (served here in arrival order). pingora's Rate counts per key and neither waits nor rejects: the docs' filter turns its count into a 429.\n\n")
             .md(&tower_table.markdown())
             .field("rows", json!(json_rows))
-            .field("a7", json!(m.tower))
+            .field("tower_vs_rate", json!(m.tower))
             .csv(&table)
             .console(&format!("{}\n{}", table.text(), tower_table.text()))
             .chart(&hot_key_chart(p, &m.results[0].1))?
-            .extra_file("a7.csv", tower_table.csv().into_bytes());
+            .extra_file("tower_vs_rate.csv", tower_table.csv().into_bytes());
         Ok(report.finish())
     }
 }

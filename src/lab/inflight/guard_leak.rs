@@ -291,7 +291,7 @@ impl Experiment for GuardLeak {
         }
         let mut report = ReportBuilder::new(scenario, ctx.seed, None);
         report
-            .md("## The document's sequence (exact)\n\n")
+            .md("## The write-up's sequence (exact)\n\n")
             .md(&exact.markdown());
         report.md(&format!(
             "\n## Drift\n\n{} requests/s on {} key(s), exponential durations of mean {} ms, {} s; a share p of the requests calls `Guard::incr()` once while in flight. Each call adds 1 that the guard's drop never takes back.\n\n",
