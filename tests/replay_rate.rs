@@ -276,10 +276,24 @@ fn conforms_to_real_pingora_rate_call_for_call() {
         calls.extend(schedule(&mut rng, i, iv, horizon));
     }
     calls.sort_by_key(|c| (c.plan_ms, c.rate));
+    // The real crate reads the wall clock: a loaded machine makes calls late
+    // (near a window edge the schedule kept clear) or straddle a
+    // millisecond. Such a run is repeated; a model that is wrong fails on
+    // every attempt, since the comparison itself is deterministic.
+    for attempt in 1..=3 {
+        match std::panic::catch_unwind(|| real_time_run(&calls, &intervals)) {
+            Ok(()) => return,
+            Err(e) if attempt == 3 => std::panic::resume_unwind(e),
+            Err(_) => eprintln!("attempt {attempt} disturbed by the machine's load, again"),
+        }
+    }
+}
 
+/// One real-time run of `calls` through the real crate and the model.
+fn real_time_run(calls: &[Call], intervals: &[u64]) {
     // Create the real Rates, bracketing each one's `start`.
     let mut reals = Vec::new();
-    for &iv in &intervals {
+    for &iv in intervals {
         let before = Instant::now();
         let r = Real::new(Duration::from_millis(iv));
         let after = Instant::now();
@@ -289,7 +303,7 @@ fn conforms_to_real_pingora_rate_call_for_call() {
     // (t_ms seen by the real call, exactly known?, real value as text)
     let mut seen: Vec<(u64, bool, String)> = Vec::new();
     let t_start = Instant::now();
-    for c in &calls {
+    for c in calls {
         let target = base + Duration::from_micros(c.plan_ms * 1000 + 300);
         let now = Instant::now();
         if target > now {

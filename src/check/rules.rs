@@ -319,36 +319,20 @@ mod tests {
         assert!((student_t_two_sided(1.96, 1e6) - 0.05).abs() < 1e-3);
     }
 
+    fn dist(mean: f64, std: f64, n: f64) -> Dist {
+        Dist { mean, std, n }
+    }
+
     #[test]
     fn welch_needs_significance_and_effect() {
-        let a = Dist {
-            mean: 29.5,
-            std: 0.34,
-            n: 5.0,
-        };
-        let noise = Dist {
-            mean: 29.8,
-            std: 0.30,
-            n: 5.0,
-        };
+        let a = dist(29.5, 0.34, 5.0);
+        let noise = dist(29.8, 0.30, 5.0);
         assert!(!welch(&a, &noise).significant);
-        let worse = Dist {
-            mean: 10.0,
-            std: 0.5,
-            n: 5.0,
-        };
+        let worse = dist(10.0, 0.5, 5.0);
         assert!(welch(&a, &worse).significant);
         // Significant but below the minimum effect.
-        let tiny = Dist {
-            mean: 29.51,
-            std: 0.0,
-            n: 5.0,
-        };
-        let z = Dist {
-            mean: 29.5,
-            std: 0.0,
-            n: 5.0,
-        };
+        let tiny = dist(29.51, 0.0, 5.0);
+        let z = dist(29.5, 0.0, 5.0);
         assert!(!welch(&z, &tiny).significant);
     }
 

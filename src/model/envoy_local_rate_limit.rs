@@ -417,32 +417,49 @@ mod tests {
         }
     }
 
-    /// local_ratelimit_test.cc TokenBucket (timer): 200 ms, 1, 1.
+    /// Envoy's TokenBucket and AtomicTokenBucket tests share this script
+    /// (200 ms, 1 token per fill, 1 max): one token, refused until 200 ms,
+    /// one again at 600 ms (capped at 1 however many ticks passed).
+    const TOKEN_BUCKET_1_1_200MS: [(u64, bool); 7] = [
+        (0, true),
+        (0, false),
+        (0, false),
+        (200, true),
+        (200, false),
+        (600, true),
+        (600, false),
+    ];
+
+    /// Consumes one token at each `(ms, expected)` step of a script.
+    fn script(mut consume: impl FnMut(Nanos) -> bool, steps: &[(u64, bool)]) {
+        for (i, &(ms, want)) in steps.iter().enumerate() {
+            assert_eq!(consume(ms * MS), want, "step {i} at {ms} ms");
+        }
+    }
+
+    /// local_ratelimit_test.cc TokenBucket (timer): 200 ms, 1, 1; then
+    /// 0 -> 1 tokens at 200 ms, 0 -> 1 -> 1 (two ticks) at 600 ms.
     #[test]
     fn timer_token_bucket() {
         let mut b = cfg(1, 1, 200, EnvoyBucket::TimerRefill).timer_bucket(0);
-        assert!(b.consume(1, 0));
-        assert!(!b.consume(1, 0));
-        assert!(!b.consume(1, 0));
-        // 0 -> 1 tokens
-        assert!(b.consume(1, 200 * MS));
-        assert!(!b.consume(1, 200 * MS));
-        // 0 -> 1 -> 1 tokens (two ticks)
-        assert!(b.consume(1, 600 * MS));
-        assert!(!b.consume(1, 600 * MS));
+        script(|t| b.consume(1, t), &TOKEN_BUCKET_1_1_200MS);
     }
 
-    /// local_ratelimit_test.cc TokenBucketMultipleTokensPerFill: 200 ms, 2, 2.
+    /// local_ratelimit_test.cc TokenBucketMultipleTokensPerFill: 200 ms, 2, 2
+    /// (0 -> 2 -> 1 at 200 ms, 1 -> 2 -> 1 at 400 ms).
     #[test]
     fn timer_multiple_tokens_per_fill() {
         let mut b = cfg(2, 2, 200, EnvoyBucket::TimerRefill).timer_bucket(0);
-        assert!(b.consume(1, 0));
-        assert!(b.consume(1, 0));
-        assert!(!b.consume(1, 0));
-        assert!(b.consume(1, 200 * MS)); // 0 -> 2 -> 1
-        assert!(b.consume(1, 400 * MS)); // 1 -> 2 -> 1
-        assert!(b.consume(1, 400 * MS));
-        assert!(!b.consume(1, 400 * MS));
+        let steps = [
+            (0, true),
+            (0, true),
+            (0, false),
+            (200, true),
+            (400, true),
+            (400, true),
+            (400, false),
+        ];
+        script(|t| b.consume(1, t), &steps);
     }
 
     /// local_ratelimit_test.cc TokenBucketMaxTokensGreaterThanTokensPerFill:
@@ -450,11 +467,8 @@ mod tests {
     #[test]
     fn timer_max_tokens_greater_than_tokens_per_fill() {
         let mut b = cfg(2, 1, 200, EnvoyBucket::TimerRefill).timer_bucket(0);
-        assert!(b.consume(1, 0));
-        assert!(b.consume(1, 0));
-        assert!(!b.consume(1, 0));
-        assert!(b.consume(1, 200 * MS));
-        assert!(!b.consume(1, 200 * MS));
+        let steps = [(0, true), (0, true), (0, false), (200, true), (200, false)];
+        script(|t| b.consume(1, t), &steps);
     }
 
     /// local_ratelimit_test.cc TokenBucketStatus (timer): 3000 ms, 2, 2 —
@@ -470,18 +484,12 @@ mod tests {
         assert_eq!(b.tokens(), 2);
     }
 
-    /// local_ratelimit_test.cc AtomicTokenBucket: 200 ms, 1, 1.
+    /// local_ratelimit_test.cc AtomicTokenBucket: 200 ms, 1, 1 (0 -> 1 -> 1,
+    /// capped, at 600 ms).
     #[test]
     fn atomic_token_bucket() {
         let mut b = cfg(1, 1, 200, EnvoyBucket::Continuous).atomic_bucket(0);
-        assert!(b.consume(1, 0));
-        assert!(!b.consume(1, 0));
-        assert!(!b.consume(1, 0));
-        assert!(b.consume(1, 200 * MS));
-        assert!(!b.consume(1, 200 * MS));
-        // 0 -> 1 -> 1 (capped)
-        assert!(b.consume(1, 600 * MS));
-        assert!(!b.consume(1, 600 * MS));
+        script(|t| b.consume(1, t), &TOKEN_BUCKET_1_1_200MS);
     }
 
     /// The continuous bucket refills fractions between ticks; the timer one
@@ -506,10 +514,10 @@ mod tests {
     #[test]
     fn timer_ticks_from_creation() {
         let mut b = cfg(1, 1, 100, EnvoyBucket::TimerRefill).timer_bucket(30 * MS);
-        assert!(b.consume(1, 30 * MS));
-        assert!(!b.consume(1, 129 * MS));
-        assert!(b.consume(1, 130 * MS));
-        assert!(!b.consume(1, 229 * MS));
+        script(
+            |t| b.consume(1, t),
+            &[(30, true), (129, false), (130, true), (229, false)],
+        );
     }
 
     /// `uint32_t` wrap in onFillTimer: max 4e9, tokens_per_fill 4e9. A full

@@ -143,6 +143,19 @@ impl EstimatorConfig {
 /// one allocation, and a key's cells can be precomputed once per key with
 /// [`Estimator::cells`] and reused for every event of that key, which is what
 /// makes replay faster than the real crate without changing any result.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::model::estimator::{Estimator, EstimatorConfig, FrequencyEstimator};
+///
+/// let mut e = Estimator::new(EstimatorConfig::new(4, 1024), 7);
+/// assert_eq!(e.incr(b"alice", 3).unwrap(), 3); // an empty sketch: no collision yet
+/// e.incr(b"bob", 2).unwrap();
+/// // count-min never undercounts: each estimate is the minimum over 4 rows
+/// assert!(e.get(b"alice") >= 3 && e.get(b"bob") >= 2);
+/// assert_eq!(e.memory_bytes(), 4 * 1024 * 8); // one 8-byte cell per row and slot
+/// ```
 #[derive(Debug, Clone)]
 pub struct Estimator {
     config: EstimatorConfig,

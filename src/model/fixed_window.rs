@@ -145,6 +145,22 @@ pub enum Admit {
 }
 
 /// The model of `RateLimit<S>` (the inner service is assumed always ready).
+///
+/// # Examples
+///
+/// `RateLimit::new(svc, Rate::new(2, 1 s))`: two calls, then the caller waits
+/// for the window to end; a window starts at the first call after the last
+/// one ended (here at 10 ns), not on a clock boundary.
+///
+/// ```
+/// use ratelab::model::fixed_window::{Admit, FixedWindow, TowerRate};
+/// use std::time::Duration;
+///
+/// let mut w = FixedWindow::new(TowerRate::new(2, Duration::from_secs(1)).unwrap(), 0);
+/// assert_eq!(w.try_acquire(10), Admit::Now);
+/// assert_eq!(w.try_acquire(20), Admit::Now);
+/// assert_eq!(w.try_acquire(30), Admit::WaitUntil(10 + 1_000_000_000));
+/// ```
 #[derive(Debug, Clone)]
 pub struct FixedWindow {
     rate: TowerRate,

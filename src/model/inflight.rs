@@ -37,6 +37,22 @@ pub const INFLIGHT_HASHES: usize = 4;
 pub const INFLIGHT_SLOTS: usize = 8192;
 
 /// The model of `Inflight`.
+///
+/// # Examples
+///
+/// The guard's leak: `Guard::incr` adds the guard's value again, but dropping
+/// the guard subtracts it once.
+///
+/// ```
+/// use ratelab::model::inflight::Inflight;
+///
+/// let mut f = Inflight::new(1);
+/// let (g, n) = f.incr(b"k", 1).unwrap();
+/// assert_eq!(n, 1);
+/// assert_eq!(f.guard_incr(&g).unwrap(), 2);
+/// f.drop_guard(g);
+/// assert_eq!(f.estimate(b"k"), 1); // nothing is in flight, yet one is counted
+/// ```
 #[derive(Debug, Clone)]
 pub struct Inflight<E = Estimator> {
     estimator: E,

@@ -181,6 +181,21 @@ pub struct Take {
 }
 
 /// One uber-go/ratelimit limiter.
+///
+/// # Examples
+///
+/// `ratelimit.New(100)`: one request per 10 ms; two callers at once, the second
+/// sleeps one period.
+///
+/// ```
+/// use ratelab::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig};
+///
+/// let mut l = LeakyBucket::new(LeakyBucketConfig::new(100)).unwrap();
+/// assert_eq!(l.per_request_ns(), 10_000_000);
+/// let t = 5_000_000_000; // virtual ns
+/// assert_eq!(l.take(t).sleep_ns, 0);
+/// assert_eq!(l.take(t).sleep_ns, 10_000_000);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeakyBucket {
     variant: LeakyVariant,

@@ -70,6 +70,24 @@ impl From<TokenBucketError> for MultiError {
 
 /// The arena holding every limiter of a scenario. Multis can only refer to
 /// nodes created before them, so the graph has no cycles.
+///
+/// # Examples
+///
+/// The book's `MultiLimiter(Per(2, 1s) b1, Per(10, 1min) b10)` waited on by one
+/// caller twice.
+///
+/// ```
+/// use ratelab::model::multi::LimiterPool;
+/// use ratelab::model::token_bucket::{per, TokenBucket};
+///
+/// let s = 1_000_000_000i64;
+/// let mut pool = LimiterPool::new();
+/// let second = pool.add_bucket(TokenBucket::new(per(2, s).unwrap(), 1));
+/// let minute = pool.add_bucket(TokenBucket::new(per(10, 60 * s).unwrap(), 10));
+/// let api = pool.multi_limiter(vec![second, minute]).unwrap();
+/// assert_eq!(pool.wait(api, 0, None).unwrap(), 0);
+/// assert_eq!(pool.wait(api, 0, None).unwrap(), s / 2); // the per-second bucket refills
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimiterPool {
     buckets: Vec<TokenBucket>,

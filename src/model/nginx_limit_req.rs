@@ -343,6 +343,24 @@ fn check_weight(w: u64) -> Result<()> {
 
 /// One key's node, never expired (no zone): for [`crate::model::PerKey`] and
 /// [`crate::model::Global`].
+///
+/// # Examples
+///
+/// `limit_req_zone rate=1r/s; limit_req burst=5 nodelay;`: six requests at once
+/// pass (excess 0 to 5), the seventh is rejected; a second later the excess
+/// has drained by one.
+///
+/// ```
+/// use ratelab::model::nginx_limit_req::{NginxDelay, NginxLimitReq, NginxNode, NginxOutcome, NginxRate};
+///
+/// let cfg = NginxLimitReq::new(NginxRate::PerSecond(1), 5, NginxDelay::NoDelay).unwrap();
+/// let mut node = NginxNode::new(cfg);
+/// let passed = (0..7)
+///     .filter(|_| matches!(node.request(1, 0), NginxOutcome::Accepted { .. }))
+///     .count();
+/// assert_eq!(passed, 6);
+/// assert!(matches!(node.request(1, 1_000_000_000), NginxOutcome::Accepted { excess: 5000, .. }));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NginxNode {
     cfg: NginxLimitReq,

@@ -101,6 +101,23 @@ fn passed(observed: Option<i64>) -> ProxyResponse {
 }
 
 /// The whole example: the lazily created global Rate and the filter.
+///
+/// # Examples
+///
+/// The docs' filter allows one request per second per appid: the second
+/// request within the window gets a 429 with the `X-Rate-Limit-*` headers.
+///
+/// ```
+/// use ratelab::clock::MILLI;
+/// use ratelab::model::proxy_example::ProxyExample;
+///
+/// let mut p = ProxyExample::new(1);
+/// assert_eq!(p.request(Some(b"1"), 0).unwrap().status, 200);
+/// let limited = p.request(Some(b"1"), 100 * MILLI).unwrap();
+/// assert_eq!(limited.status, 429);
+/// assert_eq!(limited.headers.len(), 3);
+/// assert_eq!(p.request(None, 200 * MILLI).unwrap().observed, None); // no appid: not counted
+/// ```
 pub struct ProxyExample<E = Estimator> {
     rate: Option<Rate<E>>,
     make: Box<dyn FnMut(Nanos) -> Rate<E> + Send>,

@@ -138,13 +138,7 @@ fn from_entry(text: &str, setup: &Setup) -> Result<Candidate> {
     let obj = v
         .as_object()
         .ok_or_else(|| bad("expected a JSON object".into()))?;
-    let known = || {
-        MODELS
-            .iter()
-            .map(|r| r.model)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let known = crate::lab::decision::known_models;
     let model = obj
         .get("model")
         .and_then(|m| m.as_str())

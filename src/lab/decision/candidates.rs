@@ -118,6 +118,23 @@ const ESTIMATE: Param = Param::choice(
     "docs: observe(key, w) > limit -> deny (counts denied requests); proportional: prev x (1 - elapsed) + curr + w - 1 >= limit -> deny, observes admitted requests (default docs)",
 );
 
+/// Every model name of [`MODELS`], comma-separated, for "expected one of"
+/// messages.
+///
+/// # Examples
+///
+/// ```
+/// let known = ratelab::lab::decision::known_models();
+/// assert!(known.contains("token_bucket") && known.contains(", gcra"));
+/// ```
+pub fn known_models() -> String {
+    MODELS
+        .iter()
+        .map(|r| r.model)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Every limiter model of the lab.
 pub const MODELS: &[ModelRow] = &[
     ModelRow {

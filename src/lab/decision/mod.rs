@@ -33,7 +33,8 @@ pub mod spec;
 mod tally;
 
 pub use candidates::{
-    build, candidates, default_entries, row, Built, Candidate, ModelRow, Setup, MODELS,
+    build, candidates, default_entries, known_models, row, Built, Candidate, ModelRow, Setup,
+    MODELS,
 };
 pub use rows::nginx_rate;
 
@@ -328,13 +329,7 @@ fn listed_candidates(
                 format!("value {entry}: expected an object with a \"model\" field"),
             ));
         };
-        let known = || {
-            MODELS
-                .iter()
-                .map(|r| r.model)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let known = known_models;
         let model = match obj.get("model") {
             Some(serde_json::Value::String(m)) => m,
             Some(other) => {

@@ -236,6 +236,25 @@ pub fn multiply_overflow_fault(site: DoubleSite) -> Fault {
 /// The model of pingora's `Rate`, generic over the sketch so an
 /// [`crate::model::estimator::ExactCounter`] can be plugged in for
 /// conformance checks.
+///
+/// # Examples
+///
+/// The write-up's sequence: ten events in the first 450 ms, then `rate()`
+/// reads only the *previous* window, which a read after one interval flips in.
+///
+/// ```
+/// use ratelab::clock::MILLI;
+/// use ratelab::model::rate::Rate;
+/// use std::time::Duration;
+///
+/// let mut r = Rate::new(Duration::from_secs(1), 0, 1);
+/// for i in 0..10 {
+///     assert_eq!(r.observe(b"k", 1, i * 50 * MILLI).unwrap(), (i + 1) as i64);
+/// }
+/// assert_eq!(r.rate(b"k", 456 * MILLI).unwrap(), 0.0); // still the first window
+/// assert_eq!(r.rate(b"k", 1108 * MILLI).unwrap(), 10.0); // flipped: 10 events per 1 s
+/// assert_eq!(r.window_start(), 1108 * MILLI); // the new window starts at the read
+/// ```
 #[derive(Debug, Clone)]
 pub struct Rate<E = Estimator> {
     red_slot: E,

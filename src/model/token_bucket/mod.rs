@@ -394,6 +394,23 @@ impl Reservation {
 /// Go's `rate.Limiter` (`rate.go`, v0.3.0 to v0.13.0 per
 /// [`XTimeVersion`]). `Clone` gives an independent copy, handy to fork a
 /// replay.
+///
+/// # Examples
+///
+/// `rate.NewLimiter(1, 1)`: one token per second, a bucket of one.
+///
+/// ```
+/// use ratelab::model::token_bucket::TokenBucket;
+///
+/// let s = 1_000_000_000i64; // x/time/rate takes time.Time; here Unix ns
+/// let mut b = TokenBucket::new(1.0, 1);
+/// assert!(b.allow_n(0, 1)); // a new bucket is full
+/// assert!(!b.allow_n(s / 2, 1)); // half a token
+/// assert!(b.allow_n(s, 1));
+/// let r = b.reserve_n(s, 1); // a reservation always succeeds within burst...
+/// assert!(r.ok());
+/// assert_eq!(r.delay_from(s), s); // ...and says how long to wait
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TokenBucket {
     version: XTimeVersion,
