@@ -272,6 +272,84 @@ pub fn internals<E: FrequencyEstimator + Clone>(
     }
 }
 
+/// The header line must be `t_ms,key,op,n` (a UTF-8 byte order mark is
+/// tolerated on the first field).
+fn check_header(trace: &Path, line: u64, record: &csv::StringRecord) -> Result<()> {
+    let got: Vec<&str> = record.iter().collect();
+    let first = got.first().map(|s| s.trim_start_matches('\u{feff}'));
+    if got.len() != HEADER.len() || first != Some(HEADER[0]) || got[1..] != HEADER[1..] {
+        return Err(Error::input_at(
+            trace,
+            format!("line {line}"),
+            format!("header {:?}: expected {}", got.join(","), HEADER.join(",")),
+        ));
+    }
+    Ok(())
+}
+
+/// A row's field count and `t_ms`, as milliseconds and virtual ns.
+fn parse_time(trace: &Path, at: &str, record: &csv::StringRecord) -> Result<(u64, Nanos)> {
+    if record.len() != HEADER.len() {
+        return Err(Error::input_at(
+            trace,
+            at,
+            format!(
+                "{} fields {:?}: expected 4 (t_ms,key,op,n)",
+                record.len(),
+                record.iter().collect::<Vec<_>>().join(",")
+            ),
+        ));
+    }
+    let t_raw = &record[0];
+    let t_ms: u64 = t_raw.parse().map_err(|_| {
+        Error::input_at(
+            trace,
+            at,
+            format!("t_ms value {t_raw:?}: expected a whole number of milliseconds (0 or more)"),
+        )
+    })?;
+    let now = t_ms.checked_mul(MILLI).ok_or_else(|| {
+        Error::input_at(
+            trace,
+            at,
+            format!(
+                "t_ms value {t_ms}: expected at most {} (the virtual clock counts u64 nanoseconds)",
+                u64::MAX / MILLI
+            ),
+        )
+    })?;
+    Ok((t_ms, now))
+}
+
+/// A row's `op` and `n` (empty `n` allowed for reads).
+fn parse_op(trace: &Path, at: &str, record: &csv::StringRecord) -> Result<(Op, i64)> {
+    let (op_raw, n_raw) = (&record[2], &record[3]);
+    let op = Op::parse(op_raw).ok_or_else(|| {
+        Error::input_at(
+            trace,
+            at,
+            format!("op value {op_raw:?}: expected observe, rate or rate_proportional"),
+        )
+    })?;
+    let n: i64 = if n_raw.is_empty() && op != Op::Observe {
+        0
+    } else {
+        n_raw.parse::<isize>().map(|v| v as i64).map_err(|_| {
+            let what = if op == Op::Observe {
+                "expected the events, an integer in isize range"
+            } else {
+                "expected empty or an integer in isize range (ignored for reads)"
+            };
+            Error::input_at(
+                trace,
+                at,
+                format!("n value {n_raw:?}: {what} [{}, {}]", isize::MIN, isize::MAX),
+            )
+        })?
+    };
+    Ok((op, n))
+}
+
 /// [`replay`]; with `internals`, the output adds the columns
 /// `prev,curr,fraction` ([`internals`]).
 pub fn replay_with<E: FrequencyEstimator + Clone>(
@@ -304,16 +382,7 @@ pub fn replay_with<E: FrequencyEstimator + Clone>(
         }
         line = record.position().map(|p| p.line()).unwrap_or(line + 1);
         if !saw_header {
-            let got: Vec<&str> = record.iter().collect();
-            // A UTF-8 byte order mark is tolerated on the first field.
-            let first = got.first().map(|s| s.trim_start_matches('\u{feff}'));
-            if got.len() != HEADER.len() || first != Some(HEADER[0]) || got[1..] != HEADER[1..] {
-                return Err(Error::input_at(
-                    trace,
-                    format!("line {line}"),
-                    format!("header {:?}: expected {}", got.join(","), HEADER.join(",")),
-                ));
-            }
+            check_header(trace, line, &record)?;
             if with_internals {
                 writer.row([
                     "t_ms", "key", "op", "n", "value", "prev", "curr", "fraction",
@@ -325,37 +394,7 @@ pub fn replay_with<E: FrequencyEstimator + Clone>(
             continue;
         }
         let at = format!("line {line}");
-        if record.len() != HEADER.len() {
-            return Err(Error::input_at(
-                trace,
-                &at,
-                format!(
-                    "{} fields {:?}: expected 4 (t_ms,key,op,n)",
-                    record.len(),
-                    record.iter().collect::<Vec<_>>().join(",")
-                ),
-            ));
-        }
-        let (t_raw, key, op_raw, n_raw) = (&record[0], &record[1], &record[2], &record[3]);
-        let t_ms: u64 = t_raw.parse().map_err(|_| {
-            Error::input_at(
-                trace,
-                &at,
-                format!(
-                    "t_ms value {t_raw:?}: expected a whole number of milliseconds (0 or more)"
-                ),
-            )
-        })?;
-        let now = t_ms.checked_mul(MILLI).ok_or_else(|| {
-            Error::input_at(
-                trace,
-                &at,
-                format!(
-                    "t_ms value {t_ms}: expected at most {} (the virtual clock counts u64 nanoseconds)",
-                    u64::MAX / MILLI
-                ),
-            )
-        })?;
+        let (t_ms, now) = parse_time(trace, &at, &record)?;
         if let Some((prev, prev_line)) = last {
             if t_ms < prev {
                 return Err(Error::input_at(
@@ -366,29 +405,8 @@ pub fn replay_with<E: FrequencyEstimator + Clone>(
             }
         }
         last = Some((t_ms, line));
-        let op = Op::parse(op_raw).ok_or_else(|| {
-            Error::input_at(
-                trace,
-                &at,
-                format!("op value {op_raw:?}: expected observe, rate or rate_proportional"),
-            )
-        })?;
-        let n: i64 = if n_raw.is_empty() && op != Op::Observe {
-            0
-        } else {
-            n_raw.parse::<isize>().map(|v| v as i64).map_err(|_| {
-                let what = if op == Op::Observe {
-                    "expected the events, an integer in isize range"
-                } else {
-                    "expected empty or an integer in isize range (ignored for reads)"
-                };
-                Error::input_at(
-                    trace,
-                    &at,
-                    format!("n value {n_raw:?}: {what} [{}, {}]", isize::MIN, isize::MAX),
-                )
-            })?
-        };
+        let (op, n) = parse_op(trace, &at, &record)?;
+        let (t_raw, key, op_raw, n_raw) = (&record[0], &record[1], &record[2], &record[3]);
         let inner = if with_internals {
             internals(&rate, op, key.as_bytes(), now)
         } else {
