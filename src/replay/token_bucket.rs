@@ -50,8 +50,8 @@ use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::error::{Error, Result};
 use crate::model::token_bucket::{
-    fmt_time, CallExtras, Limit, TokenBucketCall, TokenBucketOp, TokenBucketReplay, XTimeVersion,
-    INF,
+    fmt_time, CallExtras, Limit, StepExtras, TokenBucket, TokenBucketCall, TokenBucketOp,
+    TokenBucketReplay, TokenBucketResult, XTimeVersion, INF,
 };
 use std::collections::HashMap;
 
@@ -69,32 +69,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             "--act",
         ],
     )?;
-    let limit = match &args.limit {
-        Some(s) => parse_limit(s, args.float_bits)
-            .map_err(|m| Error::input(format!("--limit {s}: {m}")))?,
-        None => {
-            return Err(Error::input(
-                "--limit is required for --algo token-bucket (events per second, or inf)",
-            ))
-        }
-    };
-    let burst = match args.burst {
-        Some(b) if b >= 0 => b,
-        Some(b) => {
-            return Err(Error::input(format!(
-                "--burst {b}: expected a non-negative bucket depth"
-            )))
-        }
-        None => return Err(Error::input("--burst is required for --algo token-bucket")),
-    };
-    let version = match &args.go_version {
-        None => XTimeVersion::LATEST,
-        Some(v) => XTimeVersion::parse(v).ok_or_else(|| {
-            Error::input(format!(
-                "--go-version {v}: expected a golang.org/x/time tag v0.3.0 ... v0.13.0 or latest"
-            ))
-        })?,
-    };
+    let (limit, burst, version) = bucket_config(args)?;
 
     let mut input = TraceReader::open(&args.trace)?;
     let cols = Columns::from_header(&input)?;
@@ -153,34 +128,78 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         }
         prev_t = Some(call.t_ns);
         let (r, more) = replay.step_with(&call, &ext);
-        fields.push(r.ok.to_string());
-        fields.push(r.delay_ns.to_string());
-        if args.internals {
-            fields.push(
-                r.tokens
-                    .map(|t| format!("{:016x}", t.to_bits()))
-                    .unwrap_or_default(),
-            );
-            fields.push(r.error.map(|e| e.to_string()).unwrap_or_default());
-            let lim = replay.limiter();
-            fields.push(format!(
-                "{:016x};{};{};{}",
-                lim.raw_tokens().to_bits(),
-                lim.burst(),
-                fmt_time(lim.last()),
-                fmt_time(lim.last_event())
-            ));
-        }
-        if args.act {
-            fields.push(
-                more.act
-                    .map(|a| a.as_i128().to_string())
-                    .unwrap_or_default(),
-            );
-        }
+        push_result(&mut fields, &r, &more, replay.limiter(), args);
         out.row(&fields)?;
     }
     out.commit()
+}
+
+/// `--limit`, `--burst` and `--go-version`: `NewLimiter`'s arguments and
+/// the x/time version to model.
+fn bucket_config(args: &ReplayArgs) -> Result<(Limit, i64, XTimeVersion)> {
+    let limit = match &args.limit {
+        Some(s) => parse_limit(s, args.float_bits)
+            .map_err(|m| Error::input(format!("--limit {s}: {m}")))?,
+        None => {
+            return Err(Error::input(
+                "--limit is required for --algo token-bucket (events per second, or inf)",
+            ))
+        }
+    };
+    let burst = match args.burst {
+        Some(b) if b >= 0 => b,
+        Some(b) => {
+            return Err(Error::input(format!(
+                "--burst {b}: expected a non-negative bucket depth"
+            )))
+        }
+        None => return Err(Error::input("--burst is required for --algo token-bucket")),
+    };
+    let version = match &args.go_version {
+        None => XTimeVersion::LATEST,
+        Some(v) => XTimeVersion::parse(v).ok_or_else(|| {
+            Error::input(format!(
+                "--go-version {v}: expected a golang.org/x/time tag v0.3.0 ... v0.13.0 or latest"
+            ))
+        })?,
+    };
+
+    Ok((limit, burst, version))
+}
+
+/// Appends a call's result columns (`ok`, `delay_ns`, then `--internals`
+/// and `--act` ones) to its row.
+fn push_result(
+    fields: &mut Vec<String>,
+    r: &TokenBucketResult,
+    more: &StepExtras,
+    limiter: &TokenBucket,
+    args: &ReplayArgs,
+) {
+    fields.push(r.ok.to_string());
+    fields.push(r.delay_ns.to_string());
+    if args.internals {
+        fields.push(
+            r.tokens
+                .map(|t| format!("{:016x}", t.to_bits()))
+                .unwrap_or_default(),
+        );
+        fields.push(r.error.as_ref().map(|e| e.to_string()).unwrap_or_default());
+        fields.push(format!(
+            "{:016x};{};{};{}",
+            limiter.raw_tokens().to_bits(),
+            limiter.burst(),
+            fmt_time(limiter.last()),
+            fmt_time(limiter.last_event())
+        ));
+    }
+    if args.act {
+        fields.push(
+            more.act
+                .map(|a| a.as_i128().to_string())
+                .unwrap_or_default(),
+        );
+    }
 }
 
 /// Parses a limit: a non-negative decimal or `inf` (= `rate.Inf`); with
