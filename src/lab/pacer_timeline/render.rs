@@ -321,13 +321,8 @@ fn caller_labels(c: &CaseResult) -> Vec<String> {
     out
 }
 
-/// The staircase of admissions, the wait of every step and the wait
-/// distribution: one series per group of cases with the same outcome and,
-/// within a case, per caller label (calls of different kinds wait
-/// differently).
-fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
-    let groups = same_outcome_groups(cases);
-    let merged = groups.len() < cases.len();
+/// The three charts, titled and captioned, without series.
+fn empty_charts(one_caller: bool, merged: bool, zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
     let mut stairs = ChartSpec::new(
         "admitted-staircase",
         "Admitted calls over time (staircase) vs the ideal rate",
@@ -340,10 +335,6 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
         if zoom.is_some() { " The time axis is zoomed (staircase_x_s)." } else { "" }
     ));
     stairs.legend = Legend::UpperLeft;
-    let one_caller = cases.iter().all(|c| {
-        let callers: std::collections::BTreeSet<usize> = c.steps.iter().map(|a| a.caller).collect();
-        callers.len() <= 1
-    });
     let mut waits = if one_caller {
         ChartSpec::new(
             "waits-per-caller",
@@ -371,47 +362,70 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
     .caption("HdrHistogram-style percentile plot of the waits: for each percentile p of the steps (x on a 1/(1-p) axis, so 90%, 99%, 99.9% are equally spaced) the wait that p of the steps stay at or below, a step line per case and caller label; the right end is the longest wait. Flat at 0 up to p: that share of the steps passed at once.");
     dist.x_percentile = true;
     dist.legend = Legend::UpperLeft;
+    [stairs, waits, dist]
+}
+
+/// A case's admitted staircase and, with an ideal rate, its ideal line in
+/// the same colour (nothing when the case has no admission in the zoom).
+fn staircase(name: &str, c: &CaseResult, zoom: Option<(f64, f64)>, color: usize) -> Vec<Series> {
+    let sorted = c.admitted_sorted();
+    let mut pts = vec![];
+    let start = c.steps.iter().map(|a| a.started_ns).min().unwrap_or(0);
+    pts.push((start as f64 / S, 0.0));
+    for (k, a) in sorted.iter().enumerate() {
+        pts.push((a.admitted_ns.unwrap_or(0) as f64 / S, (k + 1) as f64));
+    }
+    let end = pts.last().map_or(0.0, |p| p.0);
+    // Hold the last count a little so the final step shows.
+    let tail = (end + (end * 0.02).max(0.01), sorted.len() as f64);
+    pts.push(tail);
+    let in_zoom = zoom.map_or(true, |(a, b)| {
+        sorted.iter().any(|x| {
+            let t = x.admitted_ns.unwrap_or(0) as f64 / S;
+            a <= t && t <= b
+        })
+    });
+    let case_color = color;
+    let mut out = Vec::new();
+    if in_zoom {
+        out.push(
+            Series::new(format!("{name} (admitted)"), pts, SeriesStyle::Step).color(case_color),
+        );
+        if let (Some(r), Some(first)) = (c.ideal_per_s, sorted.first()) {
+            let t0 = first.admitted_ns.unwrap_or(0) as f64 / S;
+            let b = c.ideal_burst;
+            let mut s = Series::new(
+                format!(
+                    "{name}: ideal {b} at once + {}/s",
+                    crate::report::chart::human(r)
+                ),
+                vec![(t0, b), (end, b + r * (end - t0))],
+                SeriesStyle::Dashed,
+            )
+            .color(case_color);
+            s.share_color = true;
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The staircase of admissions, the wait of every step and the wait
+/// distribution: one series per group of cases with the same outcome and,
+/// within a case, per caller label (calls of different kinds wait
+/// differently).
+fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
+    let groups = same_outcome_groups(cases);
+    let merged = groups.len() < cases.len();
+    let one_caller = cases.iter().all(|c| {
+        let callers: std::collections::BTreeSet<usize> = c.steps.iter().map(|a| a.caller).collect();
+        callers.len() <= 1
+    });
+    let [mut stairs, mut waits, mut dist] = empty_charts(one_caller, merged, zoom);
     let mut color = 0usize;
     let mut max_wait = 0f64;
     for (name, c) in &groups {
-        let sorted = c.admitted_sorted();
-        let mut pts = vec![];
-        let start = c.steps.iter().map(|a| a.started_ns).min().unwrap_or(0);
-        pts.push((start as f64 / S, 0.0));
-        for (k, a) in sorted.iter().enumerate() {
-            pts.push((a.admitted_ns.unwrap_or(0) as f64 / S, (k + 1) as f64));
-        }
-        let end = pts.last().map_or(0.0, |p| p.0);
-        // Hold the last count a little so the final step shows.
-        let tail = (end + (end * 0.02).max(0.01), sorted.len() as f64);
-        pts.push(tail);
-        let in_zoom = zoom.map_or(true, |(a, b)| {
-            sorted.iter().any(|x| {
-                let t = x.admitted_ns.unwrap_or(0) as f64 / S;
-                a <= t && t <= b
-            })
-        });
-        let case_color = color;
-        if in_zoom {
-            stairs.series.push(
-                Series::new(format!("{name} (admitted)"), pts, SeriesStyle::Step).color(case_color),
-            );
-            if let (Some(r), Some(first)) = (c.ideal_per_s, sorted.first()) {
-                let t0 = first.admitted_ns.unwrap_or(0) as f64 / S;
-                let b = c.ideal_burst;
-                let mut s = Series::new(
-                    format!(
-                        "{name}: ideal {b} at once + {}/s",
-                        crate::report::chart::human(r)
-                    ),
-                    vec![(t0, b), (end, b + r * (end - t0))],
-                    SeriesStyle::Dashed,
-                )
-                .color(case_color);
-                s.share_color = true;
-                stairs.series.push(s);
-            }
-        }
+        stairs.series.extend(staircase(name, c, zoom, color));
         let labels = caller_labels(c);
         for label in &labels {
             let steps: Vec<&Admission> = c.steps.iter().filter(|a| &a.label == label).collect();
