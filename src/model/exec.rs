@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 /// The protocol's name and version, the first words of both hellos.
 pub const PROTOCOL: &str = "ratelab-exec 1";
 
-/// The default per-batch timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default per-batch timeout (an entry's `timeout_ms` overrides it).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to run a child.
 #[derive(Debug, Clone)]

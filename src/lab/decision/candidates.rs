@@ -233,9 +233,10 @@ pub const MODELS: &[ModelRow] = &[
         params: &[
             Param::argv("command", "the program and its arguments, e.g. [\"python3\", \"examples/limiters/sliding_window.py\"] (required; relative paths are from ratelab's working directory)"),
             Param::text("name", "the candidate's label (default \"exec <command>\")"),
-            Param::int("timeout_ms", 1, 3_600_000, "how long the child may take to answer one batch before it is killed (default 10000)"),
+            Param::int("timeout_ms", 1, 3_600_000, "how long the child may take to answer one batch before it is killed (default 30000)"),
+            Param::fields("params", rows::EXEC_HELLO_FIELDS, "named values sent to the child as key=value words of its hello, e.g. {\"rate_per_s\": 7.5, \"burst\": 4} (default none)"),
         ],
-        in_label: &["command", "name", "timeout_ms"],
+        in_label: &["command", "name", "timeout_ms", "params"],
         build: rows::exec,
     },
 ];

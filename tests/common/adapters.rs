@@ -1,0 +1,84 @@
+//! The reference adapters' toolchains: find them, build an adapter into a
+//! scratch folder (never the source tree), or say why the test is skipped.
+//!
+//! A missing toolchain skips the test with a printed notice, unless
+//! `RATELAB_REQUIRE_ADAPTERS=1` (CI sets it after installing them), which
+//! turns the notice into a failure so CI never skips silently.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A scratch folder for built adapters, under cargo's target folder.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("adapters").join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Prints why a test is skipped, or fails when adapters are required.
+pub fn skip(test: &str, why: &str) {
+    let msg = format!("{test}: skipped: {why}");
+    if std::env::var("RATELAB_REQUIRE_ADAPTERS").is_ok_and(|v| v == "1") {
+        panic!("{msg} (RATELAB_REQUIRE_ADAPTERS=1)");
+    }
+    eprintln!("{msg}");
+    println!("{msg}");
+}
+
+/// Whether `prog --version`-like `args` runs.
+pub fn runs(prog: &str, args: &[&str]) -> bool {
+    Command::new(prog)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs a build command; panics with its output when it fails.
+pub fn build(cmd: &mut Command, what: &str) {
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        o.status.success(),
+        "{what}: {}\n{}{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Debian's golang.org/x/time source (golang-golang-x-time-dev).
+pub const GOPATH: &str = "/usr/share/gocode";
+
+/// Builds `examples/limiters/x_time_rate` against the real
+/// golang.org/x/time/rate offline (GOPATH mode), or says why not.
+pub fn go_x_time_rate(test: &str) -> Option<PathBuf> {
+    if !runs("go", &["version"]) {
+        skip(test, "no Go toolchain (apt-get install golang-go)");
+        return None;
+    }
+    if !Path::new(GOPATH).join("src/golang.org/x/time/rate/rate.go").exists() {
+        skip(
+            test,
+            "no golang.org/x/time in /usr/share/gocode (apt-get install golang-golang-x-time-dev)",
+        );
+        return None;
+    }
+    let d = scratch("go");
+    let exe = d.join("x_time_rate");
+    build(
+        Command::new("go")
+            .args(["build", "-o"])
+            .arg(&exe)
+            .arg("examples/limiters/x_time_rate/main.go")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("GO111MODULE", "off")
+            .env("GOPATH", GOPATH)
+            .env("GOCACHE", d.join("cache"))
+            .env("GOFLAGS", ""),
+        "go build x_time_rate",
+    );
+    Some(exe)
+}

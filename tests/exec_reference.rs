@@ -1,0 +1,169 @@
+//! The reference adapters against the models they mirror, decision for
+//! decision: the real golang.org/x/time/rate (Go), the real Guava
+//! `RateLimiter` (Java) and the Python token bucket, each through the
+//! `exec` protocol, against the decision lab's own `token_bucket` and
+//! `guava_smooth_bursty` candidates on the same requests.
+//!
+//! A missing toolchain skips a test with a printed notice (CI installs them
+//! and sets `RATELAB_REQUIRE_ADAPTERS=1`, which makes a skip a failure).
+
+#[path = "common/adapters.rs"]
+mod adapters;
+
+use ratelab::lab::decision::spec::Args;
+use ratelab::lab::decision::{build, row, Candidate, Policy, Setup};
+use ratelab::model::Decision;
+use serde_json::{json, Value};
+
+/// The lab's batch size (what `admit_batch` gets in a run).
+const BATCH: usize = 16_384;
+
+fn setup(limit: u64, interval_ms: u64) -> Setup {
+    Setup {
+        policy: Policy { limit, interval_ms },
+        shapes: vec![],
+        uber_slack: 10,
+        seed: 1,
+        max_memory: 1 << 30,
+    }
+}
+
+fn candidate(s: &Setup, model: &str, args: Value) -> Candidate {
+    let pairs: Vec<(String, Value)> = args
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let pairs: Vec<(&str, Value)> = pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    build(s, row(model).unwrap(), &Args::of(&pairs))
+        .unwrap_or_else(|e| panic!("{model}: {e}"))
+}
+
+/// splitmix64: the test's own portable generator.
+struct Mix(u64);
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce5_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A bursty workload of `n` requests `(key, weight, t_ns)` in time order:
+/// `keys` keys, each alternating bursts (gaps of 0-`burst_gap_ns`, often
+/// within the same microsecond or nanosecond) and idle spells of up to
+/// `idle_ns`; weights mostly 1, sometimes up to `max_w`.
+fn bursty(n: usize, keys: u32, burst_gap_ns: u64, idle_ns: u64, max_w: u64, seed: u64) -> Vec<(u32, u64, u64)> {
+    let mut r = Mix(seed);
+    // Each key's next request time and requests left in its burst.
+    let mut next: Vec<(u64, u32)> = (0..keys).map(|_| (r.below(idle_ns), 0)).collect();
+    let mut out = Vec::with_capacity(n);
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>> =
+        (0..keys).map(|k| std::cmp::Reverse((next[k as usize].0, k))).collect();
+    while out.len() < n {
+        let std::cmp::Reverse((t, k)) = heap.pop().unwrap();
+        let w = if r.below(10) == 0 { 1 + r.below(max_w) } else { 1 };
+        out.push((k, w, t));
+        let st = &mut next[k as usize];
+        if st.1 == 0 {
+            st.1 = 1 + r.below(60) as u32;
+        }
+        st.1 -= 1;
+        let gap = if st.1 == 0 {
+            r.below(idle_ns)
+        } else {
+            match r.below(8) {
+                0 => 0,
+                1 => r.below(1_000),
+                _ => r.below(burst_gap_ns),
+            }
+        };
+        st.0 = t + gap;
+        heap.push(std::cmp::Reverse((st.0, k)));
+    }
+    out
+}
+
+/// Decides every request with both candidates in the lab's batches; returns
+/// (agreements, the first disagreement as text).
+fn agree(a: &mut Candidate, b: &mut Candidate, reqs: &[(u32, u64, u64)]) -> (usize, Option<String>) {
+    let (mut da, mut db) = (Vec::with_capacity(BATCH), Vec::with_capacity(BATCH));
+    let mut same = 0;
+    let mut first = None;
+    for (bi, chunk) in reqs.chunks(BATCH).enumerate() {
+        da.clear();
+        db.clear();
+        a.limiter.admit_batch(chunk, &mut da).unwrap_or_else(|e| panic!("{}: {e}", a.name));
+        b.limiter.admit_batch(chunk, &mut db).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+        assert_eq!((da.len(), db.len()), (chunk.len(), chunk.len()));
+        for (i, (x, y)) in da.iter().zip(&db).enumerate() {
+            if x == y {
+                same += 1;
+            } else if first.is_none() {
+                let (k, w, t) = chunk[i];
+                first = Some(format!(
+                    "request {} (t={t} ns, key {k}, weight {w}): {} {x:?}, {} {y:?}",
+                    bi * BATCH + i,
+                    a.name,
+                    b.name
+                ));
+            }
+        }
+    }
+    (same, first)
+}
+
+fn allowed_share(c: &mut Candidate, reqs: &[(u32, u64, u64)]) -> f64 {
+    let mut d = Vec::new();
+    for chunk in reqs.chunks(BATCH) {
+        c.limiter.admit_batch(chunk, &mut d).unwrap();
+    }
+    d.iter().filter(|x: &&Decision| x.allowed).count() as f64 / d.len() as f64
+}
+
+#[test]
+fn the_real_x_time_rate_agrees_with_the_token_bucket_model_on_a_million_requests() {
+    let test = "x/time/rate agreement";
+    let Some(exe) = adapters::go_x_time_rate(test) else {
+        return;
+    };
+    let exe = exe.to_str().unwrap().to_string();
+    // Two settings: the policy's defaults (10 per second, burst 10) and a
+    // fractional rate with a small burst (so the float arithmetic of
+    // tokensFromDuration / durationFromTokens is exercised and weights
+    // above the burst occur).
+    let settings = [
+        (setup(10, 1000), json!({}), 1_048_576usize, 12u64),
+        (
+            setup(10, 1000),
+            json!({"rate_per_s": 7.3, "burst": 5}),
+            1_048_576,
+            6,
+        ),
+    ];
+    for (s, params, n, max_w) in settings {
+        let reqs = bursty(n, 2_000, 40_000_000, 3_000_000_000, max_w, 0x5eed ^ n as u64);
+        let mut model = candidate(&s, "token_bucket", params.clone());
+        let mut real = candidate(
+            &s,
+            "exec",
+            json!({"command": [exe], "name": "real x/time/rate", "params": params}),
+        );
+        let (same, first) = agree(&mut model, &mut real, &reqs);
+        println!(
+            "{test} {params}: {same} of {} decisions agree ({})",
+            reqs.len(),
+            model.name
+        );
+        assert_eq!(same, reqs.len(), "{params}: first disagreement: {}", first.unwrap());
+        // The workload is bursty enough that both decisions occur often.
+        let share = allowed_share(&mut candidate(&s, "token_bucket", params.clone()), &reqs);
+        assert!((0.2..0.9).contains(&share), "{params}: allowed share {share}");
+    }
+}
