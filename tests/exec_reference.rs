@@ -12,7 +12,8 @@ mod adapters;
 
 use ratelab::lab::decision::spec::Args;
 use ratelab::lab::decision::{build, row, Candidate, Policy, Setup};
-use ratelab::model::Decision;
+use ratelab::model::token_bucket::{TokenBucket, XTimeVersion};
+use ratelab::model::{Decision, PerKey};
 use serde_json::{json, Value};
 
 /// The lab's batch size (what `admit_batch` gets in a run).
@@ -162,8 +163,58 @@ fn the_real_x_time_rate_agrees_with_the_token_bucket_model_on_a_million_requests
             model.name
         );
         assert_eq!(same, reqs.len(), "{params}: first disagreement: {}", first.unwrap());
+        // Debian ships x/time v0.3.0; the lab's candidate models the newest
+        // (v0.13.0). The versions differ only for zero, tiny or overflowing
+        // limits, so the v0.3.0 model agrees here too.
+        let r = params["rate_per_s"].as_f64().unwrap_or(10.0);
+        let b = params["burst"].as_i64().unwrap_or(10);
+        let mut v03 = Candidate::new(
+            "x/time v0.3.0 model",
+            Box::new(PerKey::new(move |_| {
+                Ok(TokenBucket::new_version(r, b, XTimeVersion::V0_3))
+            })),
+        );
+        let mut real = candidate(&s, "exec", json!({"command": [exe], "params": params}));
+        let (same, first) = agree(&mut v03, &mut real, &reqs);
+        assert_eq!(same, reqs.len(), "{params}: v0.3.0: {}", first.unwrap());
+        // A control: one token more of burst is caught.
+        let mut off = params.clone();
+        off["burst"] = json!(b + 1);
+        let mut wrong = candidate(&s, "token_bucket", off);
+        let mut real = candidate(&s, "exec", json!({"command": [exe], "params": params}));
+        let (same, _) = agree(&mut wrong, &mut real, &reqs);
+        assert!(same < reqs.len(), "{params}: burst {} not told apart", b + 1);
         // The workload is bursty enough that both decisions occur often.
         let share = allowed_share(&mut candidate(&s, "token_bucket", params.clone()), &reqs);
         assert!((0.2..0.9).contains(&share), "{params}: allowed share {share}");
+    }
+}
+
+#[test]
+fn the_python_token_bucket_agrees_with_the_token_bucket_model() {
+    let test = "python token bucket agreement";
+    if !adapters::runs("python3", &["--version"]) {
+        adapters::skip(test, "no python3");
+        return;
+    }
+    // Two settings as for Go: the policy's defaults, and a fractional rate
+    // with a small burst (weights above it occur). A Python float is the
+    // same IEEE double as Go's float64 and Rust's f64, and the adapter
+    // keeps x/time/rate's operation order, so the comparison is exact.
+    for (s, params, max_w) in [
+        (setup(10, 1000), json!({}), 12u64),
+        (setup(3, 700), json!({}), 4),
+        (setup(10, 1000), json!({"rate_per_s": 7.3, "burst": 5}), 6),
+    ] {
+        let reqs = bursty(200_000, 500, 40_000_000, 3_000_000_000, max_w, 0xb0b ^ max_w);
+        let mut model = candidate(&s, "token_bucket", params.clone());
+        let mut py = candidate(
+            &s,
+            "exec",
+            json!({"command": ["python3", "examples/limiters/token_bucket.py"], "params": params}),
+        );
+        let (same, first) = agree(&mut model, &mut py, &reqs);
+        println!("{test} {:?} {params}: {same} of {} agree", s.policy, reqs.len());
+        assert_eq!(same, reqs.len(), "{params}: first disagreement: {}", first.unwrap());
     }
 }
