@@ -37,8 +37,7 @@ fn candidate(s: &Setup, model: &str, args: Value) -> Candidate {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let pairs: Vec<(&str, Value)> = pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-    build(s, row(model).unwrap(), &Args::of(&pairs))
-        .unwrap_or_else(|e| panic!("{model}: {e}"))
+    build(s, row(model).unwrap(), &Args::of(&pairs)).unwrap_or_else(|e| panic!("{model}: {e}"))
 }
 
 /// splitmix64: the test's own portable generator.
@@ -60,16 +59,28 @@ impl Mix {
 /// `keys` keys, each alternating bursts (gaps of 0-`burst_gap_ns`, often
 /// within the same microsecond or nanosecond) and idle spells of up to
 /// `idle_ns`; weights mostly 1, sometimes up to `max_w`.
-fn bursty(n: usize, keys: u32, burst_gap_ns: u64, idle_ns: u64, max_w: u64, seed: u64) -> Vec<(u32, u64, u64)> {
+fn bursty(
+    n: usize,
+    keys: u32,
+    burst_gap_ns: u64,
+    idle_ns: u64,
+    max_w: u64,
+    seed: u64,
+) -> Vec<(u32, u64, u64)> {
     let mut r = Mix(seed);
     // Each key's next request time and requests left in its burst.
     let mut next: Vec<(u64, u32)> = (0..keys).map(|_| (r.below(idle_ns), 0)).collect();
     let mut out = Vec::with_capacity(n);
-    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>> =
-        (0..keys).map(|k| std::cmp::Reverse((next[k as usize].0, k))).collect();
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>> = (0..keys)
+        .map(|k| std::cmp::Reverse((next[k as usize].0, k)))
+        .collect();
     while out.len() < n {
         let std::cmp::Reverse((t, k)) = heap.pop().unwrap();
-        let w = if r.below(10) == 0 { 1 + r.below(max_w) } else { 1 };
+        let w = if r.below(10) == 0 {
+            1 + r.below(max_w)
+        } else {
+            1
+        };
         out.push((k, w, t));
         let st = &mut next[k as usize];
         if st.1 == 0 {
@@ -93,15 +104,23 @@ fn bursty(n: usize, keys: u32, burst_gap_ns: u64, idle_ns: u64, max_w: u64, seed
 
 /// Decides every request with both candidates in the lab's batches; returns
 /// (agreements, the first disagreement as text).
-fn agree(a: &mut Candidate, b: &mut Candidate, reqs: &[(u32, u64, u64)]) -> (usize, Option<String>) {
+fn agree(
+    a: &mut Candidate,
+    b: &mut Candidate,
+    reqs: &[(u32, u64, u64)],
+) -> (usize, Option<String>) {
     let (mut da, mut db) = (Vec::with_capacity(BATCH), Vec::with_capacity(BATCH));
     let mut same = 0;
     let mut first = None;
     for (bi, chunk) in reqs.chunks(BATCH).enumerate() {
         da.clear();
         db.clear();
-        a.limiter.admit_batch(chunk, &mut da).unwrap_or_else(|e| panic!("{}: {e}", a.name));
-        b.limiter.admit_batch(chunk, &mut db).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+        a.limiter
+            .admit_batch(chunk, &mut da)
+            .unwrap_or_else(|e| panic!("{}: {e}", a.name));
+        b.limiter
+            .admit_batch(chunk, &mut db)
+            .unwrap_or_else(|e| panic!("{}: {e}", b.name));
         assert_eq!((da.len(), db.len()), (chunk.len(), chunk.len()));
         for (i, (x, y)) in da.iter().zip(&db).enumerate() {
             if x == y {
@@ -149,7 +168,14 @@ fn the_real_x_time_rate_agrees_with_the_token_bucket_model_on_a_million_requests
         ),
     ];
     for (s, params, n, max_w) in settings {
-        let reqs = bursty(n, 2_000, 40_000_000, 3_000_000_000, max_w, 0x5eed ^ n as u64);
+        let reqs = bursty(
+            n,
+            2_000,
+            40_000_000,
+            3_000_000_000,
+            max_w,
+            0x5eed ^ n as u64,
+        );
         let mut model = candidate(&s, "token_bucket", params.clone());
         let mut real = candidate(
             &s,
@@ -162,7 +188,12 @@ fn the_real_x_time_rate_agrees_with_the_token_bucket_model_on_a_million_requests
             reqs.len(),
             model.name
         );
-        assert_eq!(same, reqs.len(), "{params}: first disagreement: {}", first.unwrap());
+        assert_eq!(
+            same,
+            reqs.len(),
+            "{params}: first disagreement: {}",
+            first.unwrap()
+        );
         // Debian ships x/time v0.3.0; the lab's candidate models the newest
         // (v0.13.0). The versions differ only for zero, tiny or overflowing
         // limits, so the v0.3.0 model agrees here too.
@@ -183,10 +214,17 @@ fn the_real_x_time_rate_agrees_with_the_token_bucket_model_on_a_million_requests
         let mut wrong = candidate(&s, "token_bucket", off);
         let mut real = candidate(&s, "exec", json!({"command": [exe], "params": params}));
         let (same, _) = agree(&mut wrong, &mut real, &reqs);
-        assert!(same < reqs.len(), "{params}: burst {} not told apart", b + 1);
+        assert!(
+            same < reqs.len(),
+            "{params}: burst {} not told apart",
+            b + 1
+        );
         // The workload is bursty enough that both decisions occur often.
         let share = allowed_share(&mut candidate(&s, "token_bucket", params.clone()), &reqs);
-        assert!((0.2..0.9).contains(&share), "{params}: allowed share {share}");
+        assert!(
+            (0.2..0.9).contains(&share),
+            "{params}: allowed share {share}"
+        );
     }
 }
 
@@ -206,7 +244,14 @@ fn the_python_token_bucket_agrees_with_the_token_bucket_model() {
         (setup(3, 700), json!({}), 4),
         (setup(10, 1000), json!({"rate_per_s": 7.3, "burst": 5}), 6),
     ] {
-        let reqs = bursty(200_000, 500, 40_000_000, 3_000_000_000, max_w, 0xb0b ^ max_w);
+        let reqs = bursty(
+            200_000,
+            500,
+            40_000_000,
+            3_000_000_000,
+            max_w,
+            0xb0b ^ max_w,
+        );
         let mut model = candidate(&s, "token_bucket", params.clone());
         let mut py = candidate(
             &s,
@@ -214,7 +259,67 @@ fn the_python_token_bucket_agrees_with_the_token_bucket_model() {
             json!({"command": ["python3", "examples/limiters/token_bucket.py"], "params": params}),
         );
         let (same, first) = agree(&mut model, &mut py, &reqs);
-        println!("{test} {:?} {params}: {same} of {} agree", s.policy, reqs.len());
-        assert_eq!(same, reqs.len(), "{params}: first disagreement: {}", first.unwrap());
+        println!(
+            "{test} {:?} {params}: {same} of {} agree",
+            s.policy,
+            reqs.len()
+        );
+        assert_eq!(
+            same,
+            reqs.len(),
+            "{params}: first disagreement: {}",
+            first.unwrap()
+        );
+    }
+}
+
+#[test]
+fn the_real_guava_rate_limiter_agrees_with_the_guava_model() {
+    let test = "Guava RateLimiter agreement";
+    let Some(cmd) = adapters::java_guava(test) else {
+        return;
+    };
+    // The policy's rate (10/s), a fractional one, and 3 per 700 ms. Many
+    // requests share a microsecond (Guava's clock resolution) and weights
+    // above the stored permits occur.
+    for (s, params, max_w) in [
+        (setup(10, 1000), json!({}), 12u64),
+        (setup(10, 1000), json!({"permits_per_s": 7.3}), 6),
+        (setup(3, 700), json!({}), 4),
+    ] {
+        let reqs = bursty(
+            262_144,
+            1_000,
+            40_000_000,
+            3_000_000_000,
+            max_w,
+            0x6a7a ^ max_w,
+        );
+        let mut model = candidate(&s, "guava_smooth_bursty", params.clone());
+        let mut real = candidate(
+            &s,
+            "exec",
+            json!({"command": cmd, "name": "real Guava", "params": params}),
+        );
+        let (same, first) = agree(&mut model, &mut real, &reqs);
+        println!(
+            "{test} {:?} {params}: {same} of {} agree",
+            s.policy,
+            reqs.len()
+        );
+        assert_eq!(
+            same,
+            reqs.len(),
+            "{params}: first disagreement: {}",
+            first.unwrap()
+        );
+        let share = allowed_share(
+            &mut candidate(&s, "guava_smooth_bursty", params.clone()),
+            &reqs,
+        );
+        assert!(
+            (0.1..0.9).contains(&share),
+            "{params}: allowed share {share}"
+        );
     }
 }

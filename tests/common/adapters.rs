@@ -12,7 +12,9 @@ use std::process::Command;
 
 /// A scratch folder for built adapters, under cargo's target folder.
 pub fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("adapters").join(name);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("adapters")
+        .join(name);
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -59,7 +61,10 @@ pub fn go_x_time_rate(test: &str) -> Option<PathBuf> {
         skip(test, "no Go toolchain (apt-get install golang-go)");
         return None;
     }
-    if !Path::new(GOPATH).join("src/golang.org/x/time/rate/rate.go").exists() {
+    if !Path::new(GOPATH)
+        .join("src/golang.org/x/time/rate/rate.go")
+        .exists()
+    {
         skip(
             test,
             "no golang.org/x/time in /usr/share/gocode (apt-get install golang-golang-x-time-dev)",
@@ -81,4 +86,38 @@ pub fn go_x_time_rate(test: &str) -> Option<PathBuf> {
         "go build x_time_rate",
     );
     Some(exe)
+}
+
+/// Debian's Guava (libguava-java).
+pub const GUAVA_JAR: &str = "/usr/share/java/guava.jar";
+
+/// Compiles `examples/limiters/guava/GuavaExec.java` against the real
+/// Guava; returns the command line running it, or says why not.
+pub fn java_guava(test: &str) -> Option<Vec<String>> {
+    if !runs("javac", &["-version"]) || !runs("java", &["-version"]) {
+        skip(test, "no JDK (apt-get install default-jdk-headless)");
+        return None;
+    }
+    if !Path::new(GUAVA_JAR).exists() {
+        skip(
+            test,
+            "no /usr/share/java/guava.jar (apt-get install libguava-java)",
+        );
+        return None;
+    }
+    let d = scratch("guava");
+    build(
+        Command::new("javac")
+            .args(["-cp", GUAVA_JAR, "-d"])
+            .arg(&d)
+            .arg("examples/limiters/guava/GuavaExec.java")
+            .current_dir(env!("CARGO_MANIFEST_DIR")),
+        "javac GuavaExec",
+    );
+    Some(vec![
+        "java".into(),
+        "-cp".into(),
+        format!("{}:{GUAVA_JAR}", d.display()),
+        "com.google.common.util.concurrent.GuavaExec".into(),
+    ])
 }

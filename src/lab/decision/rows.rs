@@ -276,7 +276,8 @@ pub(super) fn gcra(s: &Setup, a: &Args) -> Result<Built> {
 }
 
 /// The hello's own fields, which an exec entry's `params` may not reuse.
-pub(super) const EXEC_HELLO_FIELDS: &[&str] = &["limit", "interval_ms", "interval_ns", "seed", "name"];
+pub(super) const EXEC_HELLO_FIELDS: &[&str] =
+    &["limit", "interval_ms", "interval_ns", "seed", "name"];
 
 /// A child process speaking `docs/protocol.md` (the `exec` model): its
 /// hello carries the policy (`limit`, `interval_ms`, `interval_ns`), the
@@ -305,7 +306,10 @@ pub(super) fn exec(s: &Setup, a: &Args) -> Result<Built> {
         ("name".to_string(), name.clone()),
     ];
     fields.extend(a.fields("params"));
-    let fields: Vec<(&str, String)> = fields.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let fields: Vec<(&str, String)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
     let l = crate::model::exec::ExecLimiter::start(cfg, &fields)?;
     built(name, Box::new(l))
 }
