@@ -24,6 +24,7 @@ use super::{Admit, Decision};
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -45,6 +46,27 @@ pub struct ExecConfig {
     pub name: String,
     /// How long the child may take to answer one line.
     pub timeout: Duration,
+    /// Its working directory (the scenario's folder); `None`: ratelab's.
+    pub workdir: Option<PathBuf>,
+    /// Its whole environment: nothing else is passed on.
+    pub env: Vec<(String, String)>,
+}
+
+/// The program to start: a name without `/` is looked up in ratelab's
+/// `PATH` (the child's environment is empty, so it cannot be looked up
+/// there); a relative path is taken from the working directory.
+fn resolve_program(prog: &str, workdir: Option<&Path>) -> Option<PathBuf> {
+    let p = Path::new(prog);
+    if prog.contains('/') {
+        return Some(match workdir {
+            Some(d) if p.is_relative() => d.join(p),
+            _ => p.to_path_buf(),
+        });
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(prog))
+        .find(|c| c.is_file())
 }
 
 /// Escapes a hello value: `%` → `%25`, space → `%20`, line breaks →
@@ -95,19 +117,26 @@ impl Pipe {
                 "exec: command is empty: expected a program and its arguments",
             ));
         };
-        let mut child = Command::new(prog)
-            .args(args)
+        let cannot = |why: String| {
+            Error::input(format!(
+                "exec {:?}: cannot start {:?}: {why}",
+                cfg.name,
+                cfg.command.join(" ")
+            ))
+        };
+        let exe = resolve_program(prog, cfg.workdir.as_deref())
+            .ok_or_else(|| cannot(format!("{prog:?} is not in PATH")))?;
+        let mut cmd = Command::new(&exe);
+        cmd.args(args).env_clear().envs(cfg.env.iter().cloned());
+        if let Some(d) = &cfg.workdir {
+            cmd.current_dir(d);
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| {
-                Error::input(format!(
-                    "exec {:?}: cannot start {:?}: {e}",
-                    cfg.name,
-                    cfg.command.join(" ")
-                ))
-            })?;
+            .map_err(|e| cannot(e.to_string()))?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");

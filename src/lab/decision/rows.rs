@@ -297,6 +297,8 @@ pub(super) fn exec(s: &Setup, a: &Args) -> Result<Built> {
         command,
         name: name.clone(),
         timeout,
+        workdir: s.workdir.clone(),
+        env: a.fields("env"),
     };
     let mut fields = vec![
         ("limit".to_string(), s.policy.limit.to_string()),
@@ -326,6 +328,7 @@ mod tests {
             uber_slack: 10,
             seed: 1,
             max_memory: 1 << 30,
+            workdir: None,
         }
     }
 
