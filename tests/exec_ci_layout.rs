@@ -14,7 +14,10 @@ fn block(readme: &str, heading: &str, lang: &str) -> String {
         .unwrap_or_else(|| panic!("README has no {heading:?}"));
     let rest = &readme[at..];
     let open = format!("```{lang}\n");
-    let start = rest.find(&open).unwrap_or_else(|| panic!("no ```{lang} block")) + open.len();
+    let start = rest
+        .find(&open)
+        .unwrap_or_else(|| panic!("no ```{lang} block"))
+        + open.len();
     let len = rest[start..].find("```").unwrap();
     rest[start..start + len].to_string()
 }
@@ -47,7 +50,10 @@ fn the_readme_ci_example_runs_as_written() {
         let mut c = Command::new(env!("CARGO_BIN_EXE_ratelab"));
         // Only what the line says: RATELAB_ALLOW_EXEC is off unless given.
         c.current_dir(repo).env("RATELAB_ALLOW_EXEC", "0");
-        if let Some(kv) = words.first().and_then(|w| w.strip_prefix("RATELAB_ALLOW_EXEC=")) {
+        if let Some(kv) = words
+            .first()
+            .and_then(|w| w.strip_prefix("RATELAB_ALLOW_EXEC="))
+        {
             c.env("RATELAB_ALLOW_EXEC", kv);
             words.remove(0);
         }
@@ -63,6 +69,9 @@ fn the_readme_ci_example_runs_as_written() {
     // The output the README quotes is what the first command printed.
     let quoted = block(&readme, "the first command prints", "");
     for l in quoted.lines().filter(|l| !l.trim().is_empty()) {
-        assert!(first_out.contains(l), "README line {l:?} not in:\n{first_out}");
+        assert!(
+            first_out.contains(l),
+            "README line {l:?} not in:\n{first_out}"
+        );
     }
 }

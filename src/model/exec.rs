@@ -351,7 +351,7 @@ fn keep_last_line(stderr: impl Read, last: Arc<Mutex<String>>) {
 }
 
 /// A line as quoted in an error: at most 80 characters.
-fn excerpt(s: &str) -> String {
+pub(crate) fn excerpt(s: &str) -> String {
     let mut e: String = s.chars().take(80).collect();
     if e.len() < s.len() {
         e.push('…');
