@@ -191,6 +191,16 @@ fn every_fault_is_one_line_exit_2_and_no_report() {
             vec!["no answer to batch 1 within 2000 ms (timeout_ms); the child was killed"],
         ),
         (
+            json!(["python3", script(p, "flood.py", &child("    while True:\n        sys.stdout.write('1 ' * 65536)"))]),
+            "an endless line",
+            vec!["reading its answer to batch 1: a line longer than 16 MiB without a line break"],
+        ),
+        (
+            json!(["python3", script(p, "noisy.py", &child("    sys.stderr.write('E' * (32 << 20))\n    sys.stderr.flush()\n    sys.exit(4)"))]),
+            "an endless stderr line",
+            vec!["exited (exit status: 4) before answering batch 1", "its last stderr line: \"EEEE"],
+        ),
+        (
             json!(["python3", script(p, "nohello.py", "import sys\nsys.stdin.readline()\nprint('hello there', flush=True)\n")]),
             "bad hello",
             vec!["answered the hello with \"hello there\""],

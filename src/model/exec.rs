@@ -315,12 +315,27 @@ fn write_lines(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
     }
 }
 
+/// The longest answer line ratelab reads (a batch of 16,384 answers is
+/// well under 1 MiB): a child that writes endlessly without a line break
+/// is a fault, not a memory blow-up.
+pub const MAX_LINE: u64 = 16 << 20;
+
+/// The most of a stderr line kept for error messages.
+const MAX_STDERR_LINE: usize = 4096;
+
 fn read_lines(stdout: impl Read, tx: Sender<std::io::Result<String>>) {
     let mut r = BufReader::with_capacity(1 << 16, stdout);
     loop {
         let mut line = String::new();
-        match r.read_line(&mut line) {
+        match r.by_ref().take(MAX_LINE + 1).read_line(&mut line) {
             Ok(0) => return,
+            Ok(n) if n as u64 > MAX_LINE => {
+                let _ = tx.send(Err(std::io::Error::other(format!(
+                    "a line longer than {} MiB without a line break",
+                    MAX_LINE >> 20
+                ))));
+                return;
+            }
             Ok(_) => {
                 while line.ends_with(['\n', '\r']) {
                     line.pop();
@@ -337,17 +352,40 @@ fn read_lines(stdout: impl Read, tx: Sender<std::io::Result<String>>) {
     }
 }
 
+/// Reads the child's stderr to its end (so it never blocks on a full
+/// pipe), keeping the start of its last non-empty line.
 fn keep_last_line(stderr: impl Read, last: Arc<Mutex<String>>) {
-    let r = BufReader::new(stderr);
-    for line in r.split(b'\n') {
-        let Ok(line) = line else { return };
-        let s = String::from_utf8_lossy(&line).trim().to_string();
+    let mut r = BufReader::new(stderr);
+    let mut cur: Vec<u8> = Vec::new();
+    let keep = |cur: &[u8]| {
+        let s = String::from_utf8_lossy(cur).trim().to_string();
         if !s.is_empty() {
             if let Ok(mut l) = last.lock() {
                 *l = s;
             }
         }
+    };
+    loop {
+        let buf = match r.fill_buf() {
+            Ok([]) | Err(_) => break,
+            Ok(b) => b,
+        };
+        let n = buf.len();
+        for piece in buf.split_inclusive(|&b| b == b'\n') {
+            let (text, ends) = match piece.split_last() {
+                Some((b'\n', t)) => (t, true),
+                _ => (piece, false),
+            };
+            let room = MAX_STDERR_LINE.saturating_sub(cur.len());
+            cur.extend_from_slice(&text[..text.len().min(room)]);
+            if ends {
+                keep(&cur);
+                cur.clear();
+            }
+        }
+        r.consume(n);
     }
+    keep(&cur);
 }
 
 /// A line as quoted in an error: at most 80 characters.
