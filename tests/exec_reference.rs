@@ -324,3 +324,53 @@ fn the_real_guava_rate_limiter_agrees_with_the_guava_model() {
         );
     }
 }
+
+#[test]
+fn a_lua_gcra_in_a_real_redis_agrees_with_the_gcra_model() {
+    let test = "Redis Lua GCRA agreement";
+    let Some(redis) = adapters::Redis::start(test) else {
+        return;
+    };
+    let cmd = json!(["python3", "examples/limiters/redis/redis_gcra.py"]);
+    for (s, burst, max_w) in [(setup(10, 1000), 10u64, 12u64), (setup(3, 700), 2, 3)] {
+        let reqs = bursty(
+            100_000,
+            500,
+            40_000_000,
+            3_000_000_000,
+            max_w,
+            0x4ed15 ^ burst,
+        );
+        let mut model = candidate(&s, "gcra", json!({"burst": burst}));
+        let mut real = candidate(
+            &s,
+            "exec",
+            json!({"command": cmd, "name": "redis gcra", "params": {"burst": burst, "redis_port": redis.port}}),
+        );
+        let (same, first) = agree(&mut model, &mut real, &reqs);
+        println!(
+            "{test} {:?} burst {burst}: {same} of {} agree",
+            s.policy,
+            reqs.len()
+        );
+        assert_eq!(
+            same,
+            reqs.len(),
+            "burst {burst}: first disagreement: {}",
+            first.unwrap()
+        );
+        // The server's keys outlive the child: empty it for the next setting.
+        drop(real);
+        flush(redis.port);
+    }
+}
+
+/// FLUSHALL on the test's own server.
+fn flush(port: u16) {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(b"*1\r\n$8\r\nFLUSHALL\r\n").unwrap();
+    let mut buf = [0u8; 5];
+    c.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"+OK\r\n");
+}

@@ -121,3 +121,51 @@ pub fn java_guava(test: &str) -> Option<Vec<String>> {
         "com.google.common.util.concurrent.GuavaExec".into(),
     ])
 }
+
+/// A `redis-server` of the test's own on a free loopback port, stopped
+/// (killed and reaped) when dropped. Nothing is saved to disk.
+pub struct Redis {
+    child: std::process::Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+}
+
+impl Redis {
+    /// Starts one, or says why the test is skipped.
+    pub fn start(test: &str) -> Option<Redis> {
+        if !runs("redis-server", &["--version"]) {
+            skip(test, "no redis-server (apt-get install redis-server)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let dir = scratch("redis");
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("redis-server: {e}"));
+        let r = Redis { child, port };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < until,
+                "redis-server did not listen on {port}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(r)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
