@@ -36,11 +36,18 @@ fn run(dir: &Path, limiters: Value) -> (Option<i32>, String, Option<Value>) {
         "--out",
         out.to_str().unwrap(),
         "--no-progress",
+        "--allow-exec",
     ]);
     let report = std::fs::read_to_string(out.join("exec").join("report.json"))
         .ok()
         .map(|t| serde_json::from_str(&t).unwrap());
     (o.status.code(), common::stderr(&o), report)
+}
+
+/// A path in the repository, absolute (a scenario's relative paths are
+/// taken from the scenario's folder, here a temporary one).
+fn repo(p: &str) -> String {
+    common::root().join(p).to_str().unwrap().to_string()
 }
 
 fn row<'a>(j: &'a Value, name: &str) -> &'a Value {
@@ -89,7 +96,7 @@ pub fn example(name: &str) -> PathBuf {
 fn a_python_limiter_joins_the_run_and_reports_are_byte_identical() {
     let d = tempfile::tempdir().unwrap();
     let lim = json!([
-        {"model": "exec", "command": ["python3", "examples/limiters/sliding_window.py"], "name": "ours"},
+        {"model": "exec", "command": ["python3", repo("examples/limiters/sliding_window.py")], "name": "ours"},
         {"model": "gcra"}
     ]);
     let (code, err, rep) = run(d.path(), lim.clone());
@@ -126,7 +133,7 @@ fn the_compiled_adapter_decides_as_the_python_one() {
         d.path(),
         json!([
             {"model": "exec", "command": [exe.to_str().unwrap()], "name": "compiled"},
-            {"model": "exec", "command": ["python3", "examples/limiters/sliding_window.py"], "name": "python"}
+            {"model": "exec", "command": ["python3", repo("examples/limiters/sliding_window.py")], "name": "python"}
         ]),
     );
     assert_eq!(code, Some(0), "{err}");
@@ -182,6 +189,16 @@ fn every_fault_is_one_line_exit_2_and_no_report() {
             json!(["python3", script(p, "stall.py", &child("    time.sleep(3600)"))]),
             "stall",
             vec!["no answer to batch 1 within 2000 ms (timeout_ms); the child was killed"],
+        ),
+        (
+            json!(["python3", script(p, "flood.py", &child("    while True:\n        sys.stdout.write('1 ' * 65536)"))]),
+            "an endless line",
+            vec!["reading its answer to batch 1: a line longer than 16 MiB without a line break"],
+        ),
+        (
+            json!(["python3", script(p, "noisy.py", &child("    sys.stderr.write('E' * (32 << 20))\n    sys.stderr.flush()\n    sys.exit(4)"))]),
+            "an endless stderr line",
+            vec!["exited (exit status: 4) before answering batch 1", "its last stderr line: \"EEEE"],
         ),
         (
             json!(["python3", script(p, "nohello.py", "import sys\nsys.stdin.readline()\nprint('hello there', flush=True)\n")]),
@@ -264,6 +281,7 @@ fn replay_takes_an_exec_entry_and_names_still_resolve() {
             trace.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
+            "--allow-exec",
         ])
     };
     let o = replay(

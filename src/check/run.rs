@@ -39,6 +39,8 @@ pub struct CheckOptions<'a> {
     pub strict: bool,
     /// Rerun every scenario with this seed instead of its own.
     pub seed: Option<u64>,
+    /// Let scenarios with `exec` entries run (see [`crate::lab::trust`]).
+    pub allow_exec: bool,
 }
 
 /// What checking one scenario found.
@@ -117,6 +119,9 @@ pub fn run(opts: &CheckOptions<'_>) -> Result<CheckOutcome> {
     // Parse everything (scenarios, expectations, baselines) before running
     // anything, so bad input fails fast with exit code 2.
     let (items, names) = load_items(&files, opts)?;
+    if opts.from.is_none() {
+        crate::lab::trust::require(items.iter().map(|i| &i.scenario), opts.allow_exec)?;
+    }
     let mut results = Vec::new();
     let mut outputs: Vec<Option<Output>> = Vec::new();
     for item in &items {

@@ -55,6 +55,10 @@ pub struct CheckArgs {
     /// Worker threads for sweeps (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Allow rerunning scenarios whose `exec` entries run a program; also
+    /// RATELAB_ALLOW_EXEC=1. Not needed with --from (nothing runs).
+    #[arg(long)]
+    pub allow_exec: bool,
 }
 
 /// `ratelab check`.
@@ -70,6 +74,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         verbose: args.verbose,
         strict: args.strict,
         seed: args.seed,
+        allow_exec: args.allow_exec,
     })?;
     print!("{}", outcome.console);
     let strict = args.strict;

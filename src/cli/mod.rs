@@ -78,6 +78,11 @@ pub struct RunOpts {
     /// requests a limiter got wrong. One line per request and candidate: large.
     #[arg(long, value_name = "FILE", value_parser = crate::report::atomic::parse_out_path)]
     pub decisions: Option<PathBuf>,
+    /// Allow scenarios whose `exec` entries run a program (a scenario that names a
+    /// program is code); also RATELAB_ALLOW_EXEC=1. Without it such a scenario is
+    /// refused (exit 2) before anything runs.
+    #[arg(long)]
+    pub allow_exec: bool,
 }
 
 /// The commands.

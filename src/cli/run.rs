@@ -80,6 +80,7 @@ pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
 pub fn run(path: &Path, opts: &RunOpts) -> Result<i32> {
     init_threads(opts.threads)?;
     let scenario = Scenario::load(path)?;
+    crate::lab::trust::require([&scenario], opts.allow_exec)?;
     run_one(&scenario, opts)?;
     Ok(0)
 }
@@ -117,6 +118,7 @@ pub fn reproduce(dir: &Path, opts: &RunOpts) -> Result<i32> {
             ));
         }
     }
+    crate::lab::trust::require(&scenarios, opts.allow_exec)?;
     for s in &scenarios {
         run_one(s, opts)?;
         println!();

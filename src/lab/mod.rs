@@ -20,6 +20,7 @@ pub mod proxy_example;
 pub mod rate_timeline;
 pub mod rate_vs_oracle;
 pub mod shard;
+pub mod trust;
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;

@@ -24,6 +24,7 @@ use super::{Admit, Decision};
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -33,8 +34,8 @@ use std::time::{Duration, Instant};
 /// The protocol's name and version, the first words of both hellos.
 pub const PROTOCOL: &str = "ratelab-exec 1";
 
-/// The default per-batch timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default per-batch timeout (an entry's `timeout_ms` overrides it).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to run a child.
 #[derive(Debug, Clone)]
@@ -45,6 +46,27 @@ pub struct ExecConfig {
     pub name: String,
     /// How long the child may take to answer one line.
     pub timeout: Duration,
+    /// Its working directory (the scenario's folder); `None`: ratelab's.
+    pub workdir: Option<PathBuf>,
+    /// Its whole environment: nothing else is passed on.
+    pub env: Vec<(String, String)>,
+}
+
+/// The program to start: a name without `/` is looked up in ratelab's
+/// `PATH` (the child's environment is empty, so it cannot be looked up
+/// there); a relative path is taken from the working directory.
+fn resolve_program(prog: &str, workdir: Option<&Path>) -> Option<PathBuf> {
+    let p = Path::new(prog);
+    if prog.contains('/') {
+        return Some(match workdir {
+            Some(d) if p.is_relative() => d.join(p),
+            _ => p.to_path_buf(),
+        });
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(prog))
+        .find(|c| c.is_file())
 }
 
 /// Escapes a hello value: `%` → `%25`, space → `%20`, line breaks →
@@ -95,19 +117,26 @@ impl Pipe {
                 "exec: command is empty: expected a program and its arguments",
             ));
         };
-        let mut child = Command::new(prog)
-            .args(args)
+        let cannot = |why: String| {
+            Error::input(format!(
+                "exec {:?}: cannot start {:?}: {why}",
+                cfg.name,
+                cfg.command.join(" ")
+            ))
+        };
+        let exe = resolve_program(prog, cfg.workdir.as_deref())
+            .ok_or_else(|| cannot(format!("{prog:?} is not in PATH")))?;
+        let mut cmd = Command::new(&exe);
+        cmd.args(args).env_clear().envs(cfg.env.iter().cloned());
+        if let Some(d) = &cfg.workdir {
+            cmd.current_dir(d);
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| {
-                Error::input(format!(
-                    "exec {:?}: cannot start {:?}: {e}",
-                    cfg.name,
-                    cfg.command.join(" ")
-                ))
-            })?;
+            .map_err(|e| cannot(e.to_string()))?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
@@ -286,12 +315,27 @@ fn write_lines(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
     }
 }
 
+/// The longest answer line ratelab reads (a batch of 16,384 answers is
+/// well under 1 MiB): a child that writes endlessly without a line break
+/// is a fault, not a memory blow-up.
+pub const MAX_LINE: u64 = 16 << 20;
+
+/// The most of a stderr line kept for error messages.
+const MAX_STDERR_LINE: usize = 4096;
+
 fn read_lines(stdout: impl Read, tx: Sender<std::io::Result<String>>) {
     let mut r = BufReader::with_capacity(1 << 16, stdout);
     loop {
         let mut line = String::new();
-        match r.read_line(&mut line) {
+        match r.by_ref().take(MAX_LINE + 1).read_line(&mut line) {
             Ok(0) => return,
+            Ok(n) if n as u64 > MAX_LINE => {
+                let _ = tx.send(Err(std::io::Error::other(format!(
+                    "a line longer than {} MiB without a line break",
+                    MAX_LINE >> 20
+                ))));
+                return;
+            }
             Ok(_) => {
                 while line.ends_with(['\n', '\r']) {
                     line.pop();
@@ -308,21 +352,44 @@ fn read_lines(stdout: impl Read, tx: Sender<std::io::Result<String>>) {
     }
 }
 
+/// Reads the child's stderr to its end (so it never blocks on a full
+/// pipe), keeping the start of its last non-empty line.
 fn keep_last_line(stderr: impl Read, last: Arc<Mutex<String>>) {
-    let r = BufReader::new(stderr);
-    for line in r.split(b'\n') {
-        let Ok(line) = line else { return };
-        let s = String::from_utf8_lossy(&line).trim().to_string();
+    let mut r = BufReader::new(stderr);
+    let mut cur: Vec<u8> = Vec::new();
+    let keep = |cur: &[u8]| {
+        let s = String::from_utf8_lossy(cur).trim().to_string();
         if !s.is_empty() {
             if let Ok(mut l) = last.lock() {
                 *l = s;
             }
         }
+    };
+    loop {
+        let buf = match r.fill_buf() {
+            Ok([]) | Err(_) => break,
+            Ok(b) => b,
+        };
+        let n = buf.len();
+        for piece in buf.split_inclusive(|&b| b == b'\n') {
+            let (text, ends) = match piece.split_last() {
+                Some((b'\n', t)) => (t, true),
+                _ => (piece, false),
+            };
+            let room = MAX_STDERR_LINE.saturating_sub(cur.len());
+            cur.extend_from_slice(&text[..text.len().min(room)]);
+            if ends {
+                keep(&cur);
+                cur.clear();
+            }
+        }
+        r.consume(n);
     }
+    keep(&cur);
 }
 
 /// A line as quoted in an error: at most 80 characters.
-fn excerpt(s: &str) -> String {
+pub(crate) fn excerpt(s: &str) -> String {
     let mut e: String = s.chars().take(80).collect();
     if e.len() < s.len() {
         e.push('…');

@@ -35,6 +35,7 @@ pub mod envoy_local_rate_limit;
 pub mod estimator;
 pub mod exact;
 pub mod exec;
+pub mod exec_estimator;
 pub mod fixed_window;
 pub mod fixed_window_counter;
 pub mod gcra;

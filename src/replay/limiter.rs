@@ -36,6 +36,7 @@ use std::collections::HashMap;
 /// The options `--algo limiter` takes.
 const TAKES: &[&str] = &[
     "--limiter",
+    "--allow-exec",
     "--limit",
     "--interval-ms",
     "--hashes",
@@ -95,6 +96,7 @@ fn setup(args: &ReplayArgs) -> Result<Setup> {
         uber_slack: args.slack.unwrap_or(10),
         seed: args.seed,
         max_memory: 1 << 32,
+        workdir: None,
     })
 }
 
@@ -106,7 +108,7 @@ fn pick(args: &ReplayArgs, setup: &Setup) -> Result<Candidate> {
         return Err(Error::input("--limiter is required for --algo limiter"));
     };
     if name.starts_with('{') {
-        return from_entry(name, setup);
+        return from_entry(name, setup, args.allow_exec);
     }
     let mut all = candidates(setup)?;
     let defaults: Vec<&str> = default_entries(setup).iter().map(|(m, _)| *m).collect();
@@ -131,7 +133,7 @@ fn pick(args: &ReplayArgs, setup: &Setup) -> Result<Candidate> {
 }
 
 /// One candidate from a `limiters` entry given as JSON.
-fn from_entry(text: &str, setup: &Setup) -> Result<Candidate> {
+fn from_entry(text: &str, setup: &Setup, allow_exec: bool) -> Result<Candidate> {
     let bad = |m: String| Error::input(format!("--limiter: {m}"));
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
@@ -143,6 +145,7 @@ fn from_entry(text: &str, setup: &Setup) -> Result<Candidate> {
         .get("model")
         .and_then(|m| m.as_str())
         .ok_or_else(|| bad(format!("missing \"model\": expected one of {}", known())))?;
+    crate::lab::trust::require_entry(&v, "--limiter", allow_exec)?;
     let r =
         row(model).ok_or_else(|| bad(format!("model {model:?}: expected one of {}", known())))?;
     let mut grid =

@@ -50,6 +50,9 @@ pub struct ReplayArgs {
     /// limiter: a decision-lab candidate: its name in the lab's table (e.g. 'governor GCRA per key', 'pingora Rate docs 4x1024') or a limiters entry as JSON ('{"model": "nginx_limit_req", "burst": 20}').
     #[arg(long)]
     pub limiter: Option<String>,
+    /// limiter: allow a `--limiter` entry that runs a command (`exec`); also RATELAB_ALLOW_EXEC=1.
+    #[arg(long)]
+    pub allow_exec: bool,
     /// rate, limiter: the window length in milliseconds.
     #[arg(long)]
     pub interval_ms: Option<u64>,
@@ -155,6 +158,7 @@ fn reject_unused(args: &ReplayArgs, algo: &str, takes: &[&str]) -> Result<()> {
         ("--flavor", args.flavor.is_some()),
         ("--build", args.build.is_some()),
         ("--limiter", args.limiter.is_some()),
+        ("--allow-exec", args.allow_exec),
         ("--act", args.act),
         ("--unlimited", args.unlimited),
         ("--first", args.first.is_some()),

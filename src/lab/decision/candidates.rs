@@ -62,6 +62,9 @@ pub struct Setup {
     pub seed: u64,
     /// Most bytes one candidate's state may take up front (`--max-memory`).
     pub max_memory: u64,
+    /// The working directory of `exec` children: the scenario's folder
+    /// (`None`: ratelab's own, as for `replay`).
+    pub workdir: Option<std::path::PathBuf>,
 }
 
 impl Setup {
@@ -250,9 +253,11 @@ pub const MODELS: &[ModelRow] = &[
         params: &[
             Param::argv("command", "the program and its arguments, e.g. [\"python3\", \"examples/limiters/sliding_window.py\"] (required; relative paths are from ratelab's working directory)"),
             Param::text("name", "the candidate's label (default \"exec <command>\")"),
-            Param::int("timeout_ms", 1, 3_600_000, "how long the child may take to answer one batch before it is killed (default 10000)"),
+            Param::int("timeout_ms", 1, 3_600_000, "how long the child may take to answer one batch before it is killed (default 30000)"),
+            Param::fields("env", &[], "environment variables of the child, e.g. {\"PYTHONHASHSEED\": \"0\"}: it gets these and nothing else (default none)"),
+            Param::fields("params", rows::EXEC_HELLO_FIELDS, "named values sent to the child as key=value words of its hello, e.g. {\"rate_per_s\": 7.5, \"burst\": 4} (default none)"),
         ],
-        in_label: &["command", "name", "timeout_ms"],
+        in_label: &["command", "name", "timeout_ms", "env", "params"],
         build: rows::exec,
     },
 ];
@@ -315,7 +320,7 @@ pub fn build(setup: &Setup, model: &ModelRow, args: &Args) -> Result<Candidate> 
 /// ```
 /// use ratelab::lab::decision::{candidates, Policy, Setup};
 /// let setup = Setup { policy: Policy { limit: 10, interval_ms: 1000 }, shapes: vec![],
-///                     uber_slack: 10, seed: 1, max_memory: 1 << 30 };
+///                     uber_slack: 10, seed: 1, max_memory: 1 << 30, workdir: None };
 /// let names: Vec<String> = candidates(&setup)?.into_iter().map(|c| c.name).collect();
 /// assert_eq!(names[0], "pingora Rate docs exact");
 /// assert!(names.contains(&"governor GCRA per key".to_string()));

@@ -285,6 +285,13 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         uber_slack: p.uber_slack,
         seed: ctx.seed,
         max_memory: ctx.max_memory,
+        workdir: Some(
+            scenario
+                .path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map_or_else(|| ".".into(), |d| d.to_path_buf()),
+        ),
     };
     let mut cands = match &p.limiters {
         None => candidates(&setup)?,

@@ -275,10 +275,14 @@ pub(super) fn gcra(s: &Setup, a: &Args) -> Result<Built> {
     )
 }
 
+/// The hello's own fields, which an exec entry's `params` may not reuse.
+pub(super) const EXEC_HELLO_FIELDS: &[&str] =
+    &["limit", "interval_ms", "interval_ns", "seed", "name"];
+
 /// A child process speaking `docs/protocol.md` (the `exec` model): its
 /// hello carries the policy (`limit`, `interval_ms`, `interval_ns`), the
-/// run's `seed` and the entry's `name`; the label is `name` (default `exec`
-/// and the command line).
+/// run's `seed`, the entry's `name`, then the entry's `params` in name
+/// order; the label is `name` (default `exec` and the command line).
 pub(super) fn exec(s: &Setup, a: &Args) -> Result<Built> {
     let command = a.argv("command").ok_or_else(|| {
         Error::input("exec: missing \"command\": expected the program and its arguments")
@@ -293,14 +297,21 @@ pub(super) fn exec(s: &Setup, a: &Args) -> Result<Built> {
         command,
         name: name.clone(),
         timeout,
+        workdir: s.workdir.clone(),
+        env: a.fields("env"),
     };
-    let fields = [
-        ("limit", s.policy.limit.to_string()),
-        ("interval_ms", s.policy.interval_ms.to_string()),
-        ("interval_ns", s.interval_ns().to_string()),
-        ("seed", s.seed.to_string()),
-        ("name", name.clone()),
+    let mut fields = vec![
+        ("limit".to_string(), s.policy.limit.to_string()),
+        ("interval_ms".to_string(), s.policy.interval_ms.to_string()),
+        ("interval_ns".to_string(), s.interval_ns().to_string()),
+        ("seed".to_string(), s.seed.to_string()),
+        ("name".to_string(), name.clone()),
     ];
+    fields.extend(a.fields("params"));
+    let fields: Vec<(&str, String)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
     let l = crate::model::exec::ExecLimiter::start(cfg, &fields)?;
     built(name, Box::new(l))
 }
@@ -317,6 +328,7 @@ mod tests {
             uber_slack: 10,
             seed: 1,
             max_memory: 1 << 30,
+            workdir: None,
         }
     }
 

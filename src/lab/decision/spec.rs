@@ -46,6 +46,15 @@ pub enum Kind {
     Argv,
     /// A free, non-empty string without line breaks (a label).
     Text,
+    /// An object of named scalars (`{"burst": 5, "mode": "strict"}`), taken
+    /// as one value (it does not expand to a grid): the `exec` model sends
+    /// them to the child as `key=value` words of its hello. Names are
+    /// `[A-Za-z_][A-Za-z0-9_]*` and none of `reserved`; values are numbers,
+    /// `true`/`false` or strings on one line.
+    Fields {
+        /// Names the object may not use (the hello's own fields).
+        reserved: &'static [&'static str],
+    },
 }
 
 /// One parameter of a model.
@@ -109,6 +118,19 @@ impl Param {
         }
     }
 
+    /// An object of named scalars passed through to a child process.
+    pub const fn fields(
+        name: &'static str,
+        reserved: &'static [&'static str],
+        doc: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            kind: Kind::Fields { reserved },
+            doc,
+        }
+    }
+
     /// A free string (a label).
     pub const fn text(name: &'static str, doc: &'static str) -> Self {
         Self {
@@ -133,6 +155,7 @@ impl Param {
                     "value {shown}: expected a command line, a non-empty list of non-empty strings"
                 )),
             },
+            Kind::Fields { reserved } => check_fields(v, reserved),
             Kind::Text => match v.as_str() {
                 Some(s) if !s.trim().is_empty() && !s.contains(['\n', '\r']) => Ok(()),
                 _ => Err(format!(
@@ -164,6 +187,44 @@ impl Param {
             },
         }
     }
+}
+
+/// Checks a [`Kind::Fields`] value.
+fn check_fields(v: &Value, reserved: &[&str]) -> Result<(), String> {
+    let Some(o) = v.as_object() else {
+        return Err(format!(
+            "value {v}: expected an object of named values, e.g. {{\"burst\": 5}}"
+        ));
+    };
+    for (k, x) in o {
+        let mut chars = k.chars();
+        let ok_name = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok_name {
+            return Err(format!(
+                "name {k:?}: expected letters, digits and _ (not starting with a digit)"
+            ));
+        }
+        if reserved.contains(&k.as_str()) {
+            return Err(format!(
+                "name {k:?}: reserved for the hello's own fields ({})",
+                reserved.join(", ")
+            ));
+        }
+        let scalar = match x {
+            Value::Number(_) | Value::Bool(_) => true,
+            Value::String(s) => !s.contains(['\n', '\r']),
+            _ => false,
+        };
+        if !scalar {
+            return Err(format!(
+                "{k}: value {x}: expected a number, true/false or a string on one line"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One candidate's parameters after expansion: the values given (one per
@@ -230,6 +291,25 @@ impl Args {
         })
     }
 
+    /// A [`Kind::Fields`] object as `(name, value)` words, strings
+    /// unquoted, in the object's order (sorted by name).
+    pub fn fields(&self, name: &str) -> Vec<(String, String)> {
+        self.get(name)
+            .and_then(Value::as_object)
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| {
+                        let s = match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        (k.clone(), s)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// `name=value` for the given fields that are not in `except`, split
     /// into (fixed, varying).
     pub(super) fn suffixes(&self, except: &[&str]) -> (String, String) {
@@ -282,7 +362,7 @@ pub fn expand(
             ));
         };
         let (values, is_list) = match v {
-            _ if matches!(p.kind, Kind::Argv) => (vec![v.clone()], false),
+            _ if matches!(p.kind, Kind::Argv | Kind::Fields { .. }) => (vec![v.clone()], false),
             Value::Array(a) if a.is_empty() => {
                 return Err((
                     format!("{field}.{k}"),

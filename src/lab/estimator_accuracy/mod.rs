@@ -8,6 +8,7 @@
 //! report does not depend on the thread count. The cells can be split across
 //! processes ([`run_cells`], [`merge_output`]; see [`crate::lab::shard`]).
 
+pub mod exec;
 mod params;
 mod render;
 mod replay;
@@ -63,17 +64,18 @@ impl Experiment for EstimatorAccuracy {
 
     fn validate(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Plan> {
         let plan = prepare(scenario, p, ctx)?;
-        if plan.p.backends.is_empty() {
+        if plan.p.backends.is_empty() && plan.p.estimators.is_empty() {
             return Err(scenario.field_error(
                 "backends",
-                "empty: expected at least one of model, pingora_limits",
+                "empty: expected at least one of model, pingora_limits (or an `estimators` entry)",
             ));
         }
+        exec::entries(scenario, &plan.p.estimators)?;
         Ok(plan)
     }
 
     fn estimate_work(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<()> {
-        let cells = plan.configs.len() * plan.p.backends.len();
+        let cells = plan.configs.len() * (plan.p.backends.len() + plan.p.estimators.len());
         check_sweep_work(scenario, ctx, &plan.workload, cells, plan.runs)
     }
 
@@ -98,6 +100,14 @@ impl Experiment for EstimatorAccuracy {
             rows.extend(sweep_crate(workload, configs, *runs, ctx.seed));
         }
         progress.finish();
+        rows.extend(exec::exec_rows(
+            scenario,
+            workload,
+            configs,
+            *runs,
+            ctx.seed,
+            &p.estimators,
+        )?);
         let first = replay_summary(workload, ctx.seed);
         Ok(Measured { rows, first })
     }
@@ -192,11 +202,17 @@ pub fn run_cells(
     with_first: bool,
 ) -> Result<ShardOutcomes> {
     let Plan {
+        p,
         workload,
         configs,
         runs,
-        ..
     } = prepare(scenario, scenario.params()?, ctx)?;
+    if !p.estimators.is_empty() {
+        return Err(scenario.field_error(
+            "estimators",
+            "sketches of your own (exec) do not shard: run the scenario without --shard",
+        ));
+    }
     let cells: Vec<usize> = (0..configs.len() * runs as usize)
         .filter(|&k| owns(k))
         .collect();

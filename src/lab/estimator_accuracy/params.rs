@@ -36,6 +36,12 @@ pub struct Params {
     /// (give those rows an `ignore` tolerance for `ratelab check`).
     #[serde(default = "default_backends")]
     pub backends: Vec<Backend>,
+    /// Sketches of your own, each a child process speaking the estimator
+    /// role of `docs/protocol.md`: `{"model": "exec", "command": [...],
+    /// "name": "ours"}` (checked by [`super::exec::entries`]). Each gets
+    /// every shape and run of the sweep, after the backends' rows.
+    #[serde(default)]
+    pub estimators: Vec<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// An implementation of the count-min sketch.
@@ -47,6 +53,10 @@ pub enum Backend {
     Model,
     /// The real `pingora_limits::estimator::Estimator` (random hashers).
     PingoraLimits,
+    /// A sketch of your own in a child process (an `estimators` entry; not
+    /// a `backends` value).
+    #[serde(skip)]
+    Exec,
 }
 
 impl Backend {
@@ -55,6 +65,7 @@ impl Backend {
         match self {
             Backend::Model => "model",
             Backend::PingoraLimits => "pingora_limits",
+            Backend::Exec => "exec",
         }
     }
 }

@@ -27,7 +27,7 @@ impl Labels {
     fn of(p: &Params) -> Self {
         Self {
             multi_variant: p.variants.len() > 1,
-            multi_backend: p.backends != [Backend::Model],
+            multi_backend: p.backends != [Backend::Model] || !p.estimators.is_empty(),
         }
     }
 
@@ -41,7 +41,7 @@ impl Labels {
         };
         if self.multi_backend {
             l.push(' ');
-            l.push_str(r.backend.name());
+            l.push_str(r.backend_name());
         }
         l
     }
@@ -120,7 +120,7 @@ fn main_table(rows: &[Row], labels: &Labels) -> Table {
             cells.insert(0, r.config.variant.name().to_string());
         }
         if labels.multi_backend {
-            cells.insert(0, r.backend.name().to_string());
+            cells.insert(0, r.backend_name().to_string());
         }
         table.push(cells);
     }
@@ -203,7 +203,7 @@ fn json_rows(rows: &[Row], multi_backend: bool) -> Vec<serde_json::Value> {
                 },
             });
             if multi_backend {
-                o["backend"] = r.backend.name().into();
+                o["backend"] = r.backend_name().into();
                 o["deterministic"] = (r.backend == Backend::Model).into();
             }
             o
@@ -279,8 +279,8 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
             } else {
                 String::new()
             },
-            if rows.iter().any(|o| o.backend != r.backend) {
-                format!(" {}", r.backend.name())
+            if rows.iter().any(|o| o.backend_name() != r.backend_name()) {
+                format!(" {}", r.backend_name())
             } else {
                 String::new()
             }

@@ -96,7 +96,7 @@ fn key_table(sketch: &Estimator, workload: &Workload) -> Vec<u32> {
 }
 
 /// Seen keys in rank order: by true count, descending; key id breaks ties.
-fn rank_order(truth: &[u64]) -> Vec<u32> {
+pub(super) fn rank_order(truth: &[u64]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..truth.len() as u32)
         .filter(|&k| truth[k as usize] > 0)
         .collect();
@@ -188,7 +188,7 @@ pub fn replay_estimator(
 
 /// Error statistics of per-key estimates (`estimate(key)`) against the exact
 /// counts, keys taken in rank order.
-fn outcome_of(
+pub(super) fn outcome_of(
     truth: &[u64],
     order: &[u32],
     estimate: impl Fn(usize) -> i64,

@@ -15,6 +15,9 @@ use rayon::prelude::*;
 pub struct Row {
     /// Which implementation.
     pub backend: Backend,
+    /// The implementation's name when it has its own (an exec entry's
+    /// `name`), else the backend's.
+    pub label: Option<String>,
     /// Shape and behaviour.
     pub config: EstimatorConfig,
     /// Mean and std of each statistic over runs.
@@ -29,6 +32,13 @@ pub struct Row {
     pub rank_bin_means: Vec<f64>,
     /// Error quantiles, averaged over runs.
     pub quantiles: Vec<f64>,
+}
+
+impl Row {
+    /// The implementation's name in tables and legends.
+    pub fn backend_name(&self) -> &str {
+        self.label.as_deref().unwrap_or(self.backend.name())
+    }
 }
 
 /// Runs the sweep of `configs` × `runs` on `workload`, in parallel, in a fixed
@@ -129,6 +139,7 @@ pub fn rows(configs: &[EstimatorConfig], runs: u32, outcomes: &[CellOutcome]) ->
             };
             Row {
                 backend: Backend::Model,
+                label: None,
                 config: *config,
                 summary: summarize(&stats),
                 bound: runs_of.iter().map(|o| o.bound).sum::<f64>() / n,

@@ -1,0 +1,93 @@
+//! A frequency estimator (a sketch) in any language, run as a child process
+//! speaking the `estimator` role of the exec protocol (`docs/protocol.md`):
+//! batches of `incr` answered `ok`, batches of `get` answered with one
+//! estimate per key.
+//!
+//! The pipe, its timeouts and its fault messages are the limiter's
+//! ([`super::exec::Pipe`]); only the lines differ. Keys are the lab's dense
+//! key ids. This is an adapter beside [`super::estimator::FrequencyEstimator`]
+//! rather than an implementation of it: the trait decides one key at a time
+//! and reads through `&self`, while a child answers whole batches.
+
+use super::exec::{excerpt, ExecConfig, Pipe};
+use crate::error::{Error, Result};
+use std::io::Write;
+
+/// A sketch in a child process.
+pub struct ExecEstimator {
+    pipe: Pipe,
+    seq: u64,
+}
+
+impl ExecEstimator {
+    /// Starts the child and exchanges hellos (`ratelab-exec 1 estimator
+    /// key=value…` / `ratelab-exec 1 ok`).
+    pub fn start(cfg: ExecConfig, fields: &[(&str, String)]) -> Result<Self> {
+        let (pipe, _words) = Pipe::start(cfg, "estimator", fields)?;
+        Ok(Self { pipe, seq: 0 })
+    }
+
+    /// `incr <seq> <n> <k1> <v1> …`: adds each value to its key, in order;
+    /// the child answers `ok`.
+    pub fn incr_batch(&mut self, items: &[(u32, i64)]) -> Result<()> {
+        self.seq += 1;
+        let mut line = Vec::with_capacity(24 + items.len() * 12);
+        let _ = write!(line, "incr {} {}", self.seq, items.len());
+        for &(k, v) in items {
+            let _ = write!(line, " {k} {v}");
+        }
+        line.push(b'\n');
+        let what = format!("incr batch {}", self.seq);
+        let answer = self.pipe.exchange(line, &what)?;
+        if answer.trim() != "ok" {
+            let at = self.pipe.line_no();
+            return Err(self.pipe.fault(format!(
+                "{what} (stdout line {at}): answered {}: expected ok",
+                excerpt(&answer)
+            )));
+        }
+        Ok(())
+    }
+
+    /// `get <seq> <n> <k1> …`: the child answers one whole number (the
+    /// estimate, possibly negative) per key, in order; appended to `out`.
+    pub fn get_batch(&mut self, keys: &[u32], out: &mut Vec<i64>) -> Result<()> {
+        self.seq += 1;
+        let mut line = Vec::with_capacity(24 + keys.len() * 8);
+        let _ = write!(line, "get {} {}", self.seq, keys.len());
+        for k in keys {
+            let _ = write!(line, " {k}");
+        }
+        line.push(b'\n');
+        let what = format!("get batch {}", self.seq);
+        let answer = self.pipe.exchange(line, &what)?;
+        let start = out.len();
+        for (i, tok) in answer.split_ascii_whitespace().enumerate() {
+            match tok.parse::<i64>() {
+                Ok(v) => out.push(v),
+                Err(_) => {
+                    out.truncate(start);
+                    return Err(self.bad(&what, &answer, format!("estimate {} {tok:?}", i + 1)));
+                }
+            }
+        }
+        let got = out.len() - start;
+        if got != keys.len() {
+            out.truncate(start);
+            let at = self.pipe.line_no();
+            return Err(self.pipe.fault(format!(
+                "{what} (stdout line {at}): {got} estimates for {} keys",
+                keys.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn bad(&mut self, what: &str, answer: &str, tok: String) -> Error {
+        let at = self.pipe.line_no();
+        self.pipe.fault(format!(
+            "{what} (stdout line {at}): {tok} in {}: expected a whole number",
+            excerpt(answer)
+        ))
+    }
+}
