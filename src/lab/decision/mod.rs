@@ -307,7 +307,7 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     if let Some(f) = decisions {
         f.commit()?;
     }
-    Ok(render::output(&lab, &cands))
+    render::output(&lab, &cands)
 }
 
 /// The candidates of a `limiters` list: every entry checked and expanded
