@@ -40,6 +40,72 @@ fn report_is_byte_identical_at_one_and_two_threads() {
     assert_eq!(ta, tb);
 }
 
+/// Several batches of requests (the source reads the next batch while the
+/// candidates decide the current one), a grid of listed candidates and a
+/// trace source: the report and every decision are the same at 1 and 2
+/// threads.
+#[test]
+fn many_batches_of_a_trace_and_a_grid_are_identical_at_one_and_two_threads() {
+    let gen = r#"{"name": "dec-gen", "kind": "decision_accuracy", "seed": 9,
+      "policy": {"limit": 10, "interval_ms": 1000}, "shapes": [],
+      "workload": {"type": "mix", "parts": [
+        {"type": "poisson", "keys": {"type": "zipf", "keys": 3000, "s": 1.1}, "rate": 5000.0, "duration_s": 12.0},
+        {"type": "flash_crowd", "keys": {"type": "uniform", "keys": 5}, "rate": 5.0,
+         "flash_rate": 300.0, "flash_start_s": 4.0, "flash_duration_s": 3.0, "duration_s": 12.0}]}}"#;
+    let (dir, sc) = temp_file("dec-gen.json", gen.as_bytes());
+    let trace = dir.path().join("t.csv");
+    let o = ratelab(&[
+        "export",
+        sc.to_str().unwrap(),
+        "--out",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = std::fs::read_to_string(&trace).unwrap().lines().count();
+    assert!(lines > 3 * (1 << 14), "several batches: {lines} lines");
+    let tsc = dir.path().join("dec-grid.json");
+    std::fs::write(
+        &tsc,
+        r#"{"name": "dec-grid", "kind": "decision_accuracy", "seed": 5,
+            "policy": {"limit": 10, "interval_ms": 1000}, "shapes": [],
+            "watch": {"key": "k3004", "from_s": 4.0},
+            "trace": {"path": "t.csv", "unit": "ns"},
+            "limiters": [
+              {"model": "token_bucket", "rate_per_s": 10, "burst": [5, 10, 20]},
+              {"model": "pingora_rate", "estimate": "proportional", "hashes": 4, "slots": [64, 1024]},
+              {"model": "sliding_window_counter"},
+              {"model": "nginx_limit_req", "burst": 5, "nodelay": false}]}"#,
+    )
+    .unwrap();
+    let run = |threads: &str| {
+        let out = dir.path().join(format!("out{threads}"));
+        let dec = dir.path().join(format!("decisions{threads}.csv"));
+        let o = ratelab(&[
+            "run",
+            tsc.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--threads",
+            threads,
+            "--no-progress",
+            "--decisions",
+            dec.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (tree(&out.join("dec-grid")), std::fs::read(dec).unwrap())
+    };
+    let (r1, d1) = run("1");
+    let (r2, d2) = run("2");
+    assert!(r1.iter().any(|(n, _)| n.ends_with("report.json")));
+    // One decision line per request and candidate (7), plus the header.
+    assert_eq!(
+        d1.iter().filter(|&&b| b == b'\n').count(),
+        7 * (lines - 1) + 1
+    );
+    assert!(r1 == r2, "the report differs between 1 and 2 threads");
+    assert!(d1 == d2, "the decisions differ between 1 and 2 threads");
+}
+
 #[test]
 fn exported_trace_replays_to_the_same_decisions() {
     let (dir, sc) = temp_file("dec-small.json", SMALL.as_bytes());

@@ -22,8 +22,9 @@
 //! alive in the two windows (peak).
 //!
 //! Wrong decisions are counted per request line (a weighted line is one
-//! decision). There is no parallelism: the report is the same at any thread
-//! count.
+//! decision). Candidates decide a batch in parallel while the next batch is
+//! read and judged by the exact limiters; each candidate's state and tally
+//! are its own, so the report is the same at any thread count.
 
 mod candidates;
 mod render;
@@ -314,7 +315,7 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     if let Some(f) = decisions {
         f.commit()?;
     }
-    Ok(render::output(&lab, &cands))
+    render::output(&lab, &cands)
 }
 
 /// The candidates of a `limiters` list: every entry checked and expanded
@@ -489,10 +490,13 @@ impl<'a> Lab<'a> {
         }
     }
 
-    /// Streams every request through the exact limiters (in order, on this
-    /// thread) and then, a batch at a time, through the candidates (in
-    /// parallel: each candidate's state is its own, so the result does not
-    /// depend on the thread count).
+    /// Streams every request through the exact limiters (in order, one
+    /// batch at a time) and each batch through the candidates (in parallel:
+    /// each candidate's state is its own, so the result does not depend on
+    /// the thread count). The next batch is read and judged by the exact
+    /// limiters while the candidates work on the current one, so the serial
+    /// part (the source, the trace's parsing, the oracles) overlaps the
+    /// parallel one instead of leaving a core idle.
     fn replay(
         &mut self,
         cands: &mut [Candidate],
@@ -500,101 +504,96 @@ impl<'a> Lab<'a> {
     ) -> Result<()> {
         let keep = decisions.is_some();
         let lim = self.limits();
-        let mut sliding = SlidingLogLimiter::new(lim.limit, lim.interval);
-        let mut aligned = AlignedWindowLimiter::new(lim.limit, lim.interval);
-        let progress = self.ctx.progress(0, &self.scenario.common.name);
-        let mut align: Option<Nanos> = None;
+        let mut oracles = Oracles {
+            sliding: SlidingLogLimiter::new(lim.limit, lim.interval),
+            aligned: AlignedWindowLimiter::new(lim.limit, lim.interval),
+            align: None,
+            progress: self.ctx.progress(0, &self.scenario.common.name),
+        };
+        let mut tallies = std::mem::take(&mut self.tallies);
         let mut batch: Vec<Request> = Vec::with_capacity(BATCH);
-        loop {
-            batch.clear();
-            while batch.len() < BATCH {
-                let Some(ev) = self.source.next() else {
-                    break;
-                };
-                let (t, k, w) = ev?;
-                let align = *align.get_or_insert_with(|| self.source.align(lim.interval));
-                if self.watch_id.is_none() {
-                    if let Some(wk) = &self.p.watch {
-                        self.watch_id = self.source.id_of(&wk.key);
-                    }
-                }
-                self.count(t, k, w);
-                if self.requests % (1 << 20) == 0 {
-                    progress.inc(1 << 20);
-                }
-                let truth = sliding.allow(k, w, t);
-                let r = Request {
-                    key: k,
-                    t,
-                    w,
-                    truth,
-                    fixed_truth: aligned.allow(k, w, t + align),
-                    watched: self.watch_id == Some(k) && self.watch_from.is_some_and(|f| t >= f),
-                    bin: self.bin(k, t),
-                    onset_bin: self.onset_bin(k, t),
-                    is_watch: self.watch_id == Some(k),
-                    window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
-                };
-                if let Some(b) = r.bin {
-                    self.offered[b] += w;
-                }
-                if let Some(b) = r.onset_bin {
-                    self.offered_onset[b] += w;
-                }
-                self.oracle.record(
-                    &Request {
-                        fixed_truth: truth,
-                        ..r
-                    },
-                    truth,
-                    lim,
-                );
-                self.fixed_oracle.record(
-                    &Request {
-                        bin: None,
-                        onset_bin: None,
-                        ..r
-                    },
-                    r.fixed_truth,
-                    lim,
-                );
-                batch.push(r);
-            }
-            if batch.is_empty() {
-                break;
-            }
-            let reqs: Vec<(u32, u64, Nanos)> = batch.iter().map(|r| (r.key, r.w, r.t)).collect();
-            let done: Vec<Result<Vec<Decision>>> = cands
-                .par_iter_mut()
-                .zip(self.tallies.par_iter_mut())
-                .map(|(c, tally)| {
-                    let mut out = Vec::with_capacity(reqs.len());
-                    c.limiter.admit_batch(&reqs, &mut out)?;
-                    if out.len() != reqs.len() {
-                        return Err(crate::error::Error::internal(format!(
-                            "{}: {} decisions for a batch of {} requests",
-                            c.name,
-                            out.len(),
-                            reqs.len()
-                        )));
-                    }
-                    for (r, d) in batch.iter().zip(&out) {
-                        tally.record(r, d.allowed, lim);
-                    }
-                    if !keep {
-                        out.clear();
-                    }
-                    Ok(out)
-                })
-                .collect();
-            // The first failing candidate in table order, whatever thread
-            // failed first.
-            let done = done.into_iter().collect::<Result<Vec<_>>>()?;
+        let mut next: Vec<Request> = Vec::with_capacity(BATCH);
+        let mut read = self.fill(&mut batch, &mut oracles);
+        while read.is_ok() && !batch.is_empty() {
+            let (filled, done) = rayon::join(
+                || self.fill(&mut next, &mut oracles),
+                || evaluate(cands, &mut tallies, &batch, lim, keep),
+            );
+            // The batch's own failure first: the one a serial pass meets
+            // first.
+            let done = done?;
             if let Some(f) = decisions.as_deref_mut() {
                 self.write_decisions(f, &batch, cands, &done)?;
             }
+            read = filled;
+            std::mem::swap(&mut batch, &mut next);
         }
-        progress.finish();
+        read?;
+        self.tallies = tallies;
+        oracles.progress.finish();
+        Ok(())
+    }
+
+    /// Reads the next batch of requests (empty at the end) and counts each
+    /// in the traffic totals and the exact limiters' tallies.
+    fn fill(&mut self, batch: &mut Vec<Request>, o: &mut Oracles) -> Result<()> {
+        let lim = self.limits();
+        batch.clear();
+        while batch.len() < BATCH {
+            let Some(ev) = self.source.next() else {
+                break;
+            };
+            let (t, k, w) = ev?;
+            let align = *o
+                .align
+                .get_or_insert_with(|| self.source.align(lim.interval));
+            if self.watch_id.is_none() {
+                if let Some(wk) = &self.p.watch {
+                    self.watch_id = self.source.id_of(&wk.key);
+                }
+            }
+            self.count(t, k, w);
+            if self.requests % (1 << 20) == 0 {
+                o.progress.inc(1 << 20);
+            }
+            let truth = o.sliding.allow(k, w, t);
+            let r = Request {
+                key: k,
+                t,
+                w,
+                truth,
+                fixed_truth: o.aligned.allow(k, w, t + align),
+                watched: self.watch_id == Some(k) && self.watch_from.is_some_and(|f| t >= f),
+                bin: self.bin(k, t),
+                onset_bin: self.onset_bin(k, t),
+                is_watch: self.watch_id == Some(k),
+                window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
+            };
+            if let Some(b) = r.bin {
+                self.offered[b] += w;
+            }
+            if let Some(b) = r.onset_bin {
+                self.offered_onset[b] += w;
+            }
+            self.oracle.record(
+                &Request {
+                    fixed_truth: truth,
+                    ..r
+                },
+                truth,
+                lim,
+            );
+            self.fixed_oracle.record(
+                &Request {
+                    bin: None,
+                    onset_bin: None,
+                    ..r
+                },
+                r.fixed_truth,
+                lim,
+            );
+            batch.push(r);
+        }
         Ok(())
     }
 
@@ -672,6 +671,53 @@ impl<'a> Lab<'a> {
     fn watch_name(&self) -> Option<String> {
         self.watch_id.map(|k| self.source.name(k))
     }
+}
+
+/// The exact limiters' state between batches, and the progress bar.
+struct Oracles {
+    sliding: SlidingLogLimiter,
+    aligned: AlignedWindowLimiter,
+    /// Offset of the aligned windows (known at the first request).
+    align: Option<Nanos>,
+    progress: crate::progress::Progress,
+}
+
+/// Every candidate's decisions on `batch`, tallied (in parallel, one task a
+/// candidate); the decisions themselves are kept only when `keep`.
+fn evaluate(
+    cands: &mut [Candidate],
+    tallies: &mut [Tally],
+    batch: &[Request],
+    lim: Limits,
+    keep: bool,
+) -> Result<Vec<Vec<Decision>>> {
+    let reqs: Vec<(u32, u64, Nanos)> = batch.iter().map(|r| (r.key, r.w, r.t)).collect();
+    let done: Vec<Result<Vec<Decision>>> = cands
+        .par_iter_mut()
+        .zip(tallies.par_iter_mut())
+        .map(|(c, tally)| {
+            let mut out = Vec::with_capacity(reqs.len());
+            c.limiter.admit_batch(&reqs, &mut out)?;
+            if out.len() != reqs.len() {
+                return Err(crate::error::Error::internal(format!(
+                    "{}: {} decisions for a batch of {} requests",
+                    c.name,
+                    out.len(),
+                    reqs.len()
+                )));
+            }
+            for (r, d) in batch.iter().zip(&out) {
+                tally.record(r, d.allowed, lim);
+            }
+            if !keep {
+                out.clear();
+            }
+            Ok(out)
+        })
+        .collect();
+    // The first failing candidate in table order, whatever thread failed
+    // first.
+    done.into_iter().collect()
 }
 
 #[cfg(test)]

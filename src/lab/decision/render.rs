@@ -4,11 +4,11 @@
 
 use super::tally::{worst, Tally};
 use super::{Candidate, Lab, BINS};
-use crate::clock::{MILLI, SECOND};
-use crate::lab::report_head;
-use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
+use crate::clock::{Nanos, MILLI, SECOND};
+use crate::error::Result;
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::fmt::bytes_human;
-use crate::report::{Output, Table};
+use crate::report::{Heading, Output, ReportBuilder, Table};
 use serde_json::{json, Value};
 
 fn pct(n: u64, d: u64) -> f64 {
@@ -31,8 +31,9 @@ fn fmt_pct(v: f64) -> String {
     }
 }
 
-/// The whole report of a finished run.
-pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Output {
+/// The whole report of a finished run (a chart that fails to render fails
+/// it).
+pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
     let keys = lab.keys_seen();
     let mems: Vec<u64> = cands
         .iter()
@@ -40,19 +41,27 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Output {
         .collect();
     let (table, rows) = rows(lab, cands, &mems);
     let fams = families(cands);
-    let mut charts = vec![memory_chart(lab, cands, &mems, &fams)];
-    charts.extend(timeline_chart(lab, cands, &fams));
-    charts.push(harm_chart(lab, cands));
-    charts.extend(onset_chart(lab, cands, &fams));
-    let charts = charts.iter().filter_map(|s| render(s).ok()).collect();
-    Output {
-        json: report_json(lab, rows),
-        console: format!("{} requests, {} keys\n{}", lab.requests, keys, table.text()),
-        table_csv: table.csv(),
-        table_md: markdown(lab, cands, &table),
-        charts,
-        extra_files: Vec::new(),
+    let mut report = ReportBuilder::new(lab.scenario, lab.ctx.seed, None);
+    report.heading(Heading::DescriptionIfAny);
+    for (k, v) in report_fields(lab, rows) {
+        report.field(&k, v);
     }
+    report.md(&markdown(lab, cands, &table));
+    report.csv(&table);
+    report.console(&format!(
+        "{} requests, {} keys\n{}",
+        lab.requests,
+        keys,
+        table.text()
+    ));
+    let mut charts = vec![
+        memory_chart(lab, cands, &mems, &fams),
+        harm_chart(lab, cands),
+    ];
+    charts.extend(onset_chart(lab, cands, &fams));
+    charts.extend(timeline_chart(lab, cands, &fams));
+    report.charts(&charts)?;
+    Ok(report.finish())
 }
 
 /// What a candidate's errors cost, classified by the exact policy: keys
@@ -261,15 +270,12 @@ fn rows(lab: &Lab, cands: &[Candidate], mems: &[u64]) -> (Table, Vec<Value>) {
     (table, rows_json)
 }
 
-/// `table.md`: what was run, the table, and how to read it.
+/// `table.md` after its heading: what was run, the table, and how to read
+/// it (the charts' captions follow).
 fn markdown(lab: &Lab, cands: &[Candidate], table: &Table) -> String {
     let p = lab.p;
     let n = lab.requests;
-    let common = &lab.scenario.common;
-    let mut md = format!("# {}\n\n", common.name);
-    if !common.description.is_empty() {
-        md.push_str(&format!("{}\n\n", common.description));
-    }
+    let mut md = String::new();
     md.push_str(&format!(
         "Policy: at most {} requests per key per {} ms. {} requests ({} in weight) from {} distinct keys over {:.1} s of virtual time; the exact sliding log (counting admitted requests) allowed {} ({}).\n\n",
         p.policy.limit,
@@ -300,21 +306,14 @@ fn markdown(lab: &Lab, cands: &[Candidate], table: &Table) -> String {
     if p.compare_cloudflare {
         md.push_str(&cloudflare_section(cands, &lab.tallies, n));
     }
-    md.push_str("\n## Charts\n\n- `wrong_vs_memory`: wrong decisions (% of requests, vs the sliding log) against memory, log-log.\n");
-    md.push_str("- `harm`: requests of compliant keys denied (% of their requests) against requests of limited keys admitted beyond the exact limiter (% of what it admitted), one point per candidate; the line joins the candidates no other beats on both. Candidates that deny more than half of the compliant requests are left off (see the table).\n");
-    if lab.watch().is_some() {
-        md.push_str("- `watched_onset`: the watched key's admitted requests, counted from one interval before its abuse starts, over the first intervals (the title gives what it offered): how much of the burst each limiter lets through before it settles at the policy rate.\n");
-    }
-    if lab.watch().is_some() {
-        md.push_str("- `watched_timeline`: requests per second of the watched key admitted by each algorithm, against what was offered and what the exact sliding log admitted.\n");
-    }
     md
 }
 
-/// `report.json`: the common head, the policy, the traffic and the rows.
-fn report_json(lab: &Lab, rows: Vec<Value>) -> Value {
+/// `report.json` after the common head: the policy, the traffic and the
+/// rows.
+fn report_fields(lab: &Lab, rows: Vec<Value>) -> serde_json::Map<String, Value> {
     let p = lab.p;
-    let mut j = report_head(lab.scenario, lab.ctx, None);
+    let mut j = serde_json::Map::new();
     j.insert(
         "policy".into(),
         json!({"limit": p.policy.limit, "interval_ms": p.policy.interval_ms}),
@@ -352,7 +351,7 @@ fn report_json(lab: &Lab, rows: Vec<Value>) -> Value {
         );
     }
     j.insert("rows".into(), Value::Array(rows));
-    Value::Object(j)
+    j
 }
 
 /// The candidates' families in order of first appearance.
@@ -378,6 +377,8 @@ fn memory_chart(lab: &Lab, cands: &[Candidate], mems: &[u64], fams: &[&str]) -> 
         "memory (bytes, log scale)",
         "wrong decisions (% of requests, log scale)",
     );
+    mem.caption =
+        "wrong decisions (% of requests, vs the sliding log) against memory, log-log.".into();
     mem.x_log = true;
     mem.y_log = true;
     mem.log_floor = 1e-5;
@@ -439,6 +440,7 @@ fn timeline_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Option<Chart
         "time (s)",
         format!("requests/s in {} ms bins", lab.bin_w as f64 / MILLI as f64),
     );
+    tl.caption = "requests per second of the watched key admitted by each algorithm, against what was offered and what the exact sliding log admitted.".into();
     tl.vlines
         .push((from as f64 / SECOND as f64, "abuse starts".into()));
     let mut s = Series::new("offered", series_of(&lab.offered), SeriesStyle::Step);
@@ -494,8 +496,11 @@ fn cloudflare_section(cands: &[Candidate], tallies: &[Tally], n: u64) -> String 
 }
 
 /// Harm: compliant denied % against limited excess %, one point per
-/// candidate (a series per family), and the Pareto frontier (lower left is
-/// better on both).
+/// candidate, and the Pareto frontier (lower left is better on both). A
+/// candidate far outside the others on x (Cloudflare's window with denied
+/// requests counted locks abusers out at about -70%) would squeeze the rest
+/// into a few pixels: the axis is zoomed to the others and it is drawn at
+/// the axis edge as its own series, its name and true value beside it.
 fn harm_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
     let p = lab.p;
     let mut c = ChartSpec::new(
@@ -517,11 +522,26 @@ fn harm_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
             (
                 excess_pct(&h),
                 pct(h.compliant_denied, h.compliant_requests),
-                cd.family.as_str(),
+                cd.name.as_str(),
             )
         })
         .filter(|pt| pt.1 <= 50.0)
         .collect();
+    let xs: Vec<f64> = pts.iter().map(|x| x.0).collect();
+    let zoom = zoom_range(&xs);
+    // Where a point is drawn: clipped ones just inside the edge they pass.
+    let drawn = |x: f64| match zoom {
+        Some((lo, hi)) if x < lo || x > hi => {
+            let inset = 0.02 * (hi - lo);
+            if x < lo {
+                lo + inset
+            } else {
+                hi - inset
+            }
+        }
+        _ => x,
+    };
+    let clipped = |x: f64| zoom.is_some_and(|(lo, hi)| x < lo || x > hi);
     let mut sorted: Vec<(f64, f64)> = pts.iter().map(|x| (x.0, x.1)).collect();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let mut frontier: Vec<(f64, f64)> = Vec::new();
@@ -532,76 +552,169 @@ fn harm_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
     }
     let mut all = Series::new(
         "candidates (one point each; names in the table)",
-        pts.iter().map(|x| (x.0, x.1)).collect(),
+        pts.iter()
+            .filter(|x| !clipped(x.0))
+            .map(|x| (x.0, x.1))
+            .collect(),
         SeriesStyle::Points,
     );
     all.color = Some(1);
     c.series.push(all);
+    let off: Vec<&(f64, f64, &str)> = pts.iter().filter(|x| clipped(x.0)).collect();
+    if !off.is_empty() {
+        let mut s = Series::new(
+            "off the x axis (drawn at its edge; true value beside it)",
+            off.iter().map(|x| (drawn(x.0), x.1)).collect(),
+            SeriesStyle::Points,
+        );
+        s.point_labels = Some(
+            off.iter()
+                .map(|x| {
+                    if x.0 < 0.0 {
+                        format!("\u{2190} {}: {:+.1}%", x.2, x.0)
+                    } else {
+                        format!("{}: {:+.1}% \u{2192}", x.2, x.0)
+                    }
+                })
+                .collect(),
+        );
+        s.color = Some(3);
+        c.series.push(s);
+    }
     if frontier.len() > 1 {
         let mut f = Series::new(
             "frontier (no candidate beats these on both)",
-            frontier,
+            frontier.iter().map(|&(x, y)| (drawn(x), y)).collect(),
             SeriesStyle::Dashed,
         );
         f.color = Some(0);
         c.series.push(f);
     }
+    if let Some((lo, hi)) = zoom {
+        c.x_range = Some((lo, hi));
+    }
+    c.caption = format!(
+        "requests of compliant keys denied (% of their requests) against requests of limited keys admitted beyond the exact limiter (% of what it admitted), one point per candidate; the line joins the candidates no other beats on both. A zero share of compliant requests denied sits on the \"0\" row under the axis. Candidates that deny more than half of the compliant requests are left off (see the table).{}",
+        if off.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " The x axis is zoomed to the others: {} far outside {} drawn at the axis edge, with {} true value beside it.",
+                if off.len() == 1 { "one candidate" } else { "candidates" },
+                if off.len() == 1 { "is" } else { "are" },
+                if off.len() == 1 { "its" } else { "their" },
+            )
+        }
+    );
     c
+}
+
+/// The x range that leaves out far outliers, when there are any: the
+/// values within three interquartile ranges (at least one percentage
+/// point) of the middle half, and zero (the exact limiter), padded by a
+/// tenth; None when nothing is outside, or leaving the outliers in would
+/// stretch the axis less than threefold.
+fn zoom_range(xs: &[f64]) -> Option<(f64, f64)> {
+    if xs.len() < 4 {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let (q1, q3) = (v[n / 4], v[(3 * n) / 4]);
+    let iqr = (q3 - q1).max(1.0);
+    let (lo_b, hi_b) = (q1 - 3.0 * iqr, q3 + 3.0 * iqr);
+    let inside: Vec<f64> = v
+        .iter()
+        .copied()
+        .filter(|&x| x >= lo_b && x <= hi_b)
+        .collect();
+    if inside.len() == n {
+        return None;
+    }
+    let a = inside.iter().copied().fold(0.0f64, f64::min);
+    let b = inside.iter().copied().fold(0.0f64, f64::max);
+    let span = (b - a).max(1.0);
+    if v[n - 1] - v[0] < 3.0 * span {
+        return None;
+    }
+    Some((a - 0.1 * span, b + 0.1 * span))
 }
 
 /// One line of the onset chart: its label, points and the cumulative
 /// counts it was compared by.
 type OnsetLine = (String, Vec<(f64, f64)>, Vec<u64>);
 
-/// The watched key's onset: cumulative admitted requests from one interval
-/// before its abuse starts to four intervals after.
+/// Onset bins drawn: from a fifth of an interval before the abuse starts
+/// (bin 50 is its start) to three intervals after it.
+const ONSET_DRAWN: std::ops::RangeInclusive<usize> = 40..=200;
+
+/// The watched key's onset: cumulative admitted requests, counted from one
+/// interval before its abuse starts, drawn over its first intervals. What it
+/// offered is in the title: as a line it dwarfed the admitted ones.
 fn onset_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Option<ChartSpec> {
     let (w, start) = lab.onset()?;
     let (_, from) = lab.watch()?;
     // Saturating: a watched key whose abuse starts after the run ends still
     // gets a (flat) chart, not an overflow.
-    let to_s = |b: usize| {
-        (start.saturating_add((b as u64).saturating_mul(w)) as f64 - from as f64) / SECOND as f64
-    };
+    let at = |b: usize| start.saturating_add((b as u64).saturating_mul(w));
+    let to_s = |b: usize| (at(b) as f64 - from as f64) / SECOND as f64;
     let cumulative = |bins: &[u64]| -> Vec<(f64, f64)> {
         let mut sum = 0u64;
-        let mut out = vec![(to_s(0), 0.0)];
-        for (b, &v) in bins.iter().enumerate() {
-            sum += v;
-            out.push((to_s(b + 1), sum as f64));
+        let mut out = Vec::new();
+        for b in 0..=bins.len() {
+            if ONSET_DRAWN.contains(&b) {
+                out.push((to_s(b), sum as f64));
+            }
+            if let Some(v) = bins.get(b) {
+                sum += v;
+            }
         }
         out
     };
+    let abuse_bin = ((from - start.min(from)) / w.max(1)) as usize;
+    let end = *ONSET_DRAWN.end();
+    let offered: u64 = lab
+        .offered_onset
+        .iter()
+        .take(end)
+        .skip(abuse_bin.min(end))
+        .sum();
+    let secs = |t: Nanos| t as f64 / SECOND as f64;
     let mut c = ChartSpec::new(
         "watched_onset",
         format!(
-            "Watched key {}: admitted requests around its abuse start",
-            lab.watch_name().unwrap_or_default()
+            "Watched key {}: admitted requests around its abuse start (it offered {} in the first {} s)",
+            lab.watch_name().unwrap_or_default(),
+            offered,
+            secs(at(end).saturating_sub(from)),
         ),
         "time since the abuse started (s)",
-        "requests admitted (cumulative, from one interval before)",
+        "requests admitted (cumulative)",
     );
-    let mut s = Series::new(
-        "offered",
-        cumulative(&lab.offered_onset),
-        SeriesStyle::Dashed,
-    );
-    s.color = Some(7);
-    c.series.push(s);
+    c.caption = "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): how much of the burst each limiter lets through before it settles at the policy rate. Lines within a pixel of each other are drawn once, with their names joined.".into();
     let picks = fams
         .iter()
         .filter(|fam| !fam.contains("global"))
         .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam));
-    // Candidates whose admitted counts match an earlier one's to within a
-    // pixel are drawn once, with both names.
-    let mut lines: Vec<OnsetLine> = Vec::new();
+    // Candidates whose admitted counts match an earlier one's to within
+    // about a pixel (a 300th of the highest count) are drawn once, with
+    // both names.
     let truth = std::iter::once(("exact sliding log (truth)".to_string(), &lab.oracle.onset));
     let others = picks.map(|i| (cands[i].name.clone(), &lab.tallies[i].onset));
-    for (name, onset) in truth.chain(others) {
-        let pts = cumulative(onset);
-        let total: u64 = onset.iter().sum();
+    let all: Vec<(String, Vec<(f64, f64)>)> = truth
+        .chain(others)
+        .map(|(name, onset)| (name, cumulative(onset)))
+        .collect();
+    let top = all
+        .iter()
+        .flat_map(|(_, pts)| pts.iter().map(|p| p.1 as u64))
+        .max()
+        .unwrap_or(0);
+    let tol = (top / 300).max(1);
+    let mut lines: Vec<OnsetLine> = Vec::new();
+    for (name, pts) in all {
         let sums: Vec<u64> = pts.iter().map(|p| p.1 as u64).collect();
-        let tol = (total / 20).max(2);
         match lines.iter_mut().find(|l| {
             l.2.len() == sums.len() && l.2.iter().zip(&sums).all(|(a, b)| a.abs_diff(*b) <= tol)
         }) {
@@ -616,4 +729,34 @@ fn onset_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Option<ChartSpe
     }
     c.vlines.push((0.0, "abuse starts".into()));
     Some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::zoom_range;
+
+    #[test]
+    fn one_far_candidate_zooms_the_harm_axis_and_a_spread_does_not() {
+        // The zoo's shape: a cluster within 0-2% and one at -72%.
+        let mut xs = vec![1.4, 0.8, 0.8, 1.6, 1.8, 1.6, 1.6, 1.5, 1.6, 1.6, 1.4, 1.4];
+        xs.push(-71.6);
+        let (lo, hi) = zoom_range(&xs).expect("zoomed");
+        assert!(
+            lo > -71.6 && lo <= 0.0 && (1.8..3.0).contains(&hi),
+            "{lo} {hi}"
+        );
+        // Every other point stays inside.
+        assert!(xs.iter().filter(|&&x| x < lo || x > hi).count() == 1);
+        // A burst grid spreads 1-20%: nothing is an outlier.
+        assert_eq!(
+            zoom_range(&[1.2, 2.5, 5.0, 10.0, 20.0, 1.2, 2.5, 5.0]),
+            None
+        );
+        // A far point that stretches the axis less than threefold stays.
+        assert_eq!(
+            zoom_range(&[-14.0, -2.6, 2.0, 2.4, 2.4, 2.6, 3.9, 4.0]),
+            None
+        );
+        assert_eq!(zoom_range(&[1.0, -90.0]), None, "too few to call one far");
+    }
 }

@@ -8,21 +8,19 @@ use crate::lab::RunContext;
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
-use crate::workload::trace::{Disorder, TimeUnit, TraceOptions, TraceReader};
-use std::collections::HashMap;
+use crate::workload::trace::{Disorder, KeyInterner, TimeUnit, TraceOptions, TraceReader};
 
 /// The event source: a seeded workload or a trace, as dense key ids.
 pub(super) enum Source {
     Workload(crate::workload::timed::TimedEvents),
     Trace {
         reader: Box<TraceReader>,
-        /// Key → id, with a fixed-seed ahash (SipHash was 5% of a replay;
-        /// the map's order is never observed, ids follow first appearance).
-        ids: HashMap<String, u32, ahash::RandomState>,
-        names: Vec<String>,
+        /// Key → id in order of first appearance, interned from the
+        /// reader's borrowed line (a `String` per line was a quarter of a
+        /// replay); capped at the most distinct keys before the per-key
+        /// state passes --max-memory.
+        ids: KeyInterner,
         t0: Option<Nanos>,
-        /// Most distinct keys before the per-key state passes --max-memory.
-        max_keys: usize,
     },
 }
 
@@ -48,13 +46,13 @@ impl Source {
                 };
                 Source::Trace {
                     reader: Box::new(TraceReader::open(&scenario.resolve(&t.path), opts)?),
-                    ids: HashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
-                    names: Vec::new(),
-                    t0: None,
                     // Ids are u32 whatever the cap.
-                    max_keys: usize::try_from(ctx.max_memory / PER_KEY_BYTES)
-                        .unwrap_or(usize::MAX)
-                        .min(u32::MAX as usize),
+                    ids: KeyInterner::with_cap(
+                        usize::try_from(ctx.max_memory / PER_KEY_BYTES)
+                            .unwrap_or(usize::MAX)
+                            .min(u32::MAX as usize),
+                    ),
+                    t0: None,
                 }
             }
             (None, None) => return Err(scenario.field_error("workload", "missing")),
@@ -64,36 +62,21 @@ impl Source {
     pub(super) fn next(&mut self) -> Option<Result<(Nanos, u32, u64)>> {
         match self {
             Source::Workload(ev) => ev.next().map(|(t, k)| Ok((t, k as u32, 1))),
-            Source::Trace {
-                reader,
-                ids,
-                names,
-                t0,
-                max_keys,
-            } => {
-                let e = match reader.next()? {
+            Source::Trace { reader, ids, t0 } => {
+                let (t, key, w) = match reader.next_ref()? {
                     Ok(e) => e,
                     Err(e) => return Some(Err(e)),
                 };
-                let start = *t0.get_or_insert(e.t_ns);
-                let id = match ids.get(&e.key) {
-                    Some(&id) => id,
-                    None => {
-                        if names.len() >= *max_keys {
-                            return Some(Err(reader.line_error(format!(
-                                "key {:?} is distinct key number {}: the per-key state of more keys would pass the memory cap ({} bytes a key; raise it with --max-memory)",
-                                e.key,
-                                names.len() + 1,
-                                PER_KEY_BYTES
-                            ))));
-                        }
-                        let id = names.len() as u32;
-                        names.push(e.key.clone());
-                        ids.insert(e.key, id);
-                        id
-                    }
+                let start = *t0.get_or_insert(t);
+                let Some(id) = ids.intern(key) else {
+                    let msg = format!(
+                        "key {key:?} is distinct key number {}: the per-key state of more keys would pass the memory cap ({} bytes a key; raise it with --max-memory)",
+                        ids.len() + 1,
+                        PER_KEY_BYTES
+                    );
+                    return Some(Err(reader.line_error(msg)));
                 };
-                Some(Ok((e.t_ns - start, id, e.weight)))
+                Some(Ok((t - start, id, w)))
             }
         }
     }
@@ -101,14 +84,14 @@ impl Source {
     pub(super) fn name(&self, id: u32) -> String {
         match self {
             Source::Workload(_) => id.to_string(),
-            Source::Trace { names, .. } => names.get(id as usize).cloned().unwrap_or_default(),
+            Source::Trace { ids, .. } => ids.name(id).unwrap_or_default().to_string(),
         }
     }
 
     pub(super) fn id_of(&self, key: &str) -> Option<u32> {
         match self {
             Source::Workload(_) => key.parse().ok(),
-            Source::Trace { ids, .. } => ids.get(key).copied(),
+            Source::Trace { ids, .. } => ids.get(key),
         }
     }
 

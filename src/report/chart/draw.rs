@@ -152,12 +152,34 @@ fn linear_label(v: f64, dec: usize, big: bool) -> String {
 }
 
 fn decade_label(k: i32) -> String {
-    if (-2..=0).contains(&k) {
-        format!("{}", 10f64.powi(k))
-    } else if k < -2 {
-        format!("1e{k}")
+    log_tick_label(1, k)
+}
+
+/// The label of the log-axis tick `m` × 10^`k` (`m` in 1..=9), exact at
+/// every magnitude: `0.002`, `0.05`, `5`, `200`, `2e-4`, `20k`. (Rounding
+/// the value to two decimals, as plain numbers are, labelled 0.002 and
+/// 0.005 as "0" and "0.01".)
+fn log_tick_label(m: u32, k: i32) -> String {
+    if k < -2 {
+        format!("{m}e{k}")
+    } else if k < 0 {
+        let dec = k.unsigned_abs() as usize;
+        format!("{:.dec$}", f64::from(m) * 10f64.powi(k))
     } else {
-        super::human(10f64.powi(k))
+        super::human(f64::from(m) * 10f64.powi(k))
+    }
+}
+
+/// A log axis' floor as a label: a one-digit mantissa as its tick would
+/// be, anything else in three significant digits.
+fn floor_label(v: f64) -> String {
+    let k = v.log10().floor() as i32;
+    let m = v / 10f64.powi(k);
+    let mr = m.round();
+    if (m - mr).abs() < 1e-9 && (1.0..=9.0).contains(&mr) {
+        log_tick_label(mr as u32, k)
+    } else {
+        format!("{v:.3e}")
     }
 }
 
@@ -171,6 +193,15 @@ fn pct_label(t: f64) -> String {
     format!("{p:.dec$}%")
 }
 
+/// What a log axis' zero row holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ZeroRow {
+    /// Only values at or below zero.
+    Zeros,
+    /// Some positive values under the floor too.
+    BelowFloor,
+}
+
 /// Builds an axis over `vals` (axis units), `forced` in data units.
 fn axis(
     scale: Scale,
@@ -178,7 +209,7 @@ fn axis(
     forced: Option<(f64, f64)>,
     floor: f64,
     integer: bool,
-    zero: bool,
+    zero: Option<ZeroRow>,
 ) -> Axis {
     let finite: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite()).collect();
     let (mut lo, mut hi) = finite
@@ -202,9 +233,11 @@ fn axis(
             _ => (0.0, 1.0),
         };
     }
+    // Only exact zeros (or less) on the zero row: "0"; values under a
+    // positive floor too: "<floor".
     let zero_label = |floor: f64| {
-        if floor > 0.0 {
-            format!("<{}", super::human(floor))
+        if floor > 0.0 && zero == Some(ZeroRow::BelowFloor) {
+            format!("<{}", floor_label(floor))
         } else {
             "0".to_string()
         }
@@ -220,9 +253,9 @@ fn axis(
             for k in a as i32..=b as i32 {
                 ticks.push((f64::from(k), decade_label(k)));
                 if span <= 2.0 && k < b as i32 {
-                    for m in [2.0f64, 5.0] {
-                        let v = f64::from(k) + m.log10();
-                        ticks.push((v, super::human(m * 10f64.powi(k))));
+                    for m in [2u32, 5] {
+                        let v = f64::from(k) + f64::from(m).log10();
+                        ticks.push((v, log_tick_label(m, k)));
                     }
                 }
             }
@@ -231,7 +264,7 @@ fn axis(
                 lo: a - pad,
                 hi: b + pad,
                 ticks,
-                zero: zero.then(|| zero_label(floor)),
+                zero: zero.map(|_| zero_label(floor)),
             }
         }
         Scale::Pct => {
@@ -674,8 +707,19 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
     let has_zero = ys == Scale::Log
         && (preps.iter().any(|p| p.pts.iter().any(|q| q.1.is_none()))
             || band_all.iter().any(|p| fwd(ys, p.1, floor).is_none()));
-    let xa = axis(xs, &xv, spec.x_range, floor, integer_x, false);
-    let ya = axis(ys, &yv, spec.y_range, floor, false, has_zero);
+    let under_floor = spec
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .chain(band_all.iter().map(|p| p.1))
+        .any(|y| y > 0.0 && y < floor);
+    let zero_row = has_zero.then_some(if under_floor {
+        ZeroRow::BelowFloor
+    } else {
+        ZeroRow::Zeros
+    });
+    let xa = axis(xs, &xv, spec.x_range, floor, integer_x, None);
+    let ya = axis(ys, &yv, spec.y_range, floor, false, zero_row);
 
     // Legend rows.
     let mut entries: Vec<Entry> = Vec::new();
@@ -1438,12 +1482,12 @@ mod tests {
 
     #[test]
     fn ticks_are_readable() {
-        let a = axis(Scale::Linear, &[0.0, 0.01], None, 0.0, false, false);
+        let a = axis(Scale::Linear, &[0.0, 0.01], None, 0.0, false, None);
         let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
         assert_eq!(labels.first(), Some(&"0"));
         let uniq: std::collections::BTreeSet<&&str> = labels.iter().collect();
         assert_eq!(uniq.len(), labels.len(), "{labels:?}");
-        let a = axis(Scale::Linear, &[0.0], None, 0.0, true, false);
+        let a = axis(Scale::Linear, &[0.0], None, 0.0, true, None);
         assert!(a.ticks.iter().all(|t| t.0.fract() == 0.0));
         assert_eq!(pct_label(0.0), "0%");
         assert_eq!(pct_label(2.0), "99%");
@@ -1451,5 +1495,54 @@ mod tests {
         assert_eq!(decade_label(-5), "1e-5");
         assert_eq!(decade_label(3), "1000");
         assert_eq!(decade_label(4), "10k");
+    }
+
+    /// Every log axis of up to two decades gets 1-2-5 ticks; at any
+    /// magnitude their labels are distinct and read back as their values.
+    #[test]
+    fn log_tick_labels_are_distinct_at_every_magnitude() {
+        for lo in -7..6 {
+            let vals = [f64::from(lo) + 0.1, f64::from(lo) + 1.9];
+            let a = axis(Scale::Log, &vals, None, 0.0, false, None);
+            let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
+            assert_eq!(labels.len(), 7, "{labels:?}");
+            let uniq: std::collections::BTreeSet<&&str> = labels.iter().collect();
+            assert_eq!(uniq.len(), labels.len(), "{labels:?}");
+            for (v, l) in &a.ticks {
+                let back: f64 = if let Some(n) = l.strip_suffix('k') {
+                    n.parse::<f64>().unwrap() * 1e3
+                } else if let Some(n) = l.strip_suffix('M') {
+                    n.parse::<f64>().unwrap() * 1e6
+                } else {
+                    l.parse().unwrap()
+                };
+                let want = 10f64.powf(*v);
+                assert!((back - want).abs() <= 1e-9 * want, "{l} for {want}");
+            }
+        }
+        assert_eq!(log_tick_label(2, -3), "2e-3");
+        assert_eq!(log_tick_label(5, -3), "5e-3");
+        assert_eq!(log_tick_label(2, -2), "0.02");
+        assert_eq!(log_tick_label(5, -1), "0.5");
+        assert_eq!(log_tick_label(5, 0), "5");
+        assert_eq!(log_tick_label(2, 4), "20k");
+    }
+
+    #[test]
+    fn the_zero_row_says_what_it_holds() {
+        let row = |zero| axis(Scale::Log, &[-3.0, -1.0], None, 1e-4, false, Some(zero)).zero;
+        assert_eq!(row(ZeroRow::Zeros).as_deref(), Some("0"));
+        assert_eq!(row(ZeroRow::BelowFloor).as_deref(), Some("<1e-4"));
+        let a = axis(
+            Scale::Log,
+            &[-3.0, -1.0],
+            None,
+            2.5e-5,
+            false,
+            Some(ZeroRow::BelowFloor),
+        );
+        assert_eq!(a.zero.as_deref(), Some("<2.500e-5"));
+        assert_eq!(floor_label(0.01), "0.01");
+        assert_eq!(floor_label(3e-6), "3e-6");
     }
 }

@@ -5,9 +5,14 @@ use super::parse::{parse_time, parse_weight, time_column, Columns};
 use super::reader::TraceReader;
 use crate::clock::Nanos;
 use crate::error::Result;
+use std::borrow::Cow;
+
+/// An event of one line: its time, its key (borrowed from the line when the
+/// line holds it verbatim) and its weight.
+pub(super) type LineEvent<'l> = (Nanos, Cow<'l, str>, u64);
 
 impl TraceReader {
-    pub(super) fn parse_header(&mut self, line: &str) -> Result<Columns> {
+    pub(super) fn parse_header(&self, line: &str) -> Result<Columns> {
         let names: Vec<&str> = line.split(',').map(str::trim).collect();
         let mut time = None;
         let mut key = None;
@@ -29,7 +34,7 @@ impl TraceReader {
         }
     }
 
-    pub(super) fn parse_csv(&self, line: &str, c: Columns) -> Result<(Nanos, String, u64)> {
+    pub(super) fn parse_csv<'l>(&self, line: &'l str, c: Columns) -> Result<LineEvent<'l>> {
         // A line without quotes or carriage returns is its fields split on
         // commas, exactly as the csv parser reads it (the equivalence is a
         // property test below). Building a csv parser per line costs ~20 µs
@@ -42,7 +47,7 @@ impl TraceReader {
         }
     }
 
-    pub(super) fn parse_csv_plain(&self, line: &str, c: Columns) -> Result<(Nanos, String, u64)> {
+    pub(super) fn parse_csv_plain<'l>(&self, line: &'l str, c: Columns) -> Result<LineEvent<'l>> {
         let (mut time, mut key, mut weight) = (None, None, None);
         let mut count = 0usize;
         for (i, f) in line.split(',').enumerate() {
@@ -60,7 +65,7 @@ impl TraceReader {
         self.event_of(c, time, key, weight, count)
     }
 
-    pub(super) fn parse_csv_quoted(&self, line: &str, c: Columns) -> Result<(Nanos, String, u64)> {
+    pub(super) fn parse_csv_quoted(&self, line: &str, c: Columns) -> Result<LineEvent<'static>> {
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .from_reader(line.as_bytes());
@@ -69,29 +74,30 @@ impl TraceReader {
             Some(Err(e)) => return Err(self.err(e)),
             None => return Err(self.err("empty line")),
         };
-        self.event_of(
+        let (t, key, w) = self.event_of(
             c,
             record.get(c.time),
             record.get(c.key),
             c.weight.and_then(|i| record.get(i)),
             record.len(),
-        )
+        )?;
+        Ok((t, Cow::Owned(key.into_owned()), w))
     }
 
     /// The event of a CSV line's time, key and weight fields (`fields` is how
     /// many the line had, for the message when one is missing).
-    fn event_of(
+    fn event_of<'l>(
         &self,
         c: Columns,
         time: Option<&str>,
-        key: Option<&str>,
+        key: Option<&'l str>,
         weight: Option<&str>,
         fields: usize,
-    ) -> Result<(Nanos, String, u64)> {
+    ) -> Result<LineEvent<'l>> {
         let missing = |name: &str| self.err(format!("missing {name} field (only {fields} fields)"));
         let t = parse_time(time.ok_or_else(|| missing("time"))?, c.unit)
             .map_err(|m| self.err(format!("time {m}")))?;
-        let key = key.ok_or_else(|| missing("key"))?.to_string();
+        let key = Cow::Borrowed(key.ok_or_else(|| missing("key"))?);
         let weight = match c.weight {
             Some(_) => {
                 parse_weight(weight.ok_or_else(|| missing("weight"))?).map_err(|m| self.err(m))?
@@ -101,7 +107,7 @@ impl TraceReader {
         Ok((t, key, weight))
     }
 
-    pub(super) fn parse_json(&self, line: &str) -> Result<(Nanos, String, u64)> {
+    pub(super) fn parse_json(&self, line: &str) -> Result<LineEvent<'static>> {
         let v: serde_json::Value = serde_json::from_str(line)
             .map_err(|e| self.err(format!("malformed JSON at column {}: {e}", e.column())))?;
         let obj = v
@@ -141,6 +147,6 @@ impl TraceReader {
                 return Err(self.err(format!("weight {other}: expected a whole number >= 1")))
             }
         };
-        Ok((t, key, weight))
+        Ok((t, Cow::Owned(key), weight))
     }
 }

@@ -21,7 +21,9 @@
 //! * [`parse`] — one field at a time ([`parse_decimal_ns`], RFC 3339, weights,
 //!   time-column names).
 //! * [`reader`] — [`TraceReader`], lines in and events out; `line` parses one
-//!   CSV or JSON line, `sort` hands events out in time order.
+//!   CSV or JSON line, `sort` hands events out in time order (as owned
+//!   [`TraceEvent`]s, or with the key borrowed: [`TraceReader::next_ref`]).
+//! * [`intern`] — [`KeyInterner`], keys to dense ids from borrowed bytes.
 //! * [`writer`] — [`TraceWriter`].
 //!
 //! # Examples
@@ -39,6 +41,7 @@
 //! ```
 
 pub mod format;
+pub mod intern;
 mod line;
 pub mod parse;
 pub mod reader;
@@ -48,6 +51,7 @@ mod tests;
 pub mod writer;
 
 pub use format::{Disorder, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
+pub use intern::KeyInterner;
 pub use parse::parse_decimal_ns;
 pub use reader::TraceReader;
 pub use writer::TraceWriter;

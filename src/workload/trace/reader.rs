@@ -5,6 +5,7 @@ use super::format::{Disorder, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
 use super::parse::Columns;
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::collections::BinaryHeap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -22,7 +23,21 @@ pub struct TraceReader {
     pub(super) buffer: BinaryHeap<std::cmp::Reverse<(Nanos, u64, String, u64)>>,
     pub(super) seq: u64,
     pub(super) done: bool,
-    pub(super) buf: Vec<u8>,
+    /// The line read last, without its line ending (validated UTF-8; its
+    /// bytes are reused for the next line, so reading allocates nothing).
+    pub(super) line: String,
+    /// The key of the event handed out last by [`TraceReader::next_ref`]
+    /// when it is not a slice of `line` (a quoted CSV field, a JSON string,
+    /// a sorted event).
+    pub(super) held_key: String,
+}
+
+/// Where a parsed event's key is: a byte range of the current line, or the
+/// reader's `held_key`.
+#[derive(Debug, Clone)]
+pub(super) enum KeyAt {
+    Line(std::ops::Range<usize>),
+    Held,
 }
 
 impl TraceReader {
@@ -56,7 +71,8 @@ impl TraceReader {
             buffer: BinaryHeap::new(),
             seq: 0,
             done: false,
-            buf: Vec::new(),
+            line: String::new(),
+            held_key: String::new(),
         }
     }
 
@@ -69,52 +85,95 @@ impl TraceReader {
         Error::input_at(&self.path, format!("line {}", self.line_no), msg)
     }
 
-    /// Reads the next raw line (without the line ending); None at EOF.
-    fn read_line(&mut self) -> Result<Option<String>> {
-        self.buf.clear();
+    /// Reads the next raw line into `self.line` (without the line ending);
+    /// false at EOF.
+    fn read_line(&mut self) -> Result<bool> {
+        let mut buf = std::mem::take(&mut self.line).into_bytes();
+        buf.clear();
         let n = (&mut self.lines)
             .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut self.buf)
+            .read_until(b'\n', &mut buf)
             .map_err(|e| Error::io(&self.path, e))?;
         if n == 0 {
-            return Ok(None);
+            return Ok(false);
         }
         self.line_no += 1;
-        if self.buf.len() > MAX_LINE {
+        if buf.len() > MAX_LINE {
             return Err(self.err(format!("longer than {MAX_LINE} bytes")));
         }
-        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
-            self.buf.pop();
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
         }
-        match std::str::from_utf8(&self.buf) {
-            Ok(s) => Ok(Some(s.to_string())),
-            Err(e) => Err(self.err(format!("not valid UTF-8 (byte {})", e.valid_up_to() + 1))),
+        match String::from_utf8(buf) {
+            Ok(s) => {
+                self.line = s;
+                Ok(true)
+            }
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to() + 1;
+                let mut bytes = e.into_bytes();
+                bytes.clear();
+                // Nothing in it now: an empty byte vector is valid UTF-8.
+                self.line = String::from_utf8(bytes).unwrap_or_default();
+                Err(self.err(format!("not valid UTF-8 (byte {at})")))
+            }
         }
     }
 
-    /// Parses the next data line into an event (unordered); None at EOF.
-    pub(super) fn next_raw(&mut self) -> Result<Option<(Nanos, String, u64)>> {
+    /// Parses the next data line into an event (unordered) whose key is
+    /// where `KeyAt` says; None at EOF.
+    pub(super) fn next_raw_at(&mut self) -> Result<Option<(Nanos, KeyAt, u64)>> {
         loop {
-            let Some(line) = self.read_line()? else {
+            if !self.read_line()? {
                 return Ok(None);
-            };
-            if line.trim().is_empty() {
+            }
+            if self.line.trim().is_empty() {
                 continue;
             }
-            match self.format {
-                TraceFormat::Csv => match self.columns {
-                    None => {
-                        let c = self.parse_header(&line)?;
-                        self.columns = Some(c);
-                    }
-                    Some(c) => return self.parse_csv(&line, c).map(Some),
-                },
-                TraceFormat::JsonLines => return self.parse_json(&line).map(Some),
+            if self.format == TraceFormat::Csv && self.columns.is_none() {
+                let c = self.parse_header(&self.line)?;
+                self.columns = Some(c);
+                continue;
             }
+            break;
+        }
+        let line = self.line.as_str();
+        let (t, key, w) = match (self.format, self.columns) {
+            (TraceFormat::Csv, Some(c)) => self.parse_csv(line, c)?,
+            _ => self.parse_json(line)?,
+        };
+        let at = match key {
+            Cow::Borrowed(k) => {
+                // A slice of the line: its offset in it.
+                let start = k.as_ptr() as usize - line.as_ptr() as usize;
+                KeyAt::Line(start..start + k.len())
+            }
+            Cow::Owned(k) => {
+                self.held_key = k;
+                KeyAt::Held
+            }
+        };
+        Ok(Some((t, at, w)))
+    }
+
+    /// Parses the next data line into an event (unordered) with its own
+    /// key; None at EOF.
+    pub(super) fn next_raw(&mut self) -> Result<Option<(Nanos, String, u64)>> {
+        Ok(self
+            .next_raw_at()?
+            .map(|(t, at, w)| (t, self.key_at(&at).to_string(), w)))
+    }
+
+    /// The key `at` points to.
+    pub(super) fn key_at(&self, at: &KeyAt) -> &str {
+        match at {
+            KeyAt::Line(r) => self.line.get(r.clone()).unwrap_or_default(),
+            KeyAt::Held => &self.held_key,
         }
     }
 
-    pub(super) fn emit(&mut self, t: Nanos, key: String, weight: u64) -> Result<TraceEvent> {
+    /// Checks that `t` does not step back in time, and remembers it.
+    pub(super) fn check_order(&mut self, t: Nanos) -> Result<()> {
         if let Some(last) = self.last_emitted {
             if t < last {
                 return Err(self.err(match self.opts.disorder {
@@ -124,6 +183,11 @@ impl TraceReader {
             }
         }
         self.last_emitted = Some(t);
+        Ok(())
+    }
+
+    pub(super) fn emit(&mut self, t: Nanos, key: String, weight: u64) -> Result<TraceEvent> {
+        self.check_order(t)?;
         Ok(TraceEvent {
             t_ns: t,
             key,

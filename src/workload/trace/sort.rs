@@ -2,7 +2,7 @@
 //! back in time), or sorted within a bounded reorder window.
 
 use super::format::{Disorder, TraceEvent};
-use super::reader::TraceReader;
+use super::reader::{KeyAt, TraceReader};
 use crate::clock::Nanos;
 use crate::error::Result;
 use std::cmp::Reverse;
@@ -17,12 +17,62 @@ impl Iterator for TraceReader {
     fn next(&mut self) -> Option<Self::Item> {
         match self.opts.disorder {
             Disorder::Reject => self.next_in_order(),
-            Disorder::SortWithin(window) => self.next_sorted(window),
+            Disorder::SortWithin(_) => self.next_sorted(),
         }
     }
 }
 
 impl TraceReader {
+    /// The next event as the iterator would hand it out, with its key
+    /// borrowed from the reader: no allocation per line when events come in
+    /// order (a sorted reader still holds each buffered key as its own
+    /// string). What a consumer that interns keys should call; the same
+    /// events and errors as [`Iterator::next`].
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::{TraceFormat, TraceOptions, TraceReader};
+    /// use std::io::Cursor;
+    /// use std::path::Path;
+    ///
+    /// let input = Box::new(Cursor::new(b"t_ns,key\n5,a\n7,\"b,c\"\n".to_vec()));
+    /// let mut r = TraceReader::new(Path::new("t.csv"), TraceFormat::Csv, input, TraceOptions::default());
+    /// assert_eq!(r.next_ref().unwrap()?, (5, "a", 1));
+    /// assert_eq!(r.next_ref().unwrap()?, (7, "b,c", 1));
+    /// assert!(r.next_ref().is_none());
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn next_ref(&mut self) -> Option<Result<(Nanos, &str, u64)>> {
+        let (t, at, w) = match self.opts.disorder {
+            Disorder::Reject => {
+                if self.done {
+                    return None;
+                }
+                match self.next_raw_at() {
+                    Ok(Some(e)) => e,
+                    Ok(None) => return None,
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
+            }
+            Disorder::SortWithin(_) => match self.next_sorted_owned()? {
+                Ok((t, k, w)) => {
+                    self.held_key = k;
+                    (t, KeyAt::Held, w)
+                }
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        if let Err(e) = self.check_order(t) {
+            self.done = true;
+            self.buffer.clear();
+            return Some(Err(e));
+        }
+        Some(Ok((t, self.key_at(&at), w)))
+    }
+
     /// The next line's event, an error if it is earlier than the last.
     fn next_in_order(&mut self) -> Option<Result<TraceEvent>> {
         if self.done {
@@ -44,7 +94,24 @@ impl TraceReader {
 
     /// The oldest buffered event once nothing within `window` of the newest
     /// line read can precede it (or the buffer is full).
-    fn next_sorted(&mut self, window: Nanos) -> Option<Result<TraceEvent>> {
+    fn next_sorted(&mut self) -> Option<Result<TraceEvent>> {
+        let (t, k, w) = match self.next_sorted_owned()? {
+            Ok(e) => e,
+            Err(e) => return Some(Err(e)),
+        };
+        let r = self.emit(t, k, w);
+        if r.is_err() {
+            self.done = true;
+            self.buffer.clear();
+        }
+        Some(r)
+    }
+
+    /// The oldest buffered event, unchecked against the last one handed out.
+    fn next_sorted_owned(&mut self) -> Option<Result<(Nanos, String, u64)>> {
+        let Disorder::SortWithin(window) = self.opts.disorder else {
+            return None;
+        };
         let cap = self.opts.max_buffered.unwrap_or(DEFAULT_MAX_BUFFERED);
         while !self.done {
             // Emit the oldest once nothing within the window can precede it.
@@ -68,11 +135,6 @@ impl TraceReader {
             }
         }
         let Reverse((t, _, k, w)) = self.buffer.pop()?;
-        let r = self.emit(t, k, w);
-        if r.is_err() {
-            self.done = true;
-            self.buffer.clear();
-        }
-        Some(r)
+        Some(Ok((t, k, w)))
     }
 }

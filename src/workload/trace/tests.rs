@@ -185,3 +185,72 @@ fn export_then_import_round_trips() {
         assert_eq!(back, events);
     }
 }
+
+/// Every event or error `next_ref` hands out, as owned values.
+fn read_ref(text: &str, format: TraceFormat, opts: TraceOptions) -> Vec<Result<TraceEvent>> {
+    let mut r = TraceReader::new(
+        Path::new("t.csv"),
+        format,
+        Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+        opts,
+    );
+    let mut out = Vec::new();
+    while let Some(e) = r.next_ref() {
+        out.push(e.map(|(t_ns, key, weight)| TraceEvent {
+            t_ns,
+            key: key.to_string(),
+            weight,
+        }));
+    }
+    out
+}
+
+#[test]
+fn borrowed_keys_give_the_iterators_events_and_errors() {
+    let sorted = TraceOptions {
+        disorder: Disorder::SortWithin(10),
+        ..Default::default()
+    };
+    let cases = [
+        (
+            "t_ms,key,weight\n1.5,a,2\n\n3,\"b,c\",1\n4,d,3\n",
+            TraceFormat::Csv,
+        ),
+        ("key,t_ns\nx,5\ny,4\n", TraceFormat::Csv),
+        ("t_ns,key\n5,a\nabc,b\n", TraceFormat::Csv),
+        ("t_ns,key\n5,a\n9,\n12,é\n", TraceFormat::Csv),
+        ("t_ns,key\n5,a\n30,b\n2,c\n7\n", TraceFormat::Csv),
+        ("t_ns,key\n5,a\n3,b\n12,c\n9,d\n30,e\n", TraceFormat::Csv),
+        (
+            "{\"t_s\": 1.25, \"key\": \"x\"}\n\n{\"t_s\": \"2\", \"key\": 7, \"weight\": 3}\n",
+            TraceFormat::JsonLines,
+        ),
+        ("{\"t_ns\": 1}\n", TraceFormat::JsonLines),
+    ];
+    let mut events = 0;
+    for (text, format) in cases {
+        for opts in [TraceOptions::default(), sorted] {
+            let show = |v: Vec<Result<TraceEvent>>| {
+                v.into_iter()
+                    .map(|r| r.map_err(|e| e.to_string()))
+                    .collect::<Vec<_>>()
+            };
+            let owned = show(read(text, format, opts));
+            events += owned.iter().filter(|e| e.is_ok()).count();
+            assert_eq!(show(read_ref(text, format, opts)), owned, "{text:?}");
+        }
+    }
+    assert!(events > 20, "the cases hold events: {events}");
+    // Invalid UTF-8 is the same error, and the reader stops there.
+    let bad = b"t_ns,key\n1,a\n2,\xff\n3,c\n".to_vec();
+    let mut r = TraceReader::new(
+        Path::new("t.csv"),
+        TraceFormat::Csv,
+        Box::new(std::io::Cursor::new(bad)),
+        TraceOptions::default(),
+    );
+    assert_eq!(r.next_ref().unwrap().unwrap(), (1, "a", 1));
+    let msg = r.next_ref().unwrap().unwrap_err().to_string();
+    assert!(msg.contains("line 3: not valid UTF-8 (byte 3)"), "{msg}");
+    assert!(r.next_ref().is_none());
+}

@@ -1,0 +1,240 @@
+//! Keys to dense ids, straight from borrowed bytes: what a consumer of
+//! [`TraceReader::next_ref`](super::TraceReader::next_ref) keeps instead of
+//! a `String` per line.
+//!
+//! The keys live back to back in one byte arena and an open-addressing
+//! table maps a key's xxh3 hash to its id. A slot holds the id, 24 more
+//! bits of the hash, the key's length and its first 8 bytes, so a key of
+//! at most 8 bytes (most client ids) is found with one memory access; a
+//! longer one is compared with the arena only when all of those agree.
+//! Looking a key up was three cache misses (table, key's end, key's
+//! bytes) before the key moved into the slot. Nothing here depends on the
+//! order of the table: the same keys in the same order get the same ids on
+//! every machine.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Dense `u32` ids for the keys of a trace, in order of first appearance.
+///
+/// # Examples
+/// ```
+/// use ratelab::workload::trace::KeyInterner;
+///
+/// let mut keys = KeyInterner::new();
+/// assert_eq!(keys.intern("alice"), Some(0));
+/// assert_eq!(keys.intern("bob"), Some(1));
+/// assert_eq!(keys.intern("alice"), Some(0));
+/// assert_eq!(keys.get("bob"), Some(1));
+/// assert_eq!(keys.get("carol"), None);
+/// assert_eq!(keys.name(1), Some("bob"));
+/// assert_eq!(keys.len(), 2);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct KeyInterner {
+    /// Every key's bytes, back to back.
+    arena: String,
+    /// End of key `i` in `arena` (it starts where key `i - 1` ends).
+    ends: Vec<usize>,
+    /// `[tag << 32 | (id + 1), first 8 bytes]` (see [`slot_of`]); 0 is an
+    /// empty slot. The length is a power of two, at most half full.
+    slots: Vec<[u64; 2]>,
+    /// Most keys accepted (`u32::MAX` when unset).
+    cap: Option<usize>,
+}
+
+impl KeyInterner {
+    /// An empty interner.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An interner that refuses a key beyond the first `cap` distinct ones
+    /// ([`KeyInterner::intern`] returns None for it).
+    pub fn with_cap(cap: usize) -> Self {
+        Self {
+            cap: Some(cap),
+            ..Self::default()
+        }
+    }
+
+    /// Distinct keys interned.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether no key was interned.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The key of `id`.
+    pub fn name(&self, id: u32) -> Option<&str> {
+        let i = id as usize;
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.arena.get(start..end)
+    }
+
+    /// The id of `key`, if it was interned.
+    pub fn get(&self, key: &str) -> Option<u32> {
+        self.find(key, xxh3_64(key.as_bytes())).ok()
+    }
+
+    /// The id of `key`, a new one (the next integer) if it is new; None when
+    /// a new key would pass the cap (or `u32::MAX` keys).
+    pub fn intern(&mut self, key: &str) -> Option<u32> {
+        if self.slots.is_empty() {
+            self.grow();
+        }
+        let h = xxh3_64(key.as_bytes());
+        let slot = match self.find(key, h) {
+            Ok(id) => return Some(id),
+            Err(slot) => slot,
+        };
+        let max = self.cap.unwrap_or(usize::MAX).min(u32::MAX as usize - 1);
+        if self.len() >= max {
+            return None;
+        }
+        let id = self.len() as u32;
+        self.arena.push_str(key);
+        self.ends.push(self.arena.len());
+        self.slots[slot] = slot_of(h, key.as_bytes(), id);
+        if 2 * self.len() >= self.slots.len() {
+            self.grow();
+        }
+        Some(id)
+    }
+
+    /// `Ok(id)` of `key`, or `Err(the empty slot it would go to)`.
+    fn find(&self, key: &str, h: u64) -> Result<u32, usize> {
+        if self.slots.is_empty() {
+            // Only before the first key (`intern` makes the table first).
+            return Err(0);
+        }
+        let mask = self.slots.len() - 1;
+        let want = slot_of(h, key.as_bytes(), 0);
+        let mut i = h as usize & mask;
+        loop {
+            let [word, head] = self.slots[i];
+            if word == 0 {
+                return Err(i);
+            }
+            if word >> 32 == want[0] >> 32 && head == want[1] {
+                let id = (word as u32) - 1;
+                if key.len() <= 8 || self.bytes(id) == key.as_bytes() {
+                    return Ok(id);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The bytes of key `id` (which exists).
+    fn bytes(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.arena.as_bytes()[start..self.ends[i]]
+    }
+
+    /// Doubles the table (16 slots at first) and reinserts every key.
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(16);
+        let mask = n - 1;
+        let mut slots = vec![[0u64; 2]; n];
+        for id in 0..self.len() as u32 {
+            let key = self.bytes(id);
+            let h = xxh3_64(key);
+            let mut i = h as usize & mask;
+            while slots[i][0] != 0 {
+                i = (i + 1) & mask;
+            }
+            slots[i] = slot_of(h, key, id);
+        }
+        self.slots = slots;
+    }
+}
+
+/// The slot of key `key` (hash `h`) with id `id`: the tag (24 bits of the
+/// hash above the ones that index the table in practice, and the length
+/// capped at 255) and id + 1, then the first 8 bytes zero-padded. Two keys
+/// of at most 8 bytes with equal tags and heads are equal: the length tells
+/// a padding zero from a key's own.
+fn slot_of(h: u64, key: &[u8], id: u32) -> [u64; 2] {
+    let len = key.len().min(255) as u64;
+    let tag = (h >> 40) << 8 | len;
+    let mut head = [0u8; 8];
+    let n = key.len().min(8);
+    head[..n].copy_from_slice(&key[..n]);
+    [tag << 32 | (u64::from(id) + 1), u64::from_le_bytes(head)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn ids_follow_first_appearance_through_many_growths() {
+        let mut k = KeyInterner::new();
+        let mut reference: HashMap<String, u32> = HashMap::new();
+        // Keys repeat in a scrambled order; the empty key is a key too.
+        for i in 0..50_000u64 {
+            let key = if i % 997 == 0 {
+                String::new()
+            } else {
+                format!("k{}", (i * 7919) % 20_011)
+            };
+            let next = reference.len() as u32;
+            let want = *reference.entry(key.clone()).or_insert(next);
+            assert_eq!(k.intern(&key), Some(want), "{key}");
+        }
+        assert_eq!(k.len(), reference.len());
+        for (key, id) in &reference {
+            assert_eq!(k.get(key), Some(*id));
+            assert_eq!(k.name(*id), Some(key.as_str()));
+        }
+        assert_eq!(k.get("absent"), None);
+        assert_eq!(k.name(k.len() as u32), None);
+    }
+
+    #[test]
+    fn keys_alike_in_their_first_bytes_stay_apart() {
+        let mut k = KeyInterner::new();
+        let keys = [
+            "a",
+            "a\0",
+            "a\0\0",
+            "",
+            "\0",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghj",
+            "abcdefgh\0",
+        ];
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(k.intern(key), Some(i as u32), "{key:?}");
+        }
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(k.get(key), Some(i as u32), "{key:?}");
+            assert_eq!(k.name(i as u32), Some(*key));
+        }
+        // A long key (its length over 255 is capped in the tag).
+        let long = "x".repeat(300);
+        let longer = "x".repeat(301);
+        assert_eq!(k.intern(&long), Some(9));
+        assert_eq!(k.intern(&longer), Some(10));
+        assert_eq!(k.get(&long), Some(9));
+    }
+
+    #[test]
+    fn the_cap_refuses_only_new_keys() {
+        let mut k = KeyInterner::with_cap(2);
+        assert!(k.is_empty());
+        assert_eq!(k.intern("a"), Some(0));
+        assert_eq!(k.intern("b"), Some(1));
+        assert_eq!(k.intern("c"), None);
+        assert_eq!(k.intern("a"), Some(0));
+        assert_eq!(k.len(), 2);
+        assert_eq!(k.get("c"), None);
+    }
+}
