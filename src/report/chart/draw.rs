@@ -816,7 +816,7 @@ impl Ctx<'_> {
             Txt::new(&spec.title, W / 2.0, 26.0, size::TITLE, "middle"),
             W - 24.0,
         );
-        let mut top = 26.0 + style::text_extent(title.size).1 + 8.0;
+        let top = 26.0 + style::text_extent(title.size).1 + 8.0;
         texts.push(title);
         // Left: y label and tick widths.
         let tick_w = ya
@@ -835,10 +835,105 @@ impl Ctx<'_> {
             let t = t.clamp(x_lo, x_hi);
             left + (t - x_lo) / (x_hi - x_lo) * (right - left)
         };
-        // Marker-line labels, in rows above the plot.
+        let mut dropped: Vec<String> = Vec::new();
+        let (vline_px, top) = self.vline_labels(&x_of, top, &mut texts, &mut dropped);
+        // Bottom: ticks, x label, legend rows, footnote.
+        let mut bottom = H - 10.0;
+        let foot = if footnote { Some(()) } else { None };
+        if foot.is_some() {
+            bottom -= 18.0;
+        }
+        let legend_cols = if place == Place::Bottom && !self.wrapped {
+            (((right - left) / self.legend_w).floor() as usize).max(1)
+        } else {
+            1
+        };
+        if place == Place::Bottom {
+            let rows = if legend_cols == 1 {
+                self.n_lines
+            } else {
+                self.n_entries.div_ceil(legend_cols)
+            };
+            bottom -= rows as f64 * 18.0 + 14.0;
+        }
+        let x_label_y = bottom - 4.0;
+        let tick_y_space = 20.0;
+        let plot_bottom = x_label_y - 20.0 - tick_y_space;
+        let zero_h = if ya.zero.is_some() {
+            ZERO_ROW + ZERO_GAP
+        } else {
+            0.0
+        };
+        let data_bottom = plot_bottom - zero_h;
+        let plot = R::new(left, top, right, plot_bottom);
+        let (y_lo, y_hi) = (ya.lo, ya.hi);
+        let zero_y = ya.zero.as_ref().map(|_| plot_bottom - ZERO_ROW / 2.0);
+        let zy = zero_y.unwrap_or(data_bottom);
+        let y_of = move |t: Option<f64>| match t {
+            Some(t) => {
+                let t = t.clamp(y_lo, y_hi);
+                data_bottom - (t - y_lo) / (y_hi - y_lo) * (data_bottom - top)
+            }
+            None => zy,
+        };
+        self.axis_texts(&mut texts, &x_of, &y_of, &plot, x_label_y, zero_y);
+
+        let (lines, marks, bands) = self.geometry(&plot, &x_of, &y_of);
+        let mut frame = Frame {
+            plot,
+            data_bottom,
+            zero_y,
+            x_of: Box::new(x_of),
+            y_of: Box::new(y_of),
+            lines,
+            marks,
+            bands,
+            legend: None,
+            texts,
+            leaders: Vec::new(),
+            vline_px,
+            footnote: None,
+        };
+
+        // Legend.
+        if self.n_entries > 0 {
+            frame.legend = self.legend_rect(place, &frame, legend_cols, x_label_y);
+        }
+
+        self.label_points(&mut frame, &mut dropped);
+        if !dropped.is_empty() {
+            let mut t = Txt::new(
+                format!("Not labelled for lack of room: {}", dropped.join("; ")),
+                10.0,
+                H - 8.0,
+                size::LABEL,
+                "start",
+            );
+            t.fill = MUTED;
+            frame.footnote = Some(fit(t, W - 20.0));
+        }
+        if footnote {
+            if let Some(f) = frame.footnote.take() {
+                frame.texts.push(f.clone());
+                frame.footnote = Some(f);
+            }
+        }
+        frame
+    }
+
+    /// Marker-line labels in up to four rows above the plot (a label that
+    /// fits no row is listed in the footnote instead): each line's x and
+    /// the bottom of its label, and the plot's new top.
+    fn vline_labels(
+        &self,
+        x_of: &dyn Fn(f64) -> f64,
+        mut top: f64,
+        texts: &mut Vec<Txt>,
+        dropped: &mut Vec<String>,
+    ) -> (Vec<(f64, Option<f64>)>, f64) {
+        let (spec, xa) = (self.spec, self.xa);
         let mut vline_px = Vec::new();
         let mut vl_boxes: Vec<(Txt, usize)> = Vec::new();
-        let mut dropped: Vec<String> = Vec::new();
         for (x, label) in &spec.vlines {
             let Some(t) = fwd(self.xs, *x, self.floor.max(f64::MIN_POSITIVE)) else {
                 continue;
@@ -889,46 +984,22 @@ impl Ctx<'_> {
             .into_iter()
             .map(|(px, r)| (px, r.map(|r| vline_rows_y[r as usize] + desc + 1.0)))
             .collect();
-        // Bottom: ticks, x label, legend rows, footnote.
-        let mut bottom = H - 10.0;
-        let foot = if footnote { Some(()) } else { None };
-        if foot.is_some() {
-            bottom -= 18.0;
-        }
-        let legend_cols = if place == Place::Bottom && !self.wrapped {
-            (((right - left) / self.legend_w).floor() as usize).max(1)
-        } else {
-            1
-        };
-        if place == Place::Bottom {
-            let rows = if legend_cols == 1 {
-                self.n_lines
-            } else {
-                self.n_entries.div_ceil(legend_cols)
-            };
-            bottom -= rows as f64 * 18.0 + 14.0;
-        }
-        let x_label_y = bottom - 4.0;
-        let tick_y_space = 20.0;
-        let plot_bottom = x_label_y - 20.0 - tick_y_space;
-        let zero_h = if ya.zero.is_some() {
-            ZERO_ROW + ZERO_GAP
-        } else {
-            0.0
-        };
-        let data_bottom = plot_bottom - zero_h;
-        let plot = R::new(left, top, right, plot_bottom);
-        let (y_lo, y_hi) = (ya.lo, ya.hi);
-        let zero_y = ya.zero.as_ref().map(|_| plot_bottom - ZERO_ROW / 2.0);
-        let zy = zero_y.unwrap_or(data_bottom);
-        let y_of = move |t: Option<f64>| match t {
-            Some(t) => {
-                let t = t.clamp(y_lo, y_hi);
-                data_bottom - (t - y_lo) / (y_hi - y_lo) * (data_bottom - top)
-            }
-            None => zy,
-        };
-        // Axis texts.
+        (vline_px, top)
+    }
+
+    /// Tick labels (x ones that would touch dropped), the zero row's
+    /// label and both axis titles.
+    fn axis_texts(
+        &self,
+        texts: &mut Vec<Txt>,
+        x_of: &dyn Fn(f64) -> f64,
+        y_of: &dyn Fn(Option<f64>) -> f64,
+        plot: &R,
+        x_label_y: f64,
+        zero_y: Option<f64>,
+    ) {
+        let (spec, xa, ya) = (self.spec, self.xa, self.ya);
+        let (left, right, top, plot_bottom) = (plot.x0, plot.x1, plot.y0, plot.y1);
         let mut last_end = f64::NEG_INFINITY;
         for (t, label) in &xa.ticks {
             let txt = Txt::new(
@@ -990,12 +1061,23 @@ impl Ctx<'_> {
             yl.y = (b.y1 - b.y0) / 2.0 + 2.0;
         }
         texts.push(yl);
+    }
 
-        // Geometry.
+    /// Every series' polyline and markers and every band's polygon, in px.
+    #[allow(clippy::type_complexity)]
+    fn geometry(
+        &self,
+        plot: &R,
+        x_of_ref: &dyn Fn(f64) -> f64,
+        y_of_ref: &dyn Fn(Option<f64>) -> f64,
+    ) -> (
+        Vec<Vec<(f64, f64)>>,
+        Vec<Vec<(f64, f64)>>,
+        Vec<Vec<(f64, f64)>>,
+    ) {
+        let (spec, xa) = (self.spec, self.xa);
         let mut lines = Vec::new();
         let mut marks = Vec::new();
-        let x_of_ref = &x_of;
-        let y_of_ref = &y_of;
         for p in self.preps {
             let mut pts: Vec<(f64, Option<f64>)> = p.pts.clone();
             if self.xs == Scale::Pct {
@@ -1051,72 +1133,68 @@ impl Ctx<'_> {
                 poly
             })
             .collect();
-        let mut frame = Frame {
-            plot,
-            data_bottom,
-            zero_y,
-            x_of: Box::new(x_of),
-            y_of: Box::new(y_of),
-            lines,
-            marks,
-            bands,
-            legend: None,
-            texts,
-            leaders: Vec::new(),
-            vline_px,
-            footnote: None,
-        };
+        (lines, marks, bands)
+    }
 
-        // Legend.
-        if self.n_entries > 0 {
-            let (w, h) = (self.legend_w, self.legend_h);
-            frame.legend = match place {
-                Place::Inside => {
-                    let inner = plot.pad(-8.0);
-                    let corner = |c: Legend| match c {
-                        Legend::UpperRight => {
-                            R::new(inner.x1 - w, inner.y0, inner.x1, inner.y0 + h)
-                        }
-                        Legend::UpperLeft => R::new(inner.x0, inner.y0, inner.x0 + w, inner.y0 + h),
-                        Legend::LowerRight => {
-                            R::new(inner.x1 - w, inner.y1 - h, inner.x1, inner.y1)
-                        }
-                        Legend::LowerLeft => R::new(inner.x0, inner.y1 - h, inner.x0 + w, inner.y1),
-                    };
-                    let order = [
-                        spec.legend,
-                        Legend::UpperRight,
-                        Legend::UpperLeft,
-                        Legend::LowerRight,
-                        Legend::LowerLeft,
-                    ];
-                    order.iter().map(|&c| corner(c)).find(|r| {
-                        r.x0 >= inner.x0
-                            && r.y1 <= inner.y1
-                            && clear_of_data(r, &frame)
-                            && !frame.texts.iter().any(|t| t.bbox().overlaps(r))
-                    })
-                }
-                Place::Right => Some(R::new(W - 14.0 - w, plot.y0, W - 14.0, plot.y0 + h)),
-                Place::Bottom => {
-                    let cols = legend_cols as f64;
-                    let rows = if legend_cols == 1 {
-                        self.n_lines
-                    } else {
-                        self.n_entries.div_ceil(legend_cols)
-                    } as f64;
-                    let top = x_label_y + 12.0;
-                    Some(R::new(left, top, left + cols * w, top + rows * 18.0 + 10.0))
-                }
-            };
+    /// Where the legend goes: inside, the first corner (the spec's
+    /// preference first) clear of data and text; or right of the plot; or
+    /// under it in `legend_cols` columns.
+    fn legend_rect(
+        &self,
+        place: Place,
+        frame: &Frame,
+        legend_cols: usize,
+        x_label_y: f64,
+    ) -> Option<R> {
+        let spec = self.spec;
+        let (plot, left) = (frame.plot, frame.plot.x0);
+        let (w, h) = (self.legend_w, self.legend_h);
+        match place {
+            Place::Inside => {
+                let inner = plot.pad(-8.0);
+                let corner = |c: Legend| match c {
+                    Legend::UpperRight => R::new(inner.x1 - w, inner.y0, inner.x1, inner.y0 + h),
+                    Legend::UpperLeft => R::new(inner.x0, inner.y0, inner.x0 + w, inner.y0 + h),
+                    Legend::LowerRight => R::new(inner.x1 - w, inner.y1 - h, inner.x1, inner.y1),
+                    Legend::LowerLeft => R::new(inner.x0, inner.y1 - h, inner.x0 + w, inner.y1),
+                };
+                let order = [
+                    spec.legend,
+                    Legend::UpperRight,
+                    Legend::UpperLeft,
+                    Legend::LowerRight,
+                    Legend::LowerLeft,
+                ];
+                order.iter().map(|&c| corner(c)).find(|r| {
+                    r.x0 >= inner.x0
+                        && r.y1 <= inner.y1
+                        && clear_of_data(r, frame)
+                        && !frame.texts.iter().any(|t| t.bbox().overlaps(r))
+                })
+            }
+            Place::Right => Some(R::new(W - 14.0 - w, plot.y0, W - 14.0, plot.y0 + h)),
+            Place::Bottom => {
+                let cols = legend_cols as f64;
+                let rows = if legend_cols == 1 {
+                    self.n_lines
+                } else {
+                    self.n_entries.div_ceil(legend_cols)
+                } as f64;
+                let top = x_label_y + 12.0;
+                Some(R::new(left, top, left + cols * w, top + rows * 18.0 + 10.0))
+            }
         }
+    }
 
-        // Point labels.
+    /// Point labels beside their points, else further out with a leader
+    /// line, else listed in `dropped` (the footnote).
+    fn label_points(&self, frame: &mut Frame, dropped: &mut Vec<String>) {
+        let plot = frame.plot;
         let (lasc, ldesc) = style::text_extent(size::LABEL);
         let mut taken: Vec<R> = frame.texts.iter().map(|t| t.bbox()).collect();
         taken.extend(frame.legend);
         let area = plot.pad(-1.0);
-        for (si, p) in self.preps.iter().enumerate() {
+        for p in self.preps {
             for (k, label) in p.labels.iter().enumerate() {
                 if label.is_empty() {
                     continue;
@@ -1146,7 +1224,7 @@ impl Ctx<'_> {
                         if !r.inside(&area) || taken.iter().any(|t| t.overlaps(&r.pad(1.0))) {
                             continue;
                         }
-                        if !clear_of_data(&r, &frame) {
+                        if !clear_of_data(&r, frame) {
                             continue;
                         }
                         // A leader must not cross other labels.
@@ -1186,27 +1264,8 @@ impl Ctx<'_> {
                         }
                     )),
                 }
-                let _ = si;
             }
         }
-        if !dropped.is_empty() {
-            let mut t = Txt::new(
-                format!("Not labelled for lack of room: {}", dropped.join("; ")),
-                10.0,
-                H - 8.0,
-                size::LABEL,
-                "start",
-            );
-            t.fill = MUTED;
-            frame.footnote = Some(fit(t, W - 20.0));
-        }
-        if footnote {
-            if let Some(f) = frame.footnote.take() {
-                frame.texts.push(f.clone());
-                frame.footnote = Some(f);
-            }
-        }
-        frame
     }
 
     fn write(&self, f: &Frame, entries: &[Entry], looks: &[Look], row_h: f64) -> String {
