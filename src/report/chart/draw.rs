@@ -567,26 +567,9 @@ fn clear_of_data(r: &R, f: &Frame) -> bool {
     true
 }
 
-/// The SVG of `spec`.
-pub(super) fn svg(spec: &ChartSpec) -> String {
-    let floor = if spec.log_floor > 0.0 {
-        spec.log_floor
-    } else {
-        0.0
-    };
-    let xs = if spec.x_percentile {
-        Scale::Pct
-    } else if spec.x_log {
-        Scale::Log
-    } else {
-        Scale::Linear
-    };
-    let ys = if spec.y_log {
-        Scale::Log
-    } else {
-        Scale::Linear
-    };
-    // Series in axis units; identical series merged.
+/// Each series in axis units (non-finite points skipped), identical ones
+/// merged into one with a joined label (`a = b`).
+fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Prep> {
     let mut preps: Vec<Prep> = Vec::new();
     for s in &spec.series {
         let mut pts = Vec::new();
@@ -636,10 +619,13 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
             want,
         });
     }
-    let looks = style::assign_looks(&preps.iter().map(|p| p.want).collect::<Vec<_>>());
-    // Discrete x with several marker-only series at the same x values:
-    // dodge them side by side (as grouped bars are), so no marker hides
-    // another.
+    preps
+}
+
+/// Discrete x with several marker-only series at the same x values:
+/// dodge them side by side (as grouped bars are), so no marker hides
+/// another.
+fn dodge_points(preps: &mut [Prep], xs: Scale) {
     let all_integer = xs == Scale::Linear
         && !preps.is_empty()
         && preps
@@ -669,8 +655,11 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
             }
         }
     }
+}
 
-    // Axes.
+/// The x and y axes over every series, band and marker line, with the
+/// zero row of a log y axis when something is at or below zero.
+fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (Axis, Axis) {
     let integer_x = xs == Scale::Linear
         && spec
             .series
@@ -720,8 +709,11 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
     });
     let xa = axis(xs, &xv, spec.x_range, floor, integer_x, None);
     let ya = axis(ys, &yv, spec.y_range, floor, false, zero_row);
+    (xa, ya)
+}
 
-    // Legend rows.
+/// The legend's rows: labelled series, then labelled bands.
+fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry> {
     let mut entries: Vec<Entry> = Vec::new();
     for (i, p) in preps.iter().enumerate() {
         if !p.label.is_empty() {
@@ -743,6 +735,35 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
             });
         }
     }
+    entries
+}
+
+/// The SVG of `spec`.
+pub(super) fn svg(spec: &ChartSpec) -> String {
+    let floor = if spec.log_floor > 0.0 {
+        spec.log_floor
+    } else {
+        0.0
+    };
+    let xs = if spec.x_percentile {
+        Scale::Pct
+    } else if spec.x_log {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
+    let ys = if spec.y_log {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
+    let mut preps = prepare_series(spec, xs, ys, floor);
+    let looks = style::assign_looks(&preps.iter().map(|p| p.want).collect::<Vec<_>>());
+    dodge_points(&mut preps, xs);
+
+    let (xa, ya) = axes(spec, &preps, xs, ys, floor);
+
+    let entries = legend_entries(spec, &preps, &looks);
     let row_h = 18.0;
     let entry_w = |e: &Entry| {
         40.0 + e
@@ -1268,36 +1289,10 @@ impl Ctx<'_> {
         }
     }
 
-    fn write(&self, f: &Frame, entries: &[Entry], looks: &[Look], row_h: f64) -> String {
-        let spec = self.spec;
+    /// Grid lines, then the left and bottom axes (with the break above a
+    /// log axis' zero row) and the x ticks.
+    fn write_grid_and_axes(&self, o: &mut String, f: &Frame) {
         let p = f.plot;
-        let mut o = String::new();
-        let _ = writeln!(
-            o,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" font-family=\"{}\">",
-            style::FONT_FAMILY
-        );
-        let _ = writeln!(o, "<title>{}</title>", esc(&spec.title));
-        if !spec.caption.is_empty() {
-            let _ = writeln!(o, "<desc>{}</desc>", esc(&spec.caption));
-        }
-        let _ = writeln!(o, "<rect width=\"{W}\" height=\"{H}\" fill=\"#ffffff\"/>");
-        let _ = writeln!(
-            o,
-            "<defs><clipPath id=\"plot-clip\"><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/></clipPath></defs>",
-            p.x0 - MR - 1.0,
-            p.y0 - MR - 1.0,
-            p.x1 - p.x0 + 2.0 * MR + 2.0,
-            p.y1 - p.y0 + 2.0 * MR + 2.0
-        );
-        let _ = writeln!(
-            o,
-            "<rect id=\"plot-area\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#ffffff\" stroke=\"none\"/>",
-            p.x0,
-            p.y0,
-            p.x1 - p.x0,
-            p.y1 - p.y0
-        );
         // Grid.
         o.push_str("<g stroke=\"");
         o.push_str(GRID);
@@ -1351,6 +1346,12 @@ impl Ctx<'_> {
             let _ = writeln!(o, "<path d=\"M{x:.1} {:.1}v5\"/>", p.y1);
         }
         o.push_str("</g>\n");
+    }
+
+    /// Bands, marker lines and series, each series in a group named for
+    /// the layout test.
+    fn write_data(&self, o: &mut String, f: &Frame, looks: &[Look]) {
+        let (spec, p) = (self.spec, f.plot);
         // Bands.
         for (i, (b, poly)) in spec.bands.iter().zip(&f.bands).enumerate() {
             let _ = writeln!(
@@ -1383,19 +1384,106 @@ impl Ctx<'_> {
                 let _ = writeln!(o, "<path d=\"{}\" {}/>", path_d(line), stroke(look, 2.0));
             } else if line.len() == 1 && marks.is_empty() {
                 let (x, y) = line[0];
-                marker(&mut o, Marker::Circle, x, y, look.rgb());
+                marker(o, Marker::Circle, x, y, look.rgb());
             }
             for &(x, y) in marks {
-                marker(
-                    &mut o,
-                    look.marker.unwrap_or(Marker::Circle),
-                    x,
-                    y,
-                    look.rgb(),
-                );
+                marker(o, look.marker.unwrap_or(Marker::Circle), x, y, look.rgb());
             }
             o.push_str("</g>\n");
         }
+    }
+
+    /// The legend box and one row (or wrapped rows) per entry.
+    fn write_legend(&self, o: &mut String, r: R, entries: &[Entry], row_h: f64) {
+        let _ = writeln!(
+            o,
+            "<g id=\"legend\"><rect id=\"legend-box\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#ffffff\" fill-opacity=\"0.92\" stroke=\"#c8cdd3\"/>",
+            r.x0,
+            r.y0,
+            r.x1 - r.x0,
+            r.y1 - r.y0
+        );
+        let cols = if self.wrapped {
+            1
+        } else {
+            (((r.x1 - r.x0) / self.legend_w).round() as usize).max(1)
+        };
+        let (asc, _) = style::text_extent(size::LEGEND);
+        let mut line = 0usize;
+        for (k, e) in entries.iter().enumerate() {
+            let (c, rr) = if cols == 1 {
+                (0, line)
+            } else {
+                (k % cols, k / cols)
+            };
+            line += e.lines.len();
+            let x = r.x0 + 6.0 + c as f64 * self.legend_w;
+            let y = r.y0 + 5.0 + rr as f64 * row_h + row_h / 2.0;
+            let _ = writeln!(o, "<g id=\"legend-for-{}\">", e.target);
+            if let Some(l) = &e.look {
+                if l.dash.is_some() {
+                    let _ = writeln!(
+                        o,
+                        "<path d=\"M{:.1} {y:.1}H{:.1}\" {}/>",
+                        x,
+                        x + 30.0,
+                        stroke(l, 2.0)
+                    );
+                }
+                if let Some(m) = l.marker {
+                    marker(o, m, x + 15.0, y, l.rgb());
+                }
+            }
+            if let Some((c, op)) = e.band {
+                let _ = writeln!(
+                    o,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"30\" height=\"10\" fill=\"{}\" fill-opacity=\"{op}\"/>",
+                    x,
+                    y - 5.0,
+                    style::PALETTE[c % style::PALETTE.len()]
+                );
+            }
+            for (j, l) in e.lines.iter().enumerate() {
+                let ly = y + asc / 2.5 + j as f64 * row_h;
+                Txt::new(l, x + 36.0, ly, size::LEGEND, "start").svg(o);
+            }
+            o.push_str("</g>\n");
+        }
+        o.push_str("</g>\n");
+    }
+
+    fn write(&self, f: &Frame, entries: &[Entry], looks: &[Look], row_h: f64) -> String {
+        let spec = self.spec;
+        let p = f.plot;
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" font-family=\"{}\">",
+            style::FONT_FAMILY
+        );
+        let _ = writeln!(o, "<title>{}</title>", esc(&spec.title));
+        if !spec.caption.is_empty() {
+            let _ = writeln!(o, "<desc>{}</desc>", esc(&spec.caption));
+        }
+        let _ = writeln!(o, "<rect width=\"{W}\" height=\"{H}\" fill=\"#ffffff\"/>");
+        let _ = writeln!(
+            o,
+            "<defs><clipPath id=\"plot-clip\"><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/></clipPath></defs>",
+            p.x0 - MR - 1.0,
+            p.y0 - MR - 1.0,
+            p.x1 - p.x0 + 2.0 * MR + 2.0,
+            p.y1 - p.y0 + 2.0 * MR + 2.0
+        );
+        let _ = writeln!(
+            o,
+            "<rect id=\"plot-area\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#ffffff\" stroke=\"none\"/>",
+            p.x0,
+            p.y0,
+            p.x1 - p.x0,
+            p.y1 - p.y0
+        );
+        self.write_grid_and_axes(&mut o, f);
+        self.write_data(&mut o, f, looks);
         // Leaders and texts.
         for (a, b) in &f.leaders {
             let _ = writeln!(
@@ -1407,63 +1495,8 @@ impl Ctx<'_> {
         for t in &f.texts {
             t.svg(&mut o);
         }
-        // Legend.
         if let Some(r) = f.legend {
-            let _ = writeln!(
-                o,
-                "<g id=\"legend\"><rect id=\"legend-box\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#ffffff\" fill-opacity=\"0.92\" stroke=\"#c8cdd3\"/>",
-                r.x0,
-                r.y0,
-                r.x1 - r.x0,
-                r.y1 - r.y0
-            );
-            let cols = if self.wrapped {
-                1
-            } else {
-                (((r.x1 - r.x0) / self.legend_w).round() as usize).max(1)
-            };
-            let (asc, _) = style::text_extent(size::LEGEND);
-            let mut line = 0usize;
-            for (k, e) in entries.iter().enumerate() {
-                let (c, rr) = if cols == 1 {
-                    (0, line)
-                } else {
-                    (k % cols, k / cols)
-                };
-                line += e.lines.len();
-                let x = r.x0 + 6.0 + c as f64 * self.legend_w;
-                let y = r.y0 + 5.0 + rr as f64 * row_h + row_h / 2.0;
-                let _ = writeln!(o, "<g id=\"legend-for-{}\">", e.target);
-                if let Some(l) = &e.look {
-                    if l.dash.is_some() {
-                        let _ = writeln!(
-                            o,
-                            "<path d=\"M{:.1} {y:.1}H{:.1}\" {}/>",
-                            x,
-                            x + 30.0,
-                            stroke(l, 2.0)
-                        );
-                    }
-                    if let Some(m) = l.marker {
-                        marker(&mut o, m, x + 15.0, y, l.rgb());
-                    }
-                }
-                if let Some((c, op)) = e.band {
-                    let _ = writeln!(
-                        o,
-                        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"30\" height=\"10\" fill=\"{}\" fill-opacity=\"{op}\"/>",
-                        x,
-                        y - 5.0,
-                        style::PALETTE[c % style::PALETTE.len()]
-                    );
-                }
-                for (j, l) in e.lines.iter().enumerate() {
-                    let ly = y + asc / 2.5 + j as f64 * row_h;
-                    Txt::new(l, x + 36.0, ly, size::LEGEND, "start").svg(&mut o);
-                }
-                o.push_str("</g>\n");
-            }
-            o.push_str("</g>\n");
+            self.write_legend(&mut o, r, entries, row_h);
         }
         o.push_str("</svg>\n");
         o
