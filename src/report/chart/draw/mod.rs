@@ -1,0 +1,428 @@
+//! Layout and SVG of one chart: axes and ticks, the zero row of log axes,
+//! series, bands, marker lines, point labels (placed without collisions),
+//! and the legend (in a corner measured free of data, else outside).
+//!
+//! Element ids the layout test reads: `plot-area`, `series-<i>`,
+//! `band-<i>`, `legend-box`, and `legend-for-series-<i>` /
+//! `legend-for-band-<i>` for the legend row of each.
+
+use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
+use super::{ChartSpec, Legend, SeriesStyle, SIZE};
+use std::fmt::Write as _;
+
+mod axis;
+mod geom;
+mod layout;
+mod text;
+mod write;
+
+use axis::*;
+use geom::*;
+use text::*;
+
+const W: f64 = SIZE.0 as f64;
+const H: f64 = SIZE.1 as f64;
+/// Marker radius (px).
+const MR: f64 = 4.0;
+/// Height of the zero row under a log y axis, and its gap (px).
+const ZERO_ROW: f64 = 18.0;
+const ZERO_GAP: f64 = 12.0;
+
+/// A series ready to draw: axis-unit points (`None` y: zero row).
+struct Prep {
+    label: String,
+    style: SeriesStyle,
+    pts: Vec<(f64, Option<f64>)>,
+    labels: Vec<String>,
+    want: Want,
+}
+
+/// Where the legend goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Place {
+    Inside,
+    Right,
+    Bottom,
+}
+
+/// Everything placed: the frame of the plot and its geometry in px.
+struct Frame {
+    plot: R,
+    /// Bottom of the log part (the zero row is below it).
+    data_bottom: f64,
+    zero_y: Option<f64>,
+    x_of: Box<dyn Fn(f64) -> f64>,
+    y_of: Box<dyn Fn(Option<f64>) -> f64>,
+    /// Series polylines (px), per series.
+    lines: Vec<Vec<(f64, f64)>>,
+    /// Series marker positions (px), per series.
+    marks: Vec<Vec<(f64, f64)>>,
+    /// Band polygons (px).
+    bands: Vec<Vec<(f64, f64)>>,
+    legend: Option<R>,
+    texts: Vec<Txt>,
+    leaders: Vec<((f64, f64), (f64, f64))>,
+    vline_px: Vec<(f64, Option<f64>)>,
+    footnote: Option<Txt>,
+}
+
+/// Whether `r` is clear of every drawn series, marker and band.
+fn clear_of_data(r: &R, f: &Frame) -> bool {
+    let rp = r.pad(2.0);
+    for l in &f.lines {
+        if l.windows(2).any(|w| rp.hits(w[0], w[1])) {
+            return false;
+        }
+    }
+    for m in &f.marks {
+        if m.iter()
+            .any(|&(x, y)| rp.overlaps(&R::new(x - MR, y - MR, x + MR, y + MR)))
+        {
+            return false;
+        }
+    }
+    for b in &f.bands {
+        if b.windows(2).any(|w| rp.hits(w[0], w[1])) {
+            return false;
+        }
+        let c = ((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0);
+        if [c, (r.x0, r.y0), (r.x1, r.y1), (r.x0, r.y1), (r.x1, r.y0)]
+            .iter()
+            .any(|&p| point_in_poly(p, b))
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// Each series in axis units (non-finite points skipped), identical ones
+/// merged into one with a joined label (`a = b`).
+fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Prep> {
+    let mut preps: Vec<Prep> = Vec::new();
+    for s in &spec.series {
+        let mut pts = Vec::new();
+        let mut labels = Vec::new();
+        for (k, &(x, y)) in s.points.iter().enumerate() {
+            if !x.is_finite() || !y.is_finite() {
+                continue;
+            }
+            let tx = fwd(xs, x, floor.max(f64::MIN_POSITIVE)).unwrap_or(f64::NEG_INFINITY);
+            pts.push((tx, fwd(ys, y, floor)));
+            labels.push(
+                s.point_labels
+                    .as_ref()
+                    .and_then(|l| l.get(k))
+                    .map(|l| l.trim().to_string())
+                    .unwrap_or_default(),
+            );
+        }
+        let want = Want {
+            color: s.color,
+            share: s.share_color,
+            line: match s.style {
+                SeriesStyle::Points => None,
+                SeriesStyle::Dashed => Some(true),
+                _ => Some(false),
+            },
+            markers: matches!(s.style, SeriesStyle::Points | SeriesStyle::LinePoints),
+        };
+        if let Some(same) = preps
+            .iter_mut()
+            .find(|p| p.pts == pts && p.labels == labels && !pts.is_empty())
+        {
+            if !s.label.is_empty() {
+                same.label = if same.label.is_empty() {
+                    s.label.clone()
+                } else {
+                    format!("{} = {}", same.label, s.label)
+                };
+            }
+            continue;
+        }
+        preps.push(Prep {
+            label: s.label.clone(),
+            style: s.style,
+            pts,
+            labels,
+            want,
+        });
+    }
+    preps
+}
+
+/// Discrete x with several marker-only series at the same x values:
+/// dodge them side by side (as grouped bars are), so no marker hides
+/// another.
+fn dodge_points(preps: &mut [Prep], xs: Scale) {
+    let all_integer = xs == Scale::Linear
+        && !preps.is_empty()
+        && preps
+            .iter()
+            .flat_map(|p| &p.pts)
+            .all(|q| q.0.is_finite() && q.0.fract() == 0.0);
+    let dodged: Vec<usize> = preps
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.style == SeriesStyle::Points)
+        .map(|(i, _)| i)
+        .collect();
+    let shared_x = dodged.iter().enumerate().any(|(k, &i)| {
+        dodged[..k].iter().any(|&j| {
+            preps[i]
+                .pts
+                .iter()
+                .any(|q| preps[j].pts.iter().any(|r| r.0 == q.0))
+        })
+    });
+    if all_integer && shared_x && dodged.len() <= 8 {
+        let width = 0.6 / dodged.len() as f64;
+        for (k, &i) in dodged.iter().enumerate() {
+            let off = (k as f64 - (dodged.len() as f64 - 1.0) / 2.0) * width;
+            for q in &mut preps[i].pts {
+                q.0 += off;
+            }
+        }
+    }
+}
+
+/// The x and y axes over every series, band and marker line, with the
+/// zero row of a log y axis when something is at or below zero.
+fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (Axis, Axis) {
+    let integer_x = xs == Scale::Linear
+        && spec
+            .series
+            .iter()
+            .flat_map(|s| &s.points)
+            .all(|p| p.0.fract() == 0.0)
+        && !spec.series.is_empty();
+    let mut xv: Vec<f64> = preps
+        .iter()
+        .flat_map(|p| p.pts.iter().map(|q| q.0))
+        .collect();
+    let band_pts = |f: fn(&super::Band) -> &Vec<(f64, f64)>| {
+        spec.bands
+            .iter()
+            .flat_map(move |b| f(b).iter().copied())
+            .collect::<Vec<_>>()
+    };
+    let band_all: Vec<(f64, f64)> = [band_pts(|b| &b.lower), band_pts(|b| &b.upper)].concat();
+    xv.extend(
+        band_all
+            .iter()
+            .filter_map(|p| fwd(xs, p.0, floor.max(f64::MIN_POSITIVE))),
+    );
+    xv.extend(
+        spec.vlines
+            .iter()
+            .filter_map(|v| fwd(xs, v.0, floor.max(f64::MIN_POSITIVE))),
+    );
+    let mut yv: Vec<f64> = preps
+        .iter()
+        .flat_map(|p| p.pts.iter().filter_map(|q| q.1))
+        .collect();
+    yv.extend(band_all.iter().filter_map(|p| fwd(ys, p.1, floor)));
+    let has_zero = ys == Scale::Log
+        && (preps.iter().any(|p| p.pts.iter().any(|q| q.1.is_none()))
+            || band_all.iter().any(|p| fwd(ys, p.1, floor).is_none()));
+    let under_floor = spec
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .chain(band_all.iter().map(|p| p.1))
+        .any(|y| y > 0.0 && y < floor);
+    let zero_row = has_zero.then_some(if under_floor {
+        ZeroRow::BelowFloor
+    } else {
+        ZeroRow::Zeros
+    });
+    let xa = axis(xs, &xv, spec.x_range, floor, integer_x, None);
+    let ya = axis(ys, &yv, spec.y_range, floor, false, zero_row);
+    (xa, ya)
+}
+
+/// The legend's rows: labelled series, then labelled bands.
+fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = Vec::new();
+    for (i, p) in preps.iter().enumerate() {
+        if !p.label.is_empty() {
+            entries.push(Entry {
+                lines: wrap(&p.label),
+                target: format!("series-{i}"),
+                look: Some(looks[i].clone()),
+                band: None,
+            });
+        }
+    }
+    for (i, b) in spec.bands.iter().enumerate() {
+        if !b.label.is_empty() {
+            entries.push(Entry {
+                lines: wrap(&b.label),
+                target: format!("band-{i}"),
+                look: None,
+                band: Some((b.color, b.opacity)),
+            });
+        }
+    }
+    entries
+}
+
+/// The SVG of `spec`.
+pub(super) fn svg(spec: &ChartSpec) -> String {
+    let floor = if spec.log_floor > 0.0 {
+        spec.log_floor
+    } else {
+        0.0
+    };
+    let xs = if spec.x_percentile {
+        Scale::Pct
+    } else if spec.x_log {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
+    let ys = if spec.y_log {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
+    let mut preps = prepare_series(spec, xs, ys, floor);
+    let looks = style::assign_looks(&preps.iter().map(|p| p.want).collect::<Vec<_>>());
+    dodge_points(&mut preps, xs);
+
+    let (xa, ya) = axes(spec, &preps, xs, ys, floor);
+
+    let entries = legend_entries(spec, &preps, &looks);
+    let row_h = 18.0;
+    let entry_w = |e: &Entry| {
+        40.0 + e
+            .lines
+            .iter()
+            .map(|l| style::text_width(l, size::LEGEND))
+            .fold(0.0, f64::max)
+    };
+    let legend_w = entries.iter().map(entry_w).fold(0.0, f64::max) + 12.0;
+    let n_lines: usize = entries.iter().map(|e| e.lines.len()).sum();
+    let wrapped = n_lines > entries.len();
+    let legend_h = n_lines as f64 * row_h + 10.0;
+
+    let ctx = Ctx {
+        spec,
+        preps: &preps,
+        xa: &xa,
+        ya: &ya,
+        xs,
+        ys,
+        floor,
+        legend_w,
+        legend_h,
+        n_entries: entries.len(),
+        n_lines,
+        wrapped,
+    };
+    let mut place = Place::Inside;
+    let mut frame = ctx.frame(place, false);
+    if !entries.is_empty() && frame.legend.is_none() {
+        place = if legend_w <= 290.0 && legend_h <= 430.0 {
+            Place::Right
+        } else {
+            Place::Bottom
+        };
+        frame = ctx.frame(place, false);
+    }
+    if frame.footnote.is_some() {
+        let again = ctx.frame(place, true);
+        if place != Place::Inside || again.legend.is_some() {
+            frame = again;
+        } else {
+            frame = ctx.frame(Place::Right, true);
+        }
+    }
+    ctx.write(&frame, &entries, &looks, row_h)
+}
+
+struct Ctx<'a> {
+    spec: &'a ChartSpec,
+    preps: &'a [Prep],
+    xa: &'a Axis,
+    ya: &'a Axis,
+    xs: Scale,
+    ys: Scale,
+    floor: f64,
+    legend_w: f64,
+    legend_h: f64,
+    n_entries: usize,
+    n_lines: usize,
+    wrapped: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_readable() {
+        let a = axis(Scale::Linear, &[0.0, 0.01], None, 0.0, false, None);
+        let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels.first(), Some(&"0"));
+        let uniq: std::collections::BTreeSet<&&str> = labels.iter().collect();
+        assert_eq!(uniq.len(), labels.len(), "{labels:?}");
+        let a = axis(Scale::Linear, &[0.0], None, 0.0, true, None);
+        assert!(a.ticks.iter().all(|t| t.0.fract() == 0.0));
+        assert_eq!(pct_label(0.0), "0%");
+        assert_eq!(pct_label(2.0), "99%");
+        assert_eq!(pct_label(3.0), "99.9%");
+        assert_eq!(decade_label(-5), "1e-5");
+        assert_eq!(decade_label(3), "1000");
+        assert_eq!(decade_label(4), "10k");
+    }
+
+    /// Every log axis of up to two decades gets 1-2-5 ticks; at any
+    /// magnitude their labels are distinct and read back as their values.
+    #[test]
+    fn log_tick_labels_are_distinct_at_every_magnitude() {
+        for lo in -7..6 {
+            let vals = [f64::from(lo) + 0.1, f64::from(lo) + 1.9];
+            let a = axis(Scale::Log, &vals, None, 0.0, false, None);
+            let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
+            assert_eq!(labels.len(), 7, "{labels:?}");
+            let uniq: std::collections::BTreeSet<&&str> = labels.iter().collect();
+            assert_eq!(uniq.len(), labels.len(), "{labels:?}");
+            for (v, l) in &a.ticks {
+                let back: f64 = if let Some(n) = l.strip_suffix('k') {
+                    n.parse::<f64>().unwrap() * 1e3
+                } else if let Some(n) = l.strip_suffix('M') {
+                    n.parse::<f64>().unwrap() * 1e6
+                } else {
+                    l.parse().unwrap()
+                };
+                let want = 10f64.powf(*v);
+                assert!((back - want).abs() <= 1e-9 * want, "{l} for {want}");
+            }
+        }
+        assert_eq!(log_tick_label(2, -3), "2e-3");
+        assert_eq!(log_tick_label(5, -3), "5e-3");
+        assert_eq!(log_tick_label(2, -2), "0.02");
+        assert_eq!(log_tick_label(5, -1), "0.5");
+        assert_eq!(log_tick_label(5, 0), "5");
+        assert_eq!(log_tick_label(2, 4), "20k");
+    }
+
+    #[test]
+    fn the_zero_row_says_what_it_holds() {
+        let row = |zero| axis(Scale::Log, &[-3.0, -1.0], None, 1e-4, false, Some(zero)).zero;
+        assert_eq!(row(ZeroRow::Zeros).as_deref(), Some("0"));
+        assert_eq!(row(ZeroRow::BelowFloor).as_deref(), Some("<1e-4"));
+        let a = axis(
+            Scale::Log,
+            &[-3.0, -1.0],
+            None,
+            2.5e-5,
+            false,
+            Some(ZeroRow::BelowFloor),
+        );
+        assert_eq!(a.zero.as_deref(), Some("<2.500e-5"));
+        assert_eq!(floor_label(0.01), "0.01");
+        assert_eq!(floor_label(3e-6), "3e-6");
+    }
+}
