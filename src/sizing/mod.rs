@@ -91,7 +91,9 @@
 
 pub mod bound;
 pub mod evaluation;
+pub mod input;
 pub mod job;
+pub mod limit;
 pub mod report;
 pub mod search;
 pub mod targets;
