@@ -59,7 +59,7 @@ pub struct LimitJob {
     pub modes: Vec<RateMode>,
     /// The decision lab seed of the first hash seed.
     pub seed: u64,
-    /// Verification uses `2 × seeds` hash seeds.
+    /// The pick is verified on at least `2 × seeds` hash seeds.
     pub seeds: u32,
     /// Most memory, both windows.
     pub max_memory: u64,
@@ -191,7 +191,7 @@ pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
         near,
         targets: &targets,
         seed: job.seed,
-        seeds: job.seeds,
+        seeds: search::verify_seeds(requests as u64, job.seeds),
         max_memory: job.max_memory,
         on_eval: &on_eval,
     };

@@ -3,7 +3,7 @@
 //! requests denied against memory, one line per estimate mode).
 
 use super::bound::LimitBound;
-use super::replay::{Figures, RateShape};
+use super::replay::Figures;
 use super::search::{frontier, Ctx, ModeResult, ShapeEval, MARGIN_SD};
 use super::targets::LimitMetric;
 use super::LimitJob;
@@ -93,8 +93,9 @@ impl Text {
     }
 }
 
-/// The frontier table of one mode.
-fn frontier_table(r: &ModeResult, ctx: &Ctx<'_>) -> Table {
+/// The frontier table of one mode (and the pick, marked, if it is not on
+/// the frontier of the first seed).
+fn frontier_table(r: &ModeResult) -> Table {
     let mut t = Table::new([
         "shape",
         "memory",
@@ -103,9 +104,15 @@ fn frontier_table(r: &ModeResult, ctx: &Ctx<'_>) -> Table {
         "keys hit",
         "limited excess %",
         "meets (seed)",
+        "",
     ]);
-    for i in frontier(&r.confirmed) {
-        let e = &r.confirmed[i];
+    let on = frontier(&r.confirmed);
+    let pick = r.pick.map(|i| r.evaluated[i].shape);
+    for (i, e) in r.confirmed.iter().enumerate() {
+        let is_pick = Some(e.shape) == pick;
+        if !on.contains(&i) && !is_pick {
+            continue;
+        }
         let s = &e.seeds[0];
         let Some(f) = &s.figures else { continue };
         t.push([
@@ -116,9 +123,9 @@ fn frontier_table(r: &ModeResult, ctx: &Ctx<'_>) -> Table {
             thousands(f.compliant_keys_hit),
             format!("{:+.2}%", f.limited_excess_pct),
             if s.meets { "yes" } else { "no" }.to_string(),
+            if is_pick { "pick" } else { "" }.to_string(),
         ]);
     }
-    let _ = ctx;
     t
 }
 
@@ -177,7 +184,7 @@ pub fn render(inp: &Inputs<'_>) -> SizeReport {
         md: format!(
             "# ratelab size: pingora Rate for a rate limit\n\n{head}\n\nTargets: `{}`. A shape is replayed through pingora `Rate` (both windows' sketches of that shape) exactly as the decision lab runs it; the pick meets every target on each of {} hash seeds and on their mean + {MARGIN_SD} standard deviations.\n\n",
             targets.join("`, `"),
-            2 * ctx.seeds
+            ctx.seeds
         ),
     };
     let mut failures = Vec::new();
@@ -271,7 +278,7 @@ pub fn render(inp: &Inputs<'_>) -> SizeReport {
                 mem(m)
             ));
         }
-        let ft = frontier_table(r, ctx);
+        let ft = frontier_table(r);
         text.console.push_str(&format!(
             "frontier (decision lab seed {}, confirmed through the model), of {} evaluations:\n{}",
             ctx.seed,
@@ -297,7 +304,7 @@ pub fn render(inp: &Inputs<'_>) -> SizeReport {
         ctx.policy.interval_ms,
         ctx.seed,
         ctx.seed,
-        ctx.seed + u64::from(2 * ctx.seeds) - 1
+        ctx.seed + u64::from(ctx.seeds) - 1
     ));
     let met = failures.is_empty();
     SizeReport {
@@ -388,7 +395,7 @@ fn size_json(inp: &Inputs<'_>, modes: Vec<Value>) -> Value {
         "policy": {"limit": ctx.policy.limit, "interval_ms": ctx.policy.interval_ms},
         "near_limit": {"factors": [inp.job.near.0, inp.job.near.1], "counts": [ctx.near.0, ctx.near.1]},
         "seed": ctx.seed,
-        "verification_seeds": 2 * ctx.seeds,
+        "verification_seeds": ctx.seeds,
         "max_memory_bytes": ctx.max_memory,
         "memory": "both windows' sketches: 2 x hashes x slots x 8 bytes",
         "workload": {
@@ -492,8 +499,17 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
         s.color = Some(6);
         spec.series.push(s);
     }
+    if let (Some(w), Some(m)) = (inp.bound.slots, inp.bound.memory_bytes) {
+        let x = kib(m);
+        if x <= xmax * 64.0 {
+            spec.vlines
+                .push((x, format!("bound: {}x{w}", inp.bound.hashes)));
+            xmax = xmax.max(x);
+        }
+    }
+    spec.x_range = Some((xmin / 1.25, xmax * 1.25));
     spec.caption = format!(
-        "For each estimate mode, the shapes replayed through pingora Rate on the trace (decision lab seed {}): the share of compliant keys' requests denied against the memory of both windows' sketches, the Pareto frontier as a line (no cheaper shape denies fewer), the pick as a point{}. Shapes that deny none sit on the bottom row.",
+        "For each estimate mode, the shapes replayed through pingora Rate on the trace (decision lab seed {}): the share of compliant keys' requests denied against the memory of both windows' sketches, the Pareto frontier as a line (no cheaper shape denies fewer), the pick as a point{}, the count-min bound's shape as a marked memory. Shapes that deny none sit on the bottom row.",
         ctx.seed,
         if ctx.targets.iter().any(|t| t.metric == LimitMetric::CompliantDeniedPct) {
             ", the target dashed"
@@ -501,6 +517,5 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
             ""
         }
     );
-    let _ = RateShape::memory;
     render_chart(&spec).ok()
 }

@@ -9,10 +9,11 @@
 //!    targets allow, so failing shapes cost a fraction of a pass. A pass
 //!    here must meet half of each ceiling ([`BISECT_MARGIN`]).
 //! 2. **Verification.** The cheapest pass must meet every target on each
-//!    of `2 × seeds` hash seeds (the decision lab's seeds `seed ..
-//!    seed + 2·seeds`), and the mean plus two standard deviations over them
-//!    must still meet it, so a fresh seed fails rarely (about 2% if the
-//!    spread is normal). The first-seed passes are verified cheapest first;
+//!    of the verification hash seeds (the decision lab's seeds `seed ..
+//!    seed + n`; n = [`verify_seeds`]: `2 × --seeds`, more on small traces
+//!    where a seed costs little and the spread between seeds is wide), and
+//!    the mean plus three standard deviations over them must still meet
+//!    it, so a fresh seed fails rarely. The first-seed passes are verified cheapest first;
 //!    a failure queues the same rows with 2^(1/4) more slots (at most 24
 //!    verifications).
 //! 3. **Confirmation.** The pick and the frontier shapes (the pick's rows at
@@ -49,7 +50,7 @@ pub const BISECT_MARGIN: f64 = 0.5;
 /// with a failing seed.
 pub const SEED_CHUNK: usize = 2;
 /// Standard deviations by which the verified mean must clear a target.
-pub const MARGIN_SD: f64 = 2.0;
+pub const MARGIN_SD: f64 = 3.0;
 
 /// Everything a limit sizing evaluates shapes on.
 pub struct Ctx<'a> {
@@ -67,7 +68,7 @@ pub struct Ctx<'a> {
     pub targets: &'a [LimitTarget],
     /// The decision lab seed of the first hash seed.
     pub seed: u64,
-    /// Verification uses `2 × seeds` seeds.
+    /// Hash seeds the pick is verified on (see [`verify_seeds`]).
     pub seeds: u32,
     /// Most memory (both windows).
     pub max_memory: u64,
@@ -317,6 +318,28 @@ fn holds_with(t: &LimitTarget, v: f64, margin: f64) -> bool {
     }
 }
 
+/// Replayed requests the verification of one shape may cost: on a small
+/// trace the pick is verified on more seeds (up to [`MAX_VERIFY_SEEDS`]).
+pub const VERIFY_BUDGET: u64 = 20_000_000;
+/// Most verification seeds.
+pub const MAX_VERIFY_SEEDS: u32 = 40;
+
+/// Verification seeds for `requests` requests and `--seeds`: at least
+/// `2 × seeds`, more while a shape's verification stays within
+/// [`VERIFY_BUDGET`] replayed requests.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::sizing::limit::search::verify_seeds;
+/// assert_eq!(verify_seeds(10_000_000, 5), 10);
+/// assert_eq!(verify_seeds(35_000, 5), 40);
+/// ```
+pub fn verify_seeds(requests: u64, seeds: u32) -> u32 {
+    let by_budget = (VERIFY_BUDGET / requests.max(1)).min(u64::from(MAX_VERIFY_SEEDS)) as u32;
+    (2 * seeds.max(1)).max(by_budget)
+}
+
 /// Most verifications (each on every seed) before the search gives up.
 const MAX_VERIFICATIONS: usize = 24;
 
@@ -360,7 +383,7 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
             s = (s * 2).min(cap);
         }
         let Some(mut hi) = hi else { continue };
-        while (hi as f64) > (lo as f64) * (1.0 + 1.0 / BISECT_RESOLUTION) {
+        while hi > lo + 1 && (hi as f64) > (lo as f64) * (1.0 + 1.0 / BISECT_RESOLUTION) {
             let mid = (libm::sqrt(lo as f64 * hi as f64).round() as u64).clamp(lo + 1, hi - 1);
             if first(mid)? {
                 hi = mid;
@@ -394,7 +417,7 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
     let mut rejected = Vec::new();
     let mut pick = None;
     let mut tried: Vec<RateShape> = Vec::new();
-    let all = 0..ctx.seeds.max(1) * 2;
+    let all = 0..ctx.seeds.max(1);
     while tried.len() < MAX_VERIFICATIONS {
         queue.sort_by_key(|(s, _)| std::cmp::Reverse((s.memory(), s.hashes, s.slots)));
         let Some((shape, phase)) = queue.pop() else {
