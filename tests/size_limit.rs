@@ -250,6 +250,16 @@ fn output_does_not_depend_on_the_thread_count() {
     assert_eq!(stdout(&o1), stdout(&o2));
     assert!(dir.path().join("out/frontier.png").is_file());
     assert_eq!(j1["modes"].as_array().unwrap().len(), 1);
+    // The review page shows the sizing, its table and its chart.
+    let o = ratelab(&["report", "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    assert!(
+        html.contains("for a rate limit"),
+        "the sizing's description"
+    );
+    assert!(html.contains("compliant denied %"), "the frontier table");
+    assert!(html.contains("id=\"f-out-frontier\""), "the chart");
 }
 
 #[test]

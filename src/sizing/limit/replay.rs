@@ -68,7 +68,7 @@ pub fn lab_hash_seed(lab_seed: u64, shape: RateShape) -> u64 {
 }
 
 /// Per key id, the flat cell index (`row * slots + hash % slots`) of each
-/// row, for a sketch seeded like [`Estimator::new`] with `seed`.
+/// row, for a sketch seeded like [`Estimator::new`](crate::model::estimator::Estimator::new) with `seed`.
 pub fn cell_table(keys: usize, shape: RateShape, seed: u64) -> Vec<u32> {
     let h = shape.hashes;
     let mut out = vec![0u32; keys * h];

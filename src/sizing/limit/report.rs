@@ -93,8 +93,8 @@ impl Text {
     }
 }
 
-/// The frontier table of one mode (and the pick, marked, if it is not on
-/// the frontier of the first seed).
+/// The frontier table of one mode, with the pick and `Rate::new`'s default
+/// shape marked (listed even when not on the frontier of the first seed).
 fn frontier_table(r: &ModeResult) -> Table {
     let mut t = Table::new([
         "shape",
@@ -110,7 +110,9 @@ fn frontier_table(r: &ModeResult) -> Table {
     let pick = r.pick.map(|i| r.evaluated[i].shape);
     for (i, e) in r.confirmed.iter().enumerate() {
         let is_pick = Some(e.shape) == pick;
-        if !on.contains(&i) && !is_pick {
+        let is_default = e.shape.hashes == crate::model::rate::RATE_HASHES
+            && e.shape.slots == crate::model::rate::RATE_SLOTS as u64;
+        if !on.contains(&i) && !is_pick && !is_default {
             continue;
         }
         let s = &e.seeds[0];
@@ -123,7 +125,12 @@ fn frontier_table(r: &ModeResult) -> Table {
             thousands(f.compliant_keys_hit),
             format!("{:+.2}%", f.limited_excess_pct),
             if s.meets { "yes" } else { "no" }.to_string(),
-            if is_pick { "pick" } else { "" }.to_string(),
+            match (is_pick, is_default) {
+                (true, _) => "pick",
+                (false, true) => "Rate::new default",
+                _ => "",
+            }
+            .to_string(),
         ]);
     }
     t
@@ -437,7 +444,8 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
     spec.x_log = true;
     spec.y_log = true;
     spec.log_floor = floor;
-    spec.legend = Legend::UpperRight;
+    // The frontiers fall from upper left to lower right: the lower left is free.
+    spec.legend = Legend::LowerLeft;
     let kib = |b: u64| b as f64 / 1024.0;
     let (mut xmin, mut xmax) = (f64::INFINITY, 0.0f64);
     for (mi, r) in inp.results.iter().enumerate() {

@@ -17,9 +17,11 @@
 //!    a failure queues the same rows with 2^(1/4) more slots (at most 24
 //!    verifications).
 //! 3. **Confirmation.** The pick and the frontier shapes (the pick's rows at
-//!    1/8 .. 2× its slots and the cheapest pass of every other `hashes`) are
+//!    1/8 .. 2× its slots, the cheapest pass of every other `hashes` and
+//!    `Rate::new`'s default 4 × 1024) are
 //!    replayed on the first seed through `RateLimiter::sketch`, the decision
-//!    lab's own builder; a difference from the fast replay is a bug and
+//!    lab's own builder; a difference from the fast replay (the pick's, and
+//!    every other shape's the search replayed to the end) is a bug and
 //!    stops the command (exit 3).
 //!
 //! Monotone in slots only statistically (every shape has its own hash
@@ -495,25 +497,57 @@ fn confirm(
             shapes.push(e.shape);
         }
     }
+    // `Rate::new`'s own 4 x 1024, for comparison.
+    let default = RateShape {
+        hashes: crate::model::rate::RATE_HASHES,
+        slots: crate::model::rate::RATE_SLOTS as u64,
+    };
+    if default.memory() <= ctx.max_memory {
+        shapes.push(default);
+    }
     shapes.sort_by_key(|s| (s.memory(), s.hashes));
     shapes.dedup();
+    // The fast replay's figures on the first seed, where the search ran
+    // one to the end: the model must reproduce them exactly.
+    let fast_of = |s: RateShape| {
+        evaluated
+            .iter()
+            .filter(|e| e.shape == s)
+            .flat_map(|e| e.seeds.iter())
+            .find(|x| x.lab_seed == ctx.seed)
+            .and_then(|x| x.figures.clone())
+            .filter(|f| f.complete)
+    };
     let out: Vec<ShapeEval> = shapes
         .par_iter()
         .map(|&s| {
             let model = ctx.eval(mode, s, 0..1, "frontier", true)?;
-            if let Some(f) = &model.seeds[0].figures {
-                let tr = ctx.trace.zip(ctx.classes);
-                if let Some((tr, c)) = tr {
-                    let fast = replay_fast(tr, c, ctx.policy, mode, s, ctx.seed, Stop::default())?;
-                    if &fast != f {
-                        return Err(Error::internal(format!(
-                            "{} {}: the fast replay ({} compliant denied) differs from the model ({})",
-                            super::replay::mode_name(mode),
-                            s.label(),
-                            fast.compliant_denied,
-                            f.compliant_denied
-                        )));
-                    }
+            let fast = match (fast_of(s), pick.map(|p| evaluated[p].shape) == Some(s)) {
+                (Some(f), _) => Some(f),
+                // The pick is always compared, replayed fast if need be.
+                (None, true) => match (ctx.trace, ctx.classes) {
+                    (Some(tr), Some(c)) => Some(replay_fast(
+                        tr,
+                        c,
+                        ctx.policy,
+                        mode,
+                        s,
+                        ctx.seed,
+                        Stop::default(),
+                    )?),
+                    _ => None,
+                },
+                (None, false) => None,
+            };
+            if let (Some(fast), Some(m)) = (fast, &model.seeds[0].figures) {
+                if &fast != m {
+                    return Err(Error::internal(format!(
+                        "{} {}: the fast replay ({} compliant denied) differs from the model ({})",
+                        super::replay::mode_name(mode),
+                        s.label(),
+                        fast.compliant_denied,
+                        m.compliant_denied
+                    )));
                 }
             }
             Ok(model)
