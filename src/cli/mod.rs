@@ -154,12 +154,12 @@ pub enum Command {
     },
     /// Find the cheapest count-min shape (hashes x slots) meeting accuracy targets on a workload.
     #[command(
-        after_help = "Examples:\n  ratelab size --keys 10000 --dist harmonic --top 100000 --min 10 --target 'exact_pct>=70'\n  ratelab size --keys 50000 --events 2000000 --dist zipf:1.1 --target 'p99<=5' --target 'mean<=0.01*avg'\n  ratelab size --trace counts.csv --target 'max<=100' --max-memory 64MiB\n\nA shape meets a target when it holds on the mean over --seeds seeds and on every seed; the pick must also meet it on the mean of each of 20 reruns with --seeds fresh seeds.\nWrites size.json (schema ratelab.size.v1), size.md and frontier.svg/png to --out (default reports/size).\nExit codes: 0 found, 1 no shape within --max-memory meets the targets (best found printed), 2 bad input."
+        after_help = "Examples:\n  ratelab size --keys 10000 --dist harmonic --top 100000 --min 10 --target 'exact_pct>=70'\n  ratelab size --keys 50000 --events 2000000 --dist zipf:1.1 --target 'p99<=5' --target 'mean<=0.01*avg'\n  ratelab size --trace counts.csv --target 'max<=100' --max-memory 64MiB\n  ratelab size --trace access.csv --limit 100 --interval-ms 1000 --target 'compliant_denied_pct<=0.1'\n  ratelab size --trace hits.csv --columns key=ip,count=hits --limit 100 --target 'p99<=0.05*limit'\n\nWith --limit and a time-stamped --trace, each shape is replayed through pingora Rate (docs pattern and proportional estimate) as the decision lab runs it; size.json has schema ratelab.size.limit.v1.\nA shape meets a target when it holds on the mean over --seeds seeds and on every seed; the pick must also meet it on the mean of each of 20 reruns with --seeds fresh seeds.\nWrites size.json (schema ratelab.size.v1), size.md and frontier.svg/png to --out (default reports/size).\nExit codes: 0 found, 1 no shape within --max-memory meets the targets (best found printed), 2 bad input."
     )]
     Size {
         /// The workload, the targets and the search.
         #[command(flatten)]
-        args: size::SizeArgs,
+        args: Box<size::SizeArgs>,
     },
     /// List the experiment kinds and the scenarios in a folder.
     List {

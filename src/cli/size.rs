@@ -10,7 +10,13 @@ use super::{init_threads, parse_size};
 use crate::error::{Error, Result};
 use crate::hash::HasherKind;
 use crate::model::estimator::Variant;
+use crate::model::rate_limiter::RateMode;
+use crate::sizing::input::{read_trace_input, Columns, InputOptions, TraceInput};
+use crate::sizing::limit::{parse_near, run_limit_job, LimitJob};
 use crate::sizing::{run_job, Generated, SizeJob, SizeReport, WorkloadSource};
+use crate::workload::trace::TimeUnit;
+use crate::workload::Workload;
+use serde_json::json;
 use std::path::PathBuf;
 
 /// Arguments of `ratelab size`.
@@ -34,10 +40,31 @@ pub struct SizeArgs {
     /// A JSON file: a workload object ({"type": "harmonic", ...}) or a scenario with a `workload` field.
     #[arg(long, conflicts_with_all = ["keys", "trace"])]
     pub workload: Option<PathBuf>,
-    /// A `key,count` CSV file (header required).
+    /// A time-stamped access log (CSV with a time column and key, optional weight; or JSON Lines), or a `key,count` CSV (any column order; repeated keys summed).
     #[arg(long, conflicts_with_all = ["keys", "workload"])]
     pub trace: Option<PathBuf>,
-    /// Accuracy target, repeatable (all must hold): exact_pct>=99, p99<=5, max<=100, mean<=0.01*avg, over_bound_pct<=1.
+    /// Rename --trace columns: ROLE=NAME pairs, roles time, key, weight, count (e.g. key=ip,count=hits).
+    #[arg(long, requires = "trace")]
+    pub columns: Option<String>,
+    /// Unit of a `time`/`timestamp` column: ns, ms, s or rfc3339.
+    #[arg(long, default_value = "ns", requires = "trace")]
+    pub time_unit: String,
+    /// Sort --trace lines out of order by up to this many ms (default: an out-of-order line is an error).
+    #[arg(long, requires = "trace")]
+    pub sort_window_ms: Option<u64>,
+    /// The rate limit: requests per key per --interval-ms (enables compliant_denied_pct, compliant_keys_denied, excess_pct and `K*limit`).
+    #[arg(long, requires = "trace")]
+    pub limit: Option<u64>,
+    /// The limit's interval in ms; a time-stamped trace is cut into windows of it.
+    #[arg(long, requires = "trace")]
+    pub interval_ms: Option<u64>,
+    /// Error targets with --limit count only keys whose true count in a window is within LO..HI times the limit.
+    #[arg(long, default_value = "0.5..1")]
+    pub near_limit: String,
+    /// pingora Rate estimate to size for: docs (observe > limit), proportional (rate_with's sliding estimate) or both.
+    #[arg(long, default_value = "both")]
+    pub estimate: String,
+    /// Accuracy target, repeatable (all must hold): exact_pct>=99, p99<=5, max<=100, mean<=0.01*avg, over_bound_pct<=1; with --limit also compliant_denied_pct<=0.1, compliant_keys_denied<=0, excess_pct<=1, p99<=0.05*limit.
     #[arg(long = "target", required = true)]
     pub targets: Vec<String>,
     /// Largest sketch memory considered, e.g. 1GiB, 512MiB.
@@ -109,14 +136,89 @@ impl SizeArgs {
     }
 }
 
+fn parse_modes(s: &str) -> Result<Vec<RateMode>> {
+    match s {
+        "docs" => Ok(vec![RateMode::Docs]),
+        "proportional" => Ok(vec![RateMode::Proportional]),
+        "both" => Ok(vec![RateMode::Docs, RateMode::Proportional]),
+        _ => Err(Error::input(format!(
+            "--estimate {s:?}: expected docs, proportional or both"
+        ))),
+    }
+}
+
+/// Reads `--trace` and, when it has times or `--limit` is given, sizes for
+/// the limit ([`crate::sizing::limit`]); a plain `key,count` table goes to
+/// the count-min search. `None`: not a `--trace` sizing.
+fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
+    let Some(path) = &a.trace else {
+        if a.limit.is_some() || a.interval_ms.is_some() {
+            return Err(Error::input(
+                "--limit and --interval-ms size for a trace: give --trace FILE",
+            ));
+        }
+        return Ok(None);
+    };
+    let opts = InputOptions {
+        columns: a.columns.as_deref().map(Columns::parse).transpose()?,
+        unit: a
+            .time_unit
+            .parse::<TimeUnit>()
+            .map_err(|m| Error::input(format!("--time-unit: {m}")))?,
+        sort_window_ms: a.sort_window_ms,
+    };
+    let near = parse_near(&a.near_limit)?;
+    let modes = parse_modes(&a.estimate)?;
+    let input = read_trace_input(path, &opts)?;
+    if let TraceInput::Counts { names, counts } = &input {
+        if a.limit.is_none() {
+            if a.interval_ms.is_some() {
+                return Err(Error::input(format!(
+                    "--interval-ms: {} is a key,count table without times",
+                    path.display()
+                )));
+            }
+            let w = Workload::from_named_counts(names.clone(), counts.clone());
+            let shape = json!({"type": "csv", "path": path.display().to_string()});
+            return compute_counts(a, w, shape).map(Some);
+        }
+    }
+    let job = LimitJob {
+        targets: a.targets.clone(),
+        limit: a.limit,
+        interval_ms: a.interval_ms,
+        near,
+        modes,
+        seed: a.seed,
+        seeds: a.seeds,
+        max_memory: a.max_memory,
+        max_work: a.max_work,
+        progress: !a.no_progress,
+        source: path.display().to_string(),
+    };
+    run_limit_job(&job, input).map(Some)
+}
+
 /// Runs the search for parsed arguments (without writing anything).
 pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
     if a.seeds == 0 {
         return Err(Error::input("--seeds 0: expected at least 1 seed"));
     }
+    if let Some(r) = compute_trace(a)? {
+        return Ok(r);
+    }
+    let (workload, shape) = a.workload_source().build()?;
+    compute_counts(a, workload, shape)
+}
+
+/// The count-min search on a count workload.
+fn compute_counts(
+    a: &SizeArgs,
+    workload: Workload,
+    shape: serde_json::Value,
+) -> Result<SizeReport> {
     let variant = parse_variant(&a.variant)?;
     let hasher = parse_hasher(&a.hasher)?;
-    let (workload, shape) = a.workload_source().build()?;
     let job = SizeJob {
         targets: a.targets.clone(),
         max_memory: a.max_memory,

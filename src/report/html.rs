@@ -130,10 +130,12 @@ fn size_json(path: &Path) -> Result<Value> {
     })?;
     let mut m = serde_json::Map::new();
     m.insert("kind".into(), "size".into());
-    m.insert(
-        "description".into(),
-        "Sizing results of `ratelab size`: the cheapest count-min shape meeting the accuracy targets on the workload.".into(),
-    );
+    let desc = v
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("Sizing results of `ratelab size`: the cheapest count-min shape meeting the accuracy targets on the workload.")
+        .to_string();
+    m.insert("description".into(), desc.into());
     m.insert("size".into(), v);
     Ok(Value::Object(m))
 }

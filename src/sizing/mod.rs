@@ -63,7 +63,11 @@
 //! * [`evaluation`]: one shape on the seeds ([`Evaluator`], [`Candidate`]);
 //! * [`search`](mod@search): the powers of two, the refinement and the pick;
 //! * [`bound`]: what the count-min bound would recommend;
-//! * [`workload`]: the workload from a trace, a file or a distribution;
+//! * [`workload`]: the workload from a `key,count` file, a JSON file or a distribution;
+//! * [`input`]: what `--trace` reads (a time-stamped log or a `key,count`
+//!   table with any columns);
+//! * [`limit`]: sizing pingora `Rate` for a rate limit on a time-stamped
+//!   log (`--limit`), judged by the decision lab's harm figures;
 //! * [`job`]: one sizing from its inputs to its report;
 //! * [`report`]: the console text, `size.md`, `size.json` and the chart.
 //!
@@ -91,7 +95,9 @@
 
 pub mod bound;
 pub mod evaluation;
+pub mod input;
 pub mod job;
+pub mod limit;
 pub mod report;
 pub mod search;
 pub mod targets;

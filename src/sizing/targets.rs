@@ -93,12 +93,25 @@ pub enum Cmp {
 }
 
 impl Cmp {
-    fn symbol(self) -> &'static str {
+    /// `>=`, `>`, `<=` or `<`.
+    pub fn symbol(self) -> &'static str {
         match self {
             Cmp::Ge => ">=",
             Cmp::Gt => ">",
             Cmp::Le => "<=",
             Cmp::Lt => "<",
+        }
+    }
+}
+
+impl Cmp {
+    /// Whether `value` compares to `threshold` as this operator says.
+    pub fn holds(self, value: f64, threshold: f64) -> bool {
+        match self {
+            Cmp::Ge => value >= threshold,
+            Cmp::Gt => value > threshold,
+            Cmp::Le => value <= threshold,
+            Cmp::Lt => value < threshold,
         }
     }
 }
@@ -218,12 +231,7 @@ impl Target {
 
     /// Whether `value` satisfies the target.
     pub fn holds(&self, value: f64) -> bool {
-        match self.cmp {
-            Cmp::Ge => value >= self.threshold,
-            Cmp::Gt => value > self.threshold,
-            Cmp::Le => value <= self.threshold,
-            Cmp::Lt => value < self.threshold,
-        }
+        self.cmp.holds(value, self.threshold)
     }
 
     /// The target rewritten with its resolved threshold.
@@ -237,7 +245,7 @@ impl Target {
     }
 }
 
-fn trim_float(v: f64) -> String {
+pub(crate) fn trim_float(v: f64) -> String {
     let s = format!("{v:.4}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

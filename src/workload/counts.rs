@@ -274,23 +274,28 @@ pub fn read_counts_csv(file: &Path) -> Result<Workload> {
             "no events: expected at least one key with count > 0",
         ));
     }
-    // Rank keys by count (descending), name as the tie-break, so key 0 is the
-    // heaviest as for the generated shapes.
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_by(|&a, &b| {
-        counts[b]
-            .cmp(&counts[a])
-            .then_with(|| names[a].cmp(&names[b]))
-    });
-    let names = order.iter().map(|&i| names[i].clone()).collect();
-    let counts = order.iter().map(|&i| counts[i]).collect();
-    Ok(Workload {
-        counts: KeyCounts::Exact(counts),
-        names: Some(names),
-    })
+    Ok(Workload::from_named_counts(names, counts))
 }
 
 impl Workload {
+    /// A workload of named keys with exact counts (distinct names), ranked by
+    /// count (descending), name as the tie-break, so key 0 is the heaviest as
+    /// for the generated shapes; keys are hashed by their names.
+    pub fn from_named_counts(names: Vec<String>, counts: Vec<u64>) -> Self {
+        let mut order: Vec<usize> = (0..names.len().min(counts.len())).collect();
+        order.sort_by(|&a, &b| {
+            counts[b]
+                .cmp(&counts[a])
+                .then_with(|| names[a].cmp(&names[b]))
+        });
+        let ranked_names = order.iter().map(|&i| names[i].clone()).collect();
+        let ranked = order.iter().map(|&i| counts[i]).collect();
+        Workload {
+            counts: KeyCounts::Exact(ranked),
+            names: Some(ranked_names),
+        }
+    }
+
     /// A workload with the given exact per-key counts.
     pub fn from_counts(counts: Vec<u64>) -> Self {
         Self {

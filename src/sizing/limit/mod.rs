@@ -1,0 +1,213 @@
+//! Sizing pingora `Rate`'s sketch for a rate limit, from the user's own
+//! access log: `ratelab size --trace access.csv --limit 100 --interval-ms
+//! 1000 --target 'compliant_denied_pct<=0.1'`.
+//!
+//! The question a limiter engineer asks is not "p99 overcount over all
+//! keys" but *how big must the sketch be so that well-behaved keys are
+//! (almost) never denied because of collisions?* So:
+//!
+//! * the trace is classified once by the exact sliding log ([`classes`]):
+//!   compliant keys never exceed the limit in any window, limited keys do;
+//! * a shape is judged by what `Rate` with that shape does on the trace, in
+//!   the docs' pattern or with the proportional estimate — the decision
+//!   lab's harm figures, request for request ([`replay`]);
+//! * error targets (`p99<=0.05*limit`) are measured per aligned window over
+//!   the keys near the limit only ([`windows`]), so the long tail of
+//!   singletons no longer decides the answer;
+//! * the search ([`search`](mod@search)) bisects on one hash seed with a
+//!   replay that stops once a target is lost, verifies the pick on fresh
+//!   seeds, and confirms the pick and the frontier through the decision
+//!   lab's own `RateLimiter::sketch`.
+//!
+//! Modules: [`classes`] (the exact verdict), [`replay`] (one shape's
+//! decisions), [`windows`] (per-window errors), [`targets`], [`search`](mod@search),
+//! [`bound`](mod@bound) (the count-min bound's reading), [`report`].
+
+pub mod bound;
+pub mod classes;
+pub mod replay;
+pub mod report;
+pub mod search;
+pub mod targets;
+pub mod windows;
+
+pub use classes::{Classes, LimitPolicy};
+pub use replay::{lab_hash_seed, replay_fast, replay_model, Figures, RateShape, Stop};
+pub use search::{search_mode, Ctx, ModeResult};
+pub use targets::{LimitMetric, LimitTarget};
+pub use windows::Windows;
+
+use super::input::{TimedTrace, TraceInput};
+use super::report::SizeReport;
+use crate::error::{Error, Result};
+use crate::model::rate_limiter::RateMode;
+use crate::progress::Progress;
+use rayon::prelude::*;
+
+/// What a limit sizing is asked.
+#[derive(Debug, Clone)]
+pub struct LimitJob {
+    /// Targets as written; all must hold.
+    pub targets: Vec<String>,
+    /// Requests per key per interval (decision targets, near-limit keys).
+    pub limit: Option<u64>,
+    /// The interval, ms (windows).
+    pub interval_ms: Option<u64>,
+    /// Near-limit keys: true count within `[lo·limit, hi·limit]`.
+    pub near: (f64, f64),
+    /// Estimate modes sized.
+    pub modes: Vec<RateMode>,
+    /// The decision lab seed of the first hash seed.
+    pub seed: u64,
+    /// The pick is verified on at least `2 × seeds` hash seeds.
+    pub seeds: u32,
+    /// Most memory, both windows.
+    pub max_memory: u64,
+    /// Largest work, units of about 10 ns.
+    pub max_work: f64,
+    /// Draw a progress bar.
+    pub progress: bool,
+    /// The trace's name in the report.
+    pub source: String,
+}
+
+/// Parses `--near-limit LO..HI` (factors of the limit, 0 <= LO <= HI).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ratelab::sizing::limit::parse_near("0.5..1").unwrap(), (0.5, 1.0));
+/// assert!(ratelab::sizing::limit::parse_near("1..0.5").is_err());
+/// ```
+pub fn parse_near(s: &str) -> Result<(f64, f64)> {
+    let bad = || {
+        Error::input(format!(
+            "--near-limit {s:?}: expected LO..HI, factors of the limit with 0 <= LO <= HI, e.g. 0.5..1"
+        ))
+    };
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    let f = |x: &str| {
+        x.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    match (f(a), f(b)) {
+        (Some(a), Some(b)) if a <= b => Ok((a, b)),
+        _ => Err(bad()),
+    }
+}
+
+/// Replays one search may run per mode, at most (bisection, verification,
+/// growth, confirmation).
+const REPLAYS_PER_MODE: f64 = 120.0;
+
+/// Runs a limit sizing on a `--trace` input and renders its report.
+pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
+    let targets = job
+        .targets
+        .iter()
+        .map(|t| LimitTarget::parse(t, job.limit))
+        .collect::<Result<Vec<_>>>()?;
+    if job.seeds == 0 {
+        return Err(Error::input("--seeds 0: expected at least 1 seed"));
+    }
+    let decision = targets.iter().any(|t| t.metric.is_decision());
+    let (trace, counts): (Option<TimedTrace>, Option<Vec<u64>>) = match input {
+        TraceInput::Timed(t) => (Some(t), None),
+        TraceInput::Counts { counts, .. } => (None, Some(counts)),
+    };
+    if decision && trace.is_none() {
+        return Err(Error::input(format!(
+            "--trace {}: a key,count file has no times; compliant_denied_pct, compliant_keys_denied and excess_pct need a time-stamped trace (a time column)",
+            job.source
+        )));
+    }
+    let interval_ms = match (job.interval_ms, &trace) {
+        (Some(0), _) => return Err(Error::input("--interval-ms 0: expected 1..=86400000")),
+        (Some(i), _) if i > 86_400_000 => {
+            return Err(Error::input(format!("--interval-ms {i}: expected 1..=86400000")))
+        }
+        (Some(i), _) => i,
+        (None, Some(_)) => {
+            return Err(Error::input(
+                "--trace with times: give --interval-ms I (the limit's interval; the trace is cut into windows of it)",
+            ))
+        }
+        (None, None) => 1000,
+    };
+    if decision && job.limit.is_none() {
+        return Err(Error::input("decision targets need --limit L"));
+    }
+    let limit = job.limit.unwrap_or(0);
+    if job.limit == Some(0) || limit > u64::from(u32::MAX) {
+        return Err(Error::input(format!(
+            "--limit {limit}: expected 1..=4294967295"
+        )));
+    }
+    let policy = LimitPolicy { limit, interval_ms };
+    let near = match job.limit {
+        Some(l) => (
+            (job.near.0 * l as f64).ceil() as u64,
+            (job.near.1 * l as f64).floor() as u64,
+        ),
+        None => (1, u64::MAX),
+    };
+    let (windows, classes) = rayon::join(
+        || match (&trace, &counts) {
+            (Some(t), _) => Windows::of_trace(t, policy.interval_ns()),
+            (None, Some(c)) => Windows::of_counts(c),
+            _ => Windows::default(),
+        },
+        || trace.as_ref().map(|t| Classes::of(t, policy)),
+    );
+    if !decision && windows.near_pairs(near) == 0 {
+        return Err(Error::input(format!(
+            "no key is near the limit in any window (true count in {}..={}): widen --near-limit or check --limit",
+            near.0, near.1
+        )));
+    }
+    let requests = trace.as_ref().map_or(windows.keys.len(), |t| t.len()) as f64;
+    let work = job.modes.len() as f64 * REPLAYS_PER_MODE * requests * 6.0;
+    if !work.is_finite() || work > job.max_work {
+        return Err(Error::input(format!(
+            "{requests:.0} requests x {} modes: the search needs about {work:.2e} work units (~10 ns of CPU each), over --max-work {:.0e} (one --estimate mode, or raise --max-work)",
+            job.modes.len(),
+            job.max_work
+        )));
+    }
+    let progress = if job.progress {
+        Progress::new(0, "size")
+    } else {
+        Progress::hidden()
+    };
+    progress.set_message("searching");
+    let on_eval = || progress.inc(1);
+    let ctx = Ctx {
+        trace: trace.as_ref(),
+        classes: classes.as_ref(),
+        windows: &windows,
+        policy,
+        near,
+        targets: &targets,
+        seed: job.seed,
+        seeds: search::verify_seeds(requests as u64, job.seeds),
+        max_memory: job.max_memory,
+        on_eval: &on_eval,
+    };
+    let results: Vec<ModeResult> = job
+        .modes
+        .par_iter()
+        .map(|&m| search_mode(&ctx, m))
+        .collect::<Result<_>>()?;
+    let bound = bound::limit_bound(&targets, policy, near, &windows, classes.as_ref());
+    let bound_eval = bound::measure(&ctx, &bound, &job.modes)?;
+    progress.finish();
+    Ok(report::render(&report::Inputs {
+        job,
+        ctx: &ctx,
+        results: &results,
+        bound: &bound,
+        bound_eval: &bound_eval,
+    }))
+}

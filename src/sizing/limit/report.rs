@@ -1,0 +1,529 @@
+//! The report of a limit sizing: console text, `size.md`, `size.json`
+//! (schema `ratelab.size.limit.v1`) and the frontier chart (compliant
+//! requests denied against memory, one line per estimate mode).
+
+use super::bound::LimitBound;
+use super::replay::Figures;
+use super::search::{frontier, Ctx, ModeResult, ShapeEval, MARGIN_SD};
+use super::targets::LimitMetric;
+use super::LimitJob;
+use crate::report::chart::{render as render_chart, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::fmt::{bytes_human, pct_scaled};
+use crate::report::{Chart, Table};
+use crate::sizing::report::SizeReport;
+use serde_json::{json, Value};
+
+/// The schema of a limit sizing's `size.json`.
+pub const LIMIT_SIZE_SCHEMA: &str = "ratelab.size.limit.v1";
+
+/// What the report is made of.
+pub struct Inputs<'a> {
+    /// The job.
+    pub job: &'a LimitJob,
+    /// The data the shapes were evaluated on.
+    pub ctx: &'a Ctx<'a>,
+    /// One result per mode.
+    pub results: &'a [ModeResult],
+    /// The bound's pick.
+    pub bound: &'a LimitBound,
+    /// The bound's shape measured, per mode.
+    pub bound_eval: &'a [Option<ShapeEval>],
+}
+
+fn mode_title(mode: &str) -> &'static str {
+    match mode {
+        "docs" => "docs pattern (deny when observe(key) > limit; every request counted)",
+        _ => "proportional estimate (deny when prev·(1−f) + curr + w − 1 ≥ limit; admitted requests counted)",
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn signed(n: i64) -> String {
+    let s = thousands(n.unsigned_abs());
+    if n < 0 {
+        format!("-{s}")
+    } else {
+        format!("+{s}")
+    }
+}
+
+fn mem(bytes: u64) -> String {
+    bytes_human(bytes)
+}
+
+/// "compliant denied 12 (0.0012%) on 3 keys; limited excess +45 (+0.10%)".
+fn figures_text(f: &Figures) -> String {
+    format!(
+        "compliant denied {} ({}) on {} keys; limited excess {} ({:+.2}%)",
+        thousands(f.compliant_denied),
+        pct_scaled(f.compliant_denied_pct),
+        thousands(f.compliant_keys_hit),
+        signed(f.limited_excess),
+        f.limited_excess_pct
+    )
+}
+
+fn shape_of(e: &ShapeEval) -> String {
+    format!("{} ({})", e.shape.label(), mem(e.memory_bytes))
+}
+
+/// Every line of the report is built twice: console and markdown.
+struct Text {
+    console: String,
+    md: String,
+}
+
+impl Text {
+    fn both(&mut self, line: &str) {
+        self.console.push_str(line);
+        self.console.push('\n');
+        self.md.push_str(line);
+        self.md.push_str("\n\n");
+    }
+}
+
+/// The frontier table of one mode, with the pick and `Rate::new`'s default
+/// shape marked (listed even when not on the frontier of the first seed).
+fn frontier_table(r: &ModeResult) -> Table {
+    let mut t = Table::new([
+        "shape",
+        "memory",
+        "compliant denied",
+        "compliant denied %",
+        "keys hit",
+        "limited excess %",
+        "meets (seed)",
+        "",
+    ]);
+    let on = frontier(&r.confirmed);
+    let pick = r.pick.map(|i| r.evaluated[i].shape);
+    for (i, e) in r.confirmed.iter().enumerate() {
+        let is_pick = Some(e.shape) == pick;
+        let is_default = e.shape.hashes == crate::model::rate::RATE_HASHES
+            && e.shape.slots == crate::model::rate::RATE_SLOTS as u64;
+        if !on.contains(&i) && !is_pick && !is_default {
+            continue;
+        }
+        let s = &e.seeds[0];
+        let Some(f) = &s.figures else { continue };
+        t.push([
+            e.shape.label(),
+            mem(e.memory_bytes),
+            thousands(f.compliant_denied),
+            pct_scaled(f.compliant_denied_pct),
+            thousands(f.compliant_keys_hit),
+            format!("{:+.2}%", f.limited_excess_pct),
+            if s.meets { "yes" } else { "no" }.to_string(),
+            match (is_pick, is_default) {
+                (true, _) => "pick",
+                (false, true) => "Rate::new default",
+                _ => "",
+            }
+            .to_string(),
+        ]);
+    }
+    t
+}
+
+/// The verification summary of a pick: per target, mean and worst over seeds.
+fn verification_text(ctx: &Ctx<'_>, e: &ShapeEval) -> String {
+    let mut parts = Vec::new();
+    for t in ctx.targets {
+        let v: Vec<f64> = e
+            .seeds
+            .iter()
+            .filter_map(|s| target_value(t.metric, s))
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        let ms = crate::metrics::mean_std(&v);
+        let worst = if matches!(t.metric, LimitMetric::Error(m) if m.higher_is_better()) {
+            v.iter().cloned().fold(f64::INFINITY, f64::min)
+        } else {
+            v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        };
+        parts.push(format!(
+            "{} mean {:.4}, sd {:.4}, worst {:.4} (target {})",
+            t.metric.name(),
+            ms.mean,
+            ms.std,
+            worst,
+            t.resolved()
+        ));
+    }
+    let first = e.seeds.first().map_or(0, |s| s.lab_seed);
+    let last = e.seeds.last().map_or(0, |s| s.lab_seed);
+    format!(
+        "verified on {} hash seeds (the decision lab's seeds {first}..={last}), each meeting every target and the mean + {MARGIN_SD} sd too: {}",
+        e.seeds.len(),
+        parts.join("; ")
+    )
+}
+
+fn target_value(m: LimitMetric, s: &super::search::SeedEval) -> Option<f64> {
+    match m {
+        LimitMetric::CompliantDeniedPct => s.figures.as_ref().map(|f| f.compliant_denied_pct),
+        LimitMetric::CompliantKeysDenied => s.figures.as_ref().map(|f| f.compliant_keys_hit as f64),
+        LimitMetric::ExcessPct => s.figures.as_ref().map(|f| f.limited_excess_pct),
+        LimitMetric::Error(m) => s.errors.iter().find(|e| e.metric == m).map(|e| e.value),
+    }
+}
+
+/// Renders everything.
+pub fn render(inp: &Inputs<'_>) -> SizeReport {
+    let ctx = inp.ctx;
+    let targets: Vec<String> = ctx.targets.iter().map(|t| t.resolved()).collect();
+    let head = headline(inp);
+    let mut text = Text {
+        console: format!("{head}\ntargets: {}\n", targets.join(", ")),
+        md: format!(
+            "# ratelab size: pingora Rate for a rate limit\n\n{head}\n\nTargets: `{}`. A shape is replayed through pingora `Rate` (both windows' sketches of that shape) exactly as the decision lab runs it; the pick meets every target on each of {} hash seeds and on their mean + {MARGIN_SD} standard deviations.\n\n",
+            targets.join("`, `"),
+            ctx.seeds
+        ),
+    };
+    let mut failures = Vec::new();
+    let mut modes_json = Vec::new();
+    for (r, be) in inp.results.iter().zip(inp.bound_eval) {
+        let title = mode_title(r.mode);
+        text.console.push_str(&format!("\n== {title}\n"));
+        text.md.push_str(&format!("## {}\n\n", title));
+        let pick = r.pick.map(|i| &r.evaluated[i]);
+        match pick {
+            Some(p) => {
+                text.both(&format!(
+                    "recommended: {} for both windows, i.e. Rate::new_with_estimator_config(interval, {}, {})",
+                    shape_of(p),
+                    p.shape.hashes,
+                    p.shape.slots
+                ));
+                text.both(&verification_text(ctx, p));
+                if let Some(c) = r.confirmed.iter().find(|c| c.shape == p.shape) {
+                    let s = &c.seeds[0];
+                    if let Some(f) = &s.figures {
+                        let ww = f
+                            .worst_window
+                            .map(|w| {
+                                format!(
+                                    "; worst window #{} (from {:.0} s): {} compliant denied",
+                                    w.index,
+                                    w.start_s,
+                                    thousands(w.compliant_denied)
+                                )
+                            })
+                            .unwrap_or_default();
+                        text.both(&format!(
+                            "decision lab, seed {} (replayed through RateLimiter::sketch, equal to the fast replay): {}{ww}",
+                            s.lab_seed,
+                            figures_text(f)
+                        ));
+                    }
+                    for e in &s.errors {
+                        if ctx
+                            .targets
+                            .iter()
+                            .any(|t| t.metric == LimitMetric::Error(e.metric))
+                        {
+                            text.both(&format!(
+                                "{} of the keys near the limit, worst window #{} ({} keys): {}",
+                                e.metric.name(),
+                                e.window,
+                                e.keys,
+                                crate::sizing::targets::trim_float(e.value)
+                            ));
+                        }
+                    }
+                }
+                if !r.rejected.is_empty() {
+                    let names: Vec<String> = r.rejected.iter().map(|s| s.label()).collect();
+                    text.both(&format!(
+                        "met the targets on the first seed but not on all: {}",
+                        names.join(", ")
+                    ));
+                }
+            }
+            None => {
+                let msg = format!(
+                    "{}: no shape within the memory cap of {} meets {} on every seed; raise --max-memory or relax the target",
+                    r.mode,
+                    mem(ctx.max_memory),
+                    targets.join(" and ")
+                );
+                text.both(&format!("NO SHAPE MEETS THE TARGETS. {msg}"));
+                failures.push(msg);
+            }
+        }
+        if let (Some(w), Some(m)) = (inp.bound.slots, inp.bound.memory_bytes) {
+            let ratio = pick
+                .map(|p| {
+                    format!(
+                        ", {:.1}x the memory of the recommendation",
+                        m as f64 / p.memory_bytes as f64
+                    )
+                })
+                .unwrap_or_default();
+            let measured = be
+                .as_ref()
+                .and_then(|e| e.seeds[0].figures.as_ref())
+                .map(|f| format!("; measured: {}", figures_text(f)))
+                .unwrap_or_else(|| "; not measured (over the memory cap)".into());
+            text.both(&format!(
+                "count-min bound would recommend: {}x{w} ({}){ratio}{measured}",
+                inp.bound.hashes,
+                mem(m)
+            ));
+        }
+        let ft = frontier_table(r);
+        text.console.push_str(&format!(
+            "frontier (decision lab seed {}, confirmed through the model), of {} evaluations:\n{}",
+            ctx.seed,
+            r.evaluated.len(),
+            ft.text()
+        ));
+        text.md.push_str(&format!(
+            "Frontier (decision lab seed {}, replayed through the model; {} evaluations in all):\n\n{}\n",
+            ctx.seed,
+            r.evaluated.len(),
+            ft.markdown()
+        ));
+        modes_json.push(mode_json(r, be.as_ref()));
+    }
+    text.md.push_str("## What the count-min bound reads\n\n");
+    for rule in &inp.bound.rules {
+        text.md.push_str(&format!("- {rule}\n"));
+    }
+    text.md.push_str(&format!(
+        "\n## How to re-measure\n\nA `decision_accuracy` scenario with `\"seed\": {}`, `\"policy\": {{\"limit\": {}, \"interval_ms\": {}}}`, `\"shapes\": []`, the same trace and `\"limiters\": [{{\"model\": \"pingora_rate\", \"estimate\": \"docs\" or \"proportional\", \"hashes\": H, \"slots\": W}}]` reports the figures above for seed {}; seeds {}..={} are the verification seeds.\n\n## Search\n\nPer estimate mode: for hashes 4, 2, 3, 1, 5, 6, 7, 8, the most slots cheaper than the best pass so far, then a geometric bisection of slots to 1/16, each on the first hash seed with a replay that stops once a growing count passes what the targets allow; the cheapest pass is then verified on every seed (growing by 2^(1/4) in slots on failure), and the pick and the frontier shapes (its rows at 1/8..2x its slots, the cheapest pass of each hashes) are replayed through `RateLimiter::sketch` and must equal the fast replay. See `src/sizing/limit/`.\n",
+        ctx.seed,
+        ctx.policy.limit,
+        ctx.policy.interval_ms,
+        ctx.seed,
+        ctx.seed,
+        ctx.seed + u64::from(ctx.seeds) - 1
+    ));
+    let met = failures.is_empty();
+    SizeReport {
+        console: text.console,
+        json: size_json(inp, modes_json),
+        md: text.md,
+        chart: chart(inp),
+        met,
+        failure: (!met).then(|| failures.join("; ")),
+    }
+}
+
+fn headline(inp: &Inputs<'_>) -> String {
+    let ctx = inp.ctx;
+    let w = ctx.windows;
+    match (ctx.trace, ctx.classes) {
+        (Some(t), Some(c)) => format!(
+            "{}: {} requests from {} keys over {:.1} s; limit {} per {} ms: {} compliant keys ({} requests), {} limited keys ({} requests); {} windows, the busiest {} requests; {} key-windows near the limit ({}..={} per window)",
+            inp.job.source,
+            thousands(t.len() as u64),
+            thousands(t.names.len() as u64),
+            t.t.last().copied().unwrap_or(0) as f64 / 1e9,
+            ctx.policy.limit,
+            ctx.policy.interval_ms,
+            thousands(c.compliant_keys),
+            thousands(c.compliant_requests),
+            thousands(c.limited_keys),
+            thousands(c.limited_requests),
+            thousands(w.len() as u64),
+            thousands(w.max_events()),
+            thousands(w.near_pairs(ctx.near)),
+            ctx.near.0,
+            ctx.near.1
+        ),
+        _ => format!(
+            "{}: {} keys, {} events; {} keys near the limit ({}..={})",
+            inp.job.source,
+            thousands(w.keys.len() as u64),
+            thousands(w.counts.iter().sum()),
+            thousands(w.near_pairs(ctx.near)),
+            ctx.near.0,
+            ctx.near.1
+        ),
+    }
+}
+
+fn mode_json(r: &ModeResult, bound: Option<&ShapeEval>) -> Value {
+    let pick = r.pick.map(|i| &r.evaluated[i]);
+    let confirmed = pick.and_then(|p| r.confirmed.iter().find(|c| c.shape == p.shape));
+    json!({
+        "mode": r.mode,
+        "recommendation": pick.map(|p| json!({
+            "hashes": p.shape.hashes,
+            "slots": p.shape.slots,
+            "memory_bytes": p.memory_bytes,
+            "decision_lab": confirmed.map(|c| json!({
+                "seed": c.seeds[0].lab_seed,
+                "figures": c.seeds[0].figures,
+                "errors": c.seeds[0].errors,
+            })),
+            "verification": p.seeds,
+        })),
+        "rejected": r.rejected,
+        "frontier": frontier(&r.confirmed).into_iter().map(|i| &r.confirmed[i]).collect::<Vec<_>>(),
+        "confirmed": r.confirmed,
+        "bound_measured": bound,
+        "evaluated": r.evaluated.iter().map(|e| json!({
+            "hashes": e.shape.hashes,
+            "slots": e.shape.slots,
+            "memory_bytes": e.memory_bytes,
+            "phase": e.phase,
+            "meets": e.meets,
+            "seeds": e.seeds.len(),
+            "compliant_denied_pct_first_seed": e.seeds.first().and_then(|s| s.figures.as_ref()).map(|f| f.compliant_denied_pct),
+            "complete": e.seeds.first().and_then(|s| s.figures.as_ref()).map(|f| f.complete),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn size_json(inp: &Inputs<'_>, modes: Vec<Value>) -> Value {
+    let ctx = inp.ctx;
+    let w = ctx.windows;
+    json!({
+        "schema": LIMIT_SIZE_SCHEMA,
+        "ratelab_version": env!("CARGO_PKG_VERSION"),
+        "description": "Sizing results of `ratelab size` for a rate limit: the cheapest pingora Rate sketch meeting the targets on the access log, per estimate mode, with the frontier and the count-min bound's pick.",
+        "source": inp.job.source,
+        "policy": {"limit": ctx.policy.limit, "interval_ms": ctx.policy.interval_ms},
+        "near_limit": {"factors": [inp.job.near.0, inp.job.near.1], "counts": [ctx.near.0, ctx.near.1]},
+        "seed": ctx.seed,
+        "verification_seeds": ctx.seeds,
+        "max_memory_bytes": ctx.max_memory,
+        "memory": "both windows' sketches: 2 x hashes x slots x 8 bytes",
+        "workload": {
+            "requests": ctx.trace.map(|t| t.len()),
+            "keys": ctx.trace.map_or(w.keys.len(), |t| t.names.len()),
+            "duration_s": ctx.trace.map(|t| t.t.last().copied().unwrap_or(0) as f64 / 1e9),
+            "windows": w.len(),
+            "busiest_window_requests": w.max_events(),
+            "near_limit_key_windows": w.near_pairs(ctx.near),
+            "compliant_keys": ctx.classes.map(|c| c.compliant_keys),
+            "compliant_requests": ctx.classes.map(|c| c.compliant_requests),
+            "limited_keys": ctx.classes.map(|c| c.limited_keys),
+            "limited_requests": ctx.classes.map(|c| c.limited_requests),
+        },
+        "targets": ctx.targets,
+        "modes": modes,
+        "bound": inp.bound,
+    })
+}
+
+/// Compliant denied % against memory: one frontier line per mode, its pick
+/// marked, the target dashed.
+fn chart(inp: &Inputs<'_>) -> Option<Chart> {
+    let ctx = inp.ctx;
+    ctx.trace?;
+    let floor = 1e-4;
+    let mut spec = ChartSpec::new(
+        "frontier",
+        format!(
+            "pingora Rate: compliant requests denied vs sketch memory (limit {} per {} ms)",
+            ctx.policy.limit, ctx.policy.interval_ms
+        ),
+        "memory of both windows' sketches (KiB, log scale)",
+        format!(
+            "compliant requests denied (%, decision lab seed {}; log, 0 drawn at the bottom row)",
+            ctx.seed
+        ),
+    );
+    spec.x_log = true;
+    spec.y_log = true;
+    spec.log_floor = floor;
+    // The frontiers fall from upper left to lower right: the lower left is free.
+    spec.legend = Legend::LowerLeft;
+    let kib = |b: u64| b as f64 / 1024.0;
+    let (mut xmin, mut xmax) = (f64::INFINITY, 0.0f64);
+    for (mi, r) in inp.results.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = frontier(&r.confirmed)
+            .into_iter()
+            .filter_map(|i| {
+                let e = &r.confirmed[i];
+                e.seeds[0]
+                    .figures
+                    .as_ref()
+                    .map(|f| (kib(e.memory_bytes), f.compliant_denied_pct))
+            })
+            .collect();
+        for p in &pts {
+            xmin = xmin.min(p.0);
+            xmax = xmax.max(p.0);
+        }
+        let mut line = Series::new(format!("{} frontier", r.mode), pts, SeriesStyle::Line);
+        line.color = Some(mi);
+        spec.series.push(line);
+        if let Some(p) = r.pick.map(|i| &r.evaluated[i]) {
+            if let Some(f) = r
+                .confirmed
+                .iter()
+                .find(|c| c.shape == p.shape)
+                .and_then(|c| c.seeds[0].figures.as_ref())
+            {
+                let mut s = Series::new(
+                    format!(
+                        "{} pick {} ({})",
+                        r.mode,
+                        p.shape.label(),
+                        mem(p.memory_bytes)
+                    ),
+                    vec![(kib(p.memory_bytes), f.compliant_denied_pct)],
+                    SeriesStyle::Points,
+                );
+                s.color = Some(mi + 2);
+                spec.series.push(s);
+            }
+        }
+    }
+    if !xmin.is_finite() {
+        return None;
+    }
+    if let Some(t) = ctx
+        .targets
+        .iter()
+        .find(|t| t.metric == LimitMetric::CompliantDeniedPct)
+    {
+        let mut s = Series::new(
+            format!("target {}", t.resolved()),
+            vec![
+                (xmin, t.threshold.max(floor)),
+                (xmax, t.threshold.max(floor)),
+            ],
+            SeriesStyle::Dashed,
+        );
+        s.color = Some(6);
+        spec.series.push(s);
+    }
+    if let (Some(w), Some(m)) = (inp.bound.slots, inp.bound.memory_bytes) {
+        let x = kib(m);
+        if x <= xmax * 64.0 {
+            spec.vlines
+                .push((x, format!("bound: {}x{w}", inp.bound.hashes)));
+            xmax = xmax.max(x);
+        }
+    }
+    spec.x_range = Some((xmin / 1.25, xmax * 1.25));
+    spec.caption = format!(
+        "For each estimate mode, the shapes replayed through pingora Rate on the trace (decision lab seed {}): the share of compliant keys' requests denied against the memory of both windows' sketches, the Pareto frontier as a line (no cheaper shape denies fewer), the pick as a point{}, the count-min bound's shape as a marked memory. Shapes that deny none sit on the bottom row.",
+        ctx.seed,
+        if ctx.targets.iter().any(|t| t.metric == LimitMetric::CompliantDeniedPct) {
+            ", the target dashed"
+        } else {
+            ""
+        }
+    );
+    render_chart(&spec).ok()
+}

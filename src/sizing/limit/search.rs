@@ -1,0 +1,575 @@
+//! The search for the cheapest `Rate` shape meeting limit targets, per
+//! estimate mode:
+//!
+//! 1. **Bisection on the first seed.** For each `hashes` (4, 2, 3, 1, 5, 6,
+//!    7, 8), slots double from 16 until a shape passes (or the memory of the
+//!    cheapest pass so far is reached), then are bisected geometrically
+//!    between the last failure and the first pass to a ratio of 1/16. Each evaluation is a fast replay that stops as soon as
+//!    a growing count (compliant requests or keys denied) passes what the
+//!    targets allow, so failing shapes cost a fraction of a pass. A pass
+//!    here must meet half of each ceiling ([`BISECT_MARGIN`]).
+//! 2. **Verification.** The cheapest pass must meet every target on each
+//!    of the verification hash seeds (the decision lab's seeds `seed ..
+//!    seed + n`; n = [`verify_seeds`]: `2 × --seeds`, more on small traces
+//!    where a seed costs little and the spread between seeds is wide), and
+//!    the mean plus three standard deviations over them must still meet
+//!    it, so a fresh seed fails rarely. The first-seed passes are verified cheapest first;
+//!    a failure queues the same rows with 2^(1/4) more slots (at most 24
+//!    verifications).
+//! 3. **Confirmation.** The pick and the frontier shapes (the pick's rows at
+//!    1/8 .. 2× its slots, the cheapest pass of every other `hashes` and
+//!    `Rate::new`'s default 4 × 1024) are
+//!    replayed on the first seed through `RateLimiter::sketch`, the decision
+//!    lab's own builder; a difference from the fast replay (the pick's, and
+//!    every other shape's the search replayed to the end) is a bug and
+//!    stops the command (exit 3).
+//!
+//! Monotone in slots only statistically (every shape has its own hash
+//! seed, as in the lab); the verification catches a lucky bisection point.
+
+use super::classes::{Classes, LimitPolicy};
+use super::replay::{replay_fast, replay_model, Figures, RateShape, Stop};
+use super::targets::{LimitMetric, LimitTarget};
+use super::windows::{window_errors, Windows, WorstError};
+use crate::error::{Error, Result};
+use crate::model::rate_limiter::RateMode;
+use crate::sizing::input::TimedTrace;
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Rows tried, in order (pingora's default first).
+pub const HASHES_ORDER: [usize; 8] = [4, 2, 3, 1, 5, 6, 7, 8];
+/// Fewest and most slots tried.
+pub const SLOTS_RANGE: (u64, u64) = (16, 1 << 22);
+/// Bisection stops when hi / lo is at most 1 + 1 / this.
+pub const BISECT_RESOLUTION: f64 = 16.0;
+/// The bisection on the first seed asks for this share of each ceiling
+/// (and of each floor's complement), so that its pass usually verifies on
+/// the other seeds at once: compliant denials fall steeply with slots, so
+/// the margin costs a few percent of memory and saves verifications.
+pub const BISECT_MARGIN: f64 = 0.5;
+/// Seeds evaluated at once; a verification stops after the first chunk
+/// with a failing seed.
+pub const SEED_CHUNK: usize = 2;
+/// Standard deviations by which the verified mean must clear a target.
+pub const MARGIN_SD: f64 = 3.0;
+
+/// Everything a limit sizing evaluates shapes on.
+pub struct Ctx<'a> {
+    /// The trace (None for a `key,count` file).
+    pub trace: Option<&'a TimedTrace>,
+    /// The exact policy's classes (with a trace).
+    pub classes: Option<&'a Classes>,
+    /// Per-window counts.
+    pub windows: &'a Windows,
+    /// The policy.
+    pub policy: LimitPolicy,
+    /// Near-limit counts, inclusive.
+    pub near: (u64, u64),
+    /// Targets; all must hold.
+    pub targets: &'a [LimitTarget],
+    /// The decision lab seed of the first hash seed.
+    pub seed: u64,
+    /// Hash seeds the pick is verified on (see [`verify_seeds`]).
+    pub seeds: u32,
+    /// Most memory (both windows).
+    pub max_memory: u64,
+    /// Called once per replay or window pass (progress).
+    pub on_eval: &'a (dyn Fn() + Sync),
+}
+
+/// One shape on one hash seed.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeedEval {
+    /// The decision lab's scenario seed that reproduces it.
+    pub lab_seed: u64,
+    /// The decision figures (decision targets only).
+    pub figures: Option<Figures>,
+    /// The worst windows of the error metrics (error targets only).
+    pub errors: Vec<WorstError>,
+    /// Meets every target.
+    pub meets: bool,
+}
+
+/// One shape evaluated.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShapeEval {
+    /// The shape.
+    pub shape: RateShape,
+    /// Both windows' memory.
+    pub memory_bytes: u64,
+    /// `bisect`, `verify`, `grow`, `frontier`, `bound`.
+    pub phase: &'static str,
+    /// Per seed, first the search seed.
+    pub seeds: Vec<SeedEval>,
+    /// Meets every target on every seed evaluated.
+    pub meets: bool,
+}
+
+/// One estimate mode's answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeResult {
+    /// `docs` or `proportional`.
+    pub mode: &'static str,
+    /// Every evaluation in order.
+    pub evaluated: Vec<ShapeEval>,
+    /// The verified pick (index into `evaluated`, phase `verify`/`grow`).
+    pub pick: Option<usize>,
+    /// Passed the first seed but failed verification.
+    pub rejected: Vec<RateShape>,
+    /// The pick and the frontier shapes replayed through the model on the
+    /// first seed, memory ascending.
+    pub confirmed: Vec<ShapeEval>,
+}
+
+impl Ctx<'_> {
+    fn decision_targets(&self) -> bool {
+        self.targets.iter().any(|t| t.metric.is_decision())
+    }
+
+    fn error_targets(&self) -> bool {
+        self.targets.iter().any(|t| !t.metric.is_decision())
+    }
+
+    /// The largest counts the targets allow (with `margin`), for stopping
+    /// a replay early.
+    fn stop(&self, margin: f64) -> Stop {
+        let Some(c) = self.classes else {
+            return Stop::default();
+        };
+        let mut stop = Stop::default();
+        for t in self.targets {
+            let (limit, denom) = match t.metric {
+                LimitMetric::CompliantDeniedPct => {
+                    (&mut stop.compliant_denied, c.compliant_requests)
+                }
+                LimitMetric::CompliantKeysDenied => (&mut stop.compliant_keys, 0),
+                _ => continue,
+            };
+            let value = |n: u64| {
+                if denom == 0 {
+                    n as f64
+                } else {
+                    100.0 * n as f64 / denom as f64
+                }
+            };
+            // The largest n that still holds (the figure grows with n).
+            let guess = if denom == 0 {
+                t.threshold.max(0.0).floor() as u64
+            } else {
+                (t.threshold.max(0.0) / 100.0 * denom as f64).floor() as u64
+            };
+            let mut n = guess.saturating_add(1);
+            while n > 0 && !holds_with(t, value(n), margin) {
+                n -= 1;
+            }
+            if n == 0 && !holds_with(t, value(0), margin) {
+                continue;
+            }
+            *limit = Some(limit.map_or(n, |m: u64| m.min(n)));
+        }
+        stop
+    }
+
+    /// The value of a target on one seed (None: not measured).
+    fn value(t: &LimitTarget, s: &SeedEval) -> Option<f64> {
+        match t.metric {
+            LimitMetric::CompliantDeniedPct => s.figures.as_ref().map(|f| f.compliant_denied_pct),
+            LimitMetric::CompliantKeysDenied => {
+                s.figures.as_ref().map(|f| f.compliant_keys_hit as f64)
+            }
+            LimitMetric::ExcessPct => s.figures.as_ref().map(|f| f.limited_excess_pct),
+            LimitMetric::Error(m) => Some(
+                s.errors
+                    .iter()
+                    .find(|e| e.metric == m)
+                    .map_or(if m.higher_is_better() { 100.0 } else { 0.0 }, |e| e.value),
+            ),
+        }
+    }
+
+    fn seed_meets(&self, s: &SeedEval, margin: f64) -> bool {
+        if s.figures.as_ref().is_some_and(|f| !f.complete) {
+            return false;
+        }
+        self.targets
+            .iter()
+            .all(|t| Self::value(t, s).is_some_and(|v| holds_with(t, v, margin)))
+    }
+
+    /// `shape` on seed index `r` (the lab seed `seed + r`), fast or through the model.
+    fn eval_seed(
+        &self,
+        mode: RateMode,
+        shape: RateShape,
+        r: u32,
+        model: bool,
+        margin: f64,
+    ) -> Result<SeedEval> {
+        let lab_seed = self.seed.wrapping_add(u64::from(r));
+        let figures = match (self.trace, self.classes, self.decision_targets() || model) {
+            (Some(tr), Some(c), true) => Some(if model {
+                replay_model(tr, c, self.policy, mode, shape, lab_seed)?
+            } else {
+                replay_fast(tr, c, self.policy, mode, shape, lab_seed, self.stop(margin))?
+            }),
+            _ => None,
+        };
+        let errors = if self.error_targets() {
+            window_errors(self.windows, shape, lab_seed, self.near)
+        } else {
+            Vec::new()
+        };
+        (self.on_eval)();
+        let mut s = SeedEval {
+            lab_seed,
+            figures,
+            errors,
+            meets: false,
+        };
+        s.meets = self.seed_meets(&s, margin);
+        Ok(s)
+    }
+
+    fn eval(
+        &self,
+        mode: RateMode,
+        shape: RateShape,
+        seeds: std::ops::Range<u32>,
+        phase: &'static str,
+        model: bool,
+    ) -> Result<ShapeEval> {
+        let margin = if phase == "bisect" {
+            BISECT_MARGIN
+        } else {
+            1.0
+        };
+        // Seeds in fixed chunks, stopping after the first chunk with a
+        // failure (the same seeds at any thread count).
+        let all: Vec<u32> = seeds.collect();
+        let mut per: Vec<SeedEval> = Vec::with_capacity(all.len());
+        for chunk in all.chunks(SEED_CHUNK) {
+            let got: Vec<SeedEval> = chunk
+                .par_iter()
+                .map(|&r| self.eval_seed(mode, shape, r, model, margin))
+                .collect::<Result<_>>()?;
+            let failed = got.iter().any(|s| !s.meets);
+            per.extend(got);
+            if failed && !model {
+                break;
+            }
+        }
+        let meets = per.iter().all(|s| s.meets);
+        Ok(ShapeEval {
+            shape,
+            memory_bytes: shape.memory(),
+            phase,
+            seeds: per,
+            meets,
+        })
+    }
+
+    /// `shape` on the first seed through the model (the bound's measure).
+    pub fn eval_public(
+        &self,
+        mode: RateMode,
+        shape: RateShape,
+        phase: &'static str,
+    ) -> Result<ShapeEval> {
+        self.eval(mode, shape, 0..1, phase, true)
+    }
+
+    /// Every verification seed meets, and so does the mean ± MARGIN_SD sd.
+    fn verified(&self, e: &ShapeEval) -> bool {
+        e.meets
+            && self.targets.iter().all(|t| {
+                let v: Vec<f64> = e.seeds.iter().filter_map(|s| Self::value(t, s)).collect();
+                let ms = crate::metrics::mean_std(&v);
+                let (m, sd) = (ms.mean, ms.std);
+                let worse = match t.cmp {
+                    crate::sizing::targets::Cmp::Ge | crate::sizing::targets::Cmp::Gt => {
+                        m - MARGIN_SD * sd
+                    }
+                    _ => m + MARGIN_SD * sd,
+                };
+                t.holds(worse)
+            })
+    }
+
+    /// The most slots of `h` rows within the cap (and under `below` bytes).
+    fn max_slots(&self, h: usize, below: Option<u64>) -> u64 {
+        let cap = match below {
+            Some(b) => self.max_memory.min(b.saturating_sub(1)),
+            None => self.max_memory,
+        };
+        (cap / (16 * h as u64)).min(SLOTS_RANGE.1)
+    }
+}
+
+/// Whether `v` meets `t` with its ceiling scaled by `margin` (a floor P
+/// becomes 100 − margin·(100 − P)); `excess_pct` and zero thresholds are
+/// taken as they are.
+fn holds_with(t: &LimitTarget, v: f64, margin: f64) -> bool {
+    use crate::sizing::targets::Cmp;
+    if margin == 1.0 || t.metric == LimitMetric::ExcessPct || t.threshold <= 0.0 {
+        return t.holds(v);
+    }
+    match t.cmp {
+        Cmp::Le | Cmp::Lt => t.cmp.holds(v, t.threshold * margin),
+        Cmp::Ge | Cmp::Gt => t.cmp.holds(v, 100.0 - margin * (100.0 - t.threshold)),
+    }
+}
+
+/// Replayed requests the verification of one shape may cost: on a small
+/// trace the pick is verified on more seeds (up to [`MAX_VERIFY_SEEDS`]).
+pub const VERIFY_BUDGET: u64 = 20_000_000;
+/// Most verification seeds.
+pub const MAX_VERIFY_SEEDS: u32 = 40;
+
+/// Verification seeds for `requests` requests and `--seeds`: at least
+/// `2 × seeds`, more while a shape's verification stays within
+/// [`VERIFY_BUDGET`] replayed requests.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::sizing::limit::search::verify_seeds;
+/// assert_eq!(verify_seeds(10_000_000, 5), 10);
+/// assert_eq!(verify_seeds(35_000, 5), 40);
+/// ```
+pub fn verify_seeds(requests: u64, seeds: u32) -> u32 {
+    let by_budget = (VERIFY_BUDGET / requests.max(1)).min(u64::from(MAX_VERIFY_SEEDS)) as u32;
+    (2 * seeds.max(1)).max(by_budget)
+}
+
+/// Most verifications (each on every seed) before the search gives up.
+const MAX_VERIFICATIONS: usize = 24;
+
+/// Runs the search of one mode (see the module docs).
+pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
+    let mut evaluated: Vec<ShapeEval> = Vec::new();
+    let mut best: Option<usize> = None;
+    for h in HASHES_ORDER {
+        let below = best.map(|b| evaluated[b].memory_bytes);
+        let cap = ctx.max_slots(h, below);
+        if cap < SLOTS_RANGE.0 {
+            continue;
+        }
+        let mut first = |s: u64| -> Result<bool> {
+            let e = ctx.eval(
+                mode,
+                RateShape {
+                    hashes: h,
+                    slots: s,
+                },
+                0..1,
+                "bisect",
+                false,
+            )?;
+            let ok = e.meets;
+            evaluated.push(e);
+            Ok(ok)
+        };
+        // Doubling from the fewest slots: failing shapes stop early.
+        let (mut lo, mut hi) = (SLOTS_RANGE.0 / 2, None);
+        let mut s = SLOTS_RANGE.0;
+        loop {
+            if first(s)? {
+                hi = Some(s);
+                break;
+            }
+            lo = s;
+            if s >= cap {
+                break;
+            }
+            s = (s * 2).min(cap);
+        }
+        let Some(mut hi) = hi else { continue };
+        while hi > lo + 1 && (hi as f64) > (lo as f64) * (1.0 + 1.0 / BISECT_RESOLUTION) {
+            let mid = (libm::sqrt(lo as f64 * hi as f64).round() as u64).clamp(lo + 1, hi - 1);
+            if first(mid)? {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let idx = evaluated
+            .iter()
+            .rposition(|e| {
+                e.shape
+                    == RateShape {
+                        hashes: h,
+                        slots: hi,
+                    }
+            })
+            .unwrap_or(0);
+        if best.map_or(true, |b| {
+            evaluated[idx].memory_bytes < evaluated[b].memory_bytes
+        }) {
+            best = Some(idx);
+        }
+    }
+    // Verification: the cheapest candidate first; a failure queues the
+    // same rows with 2^(1/4) more slots.
+    let mut queue: Vec<(RateShape, &'static str)> = evaluated
+        .iter()
+        .filter(|e| e.meets)
+        .map(|e| (e.shape, "verify"))
+        .collect();
+    let mut rejected = Vec::new();
+    let mut pick = None;
+    let mut tried: Vec<RateShape> = Vec::new();
+    let all = 0..ctx.seeds.max(1);
+    while tried.len() < MAX_VERIFICATIONS {
+        queue.sort_by_key(|(s, _)| std::cmp::Reverse((s.memory(), s.hashes, s.slots)));
+        let Some((shape, phase)) = queue.pop() else {
+            break;
+        };
+        if tried.contains(&shape) {
+            continue;
+        }
+        tried.push(shape);
+        let e = ctx.eval(mode, shape, all.clone(), phase, false)?;
+        let ok = ctx.verified(&e);
+        evaluated.push(e);
+        if ok {
+            pick = Some(evaluated.len() - 1);
+            break;
+        }
+        rejected.push(shape);
+        let next = RateShape {
+            hashes: shape.hashes,
+            slots: ((shape.slots as f64) * libm::pow(2.0, 0.25)).ceil() as u64,
+        };
+        if next.memory() <= ctx.max_memory && next.slots <= SLOTS_RANGE.1 {
+            queue.push((next, "grow"));
+        }
+    }
+    let confirmed = confirm(ctx, mode, &evaluated, pick)?;
+    Ok(ModeResult {
+        mode: super::replay::mode_name(mode),
+        evaluated,
+        pick,
+        rejected,
+        confirmed,
+    })
+}
+
+/// The pick and the frontier shapes through the model on the first seed,
+/// checked against the fast replay.
+fn confirm(
+    ctx: &Ctx<'_>,
+    mode: RateMode,
+    evaluated: &[ShapeEval],
+    pick: Option<usize>,
+) -> Result<Vec<ShapeEval>> {
+    let mut shapes: Vec<RateShape> = Vec::new();
+    let anchor = pick.map(|p| evaluated[p].shape).or_else(|| {
+        evaluated
+            .iter()
+            .max_by_key(|e| e.memory_bytes)
+            .map(|e| e.shape)
+    });
+    if let Some(a) = anchor {
+        for div in [8u64, 4, 2, 1] {
+            let s = a.slots / div;
+            if s >= SLOTS_RANGE.0 {
+                shapes.push(RateShape {
+                    hashes: a.hashes,
+                    slots: s,
+                });
+            }
+        }
+        let twice = RateShape {
+            hashes: a.hashes,
+            slots: a.slots * 2,
+        };
+        if twice.memory() <= ctx.max_memory && twice.slots <= SLOTS_RANGE.1 {
+            shapes.push(twice);
+        }
+    }
+    for h in HASHES_ORDER {
+        let cheapest = evaluated
+            .iter()
+            .filter(|e| e.meets && e.shape.hashes == h && e.phase == "bisect")
+            .min_by_key(|e| e.memory_bytes);
+        if let Some(e) = cheapest {
+            shapes.push(e.shape);
+        }
+    }
+    // `Rate::new`'s own 4 x 1024, for comparison.
+    let default = RateShape {
+        hashes: crate::model::rate::RATE_HASHES,
+        slots: crate::model::rate::RATE_SLOTS as u64,
+    };
+    if default.memory() <= ctx.max_memory {
+        shapes.push(default);
+    }
+    shapes.sort_by_key(|s| (s.memory(), s.hashes));
+    shapes.dedup();
+    // The fast replay's figures on the first seed, where the search ran
+    // one to the end: the model must reproduce them exactly.
+    let fast_of = |s: RateShape| {
+        evaluated
+            .iter()
+            .filter(|e| e.shape == s)
+            .flat_map(|e| e.seeds.iter())
+            .find(|x| x.lab_seed == ctx.seed)
+            .and_then(|x| x.figures.clone())
+            .filter(|f| f.complete)
+    };
+    let out: Vec<ShapeEval> = shapes
+        .par_iter()
+        .map(|&s| {
+            let model = ctx.eval(mode, s, 0..1, "frontier", true)?;
+            let fast = match (fast_of(s), pick.map(|p| evaluated[p].shape) == Some(s)) {
+                (Some(f), _) => Some(f),
+                // The pick is always compared, replayed fast if need be.
+                (None, true) => match (ctx.trace, ctx.classes) {
+                    (Some(tr), Some(c)) => Some(replay_fast(
+                        tr,
+                        c,
+                        ctx.policy,
+                        mode,
+                        s,
+                        ctx.seed,
+                        Stop::default(),
+                    )?),
+                    _ => None,
+                },
+                (None, false) => None,
+            };
+            if let (Some(fast), Some(m)) = (fast, &model.seeds[0].figures) {
+                if &fast != m {
+                    return Err(Error::internal(format!(
+                        "{} {}: the fast replay ({} compliant denied) differs from the model ({})",
+                        super::replay::mode_name(mode),
+                        s.label(),
+                        fast.compliant_denied,
+                        m.compliant_denied
+                    )));
+                }
+            }
+            Ok(model)
+        })
+        .collect::<Result<_>>()?;
+    Ok(out)
+}
+
+/// The Pareto frontier of confirmed shapes (memory vs compliant denied %):
+/// indexes of shapes no cheaper shape beats, memory ascending.
+pub fn frontier(confirmed: &[ShapeEval]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut best = f64::INFINITY;
+    for (i, e) in confirmed.iter().enumerate() {
+        let v = e.seeds[0]
+            .figures
+            .as_ref()
+            .map_or(f64::INFINITY, |f| f.compliant_denied_pct);
+        if v < best {
+            best = v;
+            out.push(i);
+        }
+    }
+    out
+}
