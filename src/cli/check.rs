@@ -55,6 +55,10 @@ pub struct CheckArgs {
     /// Worker threads for sweeps (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// How estimator sketches are evaluated when rerunning (see `ratelab run --help`):
+    /// `events` replays every event, to check the per-key fast path against the baselines.
+    #[arg(long, value_enum, default_value = "auto", conflicts_with = "from")]
+    pub replay: crate::lab::ReplayMode,
 }
 
 /// `ratelab check`.
@@ -70,6 +74,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         verbose: args.verbose,
         strict: args.strict,
         seed: args.seed,
+        replay: args.replay,
     })?;
     print!("{}", outcome.console);
     let strict = args.strict;

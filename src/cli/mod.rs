@@ -78,6 +78,12 @@ pub struct RunOpts {
     /// requests a limiter got wrong. One line per request and candidate: large.
     #[arg(long, value_name = "FILE", value_parser = crate::report::atomic::parse_out_path)]
     pub decisions: Option<PathBuf>,
+    /// How estimator sketches are evaluated: `auto` from per-key counts wherever the
+    /// event order cannot matter (pingora's standard update), replaying events for the
+    /// rest; `events` replays every event through every sketch (same reports, slower:
+    /// to check the fast path).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub replay: crate::lab::ReplayMode,
 }
 
 /// The commands.

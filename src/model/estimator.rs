@@ -280,6 +280,46 @@ impl Estimator {
         Ok(())
     }
 
+    /// pingora's standard update of `count` events of one key at once: a
+    /// wrapping `+count` on each of its cells. The cells end where `count`
+    /// calls of `incr_cells(cells, 1)` would leave them under the count-min
+    /// update with wrapping overflow, in any interleaving with other keys
+    /// (wrapping addition commutes), and under checked overflow as long as no
+    /// counter reaches `isize::MAX` (then no increment could panic). This is
+    /// what lets a sweep evaluate such a sketch from per-key counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelab::model::estimator::{Estimator, EstimatorConfig};
+    /// let mut by_event = Estimator::new(EstimatorConfig::new(2, 8), 1);
+    /// let mut by_key = by_event.clone();
+    /// let (a, b) = (by_event.cells(b"a"), by_event.cells(b"b"));
+    /// for cells in [&a, &b, &a, &a] {
+    ///     by_event.incr_cells(cells, 1).unwrap();
+    /// }
+    /// by_key.add_cells(&b, 1);
+    /// by_key.add_cells(&a, 3);
+    /// assert_eq!(by_key.raw_cells(), by_event.raw_cells());
+    /// ```
+    #[inline]
+    pub fn add_cells(&mut self, cells: &[u32], count: i64) {
+        for &c in cells {
+            let cell = &mut self.cells[c as usize];
+            *cell = cell.wrapping_add(count);
+        }
+    }
+
+    /// Whether this sketch's final cells are a function of the per-key
+    /// counts alone (see [`Estimator::add_cells`]) for a stream of `events`
+    /// unit increments: pingora's count-min update, with wrapping overflow,
+    /// or with checked overflow when `events` cannot bring a counter to
+    /// `isize::MAX`. Conservative update depends on the order.
+    pub fn order_free(config: &EstimatorConfig, events: u64) -> bool {
+        config.variant == Variant::CountMin
+            && (config.overflow == Overflow::Wrapping || events < i64::MAX as u64)
+    }
+
     /// `decr` on precomputed cells: every row, wrapping (`fetch_sub`).
     #[inline]
     pub fn decr_cells(&mut self, cells: &[u32], value: i64) {

@@ -3,8 +3,10 @@
 
 use super::bins::{contours, merge, rank_bins, stability, Hist, RankBin};
 use super::{Params, QUANTILE_LABELS};
-use crate::lab::estimator_accuracy::Shape;
+use crate::lab::estimator_accuracy::{replay_errors, Shape};
+use crate::lab::ReplayMode;
 use crate::metrics::count_min_bound;
+use crate::model::estimator::EstimatorConfig;
 use crate::progress::Progress;
 use crate::report::Table;
 use crate::rng::{derive_seed, stream};
@@ -78,6 +80,9 @@ pub(super) struct Trials<'a> {
     pub(super) bin_of: &'a [usize],
     pub(super) seed: u64,
     pub(super) progress: &'a Progress,
+    /// `--replay events`: each trial replays the stream instead of the
+    /// evaluator's per-key evaluation (same errors).
+    pub(super) replay: ReplayMode,
 }
 
 impl Trials<'_> {
@@ -92,12 +97,18 @@ impl Trials<'_> {
         let bound = count_min_bound(summary.events, w as usize);
         let floor = p.abs_floor.max(p.floor_bound_pct / 100.0 * bound);
         let trial = |t: u32| -> (Hist, u64) {
-            let errs = ev.errors_with_hash_seed(
-                h,
-                w,
-                0,
-                derive_seed(self.seed, &[stream::HASH, u64::from(t)]),
-            );
+            let hash_seed = derive_seed(self.seed, &[stream::HASH, u64::from(t)]);
+            let errs = match self.replay {
+                ReplayMode::Auto => ev.errors_with_hash_seed(h, w, 0, hash_seed),
+                ReplayMode::Events => {
+                    let mut config = EstimatorConfig::new(h, w as usize);
+                    config.variant = p.variant;
+                    config.hasher = p.hasher;
+                    let run_seed = derive_seed(self.seed, &[0]);
+                    let workload_seed = derive_seed(run_seed, &[stream::WORKLOAD]);
+                    replay_errors(ev.workload(), config, workload_seed, hash_seed)
+                }
+            };
             let mut hist: Hist = vec![BTreeMap::new(); bins.len()];
             let mut over = 0u64;
             for &(k, e) in &errs {

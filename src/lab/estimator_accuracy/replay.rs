@@ -1,6 +1,14 @@
 //! Replaying a stream through count-min sketches and measuring every key's
 //! error against its exact count.
+//!
+//! Two ways to the same outcome. A sketch whose final cells depend only on
+//! the per-key counts ([`Estimator::order_free`]: pingora's standard update)
+//! is evaluated from the run's counts ([`Workload::counts`]), O(keys ×
+//! hashes) whatever the number of events; any other (conservative update)
+//! replays the run's stream event by event. [`ReplayMode::Events`] replays
+//! every sketch, to check that the two agree (`tests/replay_modes.rs`).
 
+use crate::lab::ReplayMode;
 use crate::metrics::{count_min_bound, error_stats, ErrorStats};
 use crate::model::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
 use crate::workload::counts::WorkloadSummary;
@@ -54,10 +62,12 @@ pub fn rank_bins(keys: usize) -> Vec<(usize, usize)> {
 }
 
 /// Replays `workload` (order seeded by `workload_seed`) through a sketch
-/// (hashes seeded by `hash_seed`) and measures every seen key's error.
+/// (hashes seeded by `hash_seed`) event by event and measures every seen
+/// key's error.
 ///
-/// The reference for one cell; sweeps use [`replay_run`], which feeds one
-/// generated stream to several shapes at once and gives the same outcomes.
+/// The reference for one cell; sweeps use [`replay_run`], which gives the
+/// same outcomes (from the counts when the order cannot matter, else one
+/// generated stream fed to several shapes at once).
 pub fn replay_cell(
     workload: &Workload,
     config: EstimatorConfig,
@@ -65,11 +75,10 @@ pub fn replay_cell(
     hash_seed: u64,
 ) -> CellOutcome {
     let mut sketch = Estimator::new(config, hash_seed);
-    let keys = workload.key_space();
     let h = config.hashes;
     // Hash every key once: per event, only the adds remain.
     let table = key_table(&sketch, workload);
-    let mut truth = vec![0u64; keys];
+    let mut truth = vec![0u64; workload.key_space()];
     let mut fault = None;
     workload.for_each_event(workload_seed, |k| {
         if fault.is_some() {
@@ -100,7 +109,7 @@ fn rank_order(truth: &[u64]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..truth.len() as u32)
         .filter(|&k| truth[k as usize] > 0)
         .collect();
-    order.sort_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
+    order.sort_unstable_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
     order
 }
 
@@ -114,13 +123,57 @@ fn finish_cell(
 ) -> CellOutcome {
     let config = *sketch.config();
     let h = config.hashes;
-    outcome_of(
-        truth,
-        order,
-        |k| sketch.get_cells(&table[k * h..k * h + h]),
-        config.slots,
-        fault,
-    )
+    let errors = errors_by_rank(truth, order, |k| sketch.get_cells(&table[k * h..k * h + h]));
+    outcome_of(truth, errors, config.slots, fault)
+}
+
+/// An order-free sketch ([`Estimator::order_free`]) evaluated from the run's
+/// per-key counts `truth` (seen keys in rank order: `order`): each seen key's
+/// cells get its whole count at once. The outcome [`replay_cell`] gives on
+/// the stream with these counts, in O(keys × hashes).
+fn per_key_cell(
+    workload: &Workload,
+    config: EstimatorConfig,
+    truth: &[u64],
+    order: &[u32],
+    hash_seed: u64,
+) -> CellOutcome {
+    let mut sketch = Estimator::new(config, hash_seed);
+    let h = config.hashes;
+    // Cells of the seen keys, in rank order (unseen keys add nothing).
+    let mut table: Vec<u32> = Vec::with_capacity(order.len() * h);
+    for &k in order {
+        sketch.cells_into(&workload.key_bytes(k as usize), &mut table);
+    }
+    if table.len() != order.len() * h {
+        // zero slots: no cell to add to; every estimate is the empty fold
+        let errors = order
+            .iter()
+            .map(|&k| i64::MAX.wrapping_sub(truth[k as usize] as i64))
+            .collect();
+        return outcome_of(truth, errors, config.slots, None);
+    }
+    for (cells, &k) in table.chunks_exact(h).zip(order) {
+        sketch.add_cells(cells, truth[k as usize] as i64);
+    }
+    let errors = table
+        .chunks_exact(h)
+        .zip(order)
+        .map(|(cells, &k)| {
+            sketch
+                .get_cells(cells)
+                .wrapping_sub(truth[k as usize] as i64)
+        })
+        .collect();
+    outcome_of(truth, errors, config.slots, None)
+}
+
+/// The key bytes of every key id, owned (what the real crate and foreign
+/// estimators are given).
+fn owned_keys(workload: &Workload) -> Vec<Vec<u8>> {
+    (0..workload.key_space())
+        .map(|id| workload.key_bytes(id).into_owned())
+        .collect()
 }
 
 /// Replays `workload` through the real `pingora_limits` Estimator (its
@@ -130,24 +183,42 @@ pub fn replay_cell_crate(
     config: EstimatorConfig,
     workload_seed: u64,
 ) -> CellOutcome {
-    let sketch = pingora_limits::estimator::Estimator::new(config.hashes, config.slots);
-    let keys: Vec<Vec<u8>> = (0..workload.key_space())
-        .map(|id| workload.key_bytes(id).into_owned())
+    replay_run_crate(workload, &[config], workload_seed)
+        .pop()
+        .unwrap_or_else(|| outcome_of(&[], Vec::new(), config.slots, None))
+}
+
+/// Replays one run's stream through the real `pingora_limits` Estimator of
+/// every shape of `configs` (the stream drawn once; `incr(key, 1)` per event
+/// on each). The crate hashes every event and its hashers are random, so the
+/// outcomes are statistical.
+pub fn replay_run_crate(
+    workload: &Workload,
+    configs: &[EstimatorConfig],
+    workload_seed: u64,
+) -> Vec<CellOutcome> {
+    let sketches: Vec<pingora_limits::estimator::Estimator> = configs
+        .iter()
+        .map(|c| pingora_limits::estimator::Estimator::new(c.hashes, c.slots))
         .collect();
-    let mut truth = vec![0u64; keys.len()];
-    workload.for_each_event(workload_seed, |k| {
-        let k = k as usize;
-        truth[k] += 1;
-        sketch.incr(&keys[k][..], 1);
+    let keys = owned_keys(workload);
+    workload.for_each_chunk(workload_seed, |chunk| {
+        for sketch in &sketches {
+            for &k in chunk {
+                sketch.incr(&keys[k as usize][..], 1);
+            }
+        }
     });
+    let truth = workload.counts(workload_seed);
     let order = rank_order(&truth);
-    outcome_of(
-        &truth,
-        &order,
-        |k| sketch.get(&keys[k][..]) as i64,
-        config.slots,
-        None,
-    )
+    sketches
+        .iter()
+        .zip(configs)
+        .map(|(sketch, c)| {
+            let errors = errors_by_rank(&truth, &order, |k| sketch.get(&keys[k][..]) as i64);
+            outcome_of(&truth, errors, c.slots, None)
+        })
+        .collect()
 }
 
 /// Replays `workload` (order seeded by `workload_seed`) through any
@@ -161,9 +232,7 @@ pub fn replay_estimator(
     slots: usize,
     workload_seed: u64,
 ) -> CellOutcome {
-    let keys: Vec<Vec<u8>> = (0..workload.key_space())
-        .map(|id| workload.key_bytes(id).into_owned())
-        .collect();
+    let keys = owned_keys(workload);
     let mut truth = vec![0u64; keys.len()];
     let mut fault = None;
     workload.for_each_event(workload_seed, |k| {
@@ -177,32 +246,30 @@ pub fn replay_estimator(
         }
     });
     let order = rank_order(&truth);
-    outcome_of(
-        &truth,
-        &order,
-        |k| estimator.get(&keys[k][..]),
-        slots,
-        fault,
-    )
+    let errors = errors_by_rank(&truth, &order, |k| estimator.get(&keys[k][..]));
+    outcome_of(&truth, errors, slots, fault)
 }
 
-/// Error statistics of per-key estimates (`estimate(key)`) against the exact
-/// counts, keys taken in rank order.
-fn outcome_of(
-    truth: &[u64],
-    order: &[u32],
-    estimate: impl Fn(usize) -> i64,
-    slots: usize,
-    fault: Option<Fault>,
-) -> CellOutcome {
-    let summary = WorkloadSummary::of_counts(truth);
-    let errors_by_rank: Vec<i64> = order
+/// `estimate(key) - truth` of every seen key, in rank order.
+fn errors_by_rank(truth: &[u64], order: &[u32], estimate: impl Fn(usize) -> i64) -> Vec<i64> {
+    order
         .iter()
         .map(|&k| {
             let k = k as usize;
             estimate(k).wrapping_sub(truth[k] as i64)
         })
-        .collect();
+        .collect()
+}
+
+/// Error statistics of the seen keys' errors in rank order against the
+/// exact counts `truth`.
+fn outcome_of(
+    truth: &[u64],
+    errors_by_rank: Vec<i64>,
+    slots: usize,
+    fault: Option<Fault>,
+) -> CellOutcome {
+    let summary = WorkloadSummary::of_counts(truth);
     let bound = count_min_bound(summary.events, slots);
     let rank_bin_means = rank_bins(errors_by_rank.len())
         .iter()
@@ -215,8 +282,10 @@ fn outcome_of(
         })
         .collect();
     let mut sorted = errors_by_rank;
-    let stats = error_stats(&mut sorted, bound);
+    // One sort serves the statistics (a sum, counts and a nearest rank: the
+    // same on any permutation) and the quantiles.
     sorted.sort_unstable();
+    let stats = error_stats(&mut sorted, bound);
     let quantiles = if sorted.is_empty() {
         vec![0.0; QUANTILES + 1]
     } else {
@@ -239,60 +308,85 @@ fn outcome_of(
     }
 }
 
-/// Events buffered between the stream generator and the sketches: the
-/// sketches replay the stream chunk by chunk (memory stays O(keys + CHUNK)).
-const CHUNK: usize = 4096;
-
-/// Replays one run's stream (order seeded by `workload_seed`) through several
-/// shapes at once (hashes seeded by `hash_seed`): the stream is drawn once and
-/// the exact counts kept once, instead of once per shape. Each outcome is the
-/// one [`replay_cell`] gives for that shape (a shape that faults is replayed
-/// again alone with [`replay_cell`], so the counts stop where its replay did).
+/// Replays one run (order seeded by `workload_seed`) through several shapes
+/// (hashes seeded by `hash_seed`); each outcome is the one [`replay_cell`]
+/// gives for that shape. Under [`ReplayMode::Auto`] the order-free shapes
+/// are evaluated from the run's counts; the others (all of them under
+/// [`ReplayMode::Events`]) share one drawn stream, fed chunk by chunk (a
+/// shape that faults is replayed again alone with [`replay_cell`], so the
+/// counts stop where its replay did).
 pub fn replay_run(
     workload: &Workload,
     configs: &[EstimatorConfig],
     workload_seed: u64,
     hash_seed: u64,
+    mode: ReplayMode,
 ) -> Vec<CellOutcome> {
+    let events = workload.events();
+    let by_counts =
+        |c: &EstimatorConfig| mode == ReplayMode::Auto && Estimator::order_free(c, events);
     let mut sketches: Vec<(Estimator, Vec<u32>, bool)> = configs
         .iter()
+        .filter(|c| !by_counts(c))
         .map(|&c| {
             let s = Estimator::new(c, hash_seed);
             let t = key_table(&s, workload);
             (s, t, false)
         })
         .collect();
+    let truth = workload.counts(workload_seed);
+    if !sketches.is_empty() {
+        workload.for_each_chunk(workload_seed, |chunk| {
+            for (s, t, faulted) in sketches.iter_mut() {
+                if !*faulted && s.incr_keys(t, chunk).is_err() {
+                    *faulted = true;
+                }
+            }
+        });
+    }
+    let order = rank_order(&truth);
+    let mut replayed = sketches.iter();
+    configs
+        .iter()
+        .map(|c| {
+            if by_counts(c) {
+                return per_key_cell(workload, *c, &truth, &order, hash_seed);
+            }
+            match replayed.next() {
+                Some((_, _, true)) => replay_cell(workload, *c, workload_seed, hash_seed),
+                Some((s, t, false)) => finish_cell(s, t, &truth, &order, None),
+                None => unreachable!("one replayed sketch per shape not evaluated by counts"),
+            }
+        })
+        .collect()
+}
+
+/// Every seen key's error `(key id, estimate - truth)`, in key id order, of
+/// a `config` sketch (hashes seeded by `hash_seed`) replayed event by event
+/// on the stream seeded by `workload_seed`: the characterization's trials
+/// under `--replay events`.
+pub fn replay_errors(
+    workload: &Workload,
+    config: EstimatorConfig,
+    workload_seed: u64,
+    hash_seed: u64,
+) -> Vec<(u32, i64)> {
+    let mut sketch = Estimator::new(config, hash_seed);
+    let h = config.hashes;
+    let table = key_table(&sketch, workload);
     let mut truth = vec![0u64; workload.key_space()];
-    let mut buf: Vec<u32> = Vec::with_capacity(CHUNK);
-    let feed = |buf: &mut Vec<u32>,
-                sketches: &mut Vec<(Estimator, Vec<u32>, bool)>,
-                truth: &mut Vec<u64>| {
-        for &k in buf.iter() {
+    workload.for_each_chunk(workload_seed, |chunk| {
+        for &k in chunk {
             truth[k as usize] += 1;
         }
-        for (s, t, faulted) in sketches.iter_mut() {
-            if !*faulted && s.incr_keys(t, buf).is_err() {
-                *faulted = true;
-            }
-        }
-        buf.clear();
-    };
-    workload.for_each_event(workload_seed, |k| {
-        buf.push(k);
-        if buf.len() == CHUNK {
-            feed(&mut buf, &mut sketches, &mut truth);
-        }
+        // unit increments from zero never reach isize::MAX (MAX_EVENTS)
+        let _ = sketch.incr_keys(&table, chunk);
     });
-    feed(&mut buf, &mut sketches, &mut truth);
-    let order = rank_order(&truth);
-    sketches
-        .iter()
-        .map(|(s, t, faulted)| {
-            if *faulted {
-                replay_cell(workload, *s.config(), workload_seed, hash_seed)
-            } else {
-                finish_cell(s, t, &truth, &order, None)
-            }
+    (0..truth.len())
+        .filter(|&k| truth[k] > 0)
+        .map(|k| {
+            let est = sketch.get_cells(&table[k * h..k * h + h]);
+            (k as u32, est.wrapping_sub(truth[k] as i64))
         })
         .collect()
 }
