@@ -1,7 +1,7 @@
 //! Count workloads: per-key event counts, streamed in a seeded random order.
 
 use super::keys::KeyChoice;
-use super::shuffle::{for_each_chunk, multinomial};
+use super::shuffle::{for_each_chunk, Multinomial};
 use crate::error::{Error, Result};
 use crate::rng::{sim_rng, SimRng};
 use serde::{Deserialize, Serialize};
@@ -81,6 +81,9 @@ pub enum KeyCounts {
 pub struct Workload {
     counts: KeyCounts,
     names: Option<Vec<String>>,
+    /// A sampled workload's conditional probabilities, built on first use
+    /// (16 bytes a key, after the memory checks).
+    split: std::sync::OnceLock<std::sync::Arc<Multinomial>>,
 }
 
 /// Facts about a workload's keys, as the report prints them.
@@ -287,6 +290,7 @@ pub fn read_counts_csv(file: &Path) -> Result<Workload> {
     Ok(Workload {
         counts: KeyCounts::Exact(counts),
         names: Some(names),
+        split: Default::default(),
     })
 }
 
@@ -296,6 +300,7 @@ impl Workload {
         Self {
             counts: KeyCounts::Exact(counts),
             names: None,
+            split: Default::default(),
         }
     }
 
@@ -304,6 +309,7 @@ impl Workload {
         Self {
             counts: KeyCounts::Sampled { keys, events },
             names: None,
+            split: Default::default(),
         }
     }
 
@@ -339,6 +345,16 @@ impl Workload {
         }
     }
 
+    /// `f` of the bytes a sketch hashes for key `id` ([`Workload::key_bytes`]
+    /// without an allocation for numbered keys).
+    #[inline]
+    pub fn with_key<R>(&self, id: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self.names.as_ref().and_then(|n| n.get(id)) {
+            Some(name) => f(name.as_bytes()),
+            None => f(&(id as u64).to_le_bytes()),
+        }
+    }
+
     /// The display name of key `id`.
     pub fn key_name(&self, id: usize) -> String {
         match self.names.as_ref().and_then(|n| n.get(id)) {
@@ -364,14 +380,17 @@ impl Workload {
         match &self.counts {
             KeyCounts::Exact(c) => c.clone(),
             KeyCounts::Sampled { keys, events } => {
-                let n = keys.keys() as usize;
-                match keys {
-                    KeyChoice::Uniform { .. } => multinomial(rng, n, *events, |_| 1.0),
-                    // rank i + 1 has weight (i+1)^-s: the pmf the Zipf sampler draws from
-                    KeyChoice::Zipf { s, .. } => {
-                        multinomial(rng, n, *events, |i| libm::pow((i + 1) as f64, -*s))
-                    }
-                }
+                let split = self.split.get_or_init(|| {
+                    let n = keys.keys() as usize;
+                    std::sync::Arc::new(match keys {
+                        KeyChoice::Uniform { .. } => Multinomial::new(n, |_| 1.0),
+                        // rank i + 1 has weight (i+1)^-s: the pmf the Zipf sampler draws from
+                        KeyChoice::Zipf { s, .. } => {
+                            Multinomial::new(n, |i| libm::pow((i + 1) as f64, -*s))
+                        }
+                    })
+                });
+                split.draw(rng, *events)
             }
         }
     }

@@ -25,11 +25,73 @@
 //! same seed, and an order-independent sketch evaluated from the counts gives
 //! exactly what replaying the stream gives.
 
-use super::binomial::{binomial, Splitter};
+use super::binomial::{binomial_ln_q, Splitter};
 use rand::Rng;
 
+/// The conditional probabilities of a multinomial over `keys` keys: key i
+/// gets Binomial(remaining, pᵢ / (pᵢ + pᵢ₊₁ + …)). Built once per workload
+/// (the weights are fixed; each run draws new counts from it).
+pub struct Multinomial {
+    /// (conditional p, ln(1 − p)) per key.
+    split: Vec<(f64, f64)>,
+}
+
+impl std::fmt::Debug for Multinomial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Multinomial({} keys)", self.split.len())
+    }
+}
+
+impl Multinomial {
+    /// Key i (in `0..keys`) has weight `weight(i)` (non-negative, not all
+    /// zero).
+    pub fn new(keys: usize, weight: impl Fn(usize) -> f64) -> Self {
+        let w: Vec<f64> = (0..keys).map(weight).collect();
+        // Suffix sums, added from the light end up so the tail keeps its digits.
+        let mut tail = vec![0.0f64; keys + 1];
+        for i in (0..keys).rev() {
+            tail[i] = tail[i + 1] + w[i];
+        }
+        let split = (0..keys)
+            .map(|i| {
+                let p = if tail[i + 1] <= 0.0 {
+                    1.0
+                } else {
+                    w[i] / tail[i]
+                };
+                (p, libm::log1p(-p))
+            })
+            .collect();
+        Self { split }
+    }
+
+    /// The per-key counts of `events` i.i.d. draws.
+    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R, events: u64) -> Vec<u64> {
+        let mut counts = vec![0u64; self.split.len()];
+        let mut left = events;
+        for (c, &(p, ln_q)) in counts.iter_mut().zip(&self.split) {
+            if left == 0 {
+                break;
+            }
+            let x = if p >= 1.0 {
+                left
+            } else {
+                binomial_ln_q(rng, left, p, ln_q)
+            };
+            *c = x;
+            left -= x;
+        }
+        if let Some(last) = counts.last_mut() {
+            // only rounding can leave events here (the last p is 1)
+            *last += left;
+        }
+        counts
+    }
+}
+
 /// Per-key counts of `events` i.i.d. draws where key i has weight
-/// `weight(i)` (non-negative, not all zero), i in `0..keys`.
+/// `weight(i)` (non-negative, not all zero), i in `0..keys`
+/// ([`Multinomial::new`] then one [`Multinomial::draw`]).
 ///
 /// # Examples
 ///
@@ -46,27 +108,7 @@ pub fn multinomial<R: Rng + ?Sized>(
     events: u64,
     weight: impl Fn(usize) -> f64,
 ) -> Vec<u64> {
-    let w: Vec<f64> = (0..keys).map(weight).collect();
-    // Suffix sums, added from the light end up so the tail keeps its digits.
-    let mut tail = vec![0.0f64; keys + 1];
-    for i in (0..keys).rev() {
-        tail[i] = tail[i + 1] + w[i];
-    }
-    let mut counts = vec![0u64; keys];
-    let mut left = events;
-    for i in 0..keys {
-        if left == 0 {
-            break;
-        }
-        let x = if i + 1 == keys || tail[i + 1] <= 0.0 {
-            left
-        } else {
-            binomial(rng, left, w[i] / tail[i])
-        };
-        counts[i] = x;
-        left -= x;
-    }
-    counts
+    Multinomial::new(keys, weight).draw(rng, events)
 }
 
 /// Events per chunk at least (a 256 KiB buffer of key ids: L2-resident).

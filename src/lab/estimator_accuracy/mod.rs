@@ -126,7 +126,10 @@ fn prepare(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Plan> {
     let workload = p.workload.build(&scenario.path, "workload")?;
     let configs = configs(scenario, &p, ctx.max_memory)?;
     let runs = ctx.runs(scenario, 5);
-    let oracle_bytes = (workload.key_space() as u64).saturating_mul(8 + 4 * MAX_HASHES.min(8));
+    // exact counts, a sampled workload's conditional probabilities, one row's
+    // hashes and an estimate per key, the key table of a replayed sketch
+    let oracle_bytes =
+        (workload.key_space() as u64).saturating_mul(8 + 16 + 8 + 8 + 4 * MAX_HASHES.min(8));
     if oracle_bytes > ctx.max_memory {
         return Err(scenario.field_error("workload", format!(
             "{} keys need {} for the exact oracle and key table, over the memory cap of {} (raise it with --max-memory)",

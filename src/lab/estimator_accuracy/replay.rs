@@ -8,9 +8,11 @@
 //! replays the run's stream event by event. [`ReplayMode::Events`] replays
 //! every sketch, to check that the two agree (`tests/replay_modes.rs`).
 
+use crate::hash::RowHasher;
 use crate::lab::ReplayMode;
 use crate::metrics::{count_min_bound, error_stats, ErrorStats};
 use crate::model::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
+use crate::rng::derive_seed;
 use crate::workload::counts::WorkloadSummary;
 use crate::workload::Workload;
 
@@ -99,7 +101,7 @@ fn key_table(sketch: &Estimator, workload: &Workload) -> Vec<u32> {
     let keys = workload.key_space();
     let mut table: Vec<u32> = Vec::with_capacity(keys * sketch.config().hashes);
     for id in 0..keys {
-        sketch.cells_into(&workload.key_bytes(id), &mut table);
+        workload.with_key(id, |b| sketch.cells_into(b, &mut table));
     }
     table
 }
@@ -127,45 +129,80 @@ fn finish_cell(
     outcome_of(truth, errors, config.slots, fault)
 }
 
-/// An order-free sketch ([`Estimator::order_free`]) evaluated from the run's
-/// per-key counts `truth` (seen keys in rank order: `order`): each seen key's
-/// cells get its whole count at once. The outcome [`replay_cell`] gives on
-/// the stream with these counts, in O(keys × hashes).
-fn per_key_cell(
+/// Order-free sketches ([`Estimator::order_free`]) of one run (hashes
+/// seeded by `hash_seed`) evaluated from the run's per-key counts `truth`
+/// (seen keys in rank order: `order`): each seen key's cells get its whole
+/// count at once. The outcomes [`replay_cell`] gives on the stream with these
+/// counts, in O(keys × hashes).
+///
+/// Row by row: row r's hasher is the same for every shape of the run (seeded
+/// `derive_seed(hash_seed, [r])`, as [`Estimator::new`] does), so each key is
+/// hashed once per row for all the shapes; a row's counters are final once
+/// every key has added to it, so each key's estimate (the minimum over its
+/// rows) is folded in row by row and only one row of counters is live.
+fn per_key_cells(
     workload: &Workload,
-    config: EstimatorConfig,
+    configs: &[EstimatorConfig],
     truth: &[u64],
     order: &[u32],
     hash_seed: u64,
-) -> CellOutcome {
-    let mut sketch = Estimator::new(config, hash_seed);
-    let h = config.hashes;
-    // Cells of the seen keys, in rank order (unseen keys add nothing).
-    let mut table: Vec<u32> = Vec::with_capacity(order.len() * h);
-    for &k in order {
-        sketch.cells_into(&workload.key_bytes(k as usize), &mut table);
+) -> Vec<CellOutcome> {
+    let n = order.len();
+    let count: Vec<i64> = order.iter().map(|&k| truth[k as usize] as i64).collect();
+    let mut estimate: Vec<Vec<i64>> = configs.iter().map(|_| vec![i64::MAX; n]).collect();
+    let rows = configs.iter().map(|c| c.hashes).max().unwrap_or(0);
+    let mut hashes = vec![0u64; n];
+    let mut row_cells: Vec<i64> = Vec::new();
+    let mut hasher_kind = None;
+    for r in 0..rows {
+        for (c, est) in configs.iter().zip(estimate.iter_mut()) {
+            if c.hashes <= r {
+                continue;
+            }
+            if hasher_kind != Some(c.hasher) {
+                let h = RowHasher::new(c.hasher, derive_seed(hash_seed, &[r as u64]));
+                for (slot, &k) in hashes.iter_mut().zip(order) {
+                    *slot = workload.with_key(k as usize, |b| h.hash(b));
+                }
+                hasher_kind = Some(c.hasher);
+            }
+            add_row(&hashes, &count, c.slots, &mut row_cells, est);
+        }
+        hasher_kind = None;
     }
-    if table.len() != order.len() * h {
-        // zero slots: no cell to add to; every estimate is the empty fold
-        let errors = order
-            .iter()
-            .map(|&k| i64::MAX.wrapping_sub(truth[k as usize] as i64))
-            .collect();
-        return outcome_of(truth, errors, config.slots, None);
-    }
-    for (cells, &k) in table.chunks_exact(h).zip(order) {
-        sketch.add_cells(cells, truth[k as usize] as i64);
-    }
-    let errors = table
-        .chunks_exact(h)
-        .zip(order)
-        .map(|(cells, &k)| {
-            sketch
-                .get_cells(cells)
-                .wrapping_sub(truth[k as usize] as i64)
+    configs
+        .iter()
+        .zip(estimate)
+        .map(|(c, est)| {
+            let errors = est
+                .iter()
+                .zip(&count)
+                .map(|(&e, &t)| e.wrapping_sub(t))
+                .collect();
+            outcome_of(truth, errors, c.slots, None)
         })
-        .collect();
-    outcome_of(truth, errors, config.slots, None)
+        .collect()
+}
+
+/// One row of `slots` counters: every key adds its count at column
+/// `hash % slots`, then folds the counter into its estimate.
+fn add_row(hashes: &[u64], count: &[i64], slots: usize, row: &mut Vec<i64>, estimate: &mut [i64]) {
+    row.clear();
+    row.resize(slots, 0);
+    let column = |h: u64| -> usize {
+        if slots.is_power_of_two() {
+            (h & (slots as u64 - 1)) as usize
+        } else {
+            (h % slots as u64) as usize
+        }
+    };
+    for (&h, &c) in hashes.iter().zip(count) {
+        let cell = &mut row[column(h)];
+        *cell = cell.wrapping_add(c);
+    }
+    for (&h, e) in hashes.iter().zip(estimate.iter_mut()) {
+        *e = (*e).min(row[column(h)]);
+    }
 }
 
 /// The key bytes of every key id, owned (what the real crate and foreign
@@ -282,10 +319,10 @@ fn outcome_of(
         })
         .collect();
     let mut sorted = errors_by_rank;
-    // One sort serves the statistics (a sum, counts and a nearest rank: the
-    // same on any permutation) and the quantiles.
+    // One sort serves the quantiles and then the statistics (a sum, counts
+    // and a nearest rank: the same on any permutation; the nearest rank's
+    // selection reorders the slice, so it comes last).
     sorted.sort_unstable();
-    let stats = error_stats(&mut sorted, bound);
     let quantiles = if sorted.is_empty() {
         vec![0.0; QUANTILES + 1]
     } else {
@@ -298,6 +335,7 @@ fn outcome_of(
             })
             .collect()
     };
+    let stats = error_stats(&mut sorted, bound);
     CellOutcome {
         stats,
         bound,
@@ -345,12 +383,16 @@ pub fn replay_run(
         });
     }
     let order = rank_order(&truth);
+    let counted: Vec<EstimatorConfig> = configs.iter().copied().filter(by_counts).collect();
+    let mut counted = per_key_cells(workload, &counted, &truth, &order, hash_seed).into_iter();
     let mut replayed = sketches.iter();
     configs
         .iter()
         .map(|c| {
             if by_counts(c) {
-                return per_key_cell(workload, *c, &truth, &order, hash_seed);
+                return counted
+                    .next()
+                    .expect("one outcome per shape evaluated by counts");
             }
             match replayed.next() {
                 Some((_, _, true)) => replay_cell(workload, *c, workload_seed, hash_seed),
@@ -389,4 +431,28 @@ pub fn replay_errors(
             (k as u32, est.wrapping_sub(truth[k] as i64))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_the_nearest_ranks_of_the_errors() {
+        // errors in rank order, deliberately unsorted
+        let errors: Vec<i64> = (0..1000).map(|i| (i * 7919) % 1000).collect();
+        let truth = vec![1u64; 1000];
+        let o = outcome_of(&truth, errors.clone(), 100, None);
+        let mut sorted = errors;
+        sorted.sort_unstable();
+        for (i, &q) in o.quantiles.iter().enumerate() {
+            let rank = ((quantile_at(i) * 1000.0).ceil() as usize).clamp(1, 1000);
+            assert_eq!(q, sorted[rank - 1] as f64, "quantile {i}");
+        }
+        assert_eq!(o.quantiles[QUANTILES], 999.0);
+        assert_eq!(
+            (o.stats.max, o.stats.p99, o.stats.mean),
+            (999.0, 989.0, 499.5)
+        );
+    }
 }
