@@ -154,7 +154,7 @@ pub fn for_each_chunk<R: Rng + ?Sized>(counts: &[u64], rng: &mut R, mut f: impl 
         for (k, c) in left.iter_mut() {
             let x = if last { *c } else { split.draw(rng, *c) };
             *c -= x;
-            buf.extend(std::iter::repeat_n(*k, x as usize));
+            buf.resize(buf.len() + x as usize, *k);
         }
         if !last && j % 4 == 3 {
             left.retain(|&(_, c)| c > 0);
@@ -204,7 +204,7 @@ mod tests {
         // marked unit must be uniform over the whole stream (crossing chunk
         // borders), and the three must be in each of their 6 orders equally.
         let mut counts = vec![1u64, 1, 1];
-        counts.extend(std::iter::repeat_n(50_000, 4));
+        counts.extend([50_000; 4]);
         let n = 200_003usize;
         let trials = 600;
         let mut deciles = [0u64; 10];
