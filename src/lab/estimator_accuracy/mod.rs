@@ -167,8 +167,7 @@ fn check_sweep_work(
     let per_key: f64 = cells
         .iter()
         .filter(|(c, forced)| !*forced && by_counts(c))
-        .map(|(c, _)| keys * c.hashes as f64)
-        .sum();
+        .fold(0.0, |sum, (c, _)| sum + keys * c.hashes as f64);
     let events = events as f64;
     let stream = if replayed > 0 { events } else { 0.0 };
     let steps =
