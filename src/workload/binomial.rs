@@ -11,8 +11,8 @@
 //!   exact acceptance test from Stirling's series.
 //!
 //! Transcendentals come from the `libm` crate (see [`super::dist`]); the
-//! uniforms are [`unit`]. `tests/samplers.rs` pins draws and checks the
-//! distribution against the exact pmf.
+//! uniforms are [`unit()`]. `tests/samplers.rs` pins draws; the unit tests
+//! check the distribution against the exact pmf (chi-square).
 
 use super::dist::unit;
 use rand::Rng;
