@@ -44,7 +44,7 @@ fn estimator_table_lands_within_noise_of_the_document() {
         .iter()
         .map(|d| EstimatorConfig::new(d.0, d.1))
         .collect();
-    let rows = sweep(&w, &configs, 5, 1, &|| {});
+    let rows = sweep(&w, &configs, 5, 1, ratelab::lab::ReplayMode::Auto, &|| {});
     for (row, d) in rows.iter().zip(DOCUMENT) {
         let s = &row.summary;
         let name = format!("{}x{}", d.0, d.1);

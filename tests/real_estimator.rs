@@ -5,9 +5,12 @@
 
 use pingora_limits::estimator::Estimator as RealEstimator;
 use ratelab::lab::estimator_accuracy::sweep;
+use ratelab::lab::ReplayMode;
 use ratelab::metrics::{error_stats, mean_std, MeanStd};
 use ratelab::model::estimator::EstimatorConfig;
-use ratelab::workload::Workload;
+use ratelab::rng::sim_rng;
+use ratelab::workload::dist::Zipf;
+use ratelab::workload::{CountWorkload, Workload};
 
 fn harmonic() -> Workload {
     Workload::from_counts(
@@ -53,24 +56,96 @@ fn agree(what: &str, model: MeanStd, real: MeanStd, runs: f64, slack: f64) {
 fn model_and_real_crate_agree_in_distribution() {
     let w = harmonic();
     let runs = 5;
-    for (hashes, slots) in [(4usize, 1024usize), (4, 8192), (2, 4096)] {
-        let rows = sweep(&w, &[EstimatorConfig::new(hashes, slots)], runs, 11, &|| {});
-        let m = &rows[0].summary;
-        let (real_mean, real_exact) = real(&w, hashes, slots, u64::from(runs));
-        agree(
-            &format!("{hashes}x{slots} mean error"),
-            m.mean,
-            real_mean,
-            f64::from(runs),
-            0.5,
-        );
-        agree(
-            &format!("{hashes}x{slots} exact%"),
-            m.exact_pct,
-            real_exact,
-            f64::from(runs),
-            0.5,
-        );
+    for mode in [ReplayMode::Auto, ReplayMode::Events] {
+        for (hashes, slots) in [(4usize, 1024usize), (4, 8192), (2, 4096)] {
+            let rows = sweep(
+                &w,
+                &[EstimatorConfig::new(hashes, slots)],
+                runs,
+                11,
+                mode,
+                &|| {},
+            );
+            let (real_mean, real_exact) = real(&w, hashes, slots, u64::from(runs));
+            compare(
+                &format!("{mode:?} {hashes}x{slots}"),
+                &rows[0],
+                real_mean,
+                real_exact,
+                runs,
+            );
+        }
+    }
+}
+
+/// The model's row against the real crate's (mean error, exact%).
+fn compare(
+    what: &str,
+    row: &ratelab::lab::estimator_accuracy::Row,
+    real_mean: MeanStd,
+    real_exact: MeanStd,
+    runs: u32,
+) {
+    let m = &row.summary;
+    let runs = f64::from(runs);
+    agree(&format!("{what} mean error"), m.mean, real_mean, runs, 0.5);
+    agree(
+        &format!("{what} exact%"),
+        m.exact_pct,
+        real_exact,
+        runs,
+        0.5,
+    );
+}
+
+/// A sampled workload: the model's rows (per-key counts drawn as a
+/// multinomial, no events) against the real crate fed i.i.d. Zipf draws
+/// event by event (the rejection-inversion sampler, independent of the
+/// multinomial): the two must agree in distribution, on both paths.
+#[test]
+fn zipf_counts_without_events_agree_with_the_real_crate_on_iid_draws() {
+    let (keys, events, s) = (5000u64, 200_000u64, 1.1);
+    let w = CountWorkload::Zipf { keys, events, s }
+        .build(std::path::Path::new("t"), "workload")
+        .unwrap();
+    let runs = 8u32;
+    let z = Zipf::new(keys, s).unwrap();
+    for (hashes, slots) in [(4usize, 1024usize), (2, 8192)] {
+        let (mut means, mut exact) = (Vec::new(), Vec::new());
+        for r in 0..u64::from(runs) {
+            let est = RealEstimator::new(hashes, slots);
+            let mut truth = vec![0i64; keys as usize];
+            let mut rng = sim_rng(1000 + r);
+            for _ in 0..events {
+                let k = z.sample(&mut rng) - 1;
+                truth[k as usize] += 1;
+                est.incr(k, 1);
+            }
+            let mut errors: Vec<i64> = (0..keys)
+                .filter(|&k| truth[k as usize] > 0)
+                .map(|k| est.get(k) as i64 - truth[k as usize])
+                .collect();
+            let st = error_stats(&mut errors, f64::INFINITY);
+            means.push(st.mean);
+            exact.push(st.exact_pct);
+        }
+        for mode in [ReplayMode::Auto, ReplayMode::Events] {
+            let rows = sweep(
+                &w,
+                &[EstimatorConfig::new(hashes, slots)],
+                runs,
+                5,
+                mode,
+                &|| {},
+            );
+            compare(
+                &format!("zipf {mode:?} {hashes}x{slots}"),
+                &rows[0],
+                mean_std(&means),
+                mean_std(&exact),
+                runs,
+            );
+        }
     }
 }
 

@@ -41,6 +41,8 @@ pub struct CheckOptions<'a> {
     pub seed: Option<u64>,
     /// Let scenarios with `exec` entries run (see [`crate::lab::trust`]).
     pub allow_exec: bool,
+    /// How the estimator labs evaluate sketches when rerunning.
+    pub replay: crate::lab::ReplayMode,
 }
 
 /// What checking one scenario found.
@@ -445,7 +447,10 @@ fn new_report(item: &Item, opts: &CheckOptions<'_>) -> Result<(Value, Option<Out
     match opts.from {
         Some(dir) => Ok((read_report(&baseline_path(dir, name))?, None)),
         None => {
-            let ctx = RunContext::for_scenario(&item.scenario);
+            let ctx = RunContext {
+                replay: opts.replay,
+                ..RunContext::for_scenario(&item.scenario)
+            };
             let output = lab::run(&item.scenario, &ctx)?;
             Ok((output.json.clone(), opts.update.then_some(output)))
         }

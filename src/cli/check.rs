@@ -59,6 +59,10 @@ pub struct CheckArgs {
     /// RATELAB_ALLOW_EXEC=1. Not needed with --from (nothing runs).
     #[arg(long)]
     pub allow_exec: bool,
+    /// How estimator sketches are evaluated when rerunning (see `ratelab run --help`):
+    /// `events` replays every event, to check the per-key fast path against the baselines.
+    #[arg(long, value_enum, default_value = "auto", conflicts_with = "from")]
+    pub replay: crate::lab::ReplayMode,
 }
 
 /// `ratelab check`.
@@ -75,6 +79,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         strict: args.strict,
         seed: args.seed,
         allow_exec: args.allow_exec,
+        replay: args.replay,
     })?;
     print!("{}", outcome.console);
     let strict = args.strict;

@@ -83,6 +83,12 @@ pub struct RunOpts {
     /// refused (exit 2) before anything runs.
     #[arg(long)]
     pub allow_exec: bool,
+    /// How estimator sketches are evaluated: `auto` from per-key counts wherever the
+    /// event order cannot matter (pingora's standard update), replaying events for the
+    /// rest; `events` replays every event through every sketch (same reports, slower:
+    /// to check the fast path).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub replay: crate::lab::ReplayMode,
 }
 
 /// The commands.

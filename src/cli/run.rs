@@ -19,6 +19,7 @@ fn context(scenario: &Scenario, opts: &RunOpts) -> RunContext {
     ctx.max_work = opts.max_work;
     ctx.progress = !opts.no_progress;
     ctx.decisions = opts.decisions.clone();
+    ctx.replay = opts.replay;
     ctx
 }
 

@@ -81,6 +81,22 @@ pub struct RunContext {
     /// `run --decisions FILE`: where the decision lab writes every
     /// request's decision per candidate.
     pub decisions: Option<std::path::PathBuf>,
+    /// `--replay`: how the estimator labs evaluate sketches.
+    pub replay: ReplayMode,
+}
+
+/// How the estimator labs (`estimator_accuracy`, its shards, and
+/// `estimator_characterization`) evaluate a sketch (`--replay`). Both give
+/// the same report, byte for byte; `events` is there to check that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ReplayMode {
+    /// From each run's per-key counts wherever the order cannot matter
+    /// (pingora's standard update), in O(keys x hashes); the event replay for
+    /// the rest (conservative update, the real crate's rows).
+    #[default]
+    Auto,
+    /// Replay every event through every sketch.
+    Events,
 }
 
 /// Default memory cap: 1 GiB.
@@ -107,6 +123,7 @@ impl RunContext {
             max_work: DEFAULT_MAX_WORK,
             progress: false,
             decisions: None,
+            replay: ReplayMode::Auto,
         }
     }
 

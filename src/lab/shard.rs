@@ -342,6 +342,7 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
         max_work: f64::INFINITY,
         progress: false,
         decisions: None,
+        replay: crate::lab::ReplayMode::Auto,
     };
     let mut out = estimator_accuracy::merge_output(&scenario, &ctx, runs, first, &outcomes)?;
     out.json["schema"] = crate::report::SCHEMA.into();

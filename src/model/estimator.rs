@@ -268,10 +268,52 @@ impl Estimator {
                 _ => {}
             }
         }
+        if self.config.variant == Variant::Conservative {
+            match self.config.hashes {
+                1 => return self.raise_rows::<1>(table, keys),
+                2 => return self.raise_rows::<2>(table, keys),
+                3 => return self.raise_rows::<3>(table, keys),
+                4 => return self.raise_rows::<4>(table, keys),
+                8 => return self.raise_rows::<8>(table, keys),
+                _ => {}
+            }
+        }
         let h = self.config.hashes;
         for &k in keys {
             let k = k as usize;
             self.incr_cells(&table[k * h..k * h + h], 1)?;
+        }
+        Ok(())
+    }
+
+    /// Conservative update, `value` 1, `H` rows: each cell of the event's key
+    /// is raised to at least `min + 1` (`max` is the `if cell < target`
+    /// of [`Estimator::incr_cells`]; with wrapping overflow a minimum of
+    /// `isize::MAX` gives a target of `isize::MIN`, which raises nothing, as
+    /// there). Under checked overflow that minimum is the panic: the event
+    /// goes through `incr_cells`, which reports it.
+    #[inline]
+    fn raise_rows<const H: usize>(&mut self, table: &[u32], keys: &[u32]) -> Result<(), Fault> {
+        let checked = self.config.overflow == Overflow::Checked;
+        for &k in keys {
+            let k = k as usize;
+            let Some(cells) = table.get(k * H..k * H + H) else {
+                continue;
+            };
+            let cells: &[u32; H] = cells.try_into().expect("H cells");
+            let mut min = i64::MAX;
+            for &c in cells {
+                min = min.min(self.cells[c as usize]);
+            }
+            if checked && min == i64::MAX {
+                self.incr_cells(cells, 1)?;
+                continue;
+            }
+            let target = min.wrapping_add(1);
+            for &c in cells {
+                let cell = &mut self.cells[c as usize];
+                *cell = (*cell).max(target);
+            }
         }
         Ok(())
     }
@@ -291,6 +333,46 @@ impl Estimator {
             }
         }
         Ok(())
+    }
+
+    /// pingora's standard update of `count` events of one key at once: a
+    /// wrapping `+count` on each of its cells. The cells end where `count`
+    /// calls of `incr_cells(cells, 1)` would leave them under the count-min
+    /// update with wrapping overflow, in any interleaving with other keys
+    /// (wrapping addition commutes), and under checked overflow as long as no
+    /// counter reaches `isize::MAX` (then no increment could panic). This is
+    /// what lets a sweep evaluate such a sketch from per-key counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelab::model::estimator::{Estimator, EstimatorConfig};
+    /// let mut by_event = Estimator::new(EstimatorConfig::new(2, 8), 1);
+    /// let mut by_key = by_event.clone();
+    /// let (a, b) = (by_event.cells(b"a"), by_event.cells(b"b"));
+    /// for cells in [&a, &b, &a, &a] {
+    ///     by_event.incr_cells(cells, 1).unwrap();
+    /// }
+    /// by_key.add_cells(&b, 1);
+    /// by_key.add_cells(&a, 3);
+    /// assert_eq!(by_key.raw_cells(), by_event.raw_cells());
+    /// ```
+    #[inline]
+    pub fn add_cells(&mut self, cells: &[u32], count: i64) {
+        for &c in cells {
+            let cell = &mut self.cells[c as usize];
+            *cell = cell.wrapping_add(count);
+        }
+    }
+
+    /// Whether this sketch's final cells are a function of the per-key
+    /// counts alone (see [`Estimator::add_cells`]) for a stream of `events`
+    /// unit increments: pingora's count-min update, with wrapping overflow,
+    /// or with checked overflow when `events` cannot bring a counter to
+    /// `isize::MAX`. Conservative update depends on the order.
+    pub fn order_free(config: &EstimatorConfig, events: u64) -> bool {
+        config.variant == Variant::CountMin
+            && (config.overflow == Overflow::Wrapping || events < i64::MAX as u64)
     }
 
     /// `decr` on precomputed cells: every row, wrapping (`fetch_sub`).
@@ -464,6 +546,50 @@ mod tests {
             strictly_better |= cu.get(key) < cm.get(key);
         }
         assert!(strictly_better, "61 keys in 16 slots must collide");
+    }
+
+    #[test]
+    fn incr_keys_equals_incr_cells_per_event_for_every_rule_and_row_count() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let keys: Vec<u32> = (0..20_000).map(|_| rng.random_range(0..300u32)).collect();
+        for h in 1..=9 {
+            for variant in [Variant::CountMin, Variant::Conservative] {
+                for overflow in [Overflow::Wrapping, Overflow::Checked] {
+                    let mut cfg = EstimatorConfig::new(h, 64);
+                    cfg.variant = variant;
+                    cfg.overflow = overflow;
+                    let mut fast = Estimator::new(cfg, 3);
+                    let mut slow = fast.clone();
+                    let mut table = Vec::new();
+                    for k in 0..300u64 {
+                        fast.cells_into(&k.to_le_bytes(), &mut table);
+                    }
+                    fast.incr_keys(&table, &keys).unwrap();
+                    for &k in &keys {
+                        let k = k as usize;
+                        slow.incr_cells(&table[k * h..k * h + h], 1).unwrap();
+                    }
+                    assert_eq!(
+                        fast.raw_cells(),
+                        slow.raw_cells(),
+                        "{h} {variant:?} {overflow:?}"
+                    );
+                }
+            }
+        }
+        // at isize::MAX: wrapping raises nothing, checked faults as incr_cells does
+        for overflow in [Overflow::Wrapping, Overflow::Checked] {
+            let mut cfg = EstimatorConfig::new(2, 1);
+            cfg.variant = Variant::Conservative;
+            cfg.overflow = overflow;
+            let mut e = Estimator::new(cfg, 1);
+            e.incr(b"a", i64::MAX).unwrap();
+            let table = e.cells(b"a");
+            let r = e.incr_keys(&table, &[0]);
+            assert_eq!(r.is_err(), overflow == Overflow::Checked);
+            assert_eq!(e.raw_cells(), &[i64::MAX, i64::MAX]);
+        }
     }
 
     #[test]

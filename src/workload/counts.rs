@@ -1,11 +1,11 @@
 //! Count workloads: per-key event counts, streamed in a seeded random order.
 
-use super::fenwick::Fenwick;
-use super::keys::{KeyChoice, KeySampler};
+use super::keys::KeyChoice;
+use super::shuffle::{for_each_chunk, Multinomial};
 use crate::error::{Error, Result};
 use crate::rng::{sim_rng, SimRng};
-use rand::Rng;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Largest number of distinct keys a workload may have (the exact oracle keeps
@@ -81,6 +81,9 @@ pub enum KeyCounts {
 pub struct Workload {
     counts: KeyCounts,
     names: Option<Vec<String>>,
+    /// A sampled workload's conditional probabilities, built on first use
+    /// (16 bytes a key, after the memory checks).
+    split: std::sync::OnceLock<std::sync::Arc<Multinomial>>,
 }
 
 /// Facts about a workload's keys, as the report prints them.
@@ -293,6 +296,7 @@ impl Workload {
         Workload {
             counts: KeyCounts::Exact(ranked),
             names: Some(ranked_names),
+            split: Default::default(),
         }
     }
 
@@ -301,6 +305,7 @@ impl Workload {
         Self {
             counts: KeyCounts::Exact(counts),
             names: None,
+            split: Default::default(),
         }
     }
 
@@ -309,6 +314,7 @@ impl Workload {
         Self {
             counts: KeyCounts::Sampled { keys, events },
             names: None,
+            split: Default::default(),
         }
     }
 
@@ -337,10 +343,20 @@ impl Workload {
     }
 
     /// The bytes a sketch hashes for key `id`.
-    pub fn key_bytes(&self, id: usize) -> std::borrow::Cow<'_, [u8]> {
+    pub fn key_bytes(&self, id: usize) -> Cow<'_, [u8]> {
         match self.names.as_ref().and_then(|n| n.get(id)) {
-            Some(name) => std::borrow::Cow::Borrowed(name.as_bytes()),
-            None => std::borrow::Cow::Owned((id as u64).to_le_bytes().to_vec()),
+            Some(name) => Cow::Borrowed(name.as_bytes()),
+            None => Cow::Owned((id as u64).to_le_bytes().to_vec()),
+        }
+    }
+
+    /// `f` of the bytes a sketch hashes for key `id` ([`Workload::key_bytes`]
+    /// without an allocation for numbered keys).
+    #[inline]
+    pub fn with_key<R>(&self, id: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self.names.as_ref().and_then(|n| n.get(id)) {
+            Some(name) => f(name.as_bytes()),
+            None => f(&(id as u64).to_le_bytes()),
         }
     }
 
@@ -352,26 +368,58 @@ impl Workload {
         }
     }
 
-    /// Streams every event (a key id) in the order seeded by `seed`.
-    pub fn for_each_event(&self, seed: u64, mut f: impl FnMut(u32)) {
-        let mut rng: SimRng = sim_rng(seed);
+    /// Every key id's event count in the run seeded by `seed`: the exact
+    /// counts, or for a sampled workload its multinomial counts drawn
+    /// directly (conditional binomials, O(keys): see [`super::shuffle`]). The
+    /// counts of the stream [`Workload::for_each_event`] gives for the same
+    /// seed, without drawing it.
+    pub fn counts(&self, seed: u64) -> Cow<'_, [u64]> {
         match &self.counts {
-            KeyCounts::Exact(counts) => {
-                let mut bag = Fenwick::new(counts);
-                while bag.total() > 0 {
-                    let target = rng.random_range(0..bag.total());
-                    f(bag.take(target) as u32);
-                }
-            }
+            KeyCounts::Exact(c) => Cow::Borrowed(c),
+            KeyCounts::Sampled { .. } => Cow::Owned(self.draw_counts(&mut sim_rng(seed))),
+        }
+    }
+
+    /// A sampled workload's counts from `rng` (the exact counts as they are).
+    fn draw_counts(&self, rng: &mut SimRng) -> Vec<u64> {
+        match &self.counts {
+            KeyCounts::Exact(c) => c.clone(),
             KeyCounts::Sampled { keys, events } => {
-                // Validated in `build`: keys >= 1 and a Zipf's s finite >= 0,
-                // so the sampler is the distribution asked for.
-                let sampler = KeySampler::new(keys);
-                for _ in 0..*events {
-                    f(sampler.sample(&mut rng) as u32);
-                }
+                let split = self.split.get_or_init(|| {
+                    let n = keys.keys() as usize;
+                    std::sync::Arc::new(match keys {
+                        KeyChoice::Uniform { .. } => Multinomial::new(n, |_| 1.0),
+                        // rank i + 1 has weight (i+1)^-s: the pmf the Zipf sampler draws from
+                        KeyChoice::Zipf { s, .. } => {
+                            Multinomial::new(n, |i| libm::pow((i + 1) as f64, -*s))
+                        }
+                    })
+                });
+                split.draw(rng, *events)
             }
         }
+    }
+
+    /// Streams every event (a key id) in the order seeded by `seed`, chunk
+    /// by chunk (see [`super::shuffle::for_each_chunk`]): the run's counts
+    /// ([`Workload::counts`]) in a uniformly random order. For a sampled
+    /// workload that is exactly the distribution of `events` i.i.d. draws.
+    /// Memory is O(keys + chunk), never O(events).
+    pub fn for_each_chunk(&self, seed: u64, f: impl FnMut(&[u32])) {
+        let mut rng: SimRng = sim_rng(seed);
+        match &self.counts {
+            KeyCounts::Exact(c) => for_each_chunk(c, &mut rng, f),
+            KeyCounts::Sampled { .. } => {
+                let counts = self.draw_counts(&mut rng);
+                for_each_chunk(&counts, &mut rng, f)
+            }
+        }
+    }
+
+    /// Streams every event (a key id) in the order seeded by `seed` (one
+    /// call per event of [`Workload::for_each_chunk`]).
+    pub fn for_each_event(&self, seed: u64, mut f: impl FnMut(u32)) {
+        self.for_each_chunk(seed, |chunk| chunk.iter().for_each(|&k| f(k)));
     }
 }
 
@@ -421,7 +469,9 @@ mod tests {
         assert_eq!(&order[..6], &PINNED_FIRST_DRAWS);
     }
 
-    const PINNED_FIRST_DRAWS: [u32; 6] = [0, 0, 12, 13, 7, 2];
+    // The chunked Fisher-Yates shuffle (workload::shuffle); the Fenwick draw
+    // it replaced gave [0, 0, 12, 13, 7, 2].
+    const PINNED_FIRST_DRAWS: [u32; 6] = [0, 0, 16, 7, 34, 5];
 
     #[test]
     fn zipf_is_skewed_and_pinned() {
@@ -442,9 +492,10 @@ mod tests {
         assert_eq!(counts[0], PINNED_ZIPF_TOP);
     }
 
-    // The libm rejection-inversion sampler (workload::dist); the previous
-    // rand_distr sampler gave 3528. Expected 20,000/H(1000, 1.1) ≈ 3,589, sd ≈ 54.
-    const PINNED_ZIPF_TOP: u64 = 3535;
+    // Multinomial counts by conditional binomials (workload::shuffle); i.i.d.
+    // draws with the rejection-inversion sampler gave 3535, rand_distr's 3528.
+    // Expected 20,000/H(1000, 1.1) ≈ 3,589, sd ≈ 54.
+    const PINNED_ZIPF_TOP: u64 = 3634;
 
     #[test]
     fn hot_key_and_uniform() {

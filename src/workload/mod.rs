@@ -7,8 +7,11 @@
 //! bytes, or its name when the counts come from a CSV file.
 //!
 //! Streams never materialise the events: memory is proportional to the number
-//! of keys, not events (a shuffled multiset is drawn without replacement with a
-//! Fenwick tree; sampled shapes draw each event independently).
+//! of keys, not events. A run's per-key counts come first (exact, or for a
+//! sampled shape a multinomial drawn directly, O(keys)); the stream is those
+//! counts in a uniformly random order, shuffled in bounded chunks. So
+//! order-independent consumers can take the counts ([`Workload::counts`])
+//! and skip the stream, with the same result.
 //!
 //! # What is inside
 //! * [`counts`] — count workloads ([`CountWorkload`] → [`Workload`]), their
@@ -17,7 +20,9 @@
 //!   ([`TimedWorkload`](timed::TimedWorkload)).
 //! * [`trace`] — timed events from and to users' log files.
 //! * [`keys`] — the key distributions ([`KeyChoice`]) both kinds draw from.
-//! * [`fenwick`] — the tree that shuffles a multiset without materialising it.
+//! * [`shuffle`] — counts into a shuffled stream in bounded chunks, and the
+//!   multinomial counts of a sampled workload.
+//! * [`binomial`] — the portable binomial sampler both use.
 //!
 //! # Examples
 //! A count workload from its scenario JSON, built and streamed:
@@ -40,10 +45,11 @@
 //! A timed workload is built the same way; see [`timed`] for one drawn
 //! event by event.
 
+pub mod binomial;
 pub mod counts;
 pub mod dist;
-pub mod fenwick;
 pub mod keys;
+pub mod shuffle;
 pub mod timed;
 pub mod trace;
 

@@ -239,6 +239,7 @@ impl Experiment for Characterization {
                     bin_of: &bin_of,
                     seed: ctx.seed,
                     progress: &progress,
+                    replay: ctx.replay,
                 };
                 trials.characterize(*shape, verbose)
             })

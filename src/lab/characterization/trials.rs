@@ -3,8 +3,10 @@
 
 use super::bins::{contours, merge, rank_bins, stability, Hist, RankBin};
 use super::{Params, QUANTILE_LABELS};
-use crate::lab::estimator_accuracy::Shape;
+use crate::lab::estimator_accuracy::{replay_errors, Shape};
+use crate::lab::ReplayMode;
 use crate::metrics::count_min_bound;
+use crate::model::estimator::EstimatorConfig;
 use crate::progress::Progress;
 use crate::report::Table;
 use crate::rng::{derive_seed, stream};
@@ -78,6 +80,9 @@ pub(super) struct Trials<'a> {
     pub(super) bin_of: &'a [usize],
     pub(super) seed: u64,
     pub(super) progress: &'a Progress,
+    /// `--replay events`: each trial replays the stream instead of the
+    /// evaluator's per-key evaluation (same errors).
+    pub(super) replay: ReplayMode,
 }
 
 impl Trials<'_> {
@@ -92,20 +97,30 @@ impl Trials<'_> {
         let bound = count_min_bound(summary.events, w as usize);
         let floor = p.abs_floor.max(p.floor_bound_pct / 100.0 * bound);
         let trial = |t: u32| -> (Hist, u64) {
-            let errs = ev.errors_with_hash_seed(
-                h,
-                w,
-                0,
-                derive_seed(self.seed, &[stream::HASH, u64::from(t)]),
-            );
-            let mut hist: Hist = vec![BTreeMap::new(); bins.len()];
+            let hash_seed = derive_seed(self.seed, &[stream::HASH, u64::from(t)]);
+            let errs = match self.replay {
+                ReplayMode::Auto => ev.errors_with_hash_seed(h, w, 0, hash_seed),
+                ReplayMode::Events => {
+                    let mut config = EstimatorConfig::new(h, w as usize);
+                    config.variant = p.variant;
+                    config.hasher = p.hasher;
+                    let run_seed = derive_seed(self.seed, &[0]);
+                    let workload_seed = derive_seed(run_seed, &[stream::WORKLOAD]);
+                    replay_errors(ev.workload(), config, workload_seed, hash_seed)
+                }
+            };
+            // Each bin's errors sorted, then counted value by value: the
+            // histogram is built from sorted runs in one pass (the same
+            // counts as one insertion per error, far fewer tree walks).
+            let mut per_bin: Vec<Vec<i64>> = vec![Vec::new(); bins.len()];
             let mut over = 0u64;
             for &(k, e) in &errs {
-                if let Some(b) = hist.get_mut(bin_of[k as usize]) {
-                    *b.entry(e).or_insert(0) += 1;
+                if let Some(b) = per_bin.get_mut(bin_of[k as usize]) {
+                    b.push(e);
                 }
                 over += u64::from(e as f64 > bound);
             }
+            let hist: Hist = per_bin.into_iter().map(counted).collect();
             progress.inc(1);
             (hist, over)
         };
@@ -182,6 +197,19 @@ impl Trials<'_> {
     }
 }
 
+/// `(value, how many times)` of `values`, as a histogram.
+fn counted(mut values: Vec<i64>) -> BTreeMap<i64, u64> {
+    values.sort_unstable();
+    let mut runs: Vec<(i64, u64)> = Vec::new();
+    for v in values {
+        match runs.last_mut() {
+            Some((last, c)) if *last == v => *c += 1,
+            _ => runs.push((v, 1)),
+        }
+    }
+    runs.into_iter().collect()
+}
+
 /// The quantile table of a round: a row per rank bin.
 pub(super) fn round_table(bins: &[RankBin], truth: &[u64], order: &[u32], c: &[Vec<f64>]) -> Table {
     let mut t = Table::new(
@@ -205,4 +233,17 @@ pub(super) fn round_table(bins: &[RankBin], truth: &[u64], order: &[u32], c: &[V
         t.push(row);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counted;
+
+    #[test]
+    fn counted_is_the_histogram_of_the_values() {
+        let h = counted(vec![3, -1, 3, 2, 3, -1, 0]);
+        let want: Vec<(i64, u64)> = vec![(-1, 2), (0, 1), (2, 1), (3, 3)];
+        assert_eq!(h.into_iter().collect::<Vec<_>>(), want);
+        assert!(counted(Vec::new()).is_empty());
+    }
 }

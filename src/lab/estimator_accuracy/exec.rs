@@ -5,7 +5,7 @@
 //! row of that run, and measured against the same exact counts.
 
 use super::params::Backend;
-use super::replay::{outcome_of, rank_order, CellOutcome};
+use super::replay::{errors_by_rank, outcome_of, rank_order, CellOutcome};
 use super::sweep::{rows, Row};
 use crate::error::{Error, Result};
 use crate::lab::decision::spec::{expand, Args, Param};
@@ -166,13 +166,8 @@ pub fn replay_exec(
             estimate[k as usize] = v;
         }
     }
-    Ok(outcome_of(
-        &truth,
-        &order,
-        |k| estimate[k],
-        config.slots,
-        None,
-    ))
+    let errors = errors_by_rank(&truth, &order, |k| estimate[k]);
+    Ok(outcome_of(&truth, errors, config.slots, None))
 }
 
 /// Every entry's rows: one per config, each over `runs` runs on the

@@ -16,15 +16,16 @@ mod sweep;
 
 pub use params::{configs, validate_shape, Backend, Grid, Params, Shape, MAX_HASHES};
 pub use replay::{
-    quantile_at, rank_bins, replay_cell, replay_cell_crate, replay_estimator, replay_run,
-    CellOutcome, QUANTILES,
+    quantile_at, rank_bins, replay_cell, replay_cell_crate, replay_errors, replay_estimator,
+    replay_run, replay_run_crate, CellOutcome, QUANTILES,
 };
 pub use sweep::{cell_index, replay_summary, rows, sweep, sweep_cells, sweep_crate, Row};
 
 use super::experiment::Experiment;
 use super::RunContext;
 use crate::error::Result;
-use crate::model::estimator::EstimatorConfig;
+use crate::lab::ReplayMode;
+use crate::model::estimator::{Estimator, EstimatorConfig};
 use crate::report::fmt::bytes_human;
 use crate::report::Output;
 use crate::scenario::Scenario;
@@ -75,8 +76,19 @@ impl Experiment for EstimatorAccuracy {
     }
 
     fn estimate_work(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<()> {
-        let cells = plan.configs.len() * (plan.p.backends.len() + plan.p.estimators.len());
-        check_sweep_work(scenario, ctx, &plan.workload, cells, plan.runs)
+        let mut cells = Vec::new();
+        for b in &plan.p.backends {
+            cells.extend(
+                plan.configs
+                    .iter()
+                    .map(|&c| (c, *b == Backend::PingoraLimits)),
+            );
+        }
+        // A sketch of one's own (`exec`) replays every event, as the crate.
+        for _ in &plan.p.estimators {
+            cells.extend(plan.configs.iter().map(|&c| (c, true)));
+        }
+        check_sweep_work(scenario, ctx, &plan.workload, &cells, plan.runs)
     }
 
     fn run(scenario: &Scenario, plan: &Plan, ctx: &RunContext) -> Result<Measured> {
@@ -92,9 +104,14 @@ impl Experiment for EstimatorAccuracy {
         );
         let mut rows = Vec::new();
         if p.backends.contains(&Backend::Model) {
-            rows.extend(sweep(workload, configs, *runs, ctx.seed, &|| {
-                progress.inc(1)
-            }));
+            rows.extend(sweep(
+                workload,
+                configs,
+                *runs,
+                ctx.seed,
+                ctx.replay,
+                &|| progress.inc(1),
+            ));
         }
         if p.backends.contains(&Backend::PingoraLimits) {
             rows.extend(sweep_crate(workload, configs, *runs, ctx.seed));
@@ -123,7 +140,10 @@ fn prepare(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Plan> {
     let workload = p.workload.build(&scenario.path, "workload")?;
     let configs = configs(scenario, &p, ctx.max_memory)?;
     let runs = ctx.runs(scenario, 5);
-    let oracle_bytes = (workload.key_space() as u64).saturating_mul(8 + 4 * MAX_HASHES.min(8));
+    // exact counts, a sampled workload's conditional probabilities, one row's
+    // hashes and an estimate per key, the key table of a replayed sketch
+    let oracle_bytes =
+        (workload.key_space() as u64).saturating_mul(8 + 16 + 8 + 8 + 4 * MAX_HASHES.min(8));
     if oracle_bytes > ctx.max_memory {
         return Err(scenario.field_error("workload", format!(
             "{} keys need {} for the exact oracle and key table, over the memory cap of {} (raise it with --max-memory)",
@@ -137,22 +157,43 @@ fn prepare(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Plan> {
     })
 }
 
-/// The sweep replays the whole stream once per cell (shape × variant ×
-/// backend × run).
+/// The work of a sweep: per run, the counts (O(keys)) and, when some sketch
+/// replays events, the stream; per cell, `keys × hashes` for a sketch
+/// evaluated from the counts, `events` for one that replays (every
+/// `pingora_limits` row, a custom estimator, conservative update, and every
+/// sketch under `--replay events`). `cells` lists each cell's shape and
+/// whether it is forced to replay.
 fn check_sweep_work(
     scenario: &Scenario,
     ctx: &RunContext,
     workload: &Workload,
-    cells: usize,
+    cells: &[(EstimatorConfig, bool)],
     runs: u32,
 ) -> Result<()> {
-    let events = workload.events() as f64;
+    let events = workload.events();
+    let keys = workload.key_space() as f64;
+    let by_counts =
+        |c: &EstimatorConfig| ctx.replay == ReplayMode::Auto && Estimator::order_free(c, events);
+    let replayed = cells
+        .iter()
+        .filter(|(c, forced)| *forced || !by_counts(c))
+        .count();
+    let per_key: f64 = cells
+        .iter()
+        .filter(|(c, forced)| !*forced && by_counts(c))
+        .fold(0.0, |sum, (c, _)| sum + keys * c.hashes as f64);
+    let events = events as f64;
+    let stream = if replayed > 0 { events } else { 0.0 };
+    let steps =
+        f64::from(runs) * (keys + stream + per_key) + events * replayed as f64 * f64::from(runs);
     ctx.check_work(
         scenario,
         "workload",
-        events * cells as f64 * f64::from(runs),
+        steps,
         2.0,
-        &format!("{events} events x {cells} sketches x {runs} runs"),
+        &format!(
+            "{runs} runs x ({keys} keys + {stream} stream events + {per_key} key-rows by counts) + {events} events x {replayed} replayed sketches x {runs} runs"
+        ),
     )
 }
 
@@ -169,7 +210,8 @@ pub fn run_with_estimator(
     make: &dyn Fn(u64) -> Result<Box<dyn crate::model::estimator::FrequencyEstimator>>,
 ) -> Result<Vec<CellOutcome>> {
     let plan = prepare(scenario, scenario.params()?, ctx)?;
-    check_sweep_work(scenario, ctx, &plan.workload, 1, plan.runs)?;
+    let one = EstimatorConfig::new(1, slots.max(1));
+    check_sweep_work(scenario, ctx, &plan.workload, &[(one, true)], plan.runs)?;
     (0..plan.runs)
         .map(|r| {
             let run_seed = crate::rng::derive_seed(ctx.seed, &[u64::from(r)]);
@@ -216,11 +258,21 @@ pub fn run_cells(
     let cells: Vec<usize> = (0..configs.len() * runs as usize)
         .filter(|&k| owns(k))
         .collect();
-    check_sweep_work(scenario, ctx, &workload, cells.len(), 1)?;
+    let owned: Vec<(EstimatorConfig, bool)> = cells
+        .iter()
+        .map(|&k| (configs[k / runs.max(1) as usize], false))
+        .collect();
+    check_sweep_work(scenario, ctx, &workload, &owned, 1)?;
     let progress = ctx.progress(cells.len() as u64, &scenario.common.name);
-    let outcomes = sweep_cells(&workload, &configs, runs, ctx.seed, &cells, &|| {
-        progress.inc(1)
-    });
+    let outcomes = sweep_cells(
+        &workload,
+        &configs,
+        runs,
+        ctx.seed,
+        &cells,
+        ctx.replay,
+        &|| progress.inc(1),
+    );
     progress.finish();
     let first = with_first.then(|| replay_summary(&workload, ctx.seed));
     Ok((runs, first, cells.into_iter().zip(outcomes).collect()))

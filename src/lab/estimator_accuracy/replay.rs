@@ -1,8 +1,18 @@
 //! Replaying a stream through count-min sketches and measuring every key's
 //! error against its exact count.
+//!
+//! Two ways to the same outcome. A sketch whose final cells depend only on
+//! the per-key counts ([`Estimator::order_free`]: pingora's standard update)
+//! is evaluated from the run's counts ([`Workload::counts`]), O(keys ×
+//! hashes) whatever the number of events; any other (conservative update)
+//! replays the run's stream event by event. [`ReplayMode::Events`] replays
+//! every sketch, to check that the two agree (`tests/replay_modes.rs`).
 
+use crate::hash::RowHasher;
+use crate::lab::ReplayMode;
 use crate::metrics::{count_min_bound, error_stats, ErrorStats};
 use crate::model::estimator::{Estimator, EstimatorConfig, Fault, FrequencyEstimator};
+use crate::rng::derive_seed;
 use crate::workload::counts::WorkloadSummary;
 use crate::workload::Workload;
 
@@ -54,10 +64,12 @@ pub fn rank_bins(keys: usize) -> Vec<(usize, usize)> {
 }
 
 /// Replays `workload` (order seeded by `workload_seed`) through a sketch
-/// (hashes seeded by `hash_seed`) and measures every seen key's error.
+/// (hashes seeded by `hash_seed`) event by event and measures every seen
+/// key's error.
 ///
-/// The reference for one cell; sweeps use [`replay_run`], which feeds one
-/// generated stream to several shapes at once and gives the same outcomes.
+/// The reference for one cell; sweeps use [`replay_run`], which gives the
+/// same outcomes (from the counts when the order cannot matter, else one
+/// generated stream fed to several shapes at once).
 pub fn replay_cell(
     workload: &Workload,
     config: EstimatorConfig,
@@ -65,11 +77,10 @@ pub fn replay_cell(
     hash_seed: u64,
 ) -> CellOutcome {
     let mut sketch = Estimator::new(config, hash_seed);
-    let keys = workload.key_space();
     let h = config.hashes;
     // Hash every key once: per event, only the adds remain.
     let table = key_table(&sketch, workload);
-    let mut truth = vec![0u64; keys];
+    let mut truth = vec![0u64; workload.key_space()];
     let mut fault = None;
     workload.for_each_event(workload_seed, |k| {
         if fault.is_some() {
@@ -90,7 +101,7 @@ fn key_table(sketch: &Estimator, workload: &Workload) -> Vec<u32> {
     let keys = workload.key_space();
     let mut table: Vec<u32> = Vec::with_capacity(keys * sketch.config().hashes);
     for id in 0..keys {
-        sketch.cells_into(&workload.key_bytes(id), &mut table);
+        workload.with_key(id, |b| sketch.cells_into(b, &mut table));
     }
     table
 }
@@ -100,7 +111,7 @@ pub(super) fn rank_order(truth: &[u64]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..truth.len() as u32)
         .filter(|&k| truth[k as usize] > 0)
         .collect();
-    order.sort_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
+    order.sort_unstable_by(|&a, &b| truth[b as usize].cmp(&truth[a as usize]).then(a.cmp(&b)));
     order
 }
 
@@ -114,13 +125,92 @@ fn finish_cell(
 ) -> CellOutcome {
     let config = *sketch.config();
     let h = config.hashes;
-    outcome_of(
-        truth,
-        order,
-        |k| sketch.get_cells(&table[k * h..k * h + h]),
-        config.slots,
-        fault,
-    )
+    let errors = errors_by_rank(truth, order, |k| sketch.get_cells(&table[k * h..k * h + h]));
+    outcome_of(truth, errors, config.slots, fault)
+}
+
+/// Order-free sketches ([`Estimator::order_free`]) of one run (hashes
+/// seeded by `hash_seed`) evaluated from the run's per-key counts `truth`
+/// (seen keys in rank order: `order`): each seen key's cells get its whole
+/// count at once. The outcomes [`replay_cell`] gives on the stream with these
+/// counts, in O(keys × hashes).
+///
+/// Row by row: row r's hasher is the same for every shape of the run (seeded
+/// `derive_seed(hash_seed, [r])`, as [`Estimator::new`] does), so each key is
+/// hashed once per row for all the shapes; a row's counters are final once
+/// every key has added to it, so each key's estimate (the minimum over its
+/// rows) is folded in row by row and only one row of counters is live.
+fn per_key_cells(
+    workload: &Workload,
+    configs: &[EstimatorConfig],
+    truth: &[u64],
+    order: &[u32],
+    hash_seed: u64,
+) -> Vec<CellOutcome> {
+    let n = order.len();
+    let count: Vec<i64> = order.iter().map(|&k| truth[k as usize] as i64).collect();
+    let mut estimate: Vec<Vec<i64>> = configs.iter().map(|_| vec![i64::MAX; n]).collect();
+    let rows = configs.iter().map(|c| c.hashes).max().unwrap_or(0);
+    let mut hashes = vec![0u64; n];
+    let mut row_cells: Vec<i64> = Vec::new();
+    let mut hasher_kind = None;
+    for r in 0..rows {
+        for (c, est) in configs.iter().zip(estimate.iter_mut()) {
+            if c.hashes <= r {
+                continue;
+            }
+            if hasher_kind != Some(c.hasher) {
+                let h = RowHasher::new(c.hasher, derive_seed(hash_seed, &[r as u64]));
+                for (slot, &k) in hashes.iter_mut().zip(order) {
+                    *slot = workload.with_key(k as usize, |b| h.hash(b));
+                }
+                hasher_kind = Some(c.hasher);
+            }
+            add_row(&hashes, &count, c.slots, &mut row_cells, est);
+        }
+        hasher_kind = None;
+    }
+    configs
+        .iter()
+        .zip(estimate)
+        .map(|(c, est)| {
+            let errors = est
+                .iter()
+                .zip(&count)
+                .map(|(&e, &t)| e.wrapping_sub(t))
+                .collect();
+            outcome_of(truth, errors, c.slots, None)
+        })
+        .collect()
+}
+
+/// One row of `slots` counters: every key adds its count at column
+/// `hash % slots`, then folds the counter into its estimate.
+fn add_row(hashes: &[u64], count: &[i64], slots: usize, row: &mut Vec<i64>, estimate: &mut [i64]) {
+    row.clear();
+    row.resize(slots, 0);
+    let column = |h: u64| -> usize {
+        if slots.is_power_of_two() {
+            (h & (slots as u64 - 1)) as usize
+        } else {
+            (h % slots as u64) as usize
+        }
+    };
+    for (&h, &c) in hashes.iter().zip(count) {
+        let cell = &mut row[column(h)];
+        *cell = cell.wrapping_add(c);
+    }
+    for (&h, e) in hashes.iter().zip(estimate.iter_mut()) {
+        *e = (*e).min(row[column(h)]);
+    }
+}
+
+/// The key bytes of every key id, owned (what the real crate and foreign
+/// estimators are given).
+fn owned_keys(workload: &Workload) -> Vec<Vec<u8>> {
+    (0..workload.key_space())
+        .map(|id| workload.key_bytes(id).into_owned())
+        .collect()
 }
 
 /// Replays `workload` through the real `pingora_limits` Estimator (its
@@ -130,24 +220,42 @@ pub fn replay_cell_crate(
     config: EstimatorConfig,
     workload_seed: u64,
 ) -> CellOutcome {
-    let sketch = pingora_limits::estimator::Estimator::new(config.hashes, config.slots);
-    let keys: Vec<Vec<u8>> = (0..workload.key_space())
-        .map(|id| workload.key_bytes(id).into_owned())
+    replay_run_crate(workload, &[config], workload_seed)
+        .pop()
+        .unwrap_or_else(|| outcome_of(&[], Vec::new(), config.slots, None))
+}
+
+/// Replays one run's stream through the real `pingora_limits` Estimator of
+/// every shape of `configs` (the stream drawn once; `incr(key, 1)` per event
+/// on each). The crate hashes every event and its hashers are random, so the
+/// outcomes are statistical.
+pub fn replay_run_crate(
+    workload: &Workload,
+    configs: &[EstimatorConfig],
+    workload_seed: u64,
+) -> Vec<CellOutcome> {
+    let sketches: Vec<pingora_limits::estimator::Estimator> = configs
+        .iter()
+        .map(|c| pingora_limits::estimator::Estimator::new(c.hashes, c.slots))
         .collect();
-    let mut truth = vec![0u64; keys.len()];
-    workload.for_each_event(workload_seed, |k| {
-        let k = k as usize;
-        truth[k] += 1;
-        sketch.incr(&keys[k][..], 1);
+    let keys = owned_keys(workload);
+    workload.for_each_chunk(workload_seed, |chunk| {
+        for sketch in &sketches {
+            for &k in chunk {
+                sketch.incr(&keys[k as usize][..], 1);
+            }
+        }
     });
+    let truth = workload.counts(workload_seed);
     let order = rank_order(&truth);
-    outcome_of(
-        &truth,
-        &order,
-        |k| sketch.get(&keys[k][..]) as i64,
-        config.slots,
-        None,
-    )
+    sketches
+        .iter()
+        .zip(configs)
+        .map(|(sketch, c)| {
+            let errors = errors_by_rank(&truth, &order, |k| sketch.get(&keys[k][..]) as i64);
+            outcome_of(&truth, errors, c.slots, None)
+        })
+        .collect()
 }
 
 /// Replays `workload` (order seeded by `workload_seed`) through any
@@ -161,9 +269,7 @@ pub fn replay_estimator(
     slots: usize,
     workload_seed: u64,
 ) -> CellOutcome {
-    let keys: Vec<Vec<u8>> = (0..workload.key_space())
-        .map(|id| workload.key_bytes(id).into_owned())
-        .collect();
+    let keys = owned_keys(workload);
     let mut truth = vec![0u64; keys.len()];
     let mut fault = None;
     workload.for_each_event(workload_seed, |k| {
@@ -177,32 +283,34 @@ pub fn replay_estimator(
         }
     });
     let order = rank_order(&truth);
-    outcome_of(
-        &truth,
-        &order,
-        |k| estimator.get(&keys[k][..]),
-        slots,
-        fault,
-    )
+    let errors = errors_by_rank(&truth, &order, |k| estimator.get(&keys[k][..]));
+    outcome_of(&truth, errors, slots, fault)
 }
 
-/// Error statistics of per-key estimates (`estimate(key)`) against the exact
-/// counts, keys taken in rank order.
-pub(super) fn outcome_of(
+/// `estimate(key) - truth` of every seen key, in rank order.
+pub(super) fn errors_by_rank(
     truth: &[u64],
     order: &[u32],
     estimate: impl Fn(usize) -> i64,
-    slots: usize,
-    fault: Option<Fault>,
-) -> CellOutcome {
-    let summary = WorkloadSummary::of_counts(truth);
-    let errors_by_rank: Vec<i64> = order
+) -> Vec<i64> {
+    order
         .iter()
         .map(|&k| {
             let k = k as usize;
             estimate(k).wrapping_sub(truth[k] as i64)
         })
-        .collect();
+        .collect()
+}
+
+/// Error statistics of the seen keys' errors in rank order against the
+/// exact counts `truth`.
+pub(super) fn outcome_of(
+    truth: &[u64],
+    errors_by_rank: Vec<i64>,
+    slots: usize,
+    fault: Option<Fault>,
+) -> CellOutcome {
+    let summary = WorkloadSummary::of_counts(truth);
     let bound = count_min_bound(summary.events, slots);
     let rank_bin_means = rank_bins(errors_by_rank.len())
         .iter()
@@ -215,7 +323,9 @@ pub(super) fn outcome_of(
         })
         .collect();
     let mut sorted = errors_by_rank;
-    let stats = error_stats(&mut sorted, bound);
+    // One sort serves the quantiles and then the statistics (a sum, counts
+    // and a nearest rank: the same on any permutation; the nearest rank's
+    // selection reorders the slice, so it comes last).
     sorted.sort_unstable();
     let quantiles = if sorted.is_empty() {
         vec![0.0; QUANTILES + 1]
@@ -229,6 +339,7 @@ pub(super) fn outcome_of(
             })
             .collect()
     };
+    let stats = error_stats(&mut sorted, bound);
     CellOutcome {
         stats,
         bound,
@@ -239,60 +350,113 @@ pub(super) fn outcome_of(
     }
 }
 
-/// Events buffered between the stream generator and the sketches: the
-/// sketches replay the stream chunk by chunk (memory stays O(keys + CHUNK)).
-const CHUNK: usize = 4096;
-
-/// Replays one run's stream (order seeded by `workload_seed`) through several
-/// shapes at once (hashes seeded by `hash_seed`): the stream is drawn once and
-/// the exact counts kept once, instead of once per shape. Each outcome is the
-/// one [`replay_cell`] gives for that shape (a shape that faults is replayed
-/// again alone with [`replay_cell`], so the counts stop where its replay did).
+/// Replays one run (order seeded by `workload_seed`) through several shapes
+/// (hashes seeded by `hash_seed`); each outcome is the one [`replay_cell`]
+/// gives for that shape. Under [`ReplayMode::Auto`] the order-free shapes
+/// are evaluated from the run's counts; the others (all of them under
+/// [`ReplayMode::Events`]) share one drawn stream, fed chunk by chunk (a
+/// shape that faults is replayed again alone with [`replay_cell`], so the
+/// counts stop where its replay did).
 pub fn replay_run(
     workload: &Workload,
     configs: &[EstimatorConfig],
     workload_seed: u64,
     hash_seed: u64,
+    mode: ReplayMode,
 ) -> Vec<CellOutcome> {
+    let events = workload.events();
+    let by_counts =
+        |c: &EstimatorConfig| mode == ReplayMode::Auto && Estimator::order_free(c, events);
     let mut sketches: Vec<(Estimator, Vec<u32>, bool)> = configs
         .iter()
+        .filter(|c| !by_counts(c))
         .map(|&c| {
             let s = Estimator::new(c, hash_seed);
             let t = key_table(&s, workload);
             (s, t, false)
         })
         .collect();
-    let mut truth = vec![0u64; workload.key_space()];
-    let mut buf: Vec<u32> = Vec::with_capacity(CHUNK);
-    let feed = |buf: &mut Vec<u32>,
-                sketches: &mut Vec<(Estimator, Vec<u32>, bool)>,
-                truth: &mut Vec<u64>| {
-        for &k in buf.iter() {
-            truth[k as usize] += 1;
-        }
-        for (s, t, faulted) in sketches.iter_mut() {
-            if !*faulted && s.incr_keys(t, buf).is_err() {
-                *faulted = true;
+    let truth = workload.counts(workload_seed);
+    if !sketches.is_empty() {
+        workload.for_each_chunk(workload_seed, |chunk| {
+            for (s, t, faulted) in sketches.iter_mut() {
+                if !*faulted && s.incr_keys(t, chunk).is_err() {
+                    *faulted = true;
+                }
             }
-        }
-        buf.clear();
-    };
-    workload.for_each_event(workload_seed, |k| {
-        buf.push(k);
-        if buf.len() == CHUNK {
-            feed(&mut buf, &mut sketches, &mut truth);
-        }
-    });
-    feed(&mut buf, &mut sketches, &mut truth);
+        });
+    }
     let order = rank_order(&truth);
-    sketches
+    let counted: Vec<EstimatorConfig> = configs.iter().copied().filter(by_counts).collect();
+    let mut counted = per_key_cells(workload, &counted, &truth, &order, hash_seed).into_iter();
+    let mut replayed = sketches.iter();
+    configs
         .iter()
-        .map(|(s, t, faulted)| {
-            if *faulted {
-                replay_cell(workload, *s.config(), workload_seed, hash_seed)
-            } else {
-                finish_cell(s, t, &truth, &order, None)
+        .map(|c| {
+            if by_counts(c) {
+                return counted
+                    .next()
+                    .expect("one outcome per shape evaluated by counts");
+            }
+            match replayed.next() {
+                Some((_, _, true)) => replay_cell(workload, *c, workload_seed, hash_seed),
+                Some((s, t, false)) => finish_cell(s, t, &truth, &order, None),
+                None => unreachable!("one replayed sketch per shape not evaluated by counts"),
             }
         })
         .collect()
+}
+
+/// Every seen key's error `(key id, estimate - truth)`, in key id order, of
+/// a `config` sketch (hashes seeded by `hash_seed`) replayed event by event
+/// on the stream seeded by `workload_seed`: the characterization's trials
+/// under `--replay events`.
+pub fn replay_errors(
+    workload: &Workload,
+    config: EstimatorConfig,
+    workload_seed: u64,
+    hash_seed: u64,
+) -> Vec<(u32, i64)> {
+    let mut sketch = Estimator::new(config, hash_seed);
+    let h = config.hashes;
+    let table = key_table(&sketch, workload);
+    let mut truth = vec![0u64; workload.key_space()];
+    workload.for_each_chunk(workload_seed, |chunk| {
+        for &k in chunk {
+            truth[k as usize] += 1;
+        }
+        // unit increments from zero never reach isize::MAX (MAX_EVENTS)
+        let _ = sketch.incr_keys(&table, chunk);
+    });
+    (0..truth.len())
+        .filter(|&k| truth[k] > 0)
+        .map(|k| {
+            let est = sketch.get_cells(&table[k * h..k * h + h]);
+            (k as u32, est.wrapping_sub(truth[k] as i64))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_the_nearest_ranks_of_the_errors() {
+        // errors in rank order, deliberately unsorted
+        let errors: Vec<i64> = (0..1000).map(|i| (i * 7919) % 1000).collect();
+        let truth = vec![1u64; 1000];
+        let o = outcome_of(&truth, errors.clone(), 100, None);
+        let mut sorted = errors;
+        sorted.sort_unstable();
+        for (i, &q) in o.quantiles.iter().enumerate() {
+            let rank = ((quantile_at(i) * 1000.0).ceil() as usize).clamp(1, 1000);
+            assert_eq!(q, sorted[rank - 1] as f64, "quantile {i}");
+        }
+        assert_eq!(o.quantiles[QUANTILES], 999.0);
+        assert_eq!(
+            (o.stats.max, o.stats.p99, o.stats.mean),
+            (999.0, 989.0, 499.5)
+        );
+    }
 }

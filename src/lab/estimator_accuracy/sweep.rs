@@ -2,7 +2,8 @@
 //! result order, and summarised into one row per shape.
 
 use super::params::Backend;
-use super::replay::{replay_cell_crate, replay_run, CellOutcome};
+use super::replay::{replay_run, replay_run_crate, CellOutcome};
+use crate::lab::ReplayMode;
 use crate::metrics::{summarize, ErrorStats, RunSummary};
 use crate::model::estimator::{EstimatorConfig, Fault};
 use crate::rng::{derive_seed, stream};
@@ -48,10 +49,11 @@ pub fn sweep(
     configs: &[EstimatorConfig],
     runs: u32,
     seed: u64,
+    mode: ReplayMode,
     on_cell: &(dyn Fn() + Sync),
 ) -> Vec<Row> {
     let all: Vec<usize> = (0..configs.len() * runs as usize).collect();
-    let outcomes = sweep_cells(workload, configs, runs, seed, &all, on_cell);
+    let outcomes = sweep_cells(workload, configs, runs, seed, &all, mode, on_cell);
     rows(configs, runs, &outcomes)
 }
 
@@ -63,16 +65,43 @@ pub fn cell_index(c: usize, r: u32, runs: u32) -> usize {
 
 /// Replays the sweep cells `cells` (indices as [`cell_index`]) and returns
 /// their outcomes in the order of `cells`. Cells of the same run share one
-/// generated stream ([`replay_run`]); the work items are (run, group of
-/// shapes), split so every thread has work. No outcome depends on the
-/// grouping or the thread count.
+/// run's counts and stream ([`replay_run`]); the work items are (run, group
+/// of shapes), split so every thread has work. No outcome depends on the
+/// grouping, the thread count or `mode`.
 pub fn sweep_cells(
     workload: &Workload,
     configs: &[EstimatorConfig],
     runs: u32,
     seed: u64,
     cells: &[usize],
+    mode: ReplayMode,
     on_cell: &(dyn Fn() + Sync),
+) -> Vec<CellOutcome> {
+    by_run_groups(
+        configs,
+        runs,
+        seed,
+        cells,
+        on_cell,
+        &|group, workload_seed, hash_seed| {
+            replay_run(workload, group, workload_seed, hash_seed, mode)
+        },
+    )
+}
+
+/// What a work item of a sweep does: the outcomes of one run's group of
+/// shapes, given the run's workload and hash seeds.
+type RunGroup<'a> = dyn Fn(&[EstimatorConfig], u64, u64) -> Vec<CellOutcome> + Sync + 'a;
+
+/// Splits `cells` into work items (run, group of shapes), runs them in
+/// parallel with `replay` and returns the outcomes in the order of `cells`.
+fn by_run_groups(
+    configs: &[EstimatorConfig],
+    runs: u32,
+    seed: u64,
+    cells: &[usize],
+    on_cell: &(dyn Fn() + Sync),
+    replay: &RunGroup<'_>,
 ) -> Vec<CellOutcome> {
     let runs_us = runs.max(1) as usize;
     // Shapes of each run among `cells`, in shape order.
@@ -98,8 +127,7 @@ pub fn sweep_cells(
         .map(|(r, group)| {
             let run_seed = derive_seed(seed, &[u64::from(*r)]);
             let group_configs: Vec<EstimatorConfig> = group.iter().map(|&c| configs[c]).collect();
-            let outs = replay_run(
-                workload,
+            let outs = replay(
                 &group_configs,
                 derive_seed(run_seed, &[stream::WORKLOAD]),
                 derive_seed(run_seed, &[stream::HASH]),
@@ -152,28 +180,23 @@ pub fn rows(configs: &[EstimatorConfig], runs: u32, outcomes: &[CellOutcome]) ->
         .collect()
 }
 
-/// The sweep on the real crate: same streams as the model's runs, random
-/// hashers (statistical rows).
+/// The sweep on the real crate: same streams as the model's runs (one drawn
+/// stream per run, fed to every shape), random hashers (statistical rows).
 pub fn sweep_crate(
     workload: &Workload,
     configs: &[EstimatorConfig],
     runs: u32,
     seed: u64,
 ) -> Vec<Row> {
-    let cells: Vec<(usize, u32)> = (0..configs.len())
-        .flat_map(|c| (0..runs).map(move |r| (c, r)))
-        .collect();
-    let outcomes: Vec<CellOutcome> = cells
-        .par_iter()
-        .map(|&(c, r)| {
-            let run_seed = derive_seed(seed, &[u64::from(r)]);
-            replay_cell_crate(
-                workload,
-                configs[c],
-                derive_seed(run_seed, &[stream::WORKLOAD]),
-            )
-        })
-        .collect();
+    let all: Vec<usize> = (0..configs.len() * runs as usize).collect();
+    let outcomes = by_run_groups(
+        configs,
+        runs,
+        seed,
+        &all,
+        &|| {},
+        &|group, workload_seed, _| replay_run_crate(workload, group, workload_seed),
+    );
     let mut out = rows(configs, runs, &outcomes);
     for r in &mut out {
         r.backend = Backend::PingoraLimits;
@@ -184,13 +207,6 @@ pub fn sweep_crate(
 /// The workload facts of run 0 (identical in every run for exact-count
 /// shapes).
 pub fn replay_summary(workload: &Workload, seed: u64) -> WorkloadSummary {
-    if let Some(c) = workload.exact_counts() {
-        return WorkloadSummary::of_counts(c);
-    }
-    let mut truth = vec![0u64; workload.key_space()];
     let run_seed = derive_seed(seed, &[0]);
-    workload.for_each_event(derive_seed(run_seed, &[stream::WORKLOAD]), |k| {
-        truth[k as usize] += 1
-    });
-    WorkloadSummary::of_counts(&truth)
+    WorkloadSummary::of_counts(&workload.counts(derive_seed(run_seed, &[stream::WORKLOAD])))
 }

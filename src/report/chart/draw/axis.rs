@@ -1,7 +1,6 @@
 //! Axes: scales, nice tick steps and labels (linear, log decades and
 //! their 2/5 steps, percentiles) and the zero row of a log axis.
 
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Scale {
     Linear,

@@ -1,7 +1,6 @@
 //! Rectangles and segments in px: overlap, clipping (Liang–Barsky) and
 //! point-in-polygon, for collision-free placement.
 
-
 /// An axis-aligned rectangle (px).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct R {
