@@ -1,4 +1,4 @@
-//! `ratelab size`: the document's case, recommendations against a brute-force
+//! `ratelab size`: the count-min write-up's case, recommendations against a brute-force
 //! search on workloads the search was not tuned on, determinism and bad input.
 
 mod common;
@@ -31,7 +31,7 @@ fn mean_meets(w: &Workload, t: &[Target], h: usize, slots: u64, seed: u64, seeds
 }
 
 #[test]
-fn documents_workload_exact_70_fits_in_256kib_and_holds_on_other_seeds() {
+fn harmonic_workload_exact_70_fits_in_256kib_and_holds_on_other_seeds() {
     let out = tempfile::tempdir().unwrap();
     let o = ratelab(&[
         "size",
@@ -289,7 +289,7 @@ fn unreachable_target_exits_1_and_shows_the_best_found() {
 }
 
 #[test]
-fn harmonic_events_form_finds_the_documents_top() {
+fn harmonic_events_form_finds_the_write_ups_top() {
     let out = tempfile::tempdir().unwrap();
     let o = ratelab(&[
         "size",

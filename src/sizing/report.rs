@@ -179,7 +179,7 @@ impl Text {
 }
 
 /// The closing section of `size.md`: how the search went.
-const SEARCH_NOTE: &str = "\n## Search\n\nPowers of two (hashes 1..=8 × slots 2^4..2^24 within the cap) in batches of increasing memory, skipping, per hashes, slots above the first passing value and any shape costing more than the cheapest passing one; then slots bisected (to 1/32) between each hashes' largest failing power of two and the cheapest passing cost. Monotone in slots for count-min on powers of two (exact); between them and for conservative update, statistically. See `src/sizing.rs`.\n";
+const SEARCH_NOTE: &str = "\n## Search\n\nPowers of two (hashes 1..=8 × slots 2^4..2^24 within the cap) in batches of increasing memory, skipping, per hashes, slots above the first passing value and any shape costing more than the cheapest passing one; then slots bisected (to 1/32) between each hashes' largest failing power of two and the cheapest passing cost. Monotone in slots for count-min on powers of two (exact); between them and for conservative update, statistically. See `src/sizing/search.rs`.\n";
 
 /// Renders the report of a search run by `ev` on a workload summarized by
 /// `seen` (run 0's counts) and described by `workload_shape`.
