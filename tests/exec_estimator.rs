@@ -27,22 +27,7 @@ fn scenario(estimators: Value) -> String {
 }
 
 fn run(dir: &Path, estimators: Value) -> (Option<i32>, String, Option<Value>) {
-    let sc = dir.join("sketch.json");
-    std::fs::write(&sc, scenario(estimators)).unwrap();
-    let out = dir.join("out");
-    let _ = std::fs::remove_dir_all(&out);
-    let o = common::ratelab(&[
-        "run",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-progress",
-        "--allow-exec",
-    ]);
-    let report = std::fs::read_to_string(out.join("sketch").join("report.json"))
-        .ok()
-        .map(|t| serde_json::from_str(&t).unwrap());
-    (o.status.code(), common::stderr(&o), report)
+    common::run_exec_scenario(dir, "sketch", &scenario(estimators))
 }
 
 fn rows<'a>(j: &'a Value, backend: &str) -> Vec<&'a Value> {

@@ -26,22 +26,7 @@ fn scenario(limiters: Value) -> String {
 
 /// Runs the scenario; returns (exit code, stderr, report.json if any).
 fn run(dir: &Path, limiters: Value) -> (Option<i32>, String, Option<Value>) {
-    let sc = dir.join("exec.json");
-    std::fs::write(&sc, scenario(limiters)).unwrap();
-    let out = dir.join("out");
-    let _ = std::fs::remove_dir_all(&out);
-    let o = common::ratelab(&[
-        "run",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-progress",
-        "--allow-exec",
-    ]);
-    let report = std::fs::read_to_string(out.join("exec").join("report.json"))
-        .ok()
-        .map(|t| serde_json::from_str(&t).unwrap());
-    (o.status.code(), common::stderr(&o), report)
+    common::run_exec_scenario(dir, "exec", &scenario(limiters))
 }
 
 /// A path in the repository, absolute (a scenario's relative paths are

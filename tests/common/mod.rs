@@ -61,3 +61,29 @@ pub fn temp_file(name: &str, text: &[u8]) -> (tempfile::TempDir, PathBuf) {
     std::fs::write(&p, text).unwrap();
     (dir, p)
 }
+
+/// Writes `scenario` (JSON text, named `name`) into `dir`, runs it with
+/// `--allow-exec` into `dir/out`; returns (exit code, stderr, its
+/// report.json if one was written).
+pub fn run_exec_scenario(
+    dir: &Path,
+    name: &str,
+    scenario: &str,
+) -> (Option<i32>, String, Option<serde_json::Value>) {
+    let sc = dir.join(format!("{name}.json"));
+    std::fs::write(&sc, scenario).unwrap();
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = ratelab(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-progress",
+        "--allow-exec",
+    ]);
+    let report = std::fs::read_to_string(out.join(name).join("report.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    (o.status.code(), stderr(&o), report)
+}

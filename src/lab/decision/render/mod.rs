@@ -23,17 +23,8 @@ fn pct(n: u64, d: u64) -> f64 {
     }
 }
 
-fn fmt_pct(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v < 0.001 {
-        format!("{v:.5}%")
-    } else if v < 0.1 {
-        format!("{v:.4}%")
-    } else {
-        format!("{v:.2}%")
-    }
-}
+/// A percentage with the precision small shares need (`report::fmt`).
+use crate::report::fmt::pct_scaled as fmt_pct;
 
 /// The whole report of a finished run (a chart that fails to render fails
 /// it).
