@@ -6,7 +6,7 @@ mod common;
 
 use ratelab::clock::{Nanos, MILLI};
 use ratelab::lab::{decision, RunContext};
-use ratelab::model::{Decision, KeyState, PerKey};
+use ratelab::model::{Admit, Decision, KeyState, PerKey};
 use ratelab::scenario::Scenario;
 use serde_json::Value;
 
@@ -287,4 +287,117 @@ fn rows_of(j: &Value) -> Vec<&Value> {
         .iter()
         .filter(|r| !r["family"].as_str().unwrap().starts_with("oracle"))
         .collect()
+}
+
+/// Hides a model's `keys_independent`, so the lab hands it every batch in
+/// time order: the reference for the grouped path.
+struct InTimeOrder<A>(A);
+
+impl<A: Admit> Admit for InTimeOrder<A> {
+    fn admit(&mut self, key: u32, w: u64, now: Nanos) -> ratelab::error::Result<Decision> {
+        self.0.admit(key, w, now)
+    }
+    fn memory_bytes(&self, keys: u64) -> u64 {
+        self.0.memory_bytes(keys)
+    }
+}
+
+/// A sliding log of one key's admitted requests whose key fails at its
+/// `fail_at`-th request (0: never), naming the time: which key fails first
+/// depends on the order keys' requests are decided in.
+struct FailingLog {
+    times: std::collections::VecDeque<Nanos>,
+    seen: u64,
+    fail_at: u64,
+}
+
+impl KeyState for FailingLog {
+    const STATE_BYTES: u64 = 8;
+    fn admit(&mut self, _w: u64, now: Nanos) -> ratelab::error::Result<Decision> {
+        self.seen += 1;
+        if self.seen == self.fail_at {
+            return Err(ratelab::error::Error::internal(format!(
+                "failed at t = {now}"
+            )));
+        }
+        while self
+            .times
+            .front()
+            .is_some_and(|&t| t + INTERVAL_MS * MILLI <= now)
+        {
+            self.times.pop_front();
+        }
+        let ok = (self.times.len() as u64) < LIMIT;
+        if ok {
+            self.times.push_back(now);
+        }
+        Ok(Decision::from_allowed(ok))
+    }
+}
+
+/// `fail` maps a key's first request time (all its state knows of it, in
+/// either order) to the request it fails at.
+fn failing(fail: fn(Nanos) -> u64) -> PerKey<FailingLog> {
+    PerKey::new(move |first| {
+        Ok(FailingLog {
+            times: Default::default(),
+            seen: 0,
+            fail_at: fail(first),
+        })
+    })
+}
+
+#[test]
+fn grouped_by_key_decides_as_in_time_order() {
+    let s = Scenario::parse(std::path::Path::new("seam.json"), &scenario_json()).unwrap();
+    let ctx = RunContext::for_scenario(&s);
+    let never = || failing(|_| 0);
+    assert!(never().keys_independent());
+    let out = decision::run_with(
+        &s,
+        &ctx,
+        vec![
+            decision::Candidate::new("grouped", Box::new(never())),
+            decision::Candidate::new("in time order", Box::new(InTimeOrder(never()))),
+        ],
+    )
+    .unwrap();
+    let strip = |name: &str| {
+        let mut r = row(&out.json, name).clone();
+        r.as_object_mut().unwrap().remove("algorithm");
+        r.as_object_mut().unwrap().remove("family");
+        r
+    };
+    let (g, t) = (strip("grouped"), strip("in time order"));
+    assert_eq!(g, t);
+    // The same as the exact sliding log (it is one): the rows are real.
+    assert_eq!(
+        g["allowed"],
+        row(&out.json, "exact sliding log (oracle)")["allowed"]
+    );
+    assert!(g["allowed"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_grouped_failure_is_the_one_a_pass_in_time_order_meets_first() {
+    let s = Scenario::parse(std::path::Path::new("seam.json"), &scenario_json()).unwrap();
+    let ctx = RunContext::for_scenario(&s);
+    // Every key fails at its 2nd to 8th request, by its first request's
+    // millisecond: the first failing key in key order is not (as a rule)
+    // the first in time.
+    let fail = |first: Nanos| 2 + (first / MILLI) % 7;
+    let err = |grouped: bool| {
+        let m: Box<dyn Admit + Send> = if grouped {
+            Box::new(failing(fail))
+        } else {
+            Box::new(InTimeOrder(failing(fail)))
+        };
+        match decision::run_with(&s, &ctx, vec![decision::Candidate::new("f", m)]) {
+            Ok(_) => panic!("the model fails"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let (g, t) = (err(true), err(false));
+    assert!(t.contains("failed at t = "), "{t}");
+    assert_eq!(g, t);
 }

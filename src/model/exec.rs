@@ -480,7 +480,31 @@ impl Admit for ExecLimiter {
         Ok(out[0])
     }
 
+    /// One protocol line per [`EXEC_BATCH`] requests, whatever batch the
+    /// caller hands over (the protocol's batch size is part of the contract).
     fn admit_batch(&mut self, reqs: &[(u32, u64, Nanos)], out: &mut Vec<Decision>) -> Result<()> {
+        for chunk in reqs.chunks(EXEC_BATCH) {
+            self.exchange_batch(chunk, out)?;
+        }
+        Ok(())
+    }
+
+    fn memory_bytes(&self, keys: u64) -> u64 {
+        keys.saturating_mul(self.state_bytes)
+    }
+}
+
+/// Requests in one `batch` line of the protocol (docs/protocol.md).
+pub const EXEC_BATCH: usize = 1 << 14;
+
+impl ExecLimiter {
+    /// Sends one `batch` line of at most [`EXEC_BATCH`] requests and reads
+    /// its answer into `out`.
+    fn exchange_batch(
+        &mut self,
+        reqs: &[(u32, u64, Nanos)],
+        out: &mut Vec<Decision>,
+    ) -> Result<()> {
         self.batch += 1;
         let mut line = Vec::with_capacity(24 + reqs.len() * 24);
         let _ = write!(line, "batch {} {}", self.batch, reqs.len());
@@ -491,10 +515,6 @@ impl Admit for ExecLimiter {
         let what = format!("batch {}", self.batch);
         let answer = self.pipe.exchange(line, &what)?;
         self.parse(&answer, reqs.len(), out)
-    }
-
-    fn memory_bytes(&self, keys: u64) -> u64 {
-        keys.saturating_mul(self.state_bytes)
     }
 }
 

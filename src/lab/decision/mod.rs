@@ -236,8 +236,14 @@ const BINS: u64 = 88;
 /// starts to four after, an interval in 50 bins.
 const ONSET_BINS: u64 = 250;
 
-/// Requests read ahead and handed to every candidate at once.
-const BATCH: usize = 1 << 14;
+// A request's bins are bytes (`tally::Request`).
+const _: () = assert!(BINS <= 256 && ONSET_BINS <= 256);
+
+/// Requests read ahead and handed to every candidate at once: big enough
+/// that a batch grouped by key walks the per-key arrays nearly in sequence
+/// (measured: 2^14 → 2^16 cut a trace's CPU time by a sixth; 2^18 no
+/// further), small enough to stay a few MiB.
+const BATCH: usize = 1 << 16;
 
 /// Runs a `decision_accuracy` scenario with the default candidates.
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {

@@ -88,10 +88,10 @@ impl<'a> Lab<'a> {
         }
     }
 
-    /// Streams every request through the exact limiters (in order, one
-    /// batch at a time) and each batch through the candidates (in parallel:
-    /// each candidate's state is its own, so the result does not depend on
-    /// the thread count). The next batch is read and judged by the exact
+    /// Streams every request through the exact limiters (one batch at a
+    /// time) and each batch through the candidates (in parallel: each
+    /// candidate's state is its own, so the result does not depend on the
+    /// thread count). The next batch is read and judged by the exact
     /// limiters while the candidates work on the current one, so the serial
     /// part (the source, the trace's parsing, the oracles) overlaps the
     /// parallel one instead of leaving a core idle.
@@ -109,19 +109,20 @@ impl<'a> Lab<'a> {
             progress: self.ctx.progress(0, &self.scenario.common.name),
         };
         let mut tallies = std::mem::take(&mut self.tallies);
-        let mut batch: Vec<Request> = Vec::with_capacity(BATCH);
-        let mut next: Vec<Request> = Vec::with_capacity(BATCH);
+        let mut batch = Batch::default();
+        let mut next = Batch::default();
+        let mut outs: Vec<Vec<Decision>> = cands.iter().map(|_| Vec::new()).collect();
         let mut read = self.fill(&mut batch, &mut oracles);
         while read.is_ok() && !batch.is_empty() {
             let (filled, done) = rayon::join(
                 || self.fill(&mut next, &mut oracles),
-                || evaluate(cands, &mut tallies, &batch, lim, keep),
+                || evaluate(cands, &mut tallies, &mut outs, &batch, lim, keep),
             );
             // The batch's own failure first: the one a serial pass meets
             // first.
-            let done = done?;
+            done?;
             if let Some(f) = decisions.as_deref_mut() {
-                self.write_decisions(f, &batch, cands, &done)?;
+                self.write_decisions(f, &batch, cands, &outs)?;
             }
             read = filled;
             std::mem::swap(&mut batch, &mut next);
@@ -132,28 +133,36 @@ impl<'a> Lab<'a> {
         Ok(())
     }
 
-    /// Reads the next batch of requests (empty at the end) and counts each
-    /// in the traffic totals and the exact limiters' tallies.
-    pub(super) fn fill(&mut self, batch: &mut Vec<Request>, o: &mut Oracles) -> Result<()> {
+    /// Reads the next batch of requests (empty at the end), counts each in
+    /// the traffic totals, groups them by key and has the exact limiters
+    /// (per key, so grouping does not change what they decide) judge them.
+    pub(super) fn fill(&mut self, batch: &mut Batch, o: &mut Oracles) -> Result<()> {
         let lim = self.limits();
         batch.clear();
-        while batch.len() < BATCH {
+        while batch.by_time.len() < BATCH {
             let Some(ev) = self.source.next() else {
                 break;
             };
             let (t, k, w) = ev?;
-            let align = *o
-                .align
+            o.align
                 .get_or_insert_with(|| self.source.align(lim.interval));
-            if self.watch_id.is_none() {
-                if let Some(wk) = &self.p.watch {
-                    self.watch_id = self.source.id_of(&wk.key);
-                }
-            }
             self.count(t, k, w);
             if self.requests % (1 << 20) == 0 {
                 o.progress.inc(1 << 20);
             }
+            batch.by_time.push((k, w, t));
+        }
+        if self.watch_id.is_none() {
+            if let Some(wk) = &self.p.watch {
+                // A key is named once it has been read: no earlier request
+                // can carry its id.
+                self.watch_id = self.source.id_of(&wk.key);
+            }
+        }
+        batch.group_by_key();
+        let align = o.align.unwrap_or(0);
+        for j in 0..batch.by_key.len() {
+            let (k, w, t) = batch.by_key[j];
             let truth = o.sliding.allow(k, w, t);
             let r = Request {
                 key: k,
@@ -168,10 +177,10 @@ impl<'a> Lab<'a> {
                 window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
             };
             if let Some(b) = r.bin {
-                self.offered[b] += w;
+                self.offered[usize::from(b)] += w;
             }
             if let Some(b) = r.onset_bin {
-                self.offered_onset[b] += w;
+                self.offered_onset[usize::from(b)] += w;
             }
             self.oracle.record(
                 &Request {
@@ -190,7 +199,7 @@ impl<'a> Lab<'a> {
                 r.fixed_truth,
                 lim,
             );
-            batch.push(r);
+            batch.requests.push(r);
         }
         Ok(())
     }
@@ -199,16 +208,16 @@ impl<'a> Lab<'a> {
     pub(super) fn write_decisions(
         &self,
         f: &mut StreamingFile,
-        batch: &[Request],
+        batch: &Batch,
         cands: &[Candidate],
         done: &[Vec<Decision>],
     ) -> Result<()> {
         let names: Vec<String> = cands.iter().map(|c| csv_field(&c.name)).collect();
-        for (i, r) in batch.iter().enumerate() {
-            let key = csv_field(&self.source.name(r.key));
+        for (i, &(k, _, t)) in batch.by_time.iter().enumerate() {
+            let key = csv_field(&self.source.name(k));
             for (name, ds) in names.iter().zip(done) {
                 let d = ds[i];
-                writeln!(f, "{},{key},{name},{},{}", r.t, d.allowed, d.delay)
+                writeln!(f, "{t},{key},{name},{},{}", d.allowed, d.delay)
                     .map_err(|e| Error::io(f.path(), e))?;
             }
         }
@@ -228,10 +237,10 @@ impl<'a> Lab<'a> {
     }
 
     /// The watched key's timeline bin of a request, if any.
-    pub(super) fn bin(&self, k: u32, t: Nanos) -> Option<usize> {
+    pub(super) fn bin(&self, k: u32, t: Nanos) -> Option<u8> {
         if self.watch_id == Some(k) && t >= self.t_lo {
             let b = (t - self.t_lo) / self.bin_w;
-            (b < BINS).then_some(b as usize)
+            (b < BINS).then_some(b as u8)
         } else {
             None
         }
@@ -246,13 +255,13 @@ impl<'a> Lab<'a> {
     }
 
     /// The watched key's onset bin of a request, if any.
-    pub(super) fn onset_bin(&self, k: u32, t: Nanos) -> Option<usize> {
+    pub(super) fn onset_bin(&self, k: u32, t: Nanos) -> Option<u8> {
         let (w, start) = self.onset()?;
         if self.watch_id != Some(k) || t < start {
             return None;
         }
         let b = (t - start) / w;
-        (b < ONSET_BINS).then_some(b as usize)
+        (b < ONSET_BINS).then_some(b as u8)
     }
 
     /// Distinct keys seen.
@@ -280,40 +289,143 @@ pub(super) struct Oracles {
     pub(super) progress: crate::progress::Progress,
 }
 
+/// One batch of requests, in time order and grouped by key.
+///
+/// Grouping is what makes a pass over many keys cache-friendly: every
+/// per-key array (a tally's, a per-key limiter's, the exact limiters') is
+/// then walked in key order instead of jumped about in, while each key's
+/// own requests keep their time order. Only what is the same in either
+/// order sees the grouped requests: the tallies, the exact limiters and the
+/// candidates that say their keys are independent
+/// ([`crate::model::Admit::keys_independent`]).
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    /// `(key, weight, time)` in time order: what a candidate whose keys
+    /// share state decides.
+    pub(super) by_time: Vec<(u32, u64, Nanos)>,
+    /// The same requests grouped by key (stable: time order within a key).
+    pub(super) by_key: Vec<(u32, u64, Nanos)>,
+    /// For each request of `by_key`, its index in `by_time`.
+    pub(super) time_index: Vec<u32>,
+    /// The requests of `by_key` as the tallies see them.
+    pub(super) requests: Vec<Request>,
+    /// Sort scratch.
+    order: Vec<u64>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.by_time.clear();
+        self.by_key.clear();
+        self.time_index.clear();
+        self.requests.clear();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_time.is_empty()
+    }
+
+    /// Fills `by_key` and `time_index` from `by_time`.
+    fn group_by_key(&mut self) {
+        self.order.clear();
+        self.order.extend(
+            self.by_time
+                .iter()
+                .enumerate()
+                .map(|(i, &(k, _, _))| (u64::from(k) << 32) | i as u64),
+        );
+        // Keys in the high half, time index in the low: distinct values, so
+        // an unstable sort is the stable grouping.
+        self.order.sort_unstable();
+        for &o in &self.order {
+            let i = (o & u64::from(u32::MAX)) as usize;
+            self.time_index.push(i as u32);
+            self.by_key.push(self.by_time[i]);
+        }
+    }
+}
+
 /// Every candidate's decisions on `batch`, tallied (in parallel, one task a
-/// candidate); the decisions themselves are kept only when `keep`.
+/// candidate), left in `outs` (one buffer per candidate, reused from batch
+/// to batch: a fresh megabyte a batch is a page fault per 4 KiB). With
+/// `keep`, each buffer ends in time order, for `--decisions`.
 pub(super) fn evaluate(
     cands: &mut [Candidate],
     tallies: &mut [Tally],
-    batch: &[Request],
+    outs: &mut [Vec<Decision>],
+    batch: &Batch,
     lim: Limits,
     keep: bool,
-) -> Result<Vec<Vec<Decision>>> {
-    let reqs: Vec<(u32, u64, Nanos)> = batch.iter().map(|r| (r.key, r.w, r.t)).collect();
-    let done: Vec<Result<Vec<Decision>>> = cands
+) -> Result<()> {
+    let n = batch.by_time.len();
+    let done: Vec<Result<()>> = cands
         .par_iter_mut()
         .zip(tallies.par_iter_mut())
-        .map(|(c, tally)| {
-            let mut out = Vec::with_capacity(reqs.len());
-            c.limiter.admit_batch(&reqs, &mut out)?;
-            if out.len() != reqs.len() {
+        .zip(outs.par_iter_mut())
+        .map(|((c, tally), out)| {
+            out.clear();
+            let grouped = c.limiter.keys_independent();
+            if grouped {
+                decide_grouped(c, batch, out)?;
+            } else {
+                c.limiter.admit_batch(&batch.by_time, out)?;
+            }
+            if out.len() != n {
                 return Err(crate::error::Error::internal(format!(
-                    "{}: {} decisions for a batch of {} requests",
+                    "{}: {} decisions for a batch of {n} requests",
                     c.name,
                     out.len(),
-                    reqs.len()
                 )));
             }
-            for (r, d) in batch.iter().zip(&out) {
-                tally.record(r, d.allowed, lim);
+            if grouped {
+                for (r, d) in batch.requests.iter().zip(out.iter()) {
+                    tally.record(r, d.allowed, lim);
+                }
+                if keep {
+                    let mut by_time = vec![Decision::DENY; n];
+                    for (d, &i) in out.iter().zip(&batch.time_index) {
+                        by_time[i as usize] = *d;
+                    }
+                    *out = by_time;
+                }
+            } else {
+                for (r, &i) in batch.requests.iter().zip(&batch.time_index) {
+                    tally.record(r, out[i as usize].allowed, lim);
+                }
             }
-            if !keep {
-                out.clear();
-            }
-            Ok(out)
+            Ok(())
         })
         .collect();
     // The first failing candidate in table order, whatever thread failed
     // first.
     done.into_iter().collect()
+}
+
+/// A key-independent candidate's decisions on `batch.by_key`, in that order.
+///
+/// A failing request ends its key only: the other keys go on, and the
+/// failure reported is the one earliest in time, which is the one a pass in
+/// time order would have met first (no key's state depends on another's).
+fn decide_grouped(c: &mut Candidate, batch: &Batch, out: &mut Vec<Decision>) -> Result<()> {
+    let reqs = &batch.by_key;
+    let mut first_failure: Option<(u32, crate::error::Error)> = None;
+    while out.len() < reqs.len() {
+        let from = out.len();
+        if let Err(e) = c.limiter.admit_batch(&reqs[from..], out) {
+            // `out` holds the decisions before the failing request.
+            let j = out.len();
+            let failed_key = reqs[j].0;
+            let at = batch.time_index[j];
+            if first_failure.as_ref().map_or(true, |(t, _)| at < *t) {
+                first_failure = Some((at, e));
+            }
+            while out.len() < reqs.len() && reqs[out.len()].0 == failed_key {
+                out.push(Decision::DENY);
+            }
+        }
+    }
+    match first_failure {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
 }

@@ -8,11 +8,9 @@ use std::collections::VecDeque;
 #[derive(Debug, Clone, Default)]
 pub(super) struct Tally {
     pub(super) allowed: u64,
-    /// Requests denied, per key id: with the oracle's, this tells compliant
-    /// keys' denied requests and limited keys' excess.
-    pub(super) denied_by_key: Vec<u32>,
-    /// Per key: (aligned window index + 1, weight admitted in it).
-    window: Vec<(u32, u64)>,
+    /// Per key id: everything the tally keeps about one key, in one record
+    /// (one cache line touched per request, not one per counter).
+    keys: Vec<KeyTally>,
     /// Most weight admitted for one key in one aligned window.
     pub(super) worst_window: u64,
     /// The watched key's admitted requests in the last interval.
@@ -25,12 +23,25 @@ pub(super) struct Tally {
     pub(super) false_deny: u64,
     pub(super) fixed_false_allow: u64,
     pub(super) fixed_false_deny: u64,
-    pub(super) wrong_by_key: Vec<u32>,
     pub(super) first_deny: Option<Nanos>,
     pub(super) bins: Vec<u64>,
     /// The watched key's admitted weight around its abuse start, in fine
     /// bins (the onset chart).
     pub(super) onset: Vec<u64>,
+}
+
+/// One key's share of a [`Tally`].
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyTally {
+    /// Aligned window index + 1 of `weight` (0: nothing admitted yet).
+    window: u32,
+    /// Requests denied: with the oracle's, this tells compliant keys'
+    /// denied requests and limited keys' excess.
+    denied: u32,
+    /// Decisions that differ from the exact sliding log's.
+    wrong: u32,
+    /// Weight admitted in aligned window `window`.
+    weight: u64,
 }
 
 /// One request as the tallies see it: who, when, what the exact limiters
@@ -49,10 +60,12 @@ pub(super) struct Request {
     pub(super) fixed_truth: bool,
     /// The watched key, after its abuse started.
     pub(super) watched: bool,
-    /// The watched key's timeline bin, if the request falls in one.
-    pub(super) bin: Option<usize>,
+    /// The watched key's timeline bin, if the request falls in one (bins
+    /// fit a byte: the request is 32 bytes, and every candidate's tally
+    /// streams through every request).
+    pub(super) bin: Option<u8>,
     /// The watched key's onset bin, if the request falls in one.
-    pub(super) onset_bin: Option<usize>,
+    pub(super) onset_bin: Option<u8>,
     /// The watched key (at any time).
     pub(super) is_watch: bool,
     /// Index of the aligned window (multiples of the interval since the
@@ -80,31 +93,39 @@ impl Tally {
     }
 
     /// Counts a decision `allow` on request `r`.
+    ///
+    /// Every counter is a sum (or a maximum) over requests, and what is kept
+    /// per key sees only that key's requests: the tally is the same whatever
+    /// order different keys' requests come in, as long as each key's own
+    /// requests come in time order. The lab feeds it requests grouped by key.
     pub(super) fn record(&mut self, r: &Request, allow: bool, lim: Limits) {
         let ki = r.key as usize;
+        if ki >= self.keys.len() {
+            self.keys.resize(ki + 1, KeyTally::default());
+        }
         if allow {
             self.admitted(r, lim);
         } else {
-            if ki >= self.denied_by_key.len() {
-                self.denied_by_key.resize(ki + 1, 0);
-            }
-            self.denied_by_key[ki] = self.denied_by_key[ki].saturating_add(1);
+            let slot = &mut self.keys[ki];
+            slot.denied = slot.denied.saturating_add(1);
         }
         self.agreement(r, allow);
     }
 
+    /// Requests of key `k` this tally denied.
+    pub(super) fn denied(&self, k: usize) -> u32 {
+        self.keys.get(k).map_or(0, |s| s.denied)
+    }
+
     /// Worst window and the watched key's leaks, for an admitted request.
     fn admitted(&mut self, r: &Request, lim: Limits) {
-        let ki = r.key as usize;
-        if ki >= self.window.len() {
-            self.window.resize(ki + 1, (0, 0));
+        let slot = &mut self.keys[r.key as usize];
+        if slot.window != r.window + 1 {
+            slot.window = r.window + 1;
+            slot.weight = 0;
         }
-        let slot = &mut self.window[ki];
-        if slot.0 != r.window + 1 {
-            *slot = (r.window + 1, 0);
-        }
-        slot.1 = slot.1.saturating_add(r.w);
-        self.worst_window = self.worst_window.max(slot.1);
+        slot.weight = slot.weight.saturating_add(r.w);
+        self.worst_window = self.worst_window.max(slot.weight);
         if r.is_watch {
             self.watch_log.push_back((r.t, r.w));
             self.watch_in_window += r.w;
@@ -126,10 +147,10 @@ impl Tally {
         if allow {
             self.allowed += 1;
             if let Some(b) = r.bin {
-                self.bins[b] += r.w;
+                self.bins[usize::from(b)] += r.w;
             }
             if let Some(b) = r.onset_bin {
-                self.onset[b] += r.w;
+                self.onset[usize::from(b)] += r.w;
             }
         } else if r.watched && self.first_deny.is_none() {
             self.first_deny = Some(r.t);
@@ -147,11 +168,8 @@ impl Tally {
             } else {
                 self.false_deny += 1;
             }
-            let ki = r.key as usize;
-            if ki >= self.wrong_by_key.len() {
-                self.wrong_by_key.resize(ki + 1, 0);
-            }
-            self.wrong_by_key[ki] = self.wrong_by_key[ki].saturating_add(1);
+            let slot = &mut self.keys[r.key as usize];
+            slot.wrong = slot.wrong.saturating_add(1);
         }
     }
 }
@@ -159,7 +177,7 @@ impl Tally {
 /// The key with the most wrong decisions (the first such key on a tie).
 pub(super) fn worst(t: &Tally) -> Option<(u32, u32)> {
     let mut best: Option<(u32, u32)> = None;
-    for (k, &c) in t.wrong_by_key.iter().enumerate() {
+    for (k, c) in t.keys.iter().map(|s| s.wrong).enumerate() {
         let better = match best {
             Some((_, b)) => c > b,
             None => true,
@@ -169,4 +187,15 @@ pub(super) fn worst(t: &Tally) -> Option<(u32, u32)> {
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_32_bytes() {
+        // Every candidate's tally streams through every request.
+        assert_eq!(std::mem::size_of::<Request>(), 32);
+    }
 }

@@ -96,8 +96,8 @@ pub(super) fn harm(lab: &Lab, t: &Tally) -> Harm {
         if n == 0 {
             continue;
         }
-        let oracle_denied = lab.oracle.denied_by_key.get(k).copied().unwrap_or(0);
-        let denied = t.denied_by_key.get(k).copied().unwrap_or(0);
+        let oracle_denied = lab.oracle.denied(k);
+        let denied = t.denied(k);
         if oracle_denied == 0 {
             h.compliant_requests += u64::from(n);
             h.compliant_denied += u64::from(denied);
@@ -120,7 +120,7 @@ fn classes(lab: &Lab) -> (u64, u64, u64, u64) {
         if n == 0 {
             continue;
         }
-        if lab.oracle.denied_by_key.get(k).copied().unwrap_or(0) == 0 {
+        if lab.oracle.denied(k) == 0 {
             c.0 += 1;
             c.1 += u64::from(n);
         } else {
