@@ -37,7 +37,7 @@ fn read_out(out: &Path) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn a3_sequence_exact_values_and_formats() {
+fn sequence_exact_values_and_formats() {
     let mut trace = String::from("t_ms,key,op,n\n");
     for i in 0..10 {
         trace.push_str(&format!("{},k,observe,1\n", i * 50));

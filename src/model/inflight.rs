@@ -171,7 +171,7 @@ mod tests {
     use crate::model::estimator::{ExactCounter, Overflow};
 
     #[test]
-    fn a6_guard_incr_leaks() {
+    fn guard_incr_leaks() {
         let mut inflight = Inflight::new(42);
         let (guard, v) = inflight.incr(b"a", 1).unwrap();
         assert_eq!(v, 1); // after Inflight::incr: 1

@@ -439,7 +439,7 @@ mod tests {
     /// Cadence: New(100), one goroutine calling Take in a loop: Take returns 0,
     /// 10ms, 20ms, ... after the first, exactly, for every variant.
     #[test]
-    fn b1_cadence() {
+    fn cadence() {
         for v in ALL {
             let mut lim = bucket(LeakyBucketConfig::new(100).variant(v).unix_origin(ORIGIN));
             let mut now = 0;
@@ -458,7 +458,7 @@ mod tests {
     /// 11 pass at once (the idle one plus 10 banked), then 10 ms pacing.
     /// WithoutSlack: 1 passes, then 10 ms pacing.
     #[test]
-    fn b2_slack_after_idle() {
+    fn slack_after_idle() {
         for v in ALL {
             for (slack, at_once) in [(10, 11), (0, 1)] {
                 let cfg = LeakyBucketConfig::new(100)

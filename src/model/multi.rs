@@ -597,7 +597,7 @@ mod tests {
     /// interleaved version is in `sim::des`): 0, 0.5, ..., 4.5 s, then 6 s,
     /// 12 s, ..., 60 s.
     #[test]
-    fn c3_sequential_callers() {
+    fn sequential_callers() {
         let mut pool = LimiterPool::new();
         let second = bucket(&mut pool, per(2, S), 1);
         let minute = bucket(&mut pool, per(10, 60 * S), 10);

@@ -173,7 +173,7 @@ mod tests {
 
     /// The rate-limited proxy example: the schedule of the pingora-limits write-up, times from the first request.
     #[test]
-    fn a5_schedule_is_exact() {
+    fn schedule_is_exact() {
         let schedule: [(u64, Option<&[u8]>); 8] = [
             (0, Some(b"1")),
             (101, Some(b"1")),

@@ -456,7 +456,7 @@ mod tests {
     }
 
     #[test]
-    fn a3_sequence_through_apply() {
+    fn sequence_through_apply() {
         let mut r = Rate::from_slots(
             Duration::from_secs(1),
             0,

@@ -362,7 +362,7 @@ pub(super) fn evaluate(
         .par_iter_mut()
         .zip(tallies.par_iter_mut())
         .zip(outs.par_iter_mut())
-        .map(|((c, tally), out)| {
+        .map_init(Vec::new, |allowed: &mut Vec<bool>, ((c, tally), out)| {
             out.clear();
             let grouped = c.limiter.keys_independent();
             if grouped {
@@ -389,8 +389,12 @@ pub(super) fn evaluate(
                     *out = by_time;
                 }
             } else {
+                // Gathered from a byte a request (64 KiB, in cache), not
+                // from the 16-byte decisions (1 MiB).
+                allowed.clear();
+                allowed.extend(out.iter().map(|d| d.allowed));
                 for (r, &i) in batch.requests.iter().zip(&batch.time_index) {
-                    tally.record(r, out[i as usize].allowed, lim);
+                    tally.record(r, allowed[i as usize], lim);
                 }
             }
             Ok(())

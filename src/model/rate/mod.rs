@@ -463,6 +463,15 @@ impl<E: FrequencyEstimator> Rate<E> {
     /// `maybe_reset()` at `now`: flips the window when due and returns the
     /// pre-flip `past_ms`. Exactly the composition of [`MaybeReset`]'s steps.
     pub fn maybe_reset(&mut self, now: Nanos) -> Result<u64, Fault> {
+        // Most calls fall inside the current window: then the machine's
+        // first two steps (read the clock, load the last reset) are all it
+        // does, read here directly (a call from one thread has no other
+        // thread's step in between to see).
+        if let Ok(past_ms) = self.past(self.elapsed_ms(now), self.last_reset_time) {
+            if past_ms < self.reset_interval_ms {
+                return Ok(past_ms);
+            }
+        }
         let mut op = MaybeReset::new();
         loop {
             if let StepResult::Done(past_ms) = op.step(self, now)? {
@@ -480,13 +489,12 @@ impl<E: FrequencyEstimator> Rate<E> {
 
     /// `observe(key, events)` at `now`: the count of `key` in the current
     /// window so far, including these events.
+    ///
+    /// Exactly [`ObserveOp`]'s steps run back to back: `maybe_reset`, then
+    /// the increment (a test holds the two to each other).
     pub fn observe(&mut self, key: &[u8], events: i64, now: Nanos) -> Result<i64, Fault> {
-        let mut op = ObserveOp::new();
-        loop {
-            if let StepResult::Done(count) = op.step(self, now, key, events)? {
-                return Ok(count);
-            }
-        }
+        self.maybe_reset(now)?;
+        self.incr_current(key, events)
     }
 
     /// `rate(key)` at `now`: the previous window's count per second,

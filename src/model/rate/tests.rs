@@ -13,7 +13,7 @@ fn exact(interval: Duration, start: Nanos) -> Rate<ExactCounter> {
 /// The rate timeline: interval 1 s, 10 events in the first 450 ms (at 0, 50, …, 450 ms),
 /// then at each read time `rate()` and then `rate_with(proportional)`.
 #[test]
-fn a3_timeline_is_exact() {
+fn the_rate_timeline_is_exact() {
     let mut r = Rate::new(Duration::from_secs(1), 0, 7);
     for i in 0..10u64 {
         assert_eq!(r.observe(b"k", 1, i * 50 * MS), Ok(i as i64 + 1));
@@ -54,7 +54,7 @@ fn a3_timeline_is_exact() {
 }
 
 #[test]
-fn a3_order_matters_rate_with_first_at_the_flip() {
+fn order_matters_rate_with_first_at_the_flip() {
     // If rate_with is the call that flips at 1108, it sees the pre-flip
     // past_ms = 1108: prev = 10, curr = 0, fraction = 108/1000.
     let mut r = exact(Duration::from_secs(1), 0);
@@ -467,4 +467,70 @@ fn real_crate_zero_interval_panics_like_the_model() {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap();
     assert_eq!(msg, remainder_by_zero_fault().message);
+}
+
+/// `maybe_reset`'s in-window shortcut and `observe` decide exactly as the
+/// step machines run back to back, in every build and with every fix, on
+/// calls at scattered times (going back, too: the release build's wrapping
+/// `past_ms`, the debug build's panic).
+#[test]
+fn the_shortcuts_are_the_machines_run_back_to_back() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    for build in [Build::Release, Build::Debug] {
+        for fixes in [RateFixes::NONE, RateFlavor::Fixed.fixes()] {
+            for interval_ms in [0u64, 7, 100] {
+                let make = || {
+                    exact(Duration::from_millis(interval_ms), 5 * MS)
+                        .with_build(build)
+                        .with_fixes(fixes)
+                };
+                let (mut a, mut b) = (make(), make());
+                let mut t = 0u64;
+                for _ in 0..400 {
+                    // Mostly forward, sometimes back.
+                    t = if next(10) == 0 {
+                        t.saturating_sub(next(300) * MS)
+                    } else {
+                        t + next(60) * MS + next(MS)
+                    };
+                    let key = [next(4) as u8];
+                    if next(2) == 0 {
+                        let mut op = MaybeReset::new();
+                        let via_steps = loop {
+                            match op.step(&mut b, t) {
+                                Ok(StepResult::Done(v)) => break Ok(v),
+                                Ok(StepResult::Continue) => {}
+                                Err(e) => break Err(e),
+                            }
+                        };
+                        assert_eq!(a.maybe_reset(t), via_steps, "{build:?} {interval_ms} {t}");
+                    } else {
+                        let mut op = ObserveOp::new();
+                        let via_steps = loop {
+                            match op.step(&mut b, t, &key, 1) {
+                                Ok(StepResult::Done(v)) => break Ok(v),
+                                Ok(StepResult::Continue) => {}
+                                Err(e) => break Err(e),
+                            }
+                        };
+                        assert_eq!(
+                            a.observe(&key, 1, t),
+                            via_steps,
+                            "{build:?} {interval_ms} {t}"
+                        );
+                    }
+                    assert_eq!(a.last_reset_ms(), b.last_reset_ms());
+                    assert_eq!(a.red_is_current(), b.red_is_current());
+                    assert_eq!(a.current_slot().get(&key), b.current_slot().get(&key));
+                    assert_eq!(a.previous_slot().get(&key), b.previous_slot().get(&key));
+                }
+            }
+        }
+    }
 }

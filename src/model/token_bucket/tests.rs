@@ -59,7 +59,7 @@ fn first_call_sees_a_full_bucket() {
 
 /// One per second: NewLimiter(1, 1), 20 callers at t=0 each Wait: one per second.
 #[test]
-fn c2_one_per_second() {
+fn one_per_second() {
     let mut lim = TokenBucket::new(1.0, 1);
     for i in 0..20 {
         assert_eq!(lim.wait_n(0, 1, None), Ok(i * S));
@@ -69,7 +69,7 @@ fn c2_one_per_second() {
 /// Token-bucket picture 1: depth 5 (rate 1/s): five pass before the first second,
 /// the sixth is blocked.
 #[test]
-fn c5_depth_five_then_blocked() {
+fn depth_five_then_blocked() {
     let mut lim = TokenBucket::new(1.0, 5);
     let passed: Vec<bool> = (0..6).map(|i| lim.allow_n(i * 100 * MS, 1)).collect();
     // At 0.5s the bucket regained 0.5 token: still not a whole one.
@@ -79,7 +79,7 @@ fn c5_depth_five_then_blocked() {
 /// Token-bucket picture 2: depth 1 at 1 token/s, a caller every 0.5s: one per
 /// second passes.
 #[test]
-fn c5_depth_one_one_per_second() {
+fn depth_one_one_per_second() {
     let mut lim = TokenBucket::new(1.0, 1);
     let passed: Vec<bool> = (0..8).map(|i| lim.allow_n(i * S / 2, 1)).collect();
     assert_eq!(
@@ -90,7 +90,7 @@ fn c5_depth_one_one_per_second() {
 
 /// Token-bucket picture 3: depth 5 at 0.5 token/s: five at once, then one every 2s.
 #[test]
-fn c5_depth_five_half_rate() {
+fn depth_five_half_rate() {
     let mut lim = TokenBucket::new(0.5, 5);
     let waits: Vec<i64> = (0..8)
         .map(|_| lim.wait_n(0, 1, None).unwrap_or(-1))
@@ -101,7 +101,7 @@ fn c5_depth_five_half_rate() {
 /// Token-bucket picture 4: a burst of 2, then 4s later a burst of 5 (depth 5,
 /// 1 token/s): all pass, since 3 + 4 refills to the cap of 5.
 #[test]
-fn c5_burst_two_then_five() {
+fn burst_two_then_five() {
     let mut lim = TokenBucket::new(1.0, 5);
     assert!(lim.allow_n(0, 1) && lim.allow_n(0, 1));
     assert_eq!(lim.tokens_at(4 * S), 5.0);
