@@ -118,7 +118,8 @@ pub trait Admit {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::model::{Admit, PerKey, TokenBucket};
+    /// use ratelab::model::token_bucket::TokenBucket;
+    /// use ratelab::model::{Admit, PerKey};
     /// let per_key = PerKey::new(|_| Ok(TokenBucket::new(10.0, 5)));
     /// assert!(per_key.keys_independent());
     /// ```
