@@ -149,12 +149,14 @@ pub fn run(path: &Path, opts: &RunOpts) -> Result<i32> {
 /// before anything runs, so a typo in the last one fails fast.
 ///
 /// The scenarios run concurrently on the rayon pool (`--threads`; one
-/// thread runs them one after another; the slow kinds start first, see
-/// [`start_order`]), each one's own parallel work nested inside, but their reports are written and their text printed in
-/// file order as each becomes ready, so the output is the same bytes as a
-/// one-by-one run. The first scenario in file order that fails is the one
-/// reported: the reports before it are written, none after it (scenarios
-/// not yet started are skipped, those running are discarded).
+/// thread runs them one after another), the slow kinds started first, each
+/// one's own parallel work nested inside; their reports are written and
+/// their text printed in file order as each becomes ready, so the output is
+/// the same bytes as a one-by-one run. The first scenario in file order
+/// that fails is the one reported: the reports before it are written, none
+/// after it (scenarios not yet started are skipped, those running are
+/// discarded). Progress bars of scenarios running at once are drawn one
+/// per line (see [`crate::progress`]).
 pub fn reproduce(dir: &Path, opts: &RunOpts) -> Result<i32> {
     if opts.decisions.is_some() {
         return Err(Error::input(
