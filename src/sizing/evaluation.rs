@@ -228,10 +228,18 @@ impl Evaluator {
         } else {
             Vec::with_capacity(n * hashes)
         };
+        // `% slots` is a 64-bit division per key and row, the largest
+        // single cost of a characterization trial; for a power of two (the
+        // usual shapes) the mask gives the same column.
+        let mask = slots.is_power_of_two().then(|| slots - 1);
         for row in 0..hashes {
             let h = RowHasher::new(self.hasher, derive_seed(hash_seed, &[row as u64]));
             for (i, &k) in seen.iter().enumerate() {
-                let col = h.hash(&self.key_bytes[k as usize]) % slots;
+                let hash = h.hash(&self.key_bytes[k as usize]);
+                let col = match mask {
+                    Some(m) => hash & m,
+                    None => hash % slots,
+                };
                 let f = row as u64 * slots + col;
                 if dense {
                     cell_of[i * hashes + row] = f as u32;

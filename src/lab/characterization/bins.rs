@@ -2,7 +2,6 @@
 //! stability test between rounds of trials.
 
 use super::QUANTILES;
-use std::collections::BTreeMap;
 
 /// A bin of adjacent ranks `[start, end)` (1-based) and its plotting rank.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,32 +62,63 @@ pub fn rank_bins(n: usize, points: usize, min_keys: usize) -> Vec<RankBin> {
     bins
 }
 
+/// An exact error histogram: `(error, how many times)`, by error ascending,
+/// each error once.
+pub(super) type Counts = Vec<(i64, u64)>;
+
 /// Exact error histograms, one per bin (counts are added, so the order in
 /// which trials are merged cannot change them).
-pub(super) type Hist = Vec<BTreeMap<i64, u64>>;
+pub(super) type Hist = Vec<Counts>;
 
 /// Adds histogram set `b` (and its over-bound count) to `a`.
-pub(super) fn merge(mut a: (Hist, u64), b: (Hist, u64)) -> (Hist, u64) {
+pub(super) fn merge(a: (Hist, u64), b: (Hist, u64)) -> (Hist, u64) {
     if a.0.is_empty() {
         return b;
     }
-    for (ha, hb) in a.0.iter_mut().zip(b.0) {
-        for (v, c) in hb {
-            *ha.entry(v).or_insert(0) += c;
+    if b.0.is_empty() {
+        return (a.0, a.1 + b.1);
+    }
+    let hist =
+        a.0.iter()
+            .zip(&b.0)
+            .map(|(x, y)| merge_counts(x, y))
+            .collect();
+    (hist, a.1 + b.1)
+}
+
+/// The sum of two histograms, one pass over both sorted runs.
+fn merge_counts(a: &[(i64, u64)], b: &[(i64, u64)]) -> Counts {
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (va, ca) = a[i];
+        let (vb, cb) = b[j];
+        if va < vb {
+            out.push((va, ca));
+            i += 1;
+        } else if vb < va {
+            out.push((vb, cb));
+            j += 1;
+        } else {
+            out.push((va, ca + cb));
+            i += 1;
+            j += 1;
         }
     }
-    (a.0, a.1 + b.1)
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// Nearest-rank quantile `p` of a histogram.
-pub(super) fn hist_quantile(h: &BTreeMap<i64, u64>, p: f64) -> f64 {
-    let total: u64 = h.values().sum();
+pub(super) fn hist_quantile(h: &[(i64, u64)], p: f64) -> f64 {
+    let total: u64 = h.iter().map(|&(_, c)| c).sum();
     if total == 0 {
         return 0.0;
     }
     let rank = ((p * total as f64).ceil() as u64).clamp(1, total);
     let mut seen = 0u64;
-    for (&v, &c) in h {
+    for &(v, c) in h {
         seen += c;
         if seen >= rank {
             return v as f64;
@@ -152,14 +182,24 @@ mod tests {
 
     #[test]
     fn quantiles_are_nearest_rank() {
-        let v: BTreeMap<i64, u64> = (1..=100).map(|x| (x, 1)).collect();
+        let v: Counts = (1..=100).map(|x| (x, 1)).collect();
         assert_eq!(hist_quantile(&v, 0.5), 50.0);
         assert_eq!(hist_quantile(&v, 0.00135), 1.0);
         assert_eq!(hist_quantile(&v, 0.99865), 100.0);
         assert_eq!(hist_quantile(&v, 0.84134), 85.0);
-        let v: BTreeMap<i64, u64> = [(0, 90), (7, 10)].into_iter().collect();
+        let v: Counts = vec![(0, 90), (7, 10)];
         assert_eq!(hist_quantile(&v, 0.9), 0.0);
         assert_eq!(hist_quantile(&v, 0.91), 7.0);
+    }
+
+    #[test]
+    fn merged_histograms_add_counts_value_by_value() {
+        let a = (vec![vec![(-2, 1), (0, 3), (5, 1)], vec![]], 2);
+        let b = (vec![vec![(0, 1), (4, 2), (9, 1)], vec![(1, 1)]], 1);
+        let want = vec![vec![(-2, 1), (0, 4), (4, 2), (5, 1), (9, 1)], vec![(1, 1)]];
+        assert_eq!(merge(a.clone(), b.clone()), (want.clone(), 3));
+        assert_eq!(merge(b.clone(), a.clone()), (want, 3));
+        assert_eq!(merge((Vec::new(), 0), b.clone()), b);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The trials: fresh hash seeds on the fixed stream, in doubling rounds
 //! until every contour is stable.
 
-use super::bins::{contours, merge, rank_bins, stability, Hist, RankBin};
+use super::bins::{contours, merge, rank_bins, stability, Counts, Hist, RankBin};
 use super::{Params, QUANTILE_LABELS};
 use crate::lab::estimator_accuracy::{replay_errors, Shape};
 use crate::lab::ReplayMode;
@@ -13,7 +13,6 @@ use crate::rng::{derive_seed, stream};
 use crate::sizing::Evaluator;
 use crate::workload::counts::WorkloadSummary;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
 
 /// The fixed stream's keys: exact counts, rank order and rank bins.
 #[derive(Debug, Clone)]
@@ -173,11 +172,11 @@ impl Trials<'_> {
             .0
             .iter()
             .map(|b| {
-                let total: u64 = b.values().sum();
+                let total: u64 = b.iter().map(|&(_, c)| c).sum();
                 let over: u64 = b
                     .iter()
-                    .filter(|(&v, _)| v as f64 > bound)
-                    .map(|(_, &c)| c)
+                    .filter(|&&(v, _)| v as f64 > bound)
+                    .map(|&(_, c)| c)
                     .sum();
                 100.0 * over as f64 / total.max(1) as f64
             })
@@ -198,7 +197,7 @@ impl Trials<'_> {
 }
 
 /// `(value, how many times)` of `values`, as a histogram.
-fn counted(mut values: Vec<i64>) -> BTreeMap<i64, u64> {
+fn counted(mut values: Vec<i64>) -> Counts {
     values.sort_unstable();
     let mut runs: Vec<(i64, u64)> = Vec::new();
     for v in values {
@@ -207,7 +206,7 @@ fn counted(mut values: Vec<i64>) -> BTreeMap<i64, u64> {
             _ => runs.push((v, 1)),
         }
     }
-    runs.into_iter().collect()
+    runs
 }
 
 /// The quantile table of a round: a row per rank bin.
@@ -243,7 +242,7 @@ mod tests {
     fn counted_is_the_histogram_of_the_values() {
         let h = counted(vec![3, -1, 3, 2, 3, -1, 0]);
         let want: Vec<(i64, u64)> = vec![(-1, 2), (0, 1), (2, 1), (3, 3)];
-        assert_eq!(h.into_iter().collect::<Vec<_>>(), want);
+        assert_eq!(h, want);
         assert!(counted(Vec::new()).is_empty());
     }
 }

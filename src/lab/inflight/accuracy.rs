@@ -2,14 +2,14 @@
 //! exact in-flight count of the key, under a Zipf in-flight load, for
 //! several sketch shapes and load levels.
 
-use super::{drive, requests};
+use super::requests;
 use crate::clock::{Nanos, SECOND};
 use crate::error::Result;
 use crate::lab::experiment::Experiment;
 use crate::lab::RunContext;
 use crate::metrics::{error_stats, ErrorStats};
 use crate::model::estimator::EstimatorConfig;
-use crate::model::inflight::{Inflight, INFLIGHT_HASHES, INFLIGHT_SLOTS};
+use crate::model::inflight::{Guard, Inflight, INFLIGHT_HASHES, INFLIGHT_SLOTS};
 use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::fmt::{kib, pct_one_decimal};
 use crate::report::{Output, ReportBuilder, Table};
@@ -59,17 +59,42 @@ pub struct AccRow {
     pub avg: [f64; 4],
 }
 
-/// One (load level, shape, run) cell: the error statistics and the mean
-/// true in-flight total at the measured arrivals.
-pub(super) fn accuracy_cell(
-    p: &AccuracyParams,
-    seed: u64,
-    load: usize,
-    shape: Shape,
-    run: u64,
-) -> (ErrorStats, f64) {
+/// A step of a [`Timeline`]: an arrival or the end of request `index`.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    /// The request's index, with [`Step::END`] set for its end and
+    /// [`Step::MEASURED`] for an arrival after the warm-up.
+    index: u32,
+    /// The request's key (Zipf rank - 1).
+    key: u32,
+}
+
+impl Step {
+    const END: u32 = 1 << 31;
+    const MEASURED: u32 = 1 << 30;
+    const INDEX: u32 = Self::MEASURED - 1;
+}
+
+/// One (load level, run)'s requests as the sketch sees them: arrivals and
+/// ends in the order [`drive`](super::drive) handles them (the ends due at or
+/// before an arrival first, by end time then request index), and the mean
+/// true in-flight total at the measured arrivals. None of it depends on the
+/// sketch shape, so every shape of the load level and run replays the same
+/// timeline instead of drawing the requests and ordering their ends again.
+pub(super) struct Timeline {
+    steps: Vec<Step>,
+    requests: usize,
+    mean_inflight: f64,
+}
+
+/// The [`Timeline`] of load level `load`, run `run`.
+pub(super) fn timeline(p: &AccuracyParams, seed: u64, load: usize, run: u64) -> Timeline {
     let Some(zipf) = Zipf::new(p.keys, p.s) else {
-        return (error_stats(&mut [], 0.0), 0.0);
+        return Timeline {
+            steps: Vec::new(),
+            requests: 0,
+            mean_inflight: 0.0,
+        };
     };
     let reqs = requests(
         derive_seed(seed, &[stream::WORKLOAD, load as u64, run]),
@@ -78,43 +103,108 @@ pub(super) fn accuracy_cell(
         p.horizon_s * SECOND,
         |rng| (zipf.sample(rng) as u32).saturating_sub(1),
     );
-    let cfg = EstimatorConfig::new(shape.hashes, shape.slots);
-    let mut inf = Inflight::with_config(cfg, derive_seed(seed, &[stream::HASH, run]));
+    // `validate` caps a scenario at 5e7 requests, well within the index bits.
+    debug_assert!(reqs.len() <= Step::INDEX as usize);
     let warm = p.warmup_s * SECOND;
-    let mut errors = Vec::new();
-    let mut total = 0i64;
-    let mut total_sum = 0f64;
-    drive(
-        &mut inf,
-        &reqs,
-        p.keys as usize,
-        &|k| format!("key-{k}").into_bytes(),
-        |_, i, _, est, truth| {
-            if reqs[i].at >= warm {
-                errors.push(est - truth);
+    let mut steps = Vec::with_capacity(2 * reqs.len());
+    let mut ends: BinaryHeap<Reverse<(Nanos, u32)>> = BinaryHeap::new();
+    let (mut total, mut total_sum, mut n) = (0i64, 0f64, 0u64);
+    for (i, r) in reqs.iter().enumerate() {
+        while let Some(&Reverse((end, j))) = ends.peek() {
+            if end > r.at {
+                break;
             }
-        },
-        |_, _, _| {},
-        0,
-        0,
-    );
-    // Mean in-flight total at the measured arrivals (exact, recomputed).
-    let mut ends: BinaryHeap<Reverse<Nanos>> = BinaryHeap::new();
-    let mut n = 0u64;
-    for r in &reqs {
-        while ends.peek().is_some_and(|e| e.0 <= r.at) {
             ends.pop();
+            steps.push(Step {
+                index: j | Step::END,
+                key: reqs[j as usize].key,
+            });
             total -= 1;
         }
+        let measured = r.at >= warm;
+        steps.push(Step {
+            index: i as u32 | if measured { Step::MEASURED } else { 0 },
+            key: r.key,
+        });
+        ends.push(Reverse((r.end, i as u32)));
         total += 1;
-        ends.push(Reverse(r.end));
-        if r.at >= warm {
+        if measured {
             total_sum += total as f64;
             n += 1;
         }
     }
-    let mean_inflight = if n > 0 { total_sum / n as f64 } else { 0.0 };
-    (error_stats(&mut errors, f64::INFINITY), mean_inflight)
+    Timeline {
+        steps,
+        requests: reqs.len(),
+        mean_inflight: if n > 0 { total_sum / n as f64 } else { 0.0 },
+    }
+}
+
+/// One (load level, shape, run) cell on its load level's and run's
+/// timeline: the error statistics of the estimate `Inflight::incr` returns
+/// at each measured arrival against the exact in-flight count of its key.
+/// The same calls, in the same order, as [`drive`](super::drive) makes.
+pub(super) fn accuracy_cell(
+    p: &AccuracyParams,
+    seed: u64,
+    timeline: &Timeline,
+    shape: Shape,
+    run: u64,
+) -> ErrorStats {
+    let cfg = EstimatorConfig::new(shape.hashes, shape.slots);
+    let mut inf = Inflight::with_config(cfg, derive_seed(seed, &[stream::HASH, run]));
+    let mut truth = vec![0i64; p.keys as usize];
+    let mut guards: Vec<Option<Guard>> = Vec::with_capacity(timeline.requests);
+    let mut errors = Vec::new();
+    let mut key = KeyName::default();
+    for step in &timeline.steps {
+        let k = step.key as usize;
+        if step.index & Step::END != 0 {
+            let i = (step.index & Step::INDEX) as usize;
+            if let Some(g) = guards.get_mut(i).and_then(Option::take) {
+                inf.drop_guard(g);
+                if let Some(c) = truth.get_mut(k) {
+                    *c -= 1;
+                }
+            }
+            continue;
+        }
+        match inf.incr(key.of(step.key), 1) {
+            Ok((g, est)) => {
+                truth[k] += 1;
+                if step.index & Step::MEASURED != 0 {
+                    errors.push(est - truth[k]);
+                }
+                guards.push(Some(g));
+            }
+            Err(_) => guards.push(None),
+        }
+    }
+    error_stats(&mut errors, f64::INFINITY)
+}
+
+/// The bytes of key `k`'s name, `key-{k}` (what `format!` gives), written
+/// into a reused buffer: formatting was a sixth of a cell's time.
+#[derive(Default)]
+struct KeyName {
+    buf: [u8; 14],
+}
+
+impl KeyName {
+    fn of(&mut self, mut k: u32) -> &[u8] {
+        let mut at = self.buf.len();
+        loop {
+            at -= 1;
+            self.buf[at] = b'0' + (k % 10) as u8;
+            k /= 10;
+            if k == 0 {
+                break;
+            }
+        }
+        at -= 4;
+        self.buf[at..at + 4].copy_from_slice(b"key-");
+        &self.buf[at..]
+    }
 }
 
 /// A validated `inflight_accuracy` scenario.
@@ -210,9 +300,29 @@ impl Experiment for InflightAccuracy {
                 (0..p.configs.len()).flat_map(move |c| (0..runs as u64).map(move |r| (l, c, r)))
             })
             .collect();
-        let results: Vec<(ErrorStats, f64)> = cells
+        // A timeline per (load level, run), its shapes run on it; at most
+        // one timeline per worker thread is alive at a time.
+        let groups: Vec<(usize, u64)> = (0..p.mean_duration_ms.len())
+            .flat_map(|l| (0..runs as u64).map(move |r| (l, r)))
+            .collect();
+        let by_group: Vec<(Vec<ErrorStats>, f64)> = groups
             .par_iter()
-            .map(|&(l, c, r)| accuracy_cell(p, ctx.seed, l, p.configs[c], r))
+            .map(|&(l, r)| {
+                let tl = timeline(p, ctx.seed, l, r);
+                let stats = p
+                    .configs
+                    .par_iter()
+                    .map(|&shape| accuracy_cell(p, ctx.seed, &tl, shape, r))
+                    .collect();
+                (stats, tl.mean_inflight)
+            })
+            .collect();
+        let results: Vec<(ErrorStats, f64)> = cells
+            .iter()
+            .map(|&(l, c, r)| {
+                let (stats, mean_inflight) = &by_group[l * runs as usize + r as usize];
+                (stats[c], *mean_inflight)
+            })
             .collect();
         let mut rows = Vec::new();
         for l in 0..p.mean_duration_ms.len() {
@@ -337,6 +447,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn key_names_are_what_format_writes() {
+        let mut name = KeyName::default();
+        for k in [0, 1, 9, 10, 99, 100, 12345, 999_999, 1_000_000, u32::MAX] {
+            assert_eq!(name.of(k), format!("key-{k}").as_bytes());
+        }
+    }
+
+    #[test]
     fn accuracy_default_shape_is_exact_at_low_load() {
         let p = AccuracyParams {
             keys: 100,
@@ -353,13 +471,15 @@ mod tests {
                 },
             ],
         };
-        let (s, inflight) = accuracy_cell(&p, 1, 0, DEFAULT_SHAPE, 0);
+        let tl = timeline(&p, 1, 0, 0);
+        let s = accuracy_cell(&p, 1, &tl, DEFAULT_SHAPE, 0);
         assert_eq!(s.exact_pct, 100.0);
+        let inflight = tl.mean_inflight;
         assert!(inflight > 10.0 && inflight < 30.0, "{inflight}");
-        let (tiny, _) = accuracy_cell(
+        let tiny = accuracy_cell(
             &p,
             1,
-            0,
+            &tl,
             Shape {
                 hashes: 1,
                 slots: 4,
