@@ -24,7 +24,11 @@
 //! Wrong decisions are counted per request line (a weighted line is one
 //! decision). Candidates decide a batch in parallel while the next batch is
 //! read and judged by the exact limiters; each candidate's state and tally
-//! are its own, so the report is the same at any thread count.
+//! are its own, so the report is the same at any thread count. Each batch is
+//! also grouped by key (each key's requests in time order): the tallies,
+//! the exact limiters and every candidate whose keys are independent
+//! ([`crate::model::Admit::keys_independent`]) walk their per-key state in
+//! key order, which is what makes a pass over many keys fast (`pass`).
 
 mod candidates;
 mod pass;
