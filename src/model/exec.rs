@@ -397,6 +397,9 @@ pub(crate) fn excerpt(s: &str) -> String {
     format!("{e:?}")
 }
 
+/// Requests in one `batch` line of the protocol (docs/protocol.md).
+pub const EXEC_BATCH: usize = 1 << 14;
+
 /// A limiter in a child process (the `exec` model of the decision lab).
 pub struct ExecLimiter {
     pipe: Pipe,
@@ -471,6 +474,25 @@ impl ExecLimiter {
             excerpt(answer)
         ))
     }
+
+    /// Sends one `batch` line of at most [`EXEC_BATCH`] requests and reads
+    /// its answer into `out`.
+    fn exchange_batch(
+        &mut self,
+        reqs: &[(u32, u64, Nanos)],
+        out: &mut Vec<Decision>,
+    ) -> Result<()> {
+        self.batch += 1;
+        let mut line = Vec::with_capacity(24 + reqs.len() * 24);
+        let _ = write!(line, "batch {} {}", self.batch, reqs.len());
+        for &(k, w, t) in reqs {
+            let _ = write!(line, " {t} {k} {w}");
+        }
+        line.push(b'\n');
+        let what = format!("batch {}", self.batch);
+        let answer = self.pipe.exchange(line, &what)?;
+        self.parse(&answer, reqs.len(), out)
+    }
 }
 
 impl Admit for ExecLimiter {
@@ -491,30 +513,6 @@ impl Admit for ExecLimiter {
 
     fn memory_bytes(&self, keys: u64) -> u64 {
         keys.saturating_mul(self.state_bytes)
-    }
-}
-
-/// Requests in one `batch` line of the protocol (docs/protocol.md).
-pub const EXEC_BATCH: usize = 1 << 14;
-
-impl ExecLimiter {
-    /// Sends one `batch` line of at most [`EXEC_BATCH`] requests and reads
-    /// its answer into `out`.
-    fn exchange_batch(
-        &mut self,
-        reqs: &[(u32, u64, Nanos)],
-        out: &mut Vec<Decision>,
-    ) -> Result<()> {
-        self.batch += 1;
-        let mut line = Vec::with_capacity(24 + reqs.len() * 24);
-        let _ = write!(line, "batch {} {}", self.batch, reqs.len());
-        for &(k, w, t) in reqs {
-            let _ = write!(line, " {t} {k} {w}");
-        }
-        line.push(b'\n');
-        let what = format!("batch {}", self.batch);
-        let answer = self.pipe.exchange(line, &what)?;
-        self.parse(&answer, reqs.len(), out)
     }
 }
 

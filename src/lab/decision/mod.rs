@@ -48,8 +48,6 @@ use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::{Error, Result};
 use crate::model::estimator::EstimatorConfig;
-use crate::model::Decision;
-use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
 use crate::report::atomic::StreamingFile;
 use crate::report::fmt::bytes_human;
 use crate::report::Output;
@@ -57,11 +55,9 @@ use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::TimeUnit;
 use pass::Lab;
-use rayon::prelude::*;
 use serde::Deserialize;
 use source::{find_flash, Source};
 use std::io::Write as _;
-use tally::{Limits, Request, Tally};
 
 /// The policy: at most `limit` per key per `interval_ms`.
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -3,6 +3,10 @@
 //! candidate decides the previous batch, each tally kept for the report.
 
 use super::*;
+use crate::model::Decision;
+use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
+use rayon::prelude::*;
+use tally::{Limits, Request, Tally};
 
 /// The state of one pass over the requests: the exact limiters, every
 /// candidate's tally, and what the report needs about the traffic.
