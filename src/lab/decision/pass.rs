@@ -420,8 +420,11 @@ fn decide_grouped(c: &mut Candidate, batch: &Batch, out: &mut Vec<Decision>) -> 
     while out.len() < reqs.len() {
         let from = out.len();
         if let Err(e) = c.limiter.admit_batch(&reqs[from..], out) {
-            // `out` holds the decisions before the failing request.
-            let j = out.len();
+            // `out` holds the decisions before the failing request (as
+            // `Admit::admit_batch` appends them); a model that appended
+            // more is cut back to the key it failed on.
+            let j = out.len().min(reqs.len() - 1);
+            out.truncate(j);
             let failed_key = reqs[j].0;
             let at = batch.time_index[j];
             if first_failure.as_ref().map_or(true, |(t, _)| at < *t) {
