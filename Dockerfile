@@ -1,6 +1,6 @@
 # A small image with the ratelab binary: build in the Rust image, run on slim
 # Debian. `docker build -t ratelab .`, then
-# `docker run --rm -v "$PWD:/work" -w /work ratelab check` (see docs/ci.md).
+# `docker run --rm -v "$PWD:/work" -w /work ratelab check` (see docs/book/src/ci.md).
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY . .

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! Exits 1 when an expectation fails (so a CI job fails), 2 on a bad
-//! scenario. `cargo test` builds and runs it (tests/exec_examples.rs).
+//! scenario. `cargo test` builds and runs it (tests/it/exec_examples.rs).
 
 use ratelab::check::{evaluate, render_table, Spec};
 use ratelab::clock::{Nanos, MILLI};

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Exits 1 when an expectation fails, 2 on a bad scenario. `cargo test`
-//! builds and runs it (tests/exec_examples.rs).
+//! builds and runs it (tests/it/exec_examples.rs).
 
 use ratelab::check::{evaluate, render_table, Spec};
 use ratelab::lab::estimator_accuracy::{run_with_estimator, CellOutcome};

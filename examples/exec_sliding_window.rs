@@ -1,4 +1,4 @@
-//! A compiled limiter for ratelab's `exec` model (docs/protocol.md): the
+//! A compiled limiter for ratelab's `exec` model (docs/book/src/protocol.md): the
 //! same exact sliding log as `examples/limiters/sliding_window.py`, with
 //! hand-rolled parsing so the pipe, not the adapter, is the cost.
 //!

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CI step of docs/ci.md, run as it is by GitHub Actions, GitLab CI and
-# tests/ci_script.rs: reproduce every scenario into a scratch folder, check
+# The CI step of docs/book/src/ci.md, run as it is by GitHub Actions, GitLab CI and
+# tests/it/ci_script.rs: reproduce every scenario into a scratch folder, check
 # the fresh reports against the committed baselines and each scenario's
 # expect (JUnit XML and a Markdown summary beside them), then build the
 # design-review page. Exits with check's code: 0 ok, 1 check failed, 2 bad

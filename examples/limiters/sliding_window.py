@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An exact sliding-log limiter for ratelab's `exec` model (docs/protocol.md).
+"""An exact sliding-log limiter for ratelab's `exec` model (docs/book/src/protocol.md).
 
 At most `limit` admitted weight per key in any window (t - interval, t],
 counting admitted requests only: the lab's primary oracle, so its row shows

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A token bucket for ratelab's `exec` model (docs/protocol.md), written as
+"""A token bucket for ratelab's `exec` model (docs/book/src/protocol.md), written as
 golang.org/x/time/rate's `Limiter.AllowN` computes it, so it decides as the
 decision lab's `token_bucket` model does, request for request.
 

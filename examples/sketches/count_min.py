@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A count-min sketch for ratelab's `exec` estimator entries
-(docs/protocol.md, the `estimator` role). Standard library only; stdout is
+(docs/book/src/protocol.md, the `estimator` role). Standard library only; stdout is
 the protocol, logs go to stderr.
 
 The hello gives the shape (`hashes` rows of `slots` counters), the update

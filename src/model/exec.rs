@@ -1,6 +1,6 @@
 //! The `exec` model: a limiter in any language, run as a child process that
 //! speaks a line-based text protocol on its stdin and stdout (see
-//! `docs/protocol.md`).
+//! `docs/book/src/protocol.md`).
 //!
 //! ratelab starts the command, sends a hello line carrying the policy and
 //! the entry's parameters, and waits for the child's hello. Then every batch
@@ -397,7 +397,7 @@ pub(crate) fn excerpt(s: &str) -> String {
     format!("{e:?}")
 }
 
-/// Requests in one `batch` line of the protocol (docs/protocol.md).
+/// Requests in one `batch` line of the protocol (docs/book/src/protocol.md).
 pub const EXEC_BATCH: usize = 1 << 14;
 
 /// A limiter in a child process (the `exec` model of the decision lab).

@@ -1,5 +1,5 @@
 //! A frequency estimator (a sketch) in any language, run as a child process
-//! speaking the `estimator` role of the exec protocol (`docs/protocol.md`):
+//! speaking the `estimator` role of the exec protocol (`docs/book/src/protocol.md`):
 //! batches of `incr` answered `ok`, batches of `get` answered with one
 //! estimate per key.
 //!

@@ -1,7 +1,7 @@
 //! A GCRA (generic cell rate algorithm) of ratelab's own, written from the
 //! algorithm and held to the arithmetic of the real `governor` crate, so
 //! that it decides every request exactly as governor does
-//! (`tests/gcra_vs_governor.rs` checks that, request for request, against
+//! (`tests/it/gcra_vs_governor.rs` checks that, request for request, against
 //! [`crate::model::governor::GovernorKeyed`]).
 //!
 //! Facts taken from governor 0.10.4 (`src/gcra.rs`, `src/nanos.rs`,

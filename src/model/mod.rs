@@ -29,7 +29,7 @@
 //! | gcra | `governor.rs` | the real `governor` crate on its fake clock |
 //! | gcra | `gcra.rs` | a GCRA of our own, decision-for-decision equal to governor |
 //! | example | `proxy_example.rs` | pingora's rate-limiter user guide request_filter |
-//! | yours | `exec.rs` | a limiter in any language: a child process speaking `docs/protocol.md` |
+//! | yours | `exec.rs` | a limiter in any language: a child process speaking `docs/book/src/protocol.md` |
 //! | yours | `exec_estimator.rs` | a sketch in any language (the protocol's estimator role) |
 
 mod admit;

@@ -11,7 +11,7 @@
 //!   exact acceptance test from Stirling's series.
 //!
 //! Transcendentals come from the `libm` crate (see [`super::dist`]); the
-//! uniforms are [`unit()`]. `tests/samplers.rs` pins draws; the unit tests
+//! uniforms are [`unit()`]. `tests/it/samplers.rs` pins draws; the unit tests
 //! check the distribution against the exact pmf (chi-square).
 
 use super::dist::unit;

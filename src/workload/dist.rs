@@ -20,7 +20,7 @@
 //!   one or more `u64` per draw (the acceptance rate is above 90 %). Uses
 //!   `libm::log`, `exp`, `expm1` and `log1p`.
 //!
-//! `tests/samplers.rs` pins a few hundred draws of each, bit for bit.
+//! `tests/it/samplers.rs` pins a few hundred draws of each, bit for bit.
 
 use rand::Rng;
 

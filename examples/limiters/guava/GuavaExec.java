@@ -1,4 +1,4 @@
-// A ratelab exec adapter (docs/protocol.md) around the real Guava
+// A ratelab exec adapter (docs/book/src/protocol.md) around the real Guava
 // RateLimiter: one RateLimiter.create(permitsPerSecond) per key, each
 // request decided by tryAcquire(w) at its virtual time.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A ratelab exec adapter (docs/protocol.md) for a limiter living in Redis:
+"""A ratelab exec adapter (docs/book/src/protocol.md) for a limiter living in Redis:
 every request is one EVALSHA of `gcra.lua` (beside this file) on the key
 `ratelab:<key>`, with the virtual time as an argument. A batch is sent as
 one pipeline (all its EVALSHAs in one write, then their replies in order),

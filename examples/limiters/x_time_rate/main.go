@@ -1,4 +1,4 @@
-// Command x_time_rate is a ratelab exec adapter (docs/protocol.md) around
+// Command x_time_rate is a ratelab exec adapter (docs/book/src/protocol.md) around
 // the real golang.org/x/time/rate: one rate.Limiter per key, each request
 // decided by AllowN(time.Unix(0, t), w) at its virtual time t.
 //

@@ -249,7 +249,7 @@ pub const MODELS: &[ModelRow] = &[
     },
     ModelRow {
         model: "exec",
-        summary: "a limiter of your own in any language: a child process speaking docs/protocol.md on stdin/stdout",
+        summary: "a limiter of your own in any language: a child process speaking docs/book/src/protocol.md on stdin/stdout",
         params: &[
             Param::argv("command", "the program and its arguments, e.g. [\"python3\", \"examples/limiters/sliding_window.py\"] (required; relative paths are from ratelab's working directory)"),
             Param::text("name", "the candidate's label (default \"exec <command>\")"),

@@ -279,7 +279,7 @@ pub(super) fn gcra(s: &Setup, a: &Args) -> Result<Built> {
 pub(super) const EXEC_HELLO_FIELDS: &[&str] =
     &["limit", "interval_ms", "interval_ns", "seed", "name"];
 
-/// A child process speaking `docs/protocol.md` (the `exec` model): its
+/// A child process speaking `docs/book/src/protocol.md` (the `exec` model): its
 /// hello carries the policy (`limit`, `interval_ms`, `interval_ns`), the
 /// run's `seed`, the entry's `name`, then the entry's `params` in name
 /// order; the label is `name` (default `exec` and the command line).

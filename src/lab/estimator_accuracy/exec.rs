@@ -1,7 +1,7 @@
 //! Sketches of your own in the estimator lab: a scenario's `estimators`
 //! entries (`{"model": "exec", "command": [...], "name": "ours"}`), each run
 //! as a child process per sweep cell (shape × variant × run) through the
-//! estimator role of `docs/protocol.md`, fed the same stream as the model's
+//! estimator role of `docs/book/src/protocol.md`, fed the same stream as the model's
 //! row of that run, and measured against the same exact counts.
 
 use super::params::Backend;

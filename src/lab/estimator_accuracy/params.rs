@@ -37,7 +37,7 @@ pub struct Params {
     #[serde(default = "default_backends")]
     pub backends: Vec<Backend>,
     /// Sketches of your own, each a child process speaking the estimator
-    /// role of `docs/protocol.md`: `{"model": "exec", "command": [...],
+    /// role of `docs/book/src/protocol.md`: `{"model": "exec", "command": [...],
     /// "name": "ours"}` (checked by [`super::exec::entries`]). Each gets
     /// every shape and run of the sweep, after the backends' rows.
     #[serde(default)]

@@ -6,7 +6,7 @@
 //! is evaluated from the run's counts ([`Workload::counts`]), O(keys ×
 //! hashes) whatever the number of events; any other (conservative update)
 //! replays the run's stream event by event. [`ReplayMode::Events`] replays
-//! every sketch, to check that the two agree (`tests/replay_modes.rs`).
+//! every sketch, to check that the two agree (`tests/it/replay_modes.rs`).
 
 use crate::hash::RowHasher;
 use crate::lab::ReplayMode;

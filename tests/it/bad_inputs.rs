@@ -1,0 +1,89 @@
+//! The bad-input corpus: every `tests/bad_inputs/<case>` that has a sibling
+//! `<case>.expected` must make ratelab exit with code 2 and print exactly one
+//! line on stderr containing the expected text, and write nothing.
+//!
+//! The command is `run <case> --out <tmp>` unless `<case>.args` gives another
+//! (whitespace-separated; `{file}` is the case's path, `{out}` a fresh folder).
+
+use crate::common::*;
+use std::path::Path;
+
+#[test]
+fn every_bad_input_exits_2_with_its_one_line_error() {
+    let dir = root().join("tests/bad_inputs");
+    let mut cases: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| Path::new(&format!("{}.expected", p.display())).exists())
+        .collect();
+    cases.sort();
+    assert!(
+        cases.len() >= 50,
+        "the corpus must hold at least 50 cases, found {}",
+        cases.len()
+    );
+    let mut failures = Vec::new();
+    for case in &cases {
+        let expected = std::fs::read_to_string(format!("{}.expected", case.display())).unwrap();
+        let expected = expected.trim_end_matches('\n');
+        let out = tempfile::tempdir().unwrap();
+        let out_dir = out.path().join("out");
+        let args_file = format!("{}.args", case.display());
+        let template =
+            std::fs::read_to_string(&args_file).unwrap_or_else(|_| "run {file} --out {out}".into());
+        let args: Vec<String> = template
+            .split_whitespace()
+            .map(|a| {
+                a.replace("{file}", &case.display().to_string())
+                    .replace("{out}", &out_dir.display().to_string())
+            })
+            .collect();
+        let refs: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        let o = ratelab(&refs);
+        let err = stderr(&o);
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        if o.status.code() != Some(2) {
+            failures.push(format!(
+                "{name}: exit code {:?} (want 2); stderr: {err}",
+                o.status.code()
+            ));
+        } else if err.trim_end().lines().count() != 1 {
+            failures.push(format!("{name}: stderr is not one line: {err}"));
+        } else if !err.contains(expected) {
+            failures.push(format!(
+                "{name}: stderr {:?} lacks {expected:?}",
+                err.trim_end()
+            ));
+        } else if out_dir.exists() && std::fs::read_dir(&out_dir).unwrap().next().is_some() {
+            failures.push(format!("{name}: wrote output despite the error"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// The other side of the pacer checks: a zero `burst` (valid in x/time/rate:
+/// nothing is allowed unless the limit is infinite) and a zero `ideal_burst`
+/// stay accepted.
+#[test]
+fn zero_burst_and_zero_ideal_burst_stay_accepted() {
+    let sc = r#"{"name": "zero-burst", "kind": "pacer_timeline", "cases": [{"label": "a",
+        "buckets": [{"name": "b", "limit": "inf", "burst": 0}],
+        "callers": [{"label": "c", "count": 2, "steps": [{"wait": "b"}]}],
+        "ideal_per_s": 2, "ideal_burst": 0}]}"#;
+    let (_d, path) = temp_file("zero-burst.json", sc.as_bytes());
+    let out = tempfile::tempdir().unwrap();
+    let o = ratelab(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

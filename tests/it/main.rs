@@ -1,0 +1,46 @@
+//! Every end-to-end test, in one binary (one link instead of one per file):
+//! a module per area, `common` the shared helpers. Run one area with
+//! `cargo test --test it <area>::` (e.g. `cargo test --test it peers::`).
+//!
+//! These tests share one process: none may change process-wide state (the
+//! environment, the working directory, rlimits, signal dispositions) except
+//! in a child between fork and exec (`Command::pre_exec`), as
+//! `write_faults` does. Slow tests are `#[ignore]`d with a reason starting
+//! "slow:"; `.ci/run` runs them with `cargo test -- --include-ignored`.
+
+mod common;
+
+mod bad_inputs;
+mod characterization;
+mod chart_layout;
+mod check;
+mod ci_script;
+mod count_min_table;
+mod crash_safety;
+mod decision;
+mod docs;
+mod estimator_cli;
+mod exec_ci_layout;
+mod exec_estimator;
+mod exec_examples;
+mod exec_limiter;
+mod exec_reference;
+mod exec_trust;
+mod fuzz;
+mod gcra_vs_governor;
+mod limiter_seam;
+mod notebooks;
+mod peers;
+mod portable_numerics;
+mod proptests;
+mod real_estimator;
+mod replay_modes;
+mod replay_pacers;
+mod replay_rate;
+mod report_html;
+mod reproduce_concurrent;
+mod samplers;
+mod shard;
+mod size_limit;
+mod size_search;
+mod write_faults;
