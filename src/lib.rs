@@ -70,4 +70,5 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod sizing;
+pub mod strict_json;
 pub mod workload;

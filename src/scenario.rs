@@ -102,7 +102,7 @@ impl Scenario {
 
     /// Parses scenario text; `path` is used in messages and for relative paths.
     pub fn parse(path: &Path, text: &str) -> Result<Self> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
+        let value: Value = crate::strict_json::from_str(text).map_err(|e| {
             Error::input_at(
                 path,
                 format!("line {} column {}", e.line(), e.column()),

@@ -25,10 +25,13 @@ pub fn baseline_path(reports: &Path, name: &str) -> PathBuf {
     reports.join(name).join("report.json")
 }
 
+/// Largest report.json read (committed reports are a few MB at most).
+pub const MAX_REPORT_BYTES: u64 = 256 << 20;
+
 /// Reads a report.json; any problem is bad input naming the file.
 pub fn read_report(path: &Path) -> Result<Value> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+    let bytes = crate::report::pending::read_bounded(path, MAX_REPORT_BYTES, "a report.json")?;
+    let v: Value = crate::strict_json::from_slice(&bytes).map_err(|e| {
         Error::input_at(
             path,
             format!("line {} column {}", e.line(), e.column()),

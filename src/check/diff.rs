@@ -66,12 +66,27 @@ pub(super) fn parse_tol(v: &Value) -> std::result::Result<Tol, String> {
     }
 }
 
-/// Compares `now` with `baseline` value by value.
+/// Compares `now` with `baseline` value by value, both made with the same
+/// seed: every single-run value is compared.
 pub fn compare(baseline: &Value, now: &Value, spec: &Spec) -> Vec<Finding> {
+    compare_reseeded(baseline, now, spec, false)
+}
+
+/// [`compare`], where `reseeded` says the command line ran `now` with a
+/// seed other than the scenario's: single-run values are then not
+/// comparable. Decided by the caller, not from the reports' `seed` values:
+/// a baseline whose seed was edited (or turned into a string) must not
+/// excuse a regression.
+pub fn compare_reseeded(
+    baseline: &Value,
+    now: &Value,
+    spec: &Spec,
+    reseeded: bool,
+) -> Vec<Finding> {
     let runs = |v: &Value| v.get("runs").and_then(Value::as_f64);
     let ctx = Ctx {
         spec,
-        reshuffled: baseline.get("seed") != now.get("seed") || runs(baseline) != runs(now),
+        reshuffled: reseeded,
         runs: (runs(baseline), runs(now)),
     };
     let mut out = Vec::new();
@@ -91,8 +106,8 @@ pub fn compare(baseline: &Value, now: &Value, spec: &Spec) -> Vec<Finding> {
 /// What every comparison of one report needs.
 struct Ctx<'a> {
     spec: &'a Spec,
-    /// The seed or the run count differs from the baseline's: single-run
-    /// values are not comparable.
+    /// `--seed` changed the scenario's seed: single-run values are not
+    /// comparable.
     reshuffled: bool,
     /// The report's `runs` (baseline, now): the n of `std` siblings.
     runs: (Option<f64>, Option<f64>),
@@ -501,7 +516,7 @@ fn leaf(
         ("configuration".to_string(), Verdict::Changed)
     } else if ctx.reshuffled {
         (
-            "single run and the seed or run count changed: not comparable".to_string(),
+            "single run and --seed changed the seed: not comparable".to_string(),
             Verdict::Changed,
         )
     } else if dir == Direction::Cost && cfg_changed {

@@ -61,7 +61,7 @@ pub mod spec;
 mod values;
 
 pub use baseline::{baseline_path, orphans, read_report, validate_report};
-pub use diff::{compare, Tol};
+pub use diff::{compare, compare_reseeded, Tol};
 pub use expect::{evaluate, Expectation};
 pub use findings::{render_table, show, Finding, Verdict};
 pub use path::Pattern;

@@ -6,7 +6,7 @@ use super::init_threads;
 use crate::check::{ci, CheckOptions};
 use crate::error::{Error, Result};
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `ratelab check`.
 #[derive(Debug, Clone, clap::Args)]
@@ -68,6 +68,14 @@ pub struct CheckArgs {
 /// `ratelab check`.
 pub fn check(args: &CheckArgs) -> Result<i32> {
     init_threads(args.threads)?;
+    // Every output is opened before the work: an unwritable one fails
+    // first, and none replaces an earlier file until all are written.
+    let targets: Vec<PathBuf> = [&args.junit, &args.summary_md]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let pending = crate::report::pending::Pending::open_all(&targets)?;
     let outcome = crate::check::run(&CheckOptions {
         only: &args.only,
         scenarios: &args.scenarios,
@@ -83,13 +91,15 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
     })?;
     print!("{}", outcome.console);
     let strict = args.strict;
-    if let Some(path) = &args.junit {
-        write_file(path, &ci::junit(&outcome.results, strict))?;
-    }
     let md = ci::markdown(&outcome.results, strict);
-    if let Some(path) = &args.summary_md {
-        write_file(path, &md)?;
+    let mut contents = Vec::new();
+    if args.junit.is_some() {
+        contents.push(ci::junit(&outcome.results, strict).into_bytes());
     }
+    if args.summary_md.is_some() {
+        contents.push(md.clone().into_bytes());
+    }
+    crate::report::pending::Pending::commit_all(pending, &contents)?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
         let mut f = std::fs::OpenOptions::new()
@@ -109,9 +119,3 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
     }
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
-}

@@ -225,7 +225,21 @@ fn start_order(scenarios: &[Scenario]) -> Vec<usize> {
 
 /// `ratelab merge`.
 pub fn merge(files: &[std::path::PathBuf], out: &Path) -> Result<i32> {
-    for (scenario, output) in shard::merge(files)? {
+    // Every shard is read and merged, and every report folder checked,
+    // before the first report is written: a bad second scenario leaves the
+    // first one's earlier report as it was.
+    let merged = shard::merge(files)?;
+    for (scenario, _) in &merged {
+        let dir = out.join(&scenario.common.name);
+        if dir.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+            return Err(crate::error::Error::input(format!(
+                "{}: exists and is not a folder; the merged report of {:?} goes there",
+                dir.display(),
+                scenario.common.name
+            )));
+        }
+    }
+    for (scenario, output) in merged {
         let dir = write_report(out, &scenario.common.name, &output)?;
         println!("== {} (merged)", scenario.common.name);
         print!("{}", output.console);

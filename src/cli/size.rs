@@ -12,6 +12,7 @@ use crate::hash::HasherKind;
 use crate::model::estimator::Variant;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::input::{read_trace_input, Columns, InputOptions, TraceInput};
+use crate::sizing::guarantee::Plan;
 use crate::sizing::limit::{parse_near, run_limit_job, LimitJob};
 use crate::sizing::{run_job, Generated, SizeJob, SizeReport, WorkloadSource};
 use crate::workload::trace::TimeUnit;
@@ -73,9 +74,15 @@ pub struct SizeArgs {
     /// Update rule: count_min (pingora) or conservative.
     #[arg(long, default_value = "count_min")]
     pub variant: String,
-    /// Seeds per shape (fresh hash seeds and event order each); the pick is re-checked on 20 reruns of as many fresh ones.
+    /// Seeds per shape (fresh hash seeds and event order each); with --limit, the least number of fresh hash seeds the pick is verified on.
     #[arg(long, default_value_t = 5)]
     pub seeds: u32,
+    /// The claim: the pick meets every target on at least this % of hash seeds (verified on fresh seeds; 99 needs 299 at 95% confidence).
+    #[arg(long, default_value_t = crate::sizing::guarantee::DEFAULT_COVERAGE_PCT)]
+    pub coverage: f64,
+    /// The claim's confidence, % (a one-sided Clopper-Pearson bound on the exceedance).
+    #[arg(long, default_value_t = crate::sizing::guarantee::DEFAULT_CONFIDENCE_PCT)]
+    pub confidence: f64,
     /// Base seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -191,6 +198,8 @@ fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
         modes,
         seed: a.seed,
         seeds: a.seeds,
+        coverage_pct: a.coverage,
+        confidence_pct: a.confidence,
         max_memory: a.max_memory,
         max_work: a.max_work,
         progress: !a.no_progress,
@@ -199,11 +208,42 @@ fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
     run_limit_job(&job, input).map(Some)
 }
 
-/// Runs the search for parsed arguments (without writing anything).
-pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
+/// Parses every option, whichever path (count search, limit search) will
+/// use it, so a bad value is refused the same way in every combination.
+fn validate(a: &SizeArgs) -> Result<()> {
     if a.seeds == 0 {
         return Err(Error::input("--seeds 0: expected at least 1 seed"));
     }
+    parse_variant(&a.variant)?;
+    parse_hasher(&a.hasher)?;
+    parse_modes(&a.estimate)?;
+    parse_near(&a.near_limit)?;
+    a.time_unit
+        .parse::<TimeUnit>()
+        .map_err(|m| Error::input(format!("--time-unit: {m}")))?;
+    a.columns.as_deref().map(Columns::parse).transpose()?;
+    Plan::new(a.coverage, a.confidence, 0)?;
+    if a.trace.is_some() && (a.limit.is_some() || a.interval_ms.is_some()) {
+        // The limit search sizes pingora Rate: count-min, xxh3.
+        if parse_variant(&a.variant)? != Variant::CountMin {
+            return Err(Error::input(format!(
+                "--variant {}: a --limit sizing sizes pingora Rate, whose sketch is count_min",
+                a.variant
+            )));
+        }
+        if parse_hasher(&a.hasher)? != HasherKind::Xxh3 {
+            return Err(Error::input(format!(
+                "--hasher {}: a --limit sizing replays the decision lab's pingora Rate, hashed with xxh3",
+                a.hasher
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the search for parsed arguments (without writing anything).
+pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
+    validate(a)?;
     if let Some(r) = compute_trace(a)? {
         return Ok(r);
     }
@@ -226,6 +266,7 @@ fn compute_counts(
         hasher,
         seed: a.seed,
         seeds: a.seeds,
+        plan: Plan::new(a.coverage, a.confidence, 0)?,
         max_work: a.max_work,
         progress: !a.no_progress,
     };

@@ -7,7 +7,8 @@
 //! and writes `<out>/<name>.shard-i-of-n.json`: the raw outcome of each cell
 //! (floats as IEEE-754 bit patterns, so nothing is rounded on the way), the
 //! scenario itself, the seed and runs, and an identity hash of all three plus
-//! the ratelab version. `ratelab merge` checks that every shard 0..n of one
+//! the ratelab version, and a content hash of the identity, the shard index
+//! and every cell (so an edited cell is refused). `ratelab merge` checks that every shard 0..n of one
 //! identity is there exactly once, puts the cells back in order and renders
 //! the report with the same code as an unsharded run: the folder is byte for
 //! byte the one `ratelab run` writes.
@@ -29,7 +30,9 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The `format` field of shard files.
-pub const FORMAT: &str = "ratelab-shard/1";
+pub const FORMAT: &str = "ratelab-shard/2";
+/// Largest shard file read (a sweep cell takes a few KB).
+pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 
 /// Shard `index` of `count` (0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +147,48 @@ impl CellRecord {
         }
     }
 
+    /// Refuses a cell no run can produce: no keys, a non-finite or
+    /// negative figure, a percentage over 100, rank bins that do not match
+    /// its keys.
+    fn validate(&self, path: &Path) -> Result<()> {
+        let bad = |what: String| Err(Error::input_at(path, format!("cell {}", self.cell), what));
+        if self.keys == 0 {
+            return bad("keys 0: a cell measures at least one key".into());
+        }
+        let f = f64::from_bits;
+        for (name, v) in [
+            ("exact_pct", f(self.exact_pct)),
+            ("mean", f(self.mean)),
+            ("p99", f(self.p99)),
+            ("max", f(self.max)),
+            ("over_bound_pct", f(self.over_bound_pct)),
+            ("bound", f(self.bound)),
+        ] {
+            let pct = name.ends_with("_pct");
+            if !v.is_finite() || v < 0.0 || (pct && v > 100.0) {
+                return bad(format!("{name} {v}: expected a finite value >= 0{}", if pct { " and <= 100" } else { "" }));
+            }
+        }
+        if let Some(b) = self
+            .rank_bin_means
+            .iter()
+            .chain(&self.quantiles)
+            .map(|&b| f(b))
+            .find(|v| !v.is_finite())
+        {
+            return bad(format!("{b} in rank_bin_means or quantiles: expected finite values"));
+        }
+        let bins = estimator_accuracy::rank_bins(self.keys.min(1 << 40) as usize).len();
+        if self.rank_bin_means.len() != bins {
+            return bad(format!(
+                "{} rank bins: expected {bins} for {} keys",
+                self.rank_bin_means.len(),
+                self.keys
+            ));
+        }
+        Ok(())
+    }
+
     fn outcome(&self) -> CellOutcome {
         let f = f64::from_bits;
         CellOutcome {
@@ -182,6 +227,22 @@ struct ShardFile {
     scenario_json: Value,
     first: Option<WorkloadSummary>,
     cells: Vec<CellRecord>,
+    /// Hash of the identity, the shard index, `first` and the cells.
+    content: String,
+}
+
+/// The content hash of a shard: its identity, index, workload facts and cells.
+fn content_hash(
+    identity: &str,
+    shard: u32,
+    first: &Option<WorkloadSummary>,
+    cells: &[CellRecord],
+) -> String {
+    let v = json!({"identity": identity, "shard": shard, "first": first, "cells": cells});
+    format!(
+        "xxh3:{:016x}",
+        xxhash_rust::xxh3::xxh3_64(v.to_string().as_bytes())
+    )
 }
 
 const SCHEME: &str = "cell k = shape_index * runs + run goes to shard k mod shards";
@@ -201,11 +262,15 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
     let (runs, first, cells) =
         estimator_accuracy::run_cells(scenario, ctx, |k| shard.owns(k), shard.index == 0)?;
     let sv = scenario_value(scenario);
+    let cells: Vec<CellRecord> = cells.iter().map(|(k, o)| CellRecord::new(*k, o)).collect();
+    let id = identity(&sv, ctx.seed, runs, shard.count);
+    let content = content_hash(&id, shard.index, &first, &cells);
+    let n_cells = cells.len();
     let file = ShardFile {
         format: FORMAT.into(),
         scenario: scenario.common.name.clone(),
         kind: scenario.common.kind.clone(),
-        identity: identity(&sv, ctx.seed, runs, shard.count),
+        identity: id,
         shard: shard.index,
         shards: shard.count,
         scheme: SCHEME.into(),
@@ -215,17 +280,18 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
         scenario_path: scenario.path.display().to_string(),
         scenario_json: sv,
         first,
-        cells: cells.iter().map(|(k, o)| CellRecord::new(*k, o)).collect(),
+        cells,
+        content,
     };
     let mut bytes = serde_json::to_vec(&file)
         .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))?;
     bytes.push(b'\n');
-    Ok((bytes, cells.len()))
+    Ok((bytes, n_cells))
 }
 
 fn read_shard(path: &Path) -> Result<ShardFile> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+    let bytes = crate::report::pending::read_bounded(path, MAX_SHARD_BYTES, "a shard file")?;
+    let value: Value = crate::strict_json::from_slice(&bytes).map_err(|e| {
         Error::input_at(
             path,
             format!("line {} column {}", e.line(), e.column()),
@@ -257,6 +323,26 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
             "field identity",
             "does not match the scenario, seed and runs in the file (edited by hand?)",
         ));
+    }
+    if file.shards == 0 || file.shard >= file.shards {
+        return Err(Error::input_at(
+            path,
+            "field shard",
+            format!(
+                "value {} of {}: expected 0 <= shard < shards",
+                file.shard, file.shards
+            ),
+        ));
+    }
+    if file.content != content_hash(&file.identity, file.shard, &file.first, &file.cells) {
+        return Err(Error::input_at(
+            path,
+            "field content",
+            "does not match the cells in the file (edited by hand?)",
+        ));
+    }
+    for c in &file.cells {
+        c.validate(path)?;
     }
     Ok(file)
 }
@@ -356,9 +442,19 @@ fn collect_cells(
     n: u32,
     scenario: &str,
 ) -> Result<Vec<CellOutcome>> {
+    // Cells 0..total, each once: an index past the number of cells given
+    // is refused before anything is allocated from it.
+    let total: usize = shards.iter().map(|(_, f)| f.cells.len()).sum();
     let mut cells: Vec<Option<CellOutcome>> = Vec::new();
     for (path, f) in shards {
         for c in &f.cells {
+            if c.cell >= total {
+                return Err(Error::input_at(
+                    path,
+                    format!("cell {}", c.cell),
+                    format!("index past the {total} cells of the shards"),
+                ));
+            }
             let shard = Shard {
                 index: f.shard,
                 count: n,

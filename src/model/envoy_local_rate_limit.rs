@@ -273,9 +273,7 @@ impl EnvoyTimerBucket {
             let sum = u64::from(self.tokens).saturating_add(n.saturating_mul(u64::from(add)));
             self.tokens = sum.min(u64::from(max)) as u32;
         } else {
-            for _ in 0..n {
-                self.on_fill_timer();
-            }
+            self.tokens = wrapping_fills(self.tokens, max, add, n);
         }
     }
 
@@ -301,6 +299,42 @@ impl EnvoyTimerBucket {
         self.tokens -= w as u32;
         true
     }
+}
+
+/// `n` wrapping `onFillTimer` calls from `tokens`, in closed form (a trace
+/// with a long gap and a 1 ns fill interval must not loop once per tick).
+/// With `d = 2^32 − add`, a fill wraps exactly when `t >= d`, giving
+/// `t − d` (never above max); otherwise it gives `min(max, t + add)`. So
+/// the fills alternate runs of subtracting `d` and runs of adding `add`,
+/// each run's length computed at once, and the value at the start of each
+/// run (a function of the value alone) is remembered to skip whole cycles.
+fn wrapping_fills(tokens: u32, max: u32, add: u32, n: u64) -> u32 {
+    let d = (1u64 << 32) - u64::from(add);
+    let (max, add) = (u64::from(max), u64::from(add));
+    let mut t = u64::from(tokens);
+    let mut n = n;
+    let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    let mut skipped = false;
+    while n > 0 {
+        if !skipped {
+            if let Some(before) = seen.insert(t, n) {
+                // The same value `before − n` ticks ago: skip whole cycles.
+                n %= before - n;
+                skipped = true;
+                continue;
+            }
+        }
+        if t >= d {
+            let k = n.min(t / d);
+            t -= k * d;
+            n -= k;
+        } else {
+            let k = n.min((d - t).div_ceil(add));
+            t = max.min(t + k * add);
+            n -= k;
+        }
+    }
+    t as u32
 }
 
 impl KeyState for EnvoyTimerBucket {
@@ -381,6 +415,29 @@ impl KeyState for EnvoyAtomicBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrapping_fills_in_closed_form_equal_one_by_one() {
+        let cases: [(u32, u32); 6] = [
+            (u32::MAX, u32::MAX),
+            (u32::MAX - 3, 7),
+            (3_000_000_000, 2_000_000_000),
+            (2, u32::MAX),
+            ((1 << 31) + 5, 1 << 31),
+            (4_000_000_000, 300_000_001),
+        ];
+        for (max, add) in cases {
+            for start in [0u32, 1, max / 3, max] {
+                let mut slow = start;
+                for n in 0..300u64 {
+                    assert_eq!(wrapping_fills(start, max, add, n), slow, "{max} {add} {start} {n}");
+                    slow = max.min(slow.wrapping_add(add));
+                }
+            }
+        }
+        // 2^40 ticks answer at once.
+        let _ = wrapping_fills(5, u32::MAX, u32::MAX, 1 << 40);
+    }
 
     const MS: Nanos = MILLI;
 

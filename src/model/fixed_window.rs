@@ -271,9 +271,33 @@ impl crate::model::KeyState for FixedWindow {
     const STATE_BYTES: u64 = std::mem::size_of::<FixedWindow>() as u64;
 
     fn admit(&mut self, w: u64, now: Nanos) -> crate::error::Result<crate::model::Decision> {
+        // The `w` calls in closed form (a weight of 2^40 must not loop
+        // 2^40 times), call for call the same states as one at a time:
         let mut ok = true;
-        for _ in 0..w {
+        let mut left = w;
+        while left > 0 {
+            if let TowerState::Ready { until, rem } = self.state {
+                // Ready inside the window with more than one permit: each
+                // call only takes a permit and succeeds.
+                if now < until && rem > 1 {
+                    let n = left.min(rem - 1);
+                    self.state = TowerState::Ready {
+                        until,
+                        rem: rem - n,
+                    };
+                    left -= n;
+                    continue;
+                }
+            }
+            if matches!(self.state, TowerState::Limited)
+                && now < self.timer.wake_at(self.sleep_until)
+            {
+                // Sleeping at `now`: every remaining poll is Pending, and
+                // a Pending poll changes nothing.
+                return Ok(crate::model::Decision::DENY);
+            }
             ok &= self.allow(now);
+            left -= 1;
         }
         Ok(crate::model::Decision::from_allowed(ok))
     }
@@ -363,6 +387,34 @@ mod tests {
             "service not ready; poll_ready must be called first"
         );
         assert_eq!(f.location, "tower-0.5.3/src/limit/rate/service.rs:145:31");
+    }
+
+    #[test]
+    fn a_weight_is_its_calls_in_closed_form() {
+        use crate::model::KeyState;
+        // Against w single calls, for weights around the window's permits.
+        for w in [1u64, 2, 3, 4, 5, 7] {
+            for start in [0u64, 400 * MS, 1500 * MS] {
+                let mut fast = limiter(5, 1000);
+                let mut slow = limiter(5, 1000);
+                for (i, t) in [start, start + 10 * MS, start + 999 * MS, start + 2100 * MS]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let got = fast.admit(w, t).unwrap().allowed;
+                    let mut want = true;
+                    for _ in 0..w {
+                        want &= slow.allow(t);
+                    }
+                    assert_eq!(got, want, "w {w} start {start} request {i}");
+                    assert_eq!(fast.state(), slow.state());
+                }
+            }
+        }
+        // A weight of 2^40 answers at once.
+        let mut l = limiter(5, 1000);
+        assert!(!l.admit(1 << 40, 0).unwrap().allowed);
+        assert!(matches!(l.state(), TowerState::Limited));
     }
 
     #[test]

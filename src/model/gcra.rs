@@ -39,8 +39,12 @@
 //!   stored TAT is never 0 (it is at least `T` after an admission), so that
 //!   is the same as an absent state. The model keeps an
 //!   `Option<NonZeroU64>`, 8 bytes.
-//! * Where governor's plain `u64` additions would overflow (a TAT 584 years
-//!   away), the model reports an internal error instead of wrapping.
+//! * governor's additions are plain `u64` `+` on `Nanos` (`src/nanos.rs:52`,
+//!   used at `src/gcra.rs:161` and `:171`): in a release build (the one a
+//!   service ships, without overflow checks) a TAT past `u64::MAX` (a trace
+//!   spanning 584 years) wraps, and governor still answers. The model wraps
+//!   the same way, so such a trace gets governor's decisions (a wrapped TAT
+//!   of exactly 0 reads as "no TAT", in both).
 //!
 //! # Weights
 //! A request's weight is its number of cells `n`. governor's `check_n`
@@ -179,11 +183,6 @@ impl Gcra {
     }
 }
 
-fn overflow(what: &str) -> Error {
-    Error::internal(format!(
-        "gcra: {what} overflows u64 nanoseconds (governor's Nanos arithmetic would too)"
-    ))
-}
 
 impl KeyState for Gcra {
     const STATE_BYTES: u64 = GCRA_STATE_BYTES;
@@ -200,19 +199,14 @@ impl KeyState for Gcra {
         }
         let extra = extra as u64; // ≤ τ, which fits
         let tat = self.tat.map_or(now, NonZeroU64::get);
-        let earliest = tat
-            .checked_add(extra)
-            .ok_or_else(|| overflow("TAT + T × (n − 1)"))?
-            .saturating_sub(self.tau);
+        // governor: `(tat + additional_weight).saturating_sub(tau)`, `+`
+        // wrapping as in its release build (module docs).
+        let earliest = tat.wrapping_add(extra).saturating_sub(self.tau);
         if now < earliest {
             return Ok(Decision::DENY);
         }
-        let next = tat
-            .max(now)
-            .checked_add(self.t)
-            .and_then(|x| x.checked_add(extra))
-            .ok_or_else(|| overflow("max(TAT, t) + n × T"))?;
-        // next ≥ T ≥ 1.
+        // governor: `cmp::max(tat, t0) + t + additional_weight`.
+        let next = tat.max(now).wrapping_add(self.t).wrapping_add(extra);
         self.tat = NonZeroU64::new(next);
         Ok(Decision::ALLOW)
     }
@@ -300,9 +294,13 @@ mod tests {
     }
 
     #[test]
-    fn overflow_is_an_internal_error_not_a_wrap() {
+    fn a_tat_past_u64_wraps_as_governor_release_does() {
         let mut q = g(10, 1);
         q.tat = NonZeroU64::new(u64::MAX - 5);
-        assert!(q.admit(1, u64::MAX - 1).is_err());
+        // max(TAT, t) + T wraps: admitted, TAT just past 0.
+        assert!(ok(&mut q, 1, u64::MAX - 1));
+        assert_eq!(q.tat(), Some((u64::MAX - 1).wrapping_add(10 * MILLI)));
+        // The wrapped TAT is in the past of a late request: admitted again.
+        assert!(ok(&mut q, 1, u64::MAX));
     }
 }

@@ -366,6 +366,10 @@ pub fn replay_leaky_bucket(
         .collect())
 }
 
+/// Most `Take` calls one request may stand for (its weight): beyond it a
+/// replay refuses the request (exit 2) instead of looping once per unit.
+pub const MAX_TAKES_PER_REQUEST: u64 = 1 << 20;
+
 /// uber-go's pacer as an admission limiter: uber-go paces (`Take` blocks);
 /// here a request that would have had to wait is denied and takes no slot.
 /// A request of weight `w` is `w` calls of `Take`, tried on a copy.
@@ -382,6 +386,11 @@ impl crate::model::KeyState for DenyIfWait {
         w: u64,
         now: crate::clock::Nanos,
     ) -> crate::error::Result<crate::model::Decision> {
+        if w > MAX_TAKES_PER_REQUEST {
+            return Err(crate::error::Error::input(format!(
+                "uber-go ratelimit: a request of weight {w} is {w} Take calls; more than {MAX_TAKES_PER_REQUEST} per request is refused (the work grows with the weight, and Go's int64 arithmetic wraps long before)"
+            )));
+        }
         let mut trial = self.0.clone();
         let mut wait = 0;
         for _ in 0..w {

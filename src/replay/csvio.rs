@@ -6,13 +6,51 @@
 use crate::error::{Error, Result};
 use crate::report::atomic::StreamingFile;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
+
+/// Longest line a replay reads: a longer one (a binary file, `/dev/zero`)
+/// is an error, not an ever-growing buffer.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// A reader that fails once a line (bytes since the last `\n`) passes
+/// [`MAX_LINE_BYTES`].
+pub struct LineBounded<R> {
+    inner: R,
+    run: usize,
+}
+
+impl<R: Read> LineBounded<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> Self {
+        Self { inner, run: 0 }
+    }
+}
+
+impl<R: Read> Read for LineBounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                self.run = 0;
+            } else {
+                self.run += 1;
+                if self.run > MAX_LINE_BYTES {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("a line longer than {MAX_LINE_BYTES} bytes (not a text trace?)"),
+                    ));
+                }
+            }
+        }
+        Ok(n)
+    }
+}
 
 /// A streaming CSV reader over a trace file.
 pub struct TraceReader {
     path: PathBuf,
-    reader: csv::Reader<BufReader<File>>,
+    reader: csv::Reader<LineBounded<BufReader<File>>>,
     header: Vec<String>,
     record: csv::StringRecord,
 }
@@ -25,7 +63,7 @@ impl TraceReader {
             .has_headers(true)
             .flexible(true)
             .trim(csv::Trim::All)
-            .from_reader(BufReader::new(file));
+            .from_reader(LineBounded::new(BufReader::new(file)));
         let header: Vec<String> = reader
             .headers()
             .map_err(|e| csv_error(path, &e))?

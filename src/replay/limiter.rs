@@ -136,7 +136,7 @@ fn pick(args: &ReplayArgs, setup: &Setup) -> Result<Candidate> {
 fn from_entry(text: &str, setup: &Setup, allow_exec: bool) -> Result<Candidate> {
     let bad = |m: String| Error::input(format!("--limiter: {m}"));
     let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+        crate::strict_json::from_str(text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
     let obj = v
         .as_object()
         .ok_or_else(|| bad("expected a JSON object".into()))?;

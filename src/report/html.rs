@@ -121,7 +121,7 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
 /// naming the targets and the pick.
 fn size_json(path: &Path) -> Result<Value> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+    let v: Value = crate::strict_json::from_slice(&bytes).map_err(|e| {
         Error::input_at(
             path,
             format!("line {} column {}", e.line(), e.column()),

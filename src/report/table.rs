@@ -73,12 +73,16 @@ impl Table {
         }
         let mut out = String::new();
         for row in std::iter::once(&self.header).chain(&self.rows) {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("{:>w$}", c, w = width.get(i).copied().unwrap_or(0) + 2))
-                .collect();
-            out.push_str(cells.join("").trim_end());
+            // Padded by hand: `format!`'s width is limited to u16::MAX and
+            // panics past it (a 70 KB key is a valid cell).
+            let mut line = String::new();
+            for (i, c) in row.iter().enumerate() {
+                let w = width.get(i).copied().unwrap_or(0) + 2;
+                let pad = w.saturating_sub(c.chars().count());
+                line.extend(std::iter::repeat(' ').take(pad));
+                line.push_str(c);
+            }
+            out.push_str(line.trim_end());
             out.push('\n');
         }
         out
@@ -96,5 +100,18 @@ mod tests {
         assert_eq!(t.markdown(), "| a | b |\n|---|---|\n| 1 | x,y |\n");
         assert_eq!(t.csv(), "a,b\n1,\"x,y\"\n");
         assert_eq!(t.text(), "  a    b\n  1  x,y\n");
+    }
+
+    #[test]
+    fn a_cell_wider_than_u16_is_padded_not_a_panic() {
+        let long = "k".repeat(70_000);
+        let mut t = Table::new(["key", "n"]);
+        t.push([long.as_str(), "1"]);
+        t.push(["a", "22"]);
+        let text = t.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[2].ends_with(" a  22"));
+        assert_eq!(lines[1].chars().count(), lines[2].chars().count());
     }
 }

@@ -2,6 +2,7 @@
 //! the search with a progress bar and the rendered report.
 
 use super::evaluation::Evaluator;
+use super::guarantee::Plan;
 use super::report::{render_report, SizeReport};
 use super::search::{search, SearchOptions};
 use super::targets::Target;
@@ -28,15 +29,20 @@ pub struct SizeJob {
     pub seed: u64,
     /// Seeds per shape (at least 1).
     pub seeds: u32,
+    /// The claim the hold-out verifies.
+    pub plan: Plan,
     /// Largest work the search may take, in units of about 10 ns of CPU.
     pub max_work: f64,
     /// Draw a progress bar.
     pub progress: bool,
 }
 
-/// Shapes one search evaluates at most, per seed: the power-of-two grid,
-/// the refinement around the pick and the hold-out reruns.
-const EVALS_PER_SEED: f64 = 220.0;
+/// Shapes one search evaluates at most, per search seed: the power-of-two
+/// grid and the refinement around the pick.
+const EVALS_PER_SEED: f64 = 200.0;
+/// Full hold-outs (every plan seed) a search runs, in the estimate; a
+/// failing hold-out stops at its first failure beyond the plan.
+const FULL_HOLDOUTS: f64 = 2.0;
 
 /// Refuses a search whose work is over `max_work` before any seed is
 /// prepared. Each seed replays the stream once (unless the counts are fixed);
@@ -55,13 +61,22 @@ fn check_search_work(job: &SizeJob, workload: &Workload) -> Result<()> {
         Variant::CountMin => keys * 4.0,
         Variant::Conservative => events * 4.0,
     };
-    let work = setup + seeds * EVALS_PER_SEED * per_eval;
+    // A hold-out run rebuilds its seed's stream unless the counts are fixed.
+    let holdout_run = per_eval
+        + if workload.exact_counts().is_some() {
+            0.0
+        } else {
+            events
+        };
+    let work = setup
+        + seeds * EVALS_PER_SEED * per_eval
+        + FULL_HOLDOUTS * f64::from(job.plan.seeds) * holdout_run;
     if work.is_finite() && work <= job.max_work {
         return Ok(());
     }
     Err(Error::input(format!(
-        "--seeds {} on {keys} keys and {events} events: the search needs about {work:.2e} work units (~10 ns of CPU each), over --max-work {:.0e} (fewer seeds or events, or raise --max-work)",
-        job.seeds, job.max_work
+        "--seeds {} on {keys} keys and {events} events, hold-out of {} seeds: the search needs about {work:.2e} work units (~10 ns of CPU each), over --max-work {:.0e} (fewer seeds or events, a lower --coverage/--confidence, or raise --max-work)",
+        job.seeds, job.plan.seeds, job.max_work
     )))
 }
 
@@ -91,6 +106,7 @@ fn check_search_work(job: &SizeJob, workload: &Workload) -> Result<()> {
 ///     hasher: HasherKind::Xxh3,
 ///     seed: 1,
 ///     seeds: 2,
+///     plan: ratelab::sizing::guarantee::Plan::new(99.0, 95.0, 0).unwrap(),
 ///     max_work: 3e10,
 ///     progress: false,
 /// };
@@ -137,6 +153,7 @@ pub fn run_job(
         &targets,
         &SearchOptions {
             max_memory: job.max_memory,
+            plan: job.plan,
         },
         &|n| progress.inc(n),
         &|d| {

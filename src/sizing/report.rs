@@ -3,7 +3,7 @@
 
 use super::evaluation::{Candidate, Evaluator};
 use super::search::SizeResult;
-use super::targets::{Metric, HOLDOUT_GROUPS};
+use super::targets::Metric;
 use crate::error::{Error, Result};
 use crate::metrics::summarize;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
@@ -195,7 +195,7 @@ pub fn render_report(
     let mut text = intro(ev, seen, r, &targets_text);
     let failure = match rec {
         Some(c) => {
-            recommendation(&mut text, ev, r, c);
+            recommendation(&mut text, r, c);
             None
         }
         None => Some(no_recommendation(&mut text, r, primary, &targets_text)),
@@ -216,15 +216,17 @@ pub fn render_report(
 /// The headline and the rule: workload, targets, seeds, update, hasher, cap.
 fn intro(ev: &Evaluator, seen: &WorkloadSummary, r: &SizeResult, targets_text: &[String]) -> Text {
     let headline = seen.headline();
-    let (seed, seeds, groups) = (ev.seed(), ev.seeds(), HOLDOUT_GROUPS);
+    let (seed, seeds) = (ev.seed(), ev.seeds());
+    let claim = r.plan.claim(&targets_text.join(" and "));
+    let (hold, allowed) = (r.plan.seeds, r.plan.allowed_failures);
     let (variant, hasher) = (ev.variant().name(), ev.hasher().name());
     let cap = human_bytes(r.max_memory);
     let console = format!(
-        "{headline}\ntargets: {} (each on the mean and on every one of {seeds} seeds; the pick re-checked on {groups} reruns of {seeds} fresh seeds); {variant} update, {hasher} hasher, memory cap {cap}\n",
+        "{headline}\ntargets: {} (each on the mean and on every one of {seeds} seeds; the pick {claim}: re-checked on {hold} fresh seeds, at most {allowed} missing a target); {variant} update, {hasher} hasher, memory cap {cap}\n",
         targets_text.join(", ")
     );
     let md = format!(
-        "# ratelab size\n\n{headline}. Targets: `{}`, each required on the mean over {seeds} seeds and on every seed; the pick must also meet them on the mean of each of {groups} reruns with {seeds} fresh seeds. {variant} update, {hasher} hasher, seed {seed}, memory cap {cap}.\n\n",
+        "# ratelab size\n\n{headline}. Targets: `{}`, each required on the mean over {seeds} seeds and on every seed. The pick's claim is a share of seeds: it {claim}, verified on a hold-out of {hold} fresh seeds of which at most {allowed} may miss a target (one-sided Clopper-Pearson bound). {variant} update, {hasher} hasher, seed {seed}, memory cap {cap}.\n\n",
         targets_text.join("`, `")
     );
     Text { console, md }
@@ -232,7 +234,7 @@ fn intro(ev: &Evaluator, seen: &WorkloadSummary, r: &SizeResult, targets_text: &
 
 /// The recommendation `c`: its row, its hold-out, the cheapest power of two
 /// and the shapes the hold-out rejected.
-fn recommendation(text: &mut Text, ev: &Evaluator, r: &SizeResult, c: &Candidate) {
+fn recommendation(text: &mut Text, r: &SizeResult, c: &Candidate) {
     let mut t = Table::new(SHAPE_TABLE_HEAD);
     t.push(shape_cells(c));
     text.console.push_str(&format!(
@@ -247,12 +249,13 @@ fn recommendation(text: &mut Text, ev: &Evaluator, r: &SizeResult, c: &Candidate
         mem_label(c.memory_bytes)
     ));
     text.md.push_str(&t.markdown());
-    if let Some(h) = &r.holdout {
+    if let (Some(h), Some(x)) = (&r.holdout, &r.holdout_exceedance) {
         let s = summarize(h);
+        let targets: Vec<String> = r.targets.iter().map(|t| t.resolved()).collect();
         text.both(&format!(
-            "hold-out ({} reruns x {} fresh seeds, each meets the targets; mean clears them by 3 standard errors): exact {:.1}%, mean {:.1}, p99 {:.1}, max {:.0}\n",
-            HOLDOUT_GROUPS,
-            ev.seeds(),
+            "guarantee: {}; {}; hold-out means: exact {:.1}%, mean {:.1}, p99 {:.1}, max {:.0}\n",
+            r.plan.claim(&targets.join(" and ")),
+            x.text(&r.plan),
             s.exact_pct.mean,
             s.mean.mean,
             s.p99.mean,
@@ -434,12 +437,20 @@ fn size_json(
             "shape": workload_shape,
         },
         "targets": r.targets,
-        "rule": "a shape meets a target when it holds for the mean over seeds and for every seed; the recommendation also meets it on the mean of each of 20 reruns with as many fresh seeds, and the hold-out mean clears each threshold by 3 standard errors of a rerun's mean",
+        "rule": "a shape meets a target when it holds for the mean over seeds and for every seed; the recommendation claims to meet every target on at least coverage_pct of hash seeds with confidence_pct confidence, verified on a hold-out of fresh seeds (one-sided Clopper-Pearson bound on the exceedance)",
+        "guarantee": {
+            "coverage_pct": r.plan.coverage_pct,
+            "confidence_pct": r.plan.confidence_pct,
+            "seeds": r.plan.seeds,
+            "allowed_failures": r.plan.allowed_failures,
+        },
         "recommendation": rec.map(|c| {
             let mut j = candidate_json(c);
             if let Some(h) = &r.holdout {
                 let s = crate::metrics::summarize(h);
-                j["holdout"] = json!({"reruns": HOLDOUT_GROUPS, "seeds": h.len(), "exact_pct": s.exact_pct.mean, "mean": s.mean.mean, "p99": s.p99.mean, "max": s.max.mean, "over_bound_pct": s.over_bound_pct.mean});
+                let targets: Vec<String> = r.targets.iter().map(|t| t.resolved()).collect();
+                j["guarantee"] = json!({"claim": r.plan.claim(&targets.join(" and ")), "exceedance": r.holdout_exceedance});
+                j["holdout"] = json!({"seeds": h.len(), "exact_pct": s.exact_pct.mean, "mean": s.mean.mean, "p99": s.p99.mean, "max": s.max.mean, "over_bound_pct": s.over_bound_pct.mean});
             }
             j
         }),

@@ -4,7 +4,8 @@
 
 use super::bound::{bound_pick, BoundPick};
 use super::evaluation::{evaluate_batch, Candidate, Evaluator};
-use super::targets::{holdout_meets, Target, HOLDOUT_GROUPS};
+use super::guarantee::{verify_chunked, Exceedance, Plan};
+use super::targets::{seed_meets, Target};
 use super::{MAX_SEARCH_HASHES, MAX_SLOTS_LOG2, MIN_SLOTS_LOG2, REFINE_RESOLUTION};
 use crate::metrics::ErrorStats;
 use rayon::prelude::*;
@@ -22,6 +23,11 @@ pub struct SizeResult {
     pub recommended_pow2: Option<usize>,
     /// Hold-out statistics of the recommendation (fresh seeds).
     pub holdout: Option<Vec<ErrorStats>>,
+    /// The recommendation's hold-out tally: seeds on which a target was
+    /// missed, and the bound on the exceedance.
+    pub holdout_exceedance: Option<Exceedance>,
+    /// The claim the hold-out verifies.
+    pub plan: Plan,
     /// Shapes that met the targets on the search seeds but failed the hold-out.
     pub holdout_rejected: Vec<usize>,
     /// Indexes into `evaluated` of the Pareto frontier (memory ascending).
@@ -39,13 +45,22 @@ pub struct SizeResult {
 pub struct SearchOptions {
     /// Largest memory a shape may use.
     pub max_memory: u64,
+    /// The claim the hold-out verifies (fresh seeds, failures allowed).
+    pub plan: Plan,
 }
 
 impl Default for SearchOptions {
-    /// The command line's default cap, 1 GiB.
+    /// The command line's defaults: a 1 GiB cap, 99% of seeds at 95%
+    /// confidence.
     fn default() -> Self {
         Self {
             max_memory: 1 << 30,
+            plan: Plan::new(
+                super::guarantee::DEFAULT_COVERAGE_PCT,
+                super::guarantee::DEFAULT_CONFIDENCE_PCT,
+                0,
+            )
+            .expect("the default plan is valid"),
         }
     }
 }
@@ -122,7 +137,11 @@ pub fn search(
         evaluated.extend(refined);
     }
     let (recommended, holdout, holdout_rejected) =
-        pick_with_holdout(ev, targets, &pow2, &mut evaluated, hooks);
+        pick_with_holdout(ev, targets, &opts.plan, &pow2, &mut evaluated, hooks);
+    let (holdout, holdout_exceedance) = match holdout {
+        Some((h, x)) => (Some(h), Some(x)),
+        None => (None, None),
+    };
     let frontier = pareto(targets, &evaluated);
     let events: u64 = ev.truth0().iter().sum();
     let keys = ev.truth0().iter().filter(|&&c| c > 0).count() as u64;
@@ -138,6 +157,8 @@ pub fn search(
         recommended,
         recommended_pow2,
         holdout,
+        holdout_exceedance,
+        plan: opts.plan,
         holdout_rejected,
         frontier,
         bound,
@@ -242,17 +263,18 @@ fn refine_all(
     refined.into_iter().flatten().collect()
 }
 
-/// The pick, checked on hold-out seeds; if every passing shape fails the
+/// The pick, checked on the plan's hold-out seeds; if every passing shape fails the
 /// hold-out, the powers of two skipped by the pruning are tried next, in
 /// order of memory, until one passes both or the cap is reached. Returns the
 /// index of the recommendation, its hold-out runs and the indexes rejected.
 fn pick_with_holdout(
     ev: &Evaluator,
     targets: &[Target],
+    plan: &Plan,
     pow2: &[(usize, u64)],
     evaluated: &mut Vec<Candidate>,
     hooks: Hooks<'_>,
-) -> (Option<usize>, Option<Vec<ErrorStats>>, Vec<usize>) {
+) -> (Option<usize>, Option<(Vec<ErrorStats>, Exceedance)>, Vec<usize>) {
     let mut rejected = Vec::new();
     let mut rest: Vec<(usize, u64)> = pow2
         .iter()
@@ -262,9 +284,9 @@ fn pick_with_holdout(
     loop {
         while let Some(idx) = pick_best(targets, evaluated, &rejected) {
             let c = &evaluated[idx];
-            let hold = holdout_runs(ev, c.hashes, c.slots, hooks);
-            if holdout_meets(targets, &hold, ev.seeds() as usize) {
-                return (Some(idx), Some(hold), rejected);
+            let (hold, ex) = holdout_runs(ev, targets, plan, c.hashes, c.slots, hooks);
+            if ex.holds {
+                return (Some(idx), Some((hold, ex)), rejected);
             }
             rejected.push(idx);
         }
@@ -283,18 +305,27 @@ fn pick_with_holdout(
     }
 }
 
-/// The hold-out runs of a shape: [`HOLDOUT_GROUPS`] × seeds fresh runs.
-fn holdout_runs(ev: &Evaluator, hashes: usize, slots: u64, hooks: Hooks<'_>) -> Vec<ErrorStats> {
-    let seeds = ev.seeds() as usize;
-    (hooks.on_total)(i64::from(ev.seeds() * HOLDOUT_GROUPS));
-    (seeds..seeds * (1 + HOLDOUT_GROUPS as usize))
-        .into_par_iter()
-        .map(|r| {
-            let s = ev.run_stats(hashes, slots, r);
-            (hooks.on_eval)(1);
-            s
-        })
-        .collect()
+/// The hold-out runs of a shape: the plan's fresh runs (indexes `seeds..`),
+/// stopping at the first failure beyond what the plan allows.
+fn holdout_runs(
+    ev: &Evaluator,
+    targets: &[Target],
+    plan: &Plan,
+    hashes: usize,
+    slots: u64,
+    hooks: Hooks<'_>,
+) -> (Vec<ErrorStats>, Exceedance) {
+    let first = u64::from(ev.seeds());
+    (hooks.on_total)(i64::from(plan.seeds));
+    let (runs, ex) = verify_chunked(plan, first.., |r| {
+        let s = ev.run_stats(hashes, slots, r as usize);
+        (hooks.on_eval)(1);
+        let met = seed_meets(targets, &s);
+        Ok((s, met))
+    })
+    .expect("a hold-out run cannot fail");
+    (hooks.on_total)(-(i64::from(plan.seeds) - runs.len() as i64));
+    (runs, ex)
 }
 
 /// Bisects the slots of `h` rows between the failing `lo` and the passing

@@ -1,5 +1,6 @@
 //! Accuracy targets (`exact_pct>=99`, `p99<=5`, ...) and the rule by which
-//! per-seed statistics meet them, on the search seeds and on the hold-out.
+//! per-seed statistics meet them, on the search seeds and on each hold-out
+//! seed.
 
 use crate::error::{Error, Result};
 use crate::metrics::{summarize, ErrorStats, MeanStd, RunSummary};
@@ -250,11 +251,6 @@ pub(crate) fn trim_float(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Hold-out: this many groups of `seeds` fresh seeds; the mean of every group
-/// must meet the targets (each group is a rerun of the search's rule with
-/// other seeds).
-pub const HOLDOUT_GROUPS: u32 = 20;
-
 /// Whether per-seed statistics meet every target (mean and every seed).
 pub fn meets_all(targets: &[Target], per_seed: &[ErrorStats]) -> bool {
     let summary = summarize(per_seed);
@@ -265,35 +261,11 @@ pub fn meets_all(targets: &[Target], per_seed: &[ErrorStats]) -> bool {
         })
 }
 
-/// Standard errors of a `group`-seed mean by which the hold-out mean must
-/// clear each threshold.
-pub const HOLDOUT_MARGIN_SE: f64 = 3.0;
-
-/// The hold-out rule: the mean of every group of `group` consecutive runs
-/// meets every target, and the mean over all runs clears each threshold by
-/// [`HOLDOUT_MARGIN_SE`] standard errors of a `group`-seed mean (so a rerun
-/// with `group` other seeds fails with a probability of about 0.1% or less,
-/// if the run-to-run spread is roughly normal).
-pub fn holdout_meets(targets: &[Target], runs: &[ErrorStats], group: usize) -> bool {
-    let group = group.max(1);
-    if runs.is_empty() {
-        return false;
-    }
-    let all = summarize(runs);
-    let margin_ok = targets.iter().all(|t| {
-        let m = t.metric.spread(&all);
-        let se = HOLDOUT_MARGIN_SE * m.std / (group as f64).sqrt();
-        t.holds(if t.metric.higher_is_better() {
-            m.mean - se
-        } else {
-            m.mean + se
-        })
-    });
-    margin_ok
-        && runs.chunks(group).all(|g| {
-            let s = summarize(g);
-            targets.iter().all(|t| t.holds(t.metric.of_summary(&s)))
-        })
+/// Whether one seed's statistics meet every target: the hold-out's rule,
+/// whose share of passing seeds is what a sizing claims
+/// ([`crate::sizing::guarantee`]).
+pub fn seed_meets(targets: &[Target], s: &ErrorStats) -> bool {
+    targets.iter().all(|t| t.holds(t.metric.of(s)))
 }
 
 #[cfg(test)]

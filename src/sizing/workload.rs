@@ -72,7 +72,7 @@ impl WorkloadSource<'_> {
 /// Reads a workload object, or a scenario's `workload` field, from a JSON file.
 fn read_workload_file(file: &Path) -> Result<(Workload, Value)> {
     let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| {
+    let v: Value = crate::strict_json::from_str(&text).map_err(|e| {
         Error::input_at(
             file,
             format!("line {} column {}", e.line(), e.column()),

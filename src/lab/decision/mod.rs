@@ -320,10 +320,22 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     };
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
     lab.replay(&mut cands, decisions.as_mut())?;
+    if let (Some(w), None) = (&p.watch, lab.watch_id) {
+        return Err(scenario.field_error(
+            "watch.key",
+            format!(
+                "value {:?}: no request of the workload or trace has this key",
+                w.key
+            ),
+        ));
+    }
+    // The report is rendered before the decisions replace an earlier file:
+    // a failure there leaves the earlier file as it was.
+    let out = render::output(&lab, &cands)?;
     if let Some(f) = decisions {
         f.commit()?;
     }
-    render::output(&lab, &cands)
+    Ok(out)
 }
 
 /// The candidates of a `limiters` list: every entry checked and expanded

@@ -15,8 +15,9 @@
 //!   the keys near the limit only ([`windows`]), so the long tail of
 //!   singletons no longer decides the answer;
 //! * the search ([`search`](mod@search)) bisects on one hash seed with a
-//!   replay that stops once a target is lost, verifies the pick on fresh
-//!   seeds, and confirms the pick and the frontier through the decision
+//!   replay that stops once a target is lost, verifies the pick on as many
+//!   fresh seeds as its claim needs ("meets the targets on >= 99% of hash
+//!   seeds, 95% confidence": [`crate::sizing::guarantee`]), and confirms the pick and the frontier through the decision
 //!   lab's own `RateLimiter::sketch`.
 //!
 //! Modules: [`classes`] (the exact verdict), [`replay`] (one shape's
@@ -41,6 +42,7 @@ use super::input::{TimedTrace, TraceInput};
 use super::report::SizeReport;
 use crate::error::{Error, Result};
 use crate::model::rate_limiter::RateMode;
+use crate::sizing::guarantee::Plan;
 use crate::progress::Progress;
 use rayon::prelude::*;
 
@@ -59,8 +61,13 @@ pub struct LimitJob {
     pub modes: Vec<RateMode>,
     /// The decision lab seed of the first hash seed.
     pub seed: u64,
-    /// The pick is verified on at least `2 × seeds` hash seeds.
+    /// The pick is verified on at least this many fresh hash seeds (more
+    /// when the claim needs more).
     pub seeds: u32,
+    /// The claim: share of hash seeds on which the pick meets the targets, %.
+    pub coverage_pct: f64,
+    /// The claim's confidence, %.
+    pub confidence_pct: f64,
     /// Most memory, both windows.
     pub max_memory: u64,
     /// Largest work, units of about 10 ns.
@@ -98,9 +105,15 @@ pub fn parse_near(s: &str) -> Result<(f64, f64)> {
     }
 }
 
-/// Replays one search may run per mode, at most (bisection, verification,
-/// growth, confirmation).
-const REPLAYS_PER_MODE: f64 = 120.0;
+/// Replays one search runs per mode besides its verifications (bisection,
+/// confirmation, the bound).
+const REPLAYS_PER_MODE: f64 = 80.0;
+/// Full verifications (every plan seed) a search runs per mode, in the
+/// estimate: a pass and about three refinements; failing verifications stop
+/// at their first failure and are counted as one more.
+const FULL_VERIFICATIONS: f64 = 5.0;
+/// Work units per replayed request (about 10 ns each).
+const UNITS_PER_REQUEST: f64 = 6.0;
 
 /// Runs a limit sizing on a `--trace` input and renders its report.
 pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
@@ -168,11 +181,14 @@ pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
         )));
     }
     let requests = trace.as_ref().map_or(windows.keys.len(), |t| t.len()) as f64;
-    let work = job.modes.len() as f64 * REPLAYS_PER_MODE * requests * 6.0;
+    let plan = Plan::new(job.coverage_pct, job.confidence_pct, job.seeds)?;
+    let replays = REPLAYS_PER_MODE + FULL_VERIFICATIONS * f64::from(plan.seeds);
+    let work = job.modes.len() as f64 * replays * requests * UNITS_PER_REQUEST;
     if !work.is_finite() || work > job.max_work {
         return Err(Error::input(format!(
-            "{requests:.0} requests x {} modes: the search needs about {work:.2e} work units (~10 ns of CPU each), over --max-work {:.0e} (one --estimate mode, or raise --max-work)",
+            "{requests:.0} requests x {} modes x about {replays:.0} replays ({} verification seeds per shape): the search needs about {work:.2e} work units (~10 ns of CPU each), over --max-work {:.0e} (one --estimate mode, a lower --coverage/--confidence, or raise --max-work)",
             job.modes.len(),
+            plan.seeds,
             job.max_work
         )));
     }
@@ -191,7 +207,7 @@ pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
         near,
         targets: &targets,
         seed: job.seed,
-        seeds: search::verify_seeds(requests as u64, job.seeds),
+        plan,
         max_memory: job.max_memory,
         on_eval: &on_eval,
     };

@@ -4,7 +4,7 @@
 
 use super::bound::LimitBound;
 use super::replay::Figures;
-use super::search::{frontier, Ctx, ModeResult, ShapeEval, MARGIN_SD};
+use super::search::{frontier, Ctx, ModeResult, ShapeEval, MAX_VERIFICATIONS};
 use super::targets::LimitMetric;
 use super::LimitJob;
 use crate::report::chart::{render as render_chart, ChartSpec, Legend, Series, SeriesStyle};
@@ -165,11 +165,24 @@ fn verification_text(ctx: &Ctx<'_>, e: &ShapeEval) -> String {
     }
     let first = e.seeds.first().map_or(0, |s| s.lab_seed);
     let last = e.seeds.last().map_or(0, |s| s.lab_seed);
+    let ex = e
+        .exceedance
+        .map(|x| x.text(&ctx.plan))
+        .unwrap_or_default();
     format!(
-        "verified on {} hash seeds (the decision lab's seeds {first}..={last}), each meeting every target and the mean + {MARGIN_SD} sd too: {}",
-        e.seeds.len(),
+        "guarantee: {}; {ex}, verified on the decision lab's seeds {first}..={last}: {}",
+        ctx.plan.claim(&claim_targets(ctx)),
         parts.join("; ")
     )
+}
+
+/// The targets joined for a claim.
+fn claim_targets(ctx: &Ctx<'_>) -> String {
+    ctx.targets
+        .iter()
+        .map(|t| t.resolved())
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 fn target_value(m: LimitMetric, s: &super::search::SeedEval) -> Option<f64> {
@@ -189,9 +202,11 @@ pub fn render(inp: &Inputs<'_>) -> SizeReport {
     let mut text = Text {
         console: format!("{head}\ntargets: {}\n", targets.join(", ")),
         md: format!(
-            "# ratelab size: pingora Rate for a rate limit\n\n{head}\n\nTargets: `{}`. A shape is replayed through pingora `Rate` (both windows' sketches of that shape) exactly as the decision lab runs it; the pick meets every target on each of {} hash seeds and on their mean + {MARGIN_SD} standard deviations.\n\n",
+            "# ratelab size: pingora Rate for a rate limit\n\n{head}\n\nTargets: `{}`. A shape is replayed through pingora `Rate` (both windows' sketches of that shape) exactly as the decision lab runs it. The pick's claim is a share of hash seeds: it {}, verified on {} fresh hash seeds of which at most {} may miss a target (one-sided Clopper-Pearson bound); the exceedance measured is printed beside it.\n\n",
             targets.join("`, `"),
-            ctx.seeds
+            ctx.plan.claim(&claim_targets(ctx)),
+            ctx.plan.seeds,
+            ctx.plan.allowed_failures
         ),
     };
     let mut failures = Vec::new();
@@ -249,17 +264,17 @@ pub fn render(inp: &Inputs<'_>) -> SizeReport {
                 if !r.rejected.is_empty() {
                     let names: Vec<String> = r.rejected.iter().map(|s| s.label()).collect();
                     text.both(&format!(
-                        "met the targets on the first seed but not on all: {}",
+                        "rejected (a target missed on more fresh seeds than the claim allows): {}",
                         names.join(", ")
                     ));
                 }
             }
             None => {
                 let msg = format!(
-                    "{}: no shape within the memory cap of {} meets {} on every seed; raise --max-memory or relax the target",
+                    "{}: no shape within the memory cap of {} (and {MAX_VERIFICATIONS} verifications) {}; raise --max-memory or relax the target or the claim (--coverage, --confidence)",
                     r.mode,
                     mem(ctx.max_memory),
-                    targets.join(" and ")
+                    ctx.plan.claim(&targets.join(" and "))
                 );
                 text.both(&format!("NO SHAPE MEETS THE TARGETS. {msg}"));
                 failures.push(msg);
@@ -298,20 +313,20 @@ pub fn render(inp: &Inputs<'_>) -> SizeReport {
             r.evaluated.len(),
             ft.markdown()
         ));
-        modes_json.push(mode_json(r, be.as_ref()));
+        modes_json.push(mode_json(ctx, r, be.as_ref()));
     }
     text.md.push_str("## What the count-min bound reads\n\n");
     for rule in &inp.bound.rules {
         text.md.push_str(&format!("- {rule}\n"));
     }
     text.md.push_str(&format!(
-        "\n## How to re-measure\n\nA `decision_accuracy` scenario with `\"seed\": {}`, `\"policy\": {{\"limit\": {}, \"interval_ms\": {}}}`, `\"shapes\": []`, the same trace and `\"limiters\": [{{\"model\": \"pingora_rate\", \"estimate\": \"docs\" or \"proportional\", \"hashes\": H, \"slots\": W}}]` reports the figures above for seed {}; seeds {}..={} are the verification seeds.\n\n## Search\n\nPer estimate mode: for hashes 4, 2, 3, 1, 5, 6, 7, 8, the most slots cheaper than the best pass so far, then a geometric bisection of slots to 1/16, each on the first hash seed with a replay that stops once a growing count passes what the targets allow; the cheapest pass is then verified on every seed (growing by 2^(1/4) in slots on failure), and the pick and the frontier shapes (its rows at 1/8..2x its slots, the cheapest pass of each hashes) are replayed through `RateLimiter::sketch` and must equal the fast replay. See `src/sizing/limit/`.\n",
+        "\n## How to re-measure\n\nA `decision_accuracy` scenario with `\"seed\": {}`, `\"policy\": {{\"limit\": {}, \"interval_ms\": {}}}`, `\"shapes\": []`, the same trace and `\"limiters\": [{{\"model\": \"pingora_rate\", \"estimate\": \"docs\" or \"proportional\", \"hashes\": H, \"slots\": W}}]` reports the figures above for seed {}; seeds {}..={} are the verification seeds (a claim's seeds are fresh: any other seed re-measures it).\n\n## Search\n\nPer estimate mode: for hashes 4, 2, 3, 1, 5, 6, 7, 8, the most slots cheaper than the best pass so far, then a geometric bisection of slots to 1/16, each on the first hash seed with a replay that stops once a growing count passes what the targets allow; each rows' cheapest pass is then verified on the claim's fresh seeds, cheapest first, stopping at the first failure beyond what the claim allows (doubling the slots on failure, then bisecting between the verified failure and pass to 1/8), and the pick and the frontier shapes (its rows at 1/8..2x its slots, the cheapest pass of each hashes) are replayed through `RateLimiter::sketch` and must equal the fast replay. See `src/sizing/limit/`.\n",
         ctx.seed,
         ctx.policy.limit,
         ctx.policy.interval_ms,
         ctx.seed,
-        ctx.seed,
-        ctx.seed + u64::from(ctx.seeds) - 1
+        ctx.seed + 1,
+        ctx.seed + u64::from(ctx.plan.seeds)
     ));
     let met = failures.is_empty();
     SizeReport {
@@ -358,7 +373,7 @@ fn headline(inp: &Inputs<'_>) -> String {
     }
 }
 
-fn mode_json(r: &ModeResult, bound: Option<&ShapeEval>) -> Value {
+fn mode_json(ctx: &Ctx<'_>, r: &ModeResult, bound: Option<&ShapeEval>) -> Value {
     let pick = r.pick.map(|i| &r.evaluated[i]);
     let confirmed = pick.and_then(|p| r.confirmed.iter().find(|c| c.shape == p.shape));
     json!({
@@ -371,6 +386,12 @@ fn mode_json(r: &ModeResult, bound: Option<&ShapeEval>) -> Value {
                 "seed": c.seeds[0].lab_seed,
                 "figures": c.seeds[0].figures,
                 "errors": c.seeds[0].errors,
+            })),
+            "guarantee": p.exceedance.map(|x| json!({
+                "claim": ctx.plan.claim(&claim_targets(ctx)),
+                "coverage_pct": ctx.plan.coverage_pct,
+                "confidence_pct": ctx.plan.confidence_pct,
+                "exceedance": x,
             })),
             "verification": p.seeds,
         })),
@@ -385,6 +406,7 @@ fn mode_json(r: &ModeResult, bound: Option<&ShapeEval>) -> Value {
             "phase": e.phase,
             "meets": e.meets,
             "seeds": e.seeds.len(),
+            "exceedance": e.exceedance,
             "compliant_denied_pct_first_seed": e.seeds.first().and_then(|s| s.figures.as_ref()).map(|f| f.compliant_denied_pct),
             "complete": e.seeds.first().and_then(|s| s.figures.as_ref()).map(|f| f.complete),
         })).collect::<Vec<_>>(),
@@ -402,7 +424,14 @@ fn size_json(inp: &Inputs<'_>, modes: Vec<Value>) -> Value {
         "policy": {"limit": ctx.policy.limit, "interval_ms": ctx.policy.interval_ms},
         "near_limit": {"factors": [inp.job.near.0, inp.job.near.1], "counts": [ctx.near.0, ctx.near.1]},
         "seed": ctx.seed,
-        "verification_seeds": ctx.seeds,
+        "verification_seeds": ctx.plan.seeds,
+        "guarantee": {
+            "coverage_pct": ctx.plan.coverage_pct,
+            "confidence_pct": ctx.plan.confidence_pct,
+            "seeds": ctx.plan.seeds,
+            "allowed_failures": ctx.plan.allowed_failures,
+            "meaning": "the pick meets every target on at least coverage_pct of hash seeds, with confidence_pct confidence (one-sided Clopper-Pearson bound on its exceedance measured on fresh seeds)",
+        },
         "max_memory_bytes": ctx.max_memory,
         "memory": "both windows' sketches: 2 x hashes x slots x 8 bytes",
         "workload": {

@@ -8,14 +8,19 @@
 //!    a growing count (compliant requests or keys denied) passes what the
 //!    targets allow, so failing shapes cost a fraction of a pass. A pass
 //!    here must meet half of each ceiling ([`BISECT_MARGIN`]).
-//! 2. **Verification.** The cheapest pass must meet every target on each
-//!    of the verification hash seeds (the decision lab's seeds `seed ..
-//!    seed + n`; n = [`verify_seeds`]: `2 × --seeds`, more on small traces
-//!    where a seed costs little and the spread between seeds is wide), and
-//!    the mean plus three standard deviations over them must still meet
-//!    it, so a fresh seed fails rarely. The first-seed passes are verified cheapest first;
-//!    a failure queues the same rows with 2^(1/4) more slots (at most 24
-//!    verifications).
+//! 2. **Verification** against the [`Plan`] of the claim (by default
+//!    "meets the targets on >= 99% of hash seeds, 95% confidence": 299
+//!    fresh seeds, no failure allowed; see [`crate::sizing::guarantee`]).
+//!    Each rows' cheapest first-seed pass is a candidate, cheapest first.
+//!    A candidate is replayed on the fresh seeds (the decision lab's seeds
+//!    `seed + 1 ..= seed + n`, never the search seed), each replay stopping
+//!    as soon as a target is lost, the candidate rejected at the first
+//!    failure beyond what the plan allows, so a failure is cheap. A failure
+//!    queues the same rows with twice the slots (or halfway to a verified
+//!    pass of those rows); a pass becomes the pick and queues the point
+//!    halfway down to the largest failure of its rows, to a ratio of 1/8.
+//!    Candidates costing at least the pick are dropped; at most
+//!    [`MAX_VERIFICATIONS`] verifications.
 //! 3. **Confirmation.** The pick and the frontier shapes (the pick's rows at
 //!    1/8 .. 2× its slots, the cheapest pass of every other `hashes` and
 //!    `Rate::new`'s default 4 × 1024) are
@@ -33,6 +38,7 @@ use super::targets::{LimitMetric, LimitTarget};
 use super::windows::{window_errors, Windows, WorstError};
 use crate::error::{Error, Result};
 use crate::model::rate_limiter::RateMode;
+use crate::sizing::guarantee::{verify_chunked, Exceedance, Plan};
 use crate::sizing::input::TimedTrace;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -48,11 +54,6 @@ pub const BISECT_RESOLUTION: f64 = 16.0;
 /// the other seeds at once: compliant denials fall steeply with slots, so
 /// the margin costs a few percent of memory and saves verifications.
 pub const BISECT_MARGIN: f64 = 0.5;
-/// Seeds evaluated at once; a verification stops after the first chunk
-/// with a failing seed.
-pub const SEED_CHUNK: usize = 2;
-/// Standard deviations by which the verified mean must clear a target.
-pub const MARGIN_SD: f64 = 3.0;
 
 /// Everything a limit sizing evaluates shapes on.
 pub struct Ctx<'a> {
@@ -70,8 +71,8 @@ pub struct Ctx<'a> {
     pub targets: &'a [LimitTarget],
     /// The decision lab seed of the first hash seed.
     pub seed: u64,
-    /// Hash seeds the pick is verified on (see [`verify_seeds`]).
-    pub seeds: u32,
+    /// The claim's verification plan: fresh seeds and failures allowed.
+    pub plan: Plan,
     /// Most memory (both windows).
     pub max_memory: u64,
     /// Called once per replay or window pass (progress).
@@ -102,8 +103,11 @@ pub struct ShapeEval {
     pub phase: &'static str,
     /// Per seed, first the search seed.
     pub seeds: Vec<SeedEval>,
-    /// Meets every target on every seed evaluated.
+    /// Meets every target on every seed evaluated (a verification: its
+    /// plan holds).
     pub meets: bool,
+    /// A verification's tally (None: first seed only).
+    pub exceedance: Option<Exceedance>,
 }
 
 /// One estimate mode's answer.
@@ -113,9 +117,9 @@ pub struct ModeResult {
     pub mode: &'static str,
     /// Every evaluation in order.
     pub evaluated: Vec<ShapeEval>,
-    /// The verified pick (index into `evaluated`, phase `verify`/`grow`).
+    /// The verified pick (index into `evaluated`, phase `verify`/`grow`/`refine`).
     pub pick: Option<usize>,
-    /// Passed the first seed but failed verification.
+    /// Verified and rejected (a target lost on more seeds than the plan allows).
     pub rejected: Vec<RateShape>,
     /// The pick and the frontier shapes replayed through the model on the
     /// first seed, memory ascending.
@@ -231,11 +235,11 @@ impl Ctx<'_> {
         Ok(s)
     }
 
+    /// `shape` on the first seed (the search seed), fast or through the model.
     fn eval(
         &self,
         mode: RateMode,
         shape: RateShape,
-        seeds: std::ops::Range<u32>,
         phase: &'static str,
         model: bool,
     ) -> Result<ShapeEval> {
@@ -244,28 +248,34 @@ impl Ctx<'_> {
         } else {
             1.0
         };
-        // Seeds in fixed chunks, stopping after the first chunk with a
-        // failure (the same seeds at any thread count).
-        let all: Vec<u32> = seeds.collect();
-        let mut per: Vec<SeedEval> = Vec::with_capacity(all.len());
-        for chunk in all.chunks(SEED_CHUNK) {
-            let got: Vec<SeedEval> = chunk
-                .par_iter()
-                .map(|&r| self.eval_seed(mode, shape, r, model, margin))
-                .collect::<Result<_>>()?;
-            let failed = got.iter().any(|s| !s.meets);
-            per.extend(got);
-            if failed && !model {
-                break;
-            }
-        }
-        let meets = per.iter().all(|s| s.meets);
+        let s = self.eval_seed(mode, shape, 0, model, margin)?;
+        Ok(ShapeEval {
+            shape,
+            memory_bytes: shape.memory(),
+            phase,
+            meets: s.meets,
+            seeds: vec![s],
+            exceedance: None,
+        })
+    }
+
+    /// `shape` on the plan's fresh seeds (seed indexes `1..=plan.seeds`,
+    /// never the search seed), each replay stopping once a target is lost,
+    /// the whole verification stopping at the first failure beyond what
+    /// the plan allows.
+    fn verify(&self, mode: RateMode, shape: RateShape, phase: &'static str) -> Result<ShapeEval> {
+        let (per, ex) = verify_chunked(&self.plan, 1..=u64::from(self.plan.seeds), |r| {
+            let s = self.eval_seed(mode, shape, r as u32, false, 1.0)?;
+            let met = s.meets;
+            Ok((s, met))
+        })?;
         Ok(ShapeEval {
             shape,
             memory_bytes: shape.memory(),
             phase,
             seeds: per,
-            meets,
+            meets: ex.holds,
+            exceedance: Some(ex),
         })
     }
 
@@ -276,24 +286,7 @@ impl Ctx<'_> {
         shape: RateShape,
         phase: &'static str,
     ) -> Result<ShapeEval> {
-        self.eval(mode, shape, 0..1, phase, true)
-    }
-
-    /// Every verification seed meets, and so does the mean ± MARGIN_SD sd.
-    fn verified(&self, e: &ShapeEval) -> bool {
-        e.meets
-            && self.targets.iter().all(|t| {
-                let v: Vec<f64> = e.seeds.iter().filter_map(|s| Self::value(t, s)).collect();
-                let ms = crate::metrics::mean_std(&v);
-                let (m, sd) = (ms.mean, ms.std);
-                let worse = match t.cmp {
-                    crate::sizing::targets::Cmp::Ge | crate::sizing::targets::Cmp::Gt => {
-                        m - MARGIN_SD * sd
-                    }
-                    _ => m + MARGIN_SD * sd,
-                };
-                t.holds(worse)
-            })
+        self.eval(mode, shape, phase, true)
     }
 
     /// The most slots of `h` rows within the cap (and under `below` bytes).
@@ -320,30 +313,12 @@ fn holds_with(t: &LimitTarget, v: f64, margin: f64) -> bool {
     }
 }
 
-/// Replayed requests the verification of one shape may cost: on a small
-/// trace the pick is verified on more seeds (up to [`MAX_VERIFY_SEEDS`]).
-pub const VERIFY_BUDGET: u64 = 20_000_000;
-/// Most verification seeds.
-pub const MAX_VERIFY_SEEDS: u32 = 40;
-
-/// Verification seeds for `requests` requests and `--seeds`: at least
-/// `2 × seeds`, more while a shape's verification stays within
-/// [`VERIFY_BUDGET`] replayed requests.
-///
-/// # Examples
-///
-/// ```
-/// use ratelab::sizing::limit::search::verify_seeds;
-/// assert_eq!(verify_seeds(10_000_000, 5), 10);
-/// assert_eq!(verify_seeds(35_000, 5), 40);
-/// ```
-pub fn verify_seeds(requests: u64, seeds: u32) -> u32 {
-    let by_budget = (VERIFY_BUDGET / requests.max(1)).min(u64::from(MAX_VERIFY_SEEDS)) as u32;
-    (2 * seeds.max(1)).max(by_budget)
-}
-
-/// Most verifications (each on every seed) before the search gives up.
-const MAX_VERIFICATIONS: usize = 24;
+/// Most verifications (each on up to every plan seed) before the search
+/// gives up; failing ones stop at their first failure.
+pub const MAX_VERIFICATIONS: usize = 48;
+/// Verification refines slots between a failing and a passing shape of the
+/// same rows until hi / lo is at most 1 + 1 / this.
+pub const VERIFY_RESOLUTION: f64 = 8.0;
 
 /// Runs the search of one mode (see the module docs).
 pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
@@ -362,7 +337,6 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
                     hashes: h,
                     slots: s,
                 },
-                0..1,
                 "bisect",
                 false,
             )?;
@@ -409,40 +383,78 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
             best = Some(idx);
         }
     }
-    // Verification: the cheapest candidate first; a failure queues the
-    // same rows with 2^(1/4) more slots.
-    let mut queue: Vec<(RateShape, &'static str)> = evaluated
-        .iter()
-        .filter(|e| e.meets)
-        .map(|e| (e.shape, "verify"))
-        .collect();
-    let mut rejected = Vec::new();
-    let mut pick = None;
+    // Verification on the plan's fresh seeds, the cheapest candidate
+    // first (each rows' cheapest first-seed pass). A failure queues the
+    // same rows with twice the slots, or halfway (geometrically) to a
+    // verified pass of those rows; a pass becomes the pick and queues the
+    // point halfway down to the largest failure of its rows. Candidates
+    // costing at least the pick, or with fewer slots than a verified
+    // failure of their rows, are dropped.
+    let mut queue: Vec<(RateShape, &'static str)> = Vec::new();
+    for h in HASHES_ORDER {
+        if let Some(e) = evaluated
+            .iter()
+            .filter(|e| e.meets && e.shape.hashes == h)
+            .min_by_key(|e| e.shape.slots)
+        {
+            queue.push((e.shape, "verify"));
+        }
+    }
+    let mut rejected: Vec<RateShape> = Vec::new();
+    let mut passed: Vec<RateShape> = Vec::new();
+    let mut pick: Option<usize> = None;
     let mut tried: Vec<RateShape> = Vec::new();
-    let all = 0..ctx.seeds.max(1);
+    let between = |lo: u64, hi: u64| -> Option<u64> {
+        let wide = hi > lo + 1 && (hi as f64) > (lo as f64) * (1.0 + 1.0 / VERIFY_RESOLUTION);
+        wide.then(|| (libm::sqrt(lo as f64 * hi as f64).round() as u64).clamp(lo + 1, hi - 1))
+    };
     while tried.len() < MAX_VERIFICATIONS {
+        let pick_mem = pick.map(|p| evaluated[p].memory_bytes);
+        queue.retain(|(s, _)| {
+            !tried.contains(s)
+                && pick_mem.map_or(true, |m| s.memory() < m)
+                && !rejected
+                    .iter()
+                    .any(|f| f.hashes == s.hashes && f.slots >= s.slots)
+        });
         queue.sort_by_key(|(s, _)| std::cmp::Reverse((s.memory(), s.hashes, s.slots)));
         let Some((shape, phase)) = queue.pop() else {
             break;
         };
-        if tried.contains(&shape) {
-            continue;
-        }
         tried.push(shape);
-        let e = ctx.eval(mode, shape, all.clone(), phase, false)?;
-        let ok = ctx.verified(&e);
+        let e = ctx.verify(mode, shape, phase)?;
+        let ok = e.meets;
         evaluated.push(e);
+        let h = shape.hashes;
+        let with = |s: u64| RateShape { hashes: h, slots: s };
         if ok {
             pick = Some(evaluated.len() - 1);
-            break;
+            passed.push(shape);
+            let lo = rejected
+                .iter()
+                .filter(|f| f.hashes == h && f.slots < shape.slots)
+                .map(|f| f.slots)
+                .max();
+            if let Some(mid) = lo.and_then(|lo| between(lo, shape.slots)) {
+                queue.push((with(mid), "refine"));
+            }
+            continue;
         }
         rejected.push(shape);
-        let next = RateShape {
-            hashes: shape.hashes,
-            slots: ((shape.slots as f64) * libm::pow(2.0, 0.25)).ceil() as u64,
+        let hi = passed
+            .iter()
+            .filter(|p| p.hashes == h && p.slots > shape.slots)
+            .map(|p| p.slots)
+            .min();
+        let next = match hi {
+            Some(hi) => between(shape.slots, hi).map(|m| (with(m), "refine")),
+            None => {
+                let next = with(shape.slots.saturating_mul(2).min(ctx.max_slots(h, None)));
+                (next.slots > shape.slots).then_some((next, "grow"))
+            }
         };
-        if next.memory() <= ctx.max_memory && next.slots <= SLOTS_RANGE.1 {
-            queue.push((next, "grow"));
+        if let Some(n) = next {
+            queue.push(n);
         }
     }
     let confirmed = confirm(ctx, mode, &evaluated, pick)?;
@@ -521,7 +533,7 @@ fn confirm(
     let out: Vec<ShapeEval> = shapes
         .par_iter()
         .map(|&s| {
-            let model = ctx.eval(mode, s, 0..1, "frontier", true)?;
+            let model = ctx.eval(mode, s, "frontier", true)?;
             let fast = match (fast_of(s), pick.map(|p| evaluated[p].shape) == Some(s)) {
                 (Some(f), _) => Some(f),
                 // The pick is always compared, replayed fast if need be.

@@ -148,6 +148,13 @@ impl LimitTarget {
                 threshold,
             });
         }
+        if value.contains("avg") {
+            // A limit sizing has no per-key average: `avg` would resolve to 0.
+            return Err(bad(
+                value,
+                "a number, `limit`, `K*limit` or `limit*K` (`avg` is for sizing a count workload, without --limit)",
+            ));
+        }
         let value = resolve(value)?;
         let inner = Target::parse(&format!("{name}{op}{value}"), 0.0).map_err(|e| {
             let msg = e.message();
@@ -207,6 +214,8 @@ mod tests {
             ("p99<=two*limit", "\"two*limit\""),
             ("p98<=5", "\"p98\""),
             ("exact_pct<=5", "\"<=\""),
+            ("mean<=0.5*avg", "`avg` is for"),
+            ("p99<=avg", "`avg` is for"),
         ] {
             let e = LimitTarget::parse(bad, Some(10)).unwrap_err().to_string();
             assert!(e.contains(what), "{bad}: {e}");
