@@ -26,6 +26,8 @@ mod exec_examples;
 mod exec_limiter;
 mod exec_reference;
 mod exec_trust;
+mod fleet;
+mod fleet_reference;
 mod fuzz;
 mod fuzz_surfaces;
 mod gcra_vs_governor;

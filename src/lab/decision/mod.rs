@@ -31,6 +31,7 @@
 //! key order, which is what makes a pass over many keys fast (`pass`).
 
 mod candidates;
+pub mod deployment;
 mod pass;
 mod render;
 mod rows;
@@ -122,6 +123,9 @@ pub struct Params {
     /// The candidates, as data (default: the built-in set); see [`spec`].
     #[serde(default)]
     pub limiters: Option<Vec<serde_json::Value>>,
+    /// A fleet of replicas instead of single limiters; see [`deployment`].
+    #[serde(default)]
+    pub deployment: Option<serde_json::Value>,
 }
 
 fn default_shapes() -> Vec<Shape> {
@@ -302,10 +306,21 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
                 .map_or_else(|| ".".into(), |d| d.to_path_buf()),
         ),
     };
-    let mut cands = match &p.limiters {
-        None => candidates(&setup)?,
-        Some(list) => listed_candidates(scenario, &setup, list)?,
-    };
+    let mut fleets = None;
+    let mut cands =
+        match (&p.deployment, &p.limiters) {
+            (Some(_), Some(_)) => return Err(scenario.field_error(
+                "limiters",
+                "with a deployment the models go in deployment.strategies: expected no limiters",
+            )),
+            (Some(d), None) => {
+                let (c, f) = deployment::fleet_candidates(scenario, &setup, d)?;
+                fleets = Some(f);
+                c
+            }
+            (None, None) => candidates(&setup)?,
+            (None, Some(list)) => listed_candidates(scenario, &setup, list)?,
+        };
     cands.extend(extra);
     unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
@@ -331,7 +346,10 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     }
     // The report is rendered before the decisions replace an earlier file:
     // a failure there leaves the earlier file as it was.
-    let out = render::output(&lab, &cands)?;
+    let mut out = render::output(&lab, &cands)?;
+    if let Some(f) = &fleets {
+        f.annotate(&mut out, lab.duration_ns, lab.requests)?;
+    }
     if let Some(f) = decisions {
         f.commit()?;
     }

@@ -1,0 +1,300 @@
+//! The fleet: one policy enforced by many replicas behind a load balancer.
+//!
+//! A decision scenario with a `deployment` measures fleets instead of
+//! single limiters. Each candidate is one fleet — a coordination strategy
+//! on N replicas behind one balancer — and is judged, like any candidate,
+//! against the exact limiters of the whole fleet's traffic: at most
+//! `limit` requests per key in any interval over all replicas together.
+//! Without `deployment` nothing here runs and reports stay as they were.
+//!
+//! ```json
+//! "deployment": {
+//!   "replicas": [1, 8],
+//!   "balancer": ["round_robin", {"type": "maglev"}],
+//!   "strategies": [
+//!     {"strategy": "local", "model": "token_bucket"},
+//!     {"strategy": "divided", "model": "token_bucket", "rounding": "ceil"},
+//!     {"strategy": "central", "store": "envoy_ratelimit", "local_cache": true},
+//!     {"strategy": "periodic_sync", "sync_ms": [100, 1000]}
+//!   ],
+//!   "network": {"latency": {"type": "fixed", "rtt_ms": 1.0}, "loss": 0.0},
+//!   "events": [{"at_s": 60, "scale_to": 12}, {"from_s": 90, "to_s": 95, "down": "store"}]
+//! }
+//! ```
+//!
+//! Every list is a grid axis (strategies x their parameter lists x
+//! replicas x balancers). Modules: `balancer` (which replica serves a
+//! request), `network` (round trips, loss), `strategy` (the seam, `local`
+//! and `divided`), `central` (a shared store per decision), `kong_sync`
+//! (periodic sync), `gubernator` (owner by consistent hash, forwarding or
+//! GLOBAL). Each fleet is decided in time order by one thread, so
+//! reports are the same at any thread count.
+
+mod balancer;
+mod central;
+mod gubernator;
+mod kong_sync;
+mod network;
+mod spec;
+mod strategy;
+
+pub use balancer::{host_address, key_hash, maglev, ring, ring_pick, Balancer, Kind};
+pub use central::{Central, Counters, Store};
+pub use gubernator::{fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item};
+pub use kong_sync::KongSync;
+pub use network::{parse_samples, Latency, Network};
+pub use spec::{fleet_candidates, Fleets};
+pub use strategy::{divided_limit, Cost, Env, MakeReplica, PerReplica, Rounding, Strategy};
+
+use crate::clock::Nanos;
+use crate::error::Result;
+use crate::model::{Admit, Decision};
+use std::sync::{Arc, Mutex};
+
+/// Something that happens to the fleet at a virtual time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// The fleet now has this many replicas (new ones fresh, the highest
+    /// indices removed first).
+    ScaleTo(usize),
+    /// The replica loses its state.
+    Restart(usize),
+    /// The replica is unreachable (true) or back (false); the balancer
+    /// skips it meanwhile, as after an active health check.
+    ReplicaDown(usize, bool),
+    /// The store is unreachable (true) or back (false).
+    StoreDown(bool),
+}
+
+/// An event at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    /// When, ns since the first request.
+    pub at: Nanos,
+    /// What.
+    pub kind: EventKind,
+}
+
+/// One replica's share of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReplicaTally {
+    /// Requests it served.
+    pub requests: u64,
+    /// Of which admitted.
+    pub allowed: u64,
+    /// Distinct keys it saw.
+    pub keys: u64,
+    /// Bytes of limiter state it holds at the end.
+    pub memory_bytes: u64,
+}
+
+/// What a fleet reports after its run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FleetReport {
+    /// Replicas at the start.
+    pub replicas: usize,
+    /// Most replicas at once.
+    pub peak_replicas: usize,
+    /// The balancer's label.
+    pub balancer: String,
+    /// The strategy's label.
+    pub strategy: String,
+    /// Network and store costs.
+    pub cost: Cost,
+    /// Requests no replica could serve (all down), denied.
+    pub unserved: u64,
+    /// Per replica (every index that ever existed).
+    pub per_replica: Vec<ReplicaTally>,
+    /// Balancer state (ring, table, sticky pins), bytes.
+    pub balancer_bytes: u64,
+    /// The sync period, for strategies that have one (ms).
+    pub sync_ms: Option<u64>,
+    /// The balancer's skew, when it has one.
+    pub skew: Option<f64>,
+    /// Requests admitted in each second of the run.
+    pub admitted_per_s: Vec<u64>,
+    /// Scale events: (time, replicas after).
+    pub scale_events: Vec<(Nanos, usize)>,
+}
+
+/// Most one-second bins of the admitted timeline (a day).
+const MAX_BINS: usize = 86_400;
+
+/// A fleet as one [`Admit`]: events, balancer, strategy.
+pub struct Fleet {
+    n: usize,
+    balancer: Balancer,
+    strategy: Box<dyn Strategy>,
+    events: Vec<Event>,
+    next_event: usize,
+    down: Vec<bool>,
+    env: Env,
+    tallies: Vec<ReplicaTally>,
+    seen: Vec<Vec<u64>>,
+    report: Arc<Mutex<FleetReport>>,
+    unserved: u64,
+    peak: usize,
+    per_s: Vec<u64>,
+}
+
+impl Fleet {
+    /// A fleet of `n` replicas; `events` in any order (sorted here,
+    /// stable). The returned handle holds the report after the run.
+    pub fn new(
+        n: usize,
+        mut balancer: Balancer,
+        strategy: Box<dyn Strategy>,
+        mut events: Vec<Event>,
+        env: Env,
+        labels: (String, String),
+        params: (Option<u64>, Option<f64>),
+    ) -> (Self, Arc<Mutex<FleetReport>>) {
+        events.sort_by_key(|e| e.at);
+        let scale_events = events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::ScaleTo(m) => Some((e.at, m)),
+                _ => None,
+            })
+            .collect();
+        balancer.set_healthy((0..n).collect());
+        let report = Arc::new(Mutex::new(FleetReport {
+            replicas: n,
+            peak_replicas: n,
+            balancer: labels.0,
+            strategy: labels.1,
+            sync_ms: params.0,
+            skew: params.1,
+            scale_events,
+            ..FleetReport::default()
+        }));
+        let fleet = Self {
+            n,
+            balancer,
+            strategy,
+            events,
+            next_event: 0,
+            down: vec![false; n],
+            env,
+            tallies: vec![ReplicaTally::default(); n],
+            seen: vec![Vec::new(); n],
+            report: Arc::clone(&report),
+            unserved: 0,
+            peak: n,
+            per_s: Vec::new(),
+        };
+        (fleet, report)
+    }
+
+    fn healthy(&self) -> Vec<usize> {
+        (0..self.n).filter(|&r| !self.down[r]).collect()
+    }
+
+    fn apply(&mut self, e: Event) -> Result<()> {
+        match e.kind {
+            EventKind::ScaleTo(m) => {
+                self.strategy.resize(m, e.at)?;
+                self.n = m;
+                self.down.resize(m, false);
+                if self.tallies.len() < m {
+                    self.tallies.resize(m, ReplicaTally::default());
+                    self.seen.resize(m, Vec::new());
+                }
+                self.peak = self.peak.max(m);
+                let h = self.healthy();
+                self.balancer.set_healthy(h);
+            }
+            EventKind::Restart(r) if r < self.n => self.strategy.restart(r, e.at)?,
+            EventKind::ReplicaDown(r, d) if r < self.n => {
+                self.down[r] = d;
+                let h = self.healthy();
+                self.balancer.set_healthy(h);
+            }
+            EventKind::StoreDown(d) => self.env.store_down = d,
+            // A replica that does not exist at that time: nothing to do.
+            EventKind::Restart(_) | EventKind::ReplicaDown(..) => {}
+        }
+        Ok(())
+    }
+
+    fn publish(&self) {
+        if let Ok(mut rep) = self.report.lock() {
+            rep.cost = self.env.cost.clone();
+            rep.unserved = self.unserved;
+            rep.peak_replicas = self.peak;
+            rep.balancer_bytes = self.balancer.memory_bytes();
+            rep.admitted_per_s.clone_from(&self.per_s);
+            rep.per_replica = self
+                .tallies
+                .iter()
+                .enumerate()
+                .map(|(r, t)| {
+                    let keys: u64 = self.seen[r].iter().map(|w| u64::from(w.count_ones())).sum();
+                    ReplicaTally {
+                        keys,
+                        memory_bytes: self.strategy.memory_bytes(r, keys),
+                        ..t.clone()
+                    }
+                })
+                .collect();
+        }
+    }
+}
+
+impl Admit for Fleet {
+    fn admit(&mut self, key: u32, w: u64, now: Nanos) -> Result<Decision> {
+        while let Some(&e) = self.events.get(self.next_event) {
+            if e.at > now {
+                break;
+            }
+            self.next_event += 1;
+            self.apply(e)?;
+        }
+        self.strategy.advance(now, &mut self.env)?;
+        let Some(r) = self.balancer.pick(key, now) else {
+            self.unserved += 1;
+            return Ok(Decision::DENY);
+        };
+        let d = self.strategy.admit(r, key, w, now, &mut self.env)?;
+        if d.allowed {
+            let b = (now / crate::clock::SECOND) as usize;
+            if b < MAX_BINS {
+                if b >= self.per_s.len() {
+                    self.per_s.resize(b + 1, 0);
+                }
+                self.per_s[b] += 1;
+            }
+        }
+        let t = &mut self.tallies[r];
+        t.requests += 1;
+        t.allowed += u64::from(d.allowed);
+        let bits = &mut self.seen[r];
+        let (i, b) = (key as usize / 64, key % 64);
+        if i >= bits.len() {
+            bits.resize(i + 1, 0);
+        }
+        bits[i] |= 1 << b;
+        Ok(d)
+    }
+
+    fn admit_batch(&mut self, reqs: &[(u32, u64, Nanos)], out: &mut Vec<Decision>) -> Result<()> {
+        out.reserve(reqs.len());
+        for &(key, w, now) in reqs {
+            out.push(self.admit(key, w, now)?);
+        }
+        self.publish();
+        Ok(())
+    }
+
+    fn memory_bytes(&self, _keys: u64) -> u64 {
+        // The fleet's whole state: every replica's (at the end) and the
+        // balancer's.
+        let per: u64 = (0..self.n)
+            .map(|r| {
+                let keys: u64 = self.seen[r].iter().map(|w| u64::from(w.count_ones())).sum();
+                self.strategy.memory_bytes(r, keys)
+            })
+            .sum();
+        per + self.balancer.memory_bytes()
+    }
+}

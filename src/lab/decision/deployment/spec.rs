@@ -1,0 +1,885 @@
+//! The `deployment` field of a decision scenario: checked, expanded into a
+//! grid and built into fleet candidates; and the fleets' costs added to
+//! the report.
+
+use super::balancer::{Balancer, Kind};
+use super::central::{Central, Store};
+use super::gubernator::Gubernator;
+use super::kong_sync::KongSync;
+use super::network::{parse_samples, Latency, Network};
+use super::strategy::{Env, PerReplica, Rounding, Strategy};
+use super::{Event, EventKind, Fleet, FleetReport};
+use crate::clock::{Nanos, MILLI, SECOND};
+use crate::error::Result;
+use crate::lab::decision::candidates::{self, Candidate, Setup};
+use crate::lab::decision::spec::{self as lspec, Args, Param};
+use crate::report::chart;
+use crate::report::fmt::bytes_human;
+use crate::report::{ChartSpec, Output, Series, SeriesStyle};
+use crate::rng::{derive_seed, sim_rng};
+use crate::scenario::Scenario;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// Seed stream of the fleets' balancers and networks.
+const FLEET_STREAM: u64 = 0xF1EE7;
+
+/// Most replicas in one fleet.
+pub const MAX_REPLICAS: u64 = 4096;
+
+/// The fleets of a run: each candidate's name and its report handle.
+#[derive(Default)]
+pub struct Fleets {
+    fleets: Vec<(String, Arc<Mutex<FleetReport>>)>,
+}
+
+const FAILURE: Param = Param::choice(
+    "failure",
+    &["open", "closed"],
+    "when the store is unreachable: open admits (Envoy's failure_mode_deny = false, Kong's fault_tolerant = true; default), closed denies",
+);
+
+const DIVIDED: &[Param] = &[
+    Param::choice(
+        "rounding",
+        &["floor", "ceil", "nearest"],
+        "how limit x (1 + margin) / replicas is rounded (default floor, at least 1)",
+    ),
+    Param::int(
+        "margin_pct",
+        0,
+        1000,
+        "margin added before dividing, in percent (default 0)",
+    ),
+    Param::flag(
+        "redivide",
+        "re-divide when the fleet scales (replicas restart with the new limit; default true)",
+    ),
+];
+
+const CENTRAL: &[Param] = &[
+    Param::choice("store", &["envoy_ratelimit", "kong_redis"], "envoyproxy/ratelimit's Redis fixed window (default) or Kong's redis policy with sync_rate = -1"),
+    Param::flag("local_cache", "envoy_ratelimit: remember over-limit keys per replica for the window (LOCAL_CACHE_SIZE_IN_BYTES > 0; default false)"),
+    Param::flag("stop_increment_when_over_limit", "envoy_ratelimit: a GET round trip before the INCRBY (default false)"),
+    FAILURE,
+];
+
+const SYNC: &[Param] = &[
+    Param::choice("flavor", &["kong"], "whose sync: kong (rate-limiting, redis policy, sync_rate > 0)"),
+    Param::int("sync_ms", 1, 86_400_000, "the sync period in ms (Kong's sync_rate x 1000; required)"),
+    Param::flag("lose_in_flight", "deltas added while a sync is in flight are wiped with the tables, as Kong does (default true)"),
+    FAILURE,
+];
+
+const GUBERNATOR: &[Param] = &[
+    Param::choice("behavior", &["global", "forwarding"], "GLOBAL (answer from the local cache, hits to the owner in batches, owner broadcasts) or forwarding to the owner (default global)"),
+    Param::int("global_sync_wait_ms", 1, 3_600_000, "GlobalSyncWait in ms (default 100)"),
+    Param::flag("drain_over_limit", "the owner drains a peer's hits over the remaining (DRAIN_OVER_LIMIT, set since gubernator v2.4; default true)"),
+];
+
+/// Error as (field, message).
+type FieldErr = (String, String);
+
+fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
+    (field.into(), msg.into())
+}
+
+/// A list or a single value, each checked by `f`.
+fn one_or_many<T>(
+    v: &Value,
+    field: &str,
+    f: impl Fn(&Value, &str) -> Result<T, FieldErr>,
+) -> Result<Vec<T>, FieldErr> {
+    match v {
+        Value::Array(a) if a.is_empty() => {
+            Err(err(field, "empty list: expected at least one value"))
+        }
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| f(x, &format!("{field}[{i}]")))
+            .collect(),
+        other => Ok(vec![f(other, field)?]),
+    }
+}
+
+fn num(
+    o: &Map<String, Value>,
+    k: &str,
+    field: &str,
+    lo: f64,
+    hi: f64,
+) -> Result<Option<f64>, FieldErr> {
+    match o.get(k) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(x) if x.is_finite() && x >= lo && x <= hi => Ok(Some(x)),
+            _ => Err(err(
+                format!("{field}.{k}"),
+                format!("value {v}: expected a number in {lo}..={hi}"),
+            )),
+        },
+    }
+}
+
+/// A balancer entry: its kind, weights and label.
+fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f64>), FieldErr> {
+    let obj: Map<String, Value> = match v {
+        Value::String(s) => [("type".to_string(), Value::String(s.clone()))]
+            .into_iter()
+            .collect(),
+        Value::Object(o) => o.clone(),
+        other => {
+            return Err(err(
+                field,
+                format!("value {other}: expected a balancer name or an object with \"type\""),
+            ))
+        }
+    };
+    const TYPES: &str = "round_robin, random, least_request, ring_hash, maglev, sticky";
+    let ty = obj.get("type").and_then(Value::as_str).ok_or_else(|| {
+        err(
+            format!("{field}.type"),
+            format!("missing or not a string: expected one of {TYPES}"),
+        )
+    })?;
+    let allowed: &[&str] = match ty {
+        "round_robin" | "random" => &["type", "weights", "skew"],
+        "least_request" => &["type", "choice_count", "service_ms"],
+        "ring_hash" => &["type", "min_ring_size", "max_ring_size"],
+        "maglev" => &["type", "table_size"],
+        "sticky" => &["type", "mean_connection_s"],
+        other => {
+            return Err(err(
+                format!("{field}.type"),
+                format!("value {other:?}: expected one of {TYPES}"),
+            ))
+        }
+    };
+    if let Some(k) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(err(
+            format!("{field}.{k}"),
+            format!("unknown for {ty}: expected one of {}", allowed.join(", ")),
+        ));
+    }
+    let mut weights = Vec::new();
+    let mut label = ty.to_string();
+    if let Some(w) = obj.get("weights") {
+        let a = w.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
+            err(
+                format!("{field}.weights"),
+                format!("value {w}: expected a list of positive numbers, one per replica"),
+            )
+        })?;
+        for (i, x) in a.iter().enumerate() {
+            match x.as_f64() {
+                Some(f) if f.is_finite() && f > 0.0 && f <= 1e6 => weights.push(f),
+                _ => {
+                    return Err(err(
+                        format!("{field}.weights[{i}]"),
+                        format!("value {x}: expected a number > 0 and <= 1e6"),
+                    ))
+                }
+            }
+        }
+        label = format!("{ty} weighted");
+    }
+    let skew = num(&obj, "skew", field, 0.0, 10.0)?;
+    if let Some(s) = skew {
+        if !weights.is_empty() {
+            return Err(err(
+                format!("{field}.skew"),
+                "give weights or skew, not both",
+            ));
+        }
+        // Replica i weighs 1 / (i + 1)^skew.
+        weights = (0..MAX_REPLICAS as usize)
+            .map(|i| 1.0 / libm::pow(i as f64 + 1.0, s))
+            .collect();
+        label = format!("{ty} skew={s}");
+    }
+    let kind = match ty {
+        "round_robin" => Kind::RoundRobin,
+        "random" => Kind::Random,
+        "least_request" => {
+            let c = num(&obj, "choice_count", field, 1.0, 100.0)?.unwrap_or(2.0);
+            if c.fract() != 0.0 {
+                return Err(err(
+                    format!("{field}.choice_count"),
+                    format!("value {c}: expected a whole number"),
+                ));
+            }
+            let s = num(&obj, "service_ms", field, 0.0, 3.6e6)?.unwrap_or(10.0);
+            Kind::LeastRequest {
+                choice_count: c as u32,
+                service: (s * MILLI as f64).round() as Nanos,
+            }
+        }
+        "ring_hash" => {
+            let lo = num(&obj, "min_ring_size", field, 1.0, 8_388_608.0)?.unwrap_or(1024.0);
+            let hi = num(&obj, "max_ring_size", field, 1.0, 8_388_608.0)?.unwrap_or(8_388_608.0);
+            if lo > hi || lo.fract() != 0.0 || hi.fract() != 0.0 {
+                return Err(err(field, format!("min_ring_size {lo} / max_ring_size {hi}: expected whole numbers, min <= max (Envoy refuses it)")));
+            }
+            Kind::RingHash {
+                min_ring_size: lo as u64,
+                max_ring_size: hi as u64,
+            }
+        }
+        "maglev" => {
+            let m = num(&obj, "table_size", field, 3.0, 5_000_011.0)?.unwrap_or(65537.0);
+            if m.fract() != 0.0 || !is_prime(m as u64) {
+                return Err(err(
+                    format!("{field}.table_size"),
+                    format!("value {m}: expected a prime (Envoy refuses others)"),
+                ));
+            }
+            if m as u64 != 65537 {
+                label = format!("maglev table_size={m}");
+            }
+            Kind::Maglev {
+                table_size: m as u64,
+            }
+        }
+        _ => {
+            let s = num(&obj, "mean_connection_s", field, 0.000_001, 1e7)?.unwrap_or(10.0);
+            label = format!("sticky {s} s");
+            Kind::Sticky {
+                mean_connection: (s * SECOND as f64).round() as Nanos,
+            }
+        }
+    };
+    Ok((kind, weights, label, skew))
+}
+
+fn is_prime(n: u64) -> bool {
+    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0)
+}
+
+/// The network: (latency, loss).
+fn network(
+    v: Option<&Value>,
+    scenario: &Scenario,
+    field: &str,
+) -> Result<(Latency, f64), FieldErr> {
+    let Some(v) = v else {
+        return Ok((Latency::Fixed(MILLI), 0.0));
+    };
+    let o = v.as_object().ok_or_else(|| {
+        err(
+            field,
+            format!("value {v}: expected an object with latency and loss"),
+        )
+    })?;
+    if let Some(k) = o
+        .keys()
+        .find(|k| !["latency", "loss"].contains(&k.as_str()))
+    {
+        return Err(err(
+            format!("{field}.{k}"),
+            "unknown: expected latency or loss",
+        ));
+    }
+    let loss = num(o, "loss", field, 0.0, 1.0)?.unwrap_or(0.0);
+    let lat = match o.get("latency") {
+        None => Latency::Fixed(MILLI),
+        Some(l) => {
+            let f = format!("{field}.latency");
+            let lo = l.as_object().ok_or_else(|| {
+                err(
+                    &f,
+                    format!("value {l}: expected {{\"type\": \"fixed\", \"rtt_ms\": 1}}"),
+                )
+            })?;
+            let ty = lo.get("type").and_then(Value::as_str).unwrap_or("");
+            let allowed: &[&str] = match ty {
+                "fixed" => &["type", "rtt_ms"],
+                "lognormal" => &["type", "median_ms", "sigma"],
+                "samples" => &["type", "path"],
+                other => {
+                    return Err(err(
+                        format!("{f}.type"),
+                        format!("value {other:?}: expected fixed, lognormal or samples"),
+                    ))
+                }
+            };
+            if let Some(k) = lo.keys().find(|k| !allowed.contains(&k.as_str())) {
+                return Err(err(
+                    format!("{f}.{k}"),
+                    format!("unknown for {ty}: expected one of {}", allowed.join(", ")),
+                ));
+            }
+            let ns = |x: f64| (x * MILLI as f64).round() as Nanos;
+            match ty {
+                "fixed" => Latency::Fixed(ns(num(lo, "rtt_ms", &f, 0.0, 3.6e6)?.unwrap_or(1.0))),
+                "lognormal" => Latency::LogNormal {
+                    median: ns(num(lo, "median_ms", &f, 0.0, 3.6e6)?.unwrap_or(1.0)),
+                    sigma: num(lo, "sigma", &f, 0.0, 5.0)?.unwrap_or(0.5),
+                },
+                _ => {
+                    let p = lo.get("path").and_then(Value::as_str).ok_or_else(|| {
+                        err(
+                            format!("{f}.path"),
+                            "missing: expected a CSV of round trips in ms",
+                        )
+                    })?;
+                    let path = scenario.resolve(p);
+                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                        err(format!("{f}.path"), format!("{}: {e}", path.display()))
+                    })?;
+                    Latency::Samples(parse_samples(&text).map_err(|m| {
+                        err(format!("{f}.path"), format!("{}: {m}", path.display()))
+                    })?)
+                }
+            }
+        }
+    };
+    Ok((lat, loss))
+}
+
+/// The events, checked.
+fn events(v: Option<&Value>, max_replicas: u64) -> Result<Vec<Event>, FieldErr> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let a = v.as_array().ok_or_else(|| {
+        err(
+            "deployment.events",
+            format!("value {v}: expected a list of events"),
+        )
+    })?;
+    let mut out = Vec::new();
+    let secs = |x: f64| (x * SECOND as f64).round() as Nanos;
+    for (i, e) in a.iter().enumerate() {
+        let f = format!("deployment.events[{i}]");
+        let o = e
+            .as_object()
+            .ok_or_else(|| err(&f, format!("value {e}: expected an object")))?;
+        if let Some(k) = o.keys().find(|k| {
+            !["at_s", "scale_to", "restart", "from_s", "to_s", "down"].contains(&k.as_str())
+        }) {
+            return Err(err(
+                format!("{f}.{k}"),
+                "unknown: expected {at_s, scale_to | restart} or {from_s, to_s, down}",
+            ));
+        }
+        let replica = |k: &str| -> Result<Option<u64>, FieldErr> {
+            match o.get(k) {
+                None => Ok(None),
+                Some(x) => match x.as_u64() {
+                    Some(r) if r < max_replicas => Ok(Some(r)),
+                    _ => Err(err(
+                        format!("{f}.{k}"),
+                        format!("value {x}: expected a replica index below {max_replicas}"),
+                    )),
+                },
+            }
+        };
+        if let Some(d) = o.get("down") {
+            let from = num(o, "from_s", &f, 0.0, 1e9)?.ok_or_else(|| {
+                err(
+                    format!("{f}.from_s"),
+                    "missing: an outage needs from_s and to_s",
+                )
+            })?;
+            let to = num(o, "to_s", &f, 0.0, 1e9)?.ok_or_else(|| {
+                err(
+                    format!("{f}.to_s"),
+                    "missing: an outage needs from_s and to_s",
+                )
+            })?;
+            if to <= from {
+                return Err(err(
+                    format!("{f}.to_s"),
+                    format!("value {to}: expected more than from_s ({from})"),
+                ));
+            }
+            let (a, b) = if d == "store" {
+                (EventKind::StoreDown(true), EventKind::StoreDown(false))
+            } else {
+                let r = replica("down")?.ok_or_else(|| {
+                    err(
+                        format!("{f}.down"),
+                        format!("value {d}: expected \"store\" or a replica index"),
+                    )
+                })? as usize;
+                (
+                    EventKind::ReplicaDown(r, true),
+                    EventKind::ReplicaDown(r, false),
+                )
+            };
+            out.push(Event {
+                at: secs(from),
+                kind: a,
+            });
+            out.push(Event {
+                at: secs(to),
+                kind: b,
+            });
+            continue;
+        }
+        let at = num(o, "at_s", &f, 0.0, 1e9)?.ok_or_else(|| {
+            err(
+                format!("{f}.at_s"),
+                "missing: expected at_s with scale_to or restart, or from_s/to_s with down",
+            )
+        })?;
+        let kind = match (o.get("scale_to"), replica("restart")?) {
+            (Some(s), None) => match s.as_u64() {
+                Some(n) if (1..=MAX_REPLICAS).contains(&n) => EventKind::ScaleTo(n as usize),
+                _ => {
+                    return Err(err(
+                        format!("{f}.scale_to"),
+                        format!("value {s}: expected 1..={MAX_REPLICAS}"),
+                    ))
+                }
+            },
+            (None, Some(r)) => EventKind::Restart(r as usize),
+            _ => return Err(err(&f, "expected exactly one of scale_to and restart")),
+        };
+        out.push(Event { at: secs(at), kind });
+    }
+    Ok(out)
+}
+
+/// One strategy entry expanded: (label, builder of the strategy for n
+/// replicas).
+type Build = Box<dyn Fn(usize) -> Result<Box<dyn Strategy>>>;
+
+/// A strategy grid point: label, sync period if any, builder.
+type Planned = (String, Option<u64>, Build);
+
+fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>, FieldErr> {
+    let o = entry.as_object().ok_or_else(|| {
+        err(
+            field,
+            format!("value {entry}: expected an object with \"strategy\""),
+        )
+    })?;
+    let which = o.get("strategy").and_then(Value::as_str).unwrap_or("");
+    let mut rest = o.clone();
+    rest.remove("strategy");
+    let whole_s = setup.policy.interval_ms % 1000 == 0;
+    let limit = setup.policy.limit;
+    let interval = setup.interval_ns();
+    match which {
+        "local" | "divided" => {
+            let model = rest.get("model").and_then(Value::as_str).ok_or_else(|| err(format!("{field}.model"), format!("missing: expected one of {}", candidates::known_models())))?.to_string();
+            let row = candidates::row(&model).ok_or_else(|| err(format!("{field}.model"), format!("value {model:?}: expected one of {}", candidates::known_models())))?;
+            let mut params: Vec<Param> = row.params.to_vec();
+            if which == "divided" {
+                params.extend_from_slice(DIVIDED);
+            }
+            let grid = lspec::expand(&rest, &params, field)?;
+            let mut out: Vec<Planned> = Vec::new();
+            for a in grid {
+                // The label the lab gives the model, built once to check it.
+                let probe = candidates::build(setup, row, &a).map_err(|e| err(field, e.message()))?;
+                drop(probe.limiter);
+                let divide = (which == "divided").then(|| {
+                    let r = match a.str("rounding").unwrap_or("floor") {
+                        "ceil" => Rounding::Ceil,
+                        "nearest" => Rounding::Nearest,
+                        _ => Rounding::Floor,
+                    };
+                    (a.u64("margin_pct").unwrap_or(0), r, a.bool("redivide").unwrap_or(true))
+                });
+                let label = format!("{which} {}", probe.name);
+                let (s, a2) = (setup.clone(), a.clone());
+                out.push((
+                    label,
+                    None,
+                    Box::new(move |n| {
+                        let (s, a) = (s.clone(), a2.clone());
+                        let make: super::MakeReplica = Box::new(move |lim| {
+                            let mut s2 = s.clone();
+                            s2.policy.limit = lim;
+                            Ok(candidates::build(&s2, row, &a)?.limiter)
+                        });
+                        Ok(Box::new(PerReplica::new(make, n, limit, divide)?) as Box<dyn Strategy>)
+                    }),
+                ));
+            }
+            Ok(out)
+        }
+        "gubernator" => {
+            if rest.contains_key("model") {
+                return Err(err(format!("{field}.model"), "gubernator has its own algorithm: expected no \"model\""));
+            }
+            let grid = lspec::expand(&rest, GUBERNATOR, field)?;
+            let mut out: Vec<Planned> = Vec::new();
+            for a in grid {
+                let global = a.str("behavior").unwrap_or("global") == "global";
+                let drain = a.bool("drain_over_limit").unwrap_or(true);
+                let wait = a.u64("global_sync_wait_ms").unwrap_or(100) * MILLI;
+                let (fixed, varying) = a.suffixes(&["behavior"]);
+                let head = if global { "gubernator GLOBAL" } else { "gubernator forwarding" };
+                let label = join(head, &fixed, &varying);
+                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait)) as Box<dyn Strategy>))));
+            }
+            Ok(out)
+        }
+        "central" | "periodic_sync" => {
+            if rest.contains_key("model") {
+                return Err(err(format!("{field}.model"), format!("{which} has its own store model: expected no \"model\"")));
+            }
+            if !whole_s {
+                return Err(err(field, format!("policy.interval_ms {}: {which} counts in windows of whole Unix seconds, expected a multiple of 1000", setup.policy.interval_ms)));
+            }
+            let params = if which == "central" { CENTRAL } else { SYNC };
+            let grid = lspec::expand(&rest, params, field)?;
+            let mut out: Vec<Planned> = Vec::new();
+            for a in grid {
+                let fail_open = a.str("failure").unwrap_or("open") == "open";
+                let (fixed, varying) = suffixes(&a);
+                if which == "central" {
+                    let store = match a.str("store").unwrap_or("envoy_ratelimit") {
+                        "kong_redis" => Store::KongRedis,
+                        _ => Store::EnvoyRatelimit,
+                    };
+                    let cache = a.bool("local_cache").unwrap_or(false);
+                    let stop = a.bool("stop_increment_when_over_limit").unwrap_or(false);
+                    let name = match store {
+                        Store::EnvoyRatelimit => "envoy ratelimit redis",
+                        Store::KongRedis => "kong redis sync_rate=-1",
+                    };
+                    let label = join(&format!("central {name}"), &fixed, &varying);
+                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open)) as Box<dyn Strategy>))));
+                } else {
+                    let Some(ms) = a.u64("sync_ms") else {
+                        return Err(err(format!("{field}.sync_ms"), "missing: expected the sync period in ms"));
+                    };
+                    let lose = a.bool("lose_in_flight").unwrap_or(true);
+                    let label = join("periodic_sync kong", &fixed, &varying);
+                    out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>))));
+                }
+            }
+            Ok(out)
+        }
+        other => Err(err(format!("{field}.strategy"), format!("value {other:?}: expected one of local, divided, central, periodic_sync, gubernator"))),
+    }
+}
+
+fn suffixes(a: &Args) -> (String, String) {
+    a.suffixes(&["store", "flavor"])
+}
+
+fn join(head: &str, fixed: &str, varying: &str) -> String {
+    [head, fixed, varying]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The fleet candidates of a `deployment`: strategies x their parameter
+/// grids x replicas x balancers, in that order.
+pub fn fleet_candidates(
+    scenario: &Scenario,
+    setup: &Setup,
+    dep: &Value,
+) -> Result<(Vec<Candidate>, Fleets)> {
+    let fe = |(f, m): FieldErr| scenario.field_error(f, m);
+    let o = dep.as_object().ok_or_else(|| {
+        scenario.field_error("deployment", format!("value {dep}: expected an object"))
+    })?;
+    const FIELDS: &[&str] = &["replicas", "balancer", "strategies", "network", "events"];
+    if let Some(k) = o.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(scenario.field_error(
+            format!("deployment.{k}"),
+            format!("unknown: expected one of {}", FIELDS.join(", ")),
+        ));
+    }
+    let replicas = one_or_many(
+        o.get("replicas").ok_or_else(|| {
+            scenario.field_error(
+                "deployment.replicas",
+                "missing: expected a number or a list",
+            )
+        })?,
+        "deployment.replicas",
+        |v, f| match v.as_u64() {
+            Some(n) if (1..=MAX_REPLICAS).contains(&n) => Ok(n as usize),
+            _ => Err(err(
+                f,
+                format!("value {v}: expected a whole number in 1..={MAX_REPLICAS}"),
+            )),
+        },
+    )
+    .map_err(fe)?;
+    let balancers = match o.get("balancer") {
+        None => vec![(
+            Kind::RoundRobin,
+            Vec::new(),
+            "round_robin".to_string(),
+            None,
+        )],
+        Some(v) => one_or_many(v, "deployment.balancer", balancer).map_err(fe)?,
+    };
+    let max_r = replicas.iter().copied().max().unwrap_or(1) as u64;
+    let evs = events(
+        o.get("events"),
+        MAX_REPLICAS.min(max_r.max(scale_max(o.get("events")))),
+    )
+    .map_err(fe)?;
+    let (lat, loss) = network(o.get("network"), scenario, "deployment.network").map_err(fe)?;
+    let list = o
+        .get("strategies")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| {
+            scenario.field_error(
+                "deployment.strategies",
+                "missing or empty: expected a list of {\"strategy\": ...} entries",
+            )
+        })?;
+    let mut built: Vec<Planned> = Vec::new();
+    for (i, s) in list.iter().enumerate() {
+        built.extend(strategies(s, &format!("deployment.strategies[{i}]"), setup).map_err(fe)?);
+    }
+    let total = built.len() * replicas.len() * balancers.len();
+    if total > lspec::MAX_CANDIDATES {
+        return Err(scenario.field_error(
+            "deployment",
+            format!(
+                "the grid expands to {total} fleets: expected at most {}",
+                lspec::MAX_CANDIDATES
+            ),
+        ));
+    }
+    let mut cands = Vec::new();
+    let mut fleets = Fleets::default();
+    for (label, sync_ms, build) in &built {
+        for &n in &replicas {
+            for (kind, weights, blabel, skew) in &balancers {
+                let idx = cands.len() as u64;
+                let seed = derive_seed(setup.seed, &[FLEET_STREAM, idx]);
+                let env = Env {
+                    net: Network::new(lat.clone(), loss, sim_rng(derive_seed(seed, &[1]))),
+                    store_down: false,
+                    cost: Default::default(),
+                };
+                let bal = Balancer::new(
+                    kind.clone(),
+                    weights.clone(),
+                    sim_rng(derive_seed(seed, &[2])),
+                );
+                let strategy = build(n)
+                    .map_err(|e| scenario.field_error("deployment.strategies", e.message()))?;
+                let (fleet, report) = Fleet::new(
+                    n,
+                    bal,
+                    strategy,
+                    evs.clone(),
+                    env,
+                    (blabel.clone(), label.clone()),
+                    (*sync_ms, *skew),
+                );
+                let name = format!("{label} x{n} {blabel}");
+                fleets.fleets.push((name.clone(), report));
+                cands.push(Candidate {
+                    name,
+                    family: format!("{label} {blabel}"),
+                    limiter: Box::new(fleet),
+                });
+            }
+        }
+    }
+    Ok((cands, fleets))
+}
+
+/// The largest `scale_to` of the events (0 when none).
+fn scale_max(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| e.get("scale_to").and_then(Value::as_u64))
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
+impl Fleets {
+    /// Adds each fleet's costs to the report: `fleet` in report.json (one
+    /// entry per fleet, with its per-replica breakdown) and a table in
+    /// table.md. `duration_ns` turns counts into rates, `requests` is the
+    /// number of request lines.
+    pub fn annotate(&self, out: &mut Output, duration_ns: Nanos, requests: u64) -> Result<()> {
+        if self.fleets.is_empty() {
+            return Ok(());
+        }
+        let secs = (duration_ns as f64 / SECOND as f64).max(1e-9);
+        let mut rows = Vec::new();
+        let mut md = String::from("\n## Fleet cost\n\n| fleet | store ops/s | messages/s | added latency / request | failed | memory / replica (mean) | busiest replica share |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        for (name, rep) in &self.fleets {
+            let Ok(r) = rep.lock() else { continue };
+            let mean_lat_ms = if requests == 0 {
+                0.0
+            } else {
+                r.cost.added_latency_ns as f64 / requests as f64 / MILLI as f64
+            };
+            let mem: Vec<u64> = r.per_replica.iter().map(|p| p.memory_bytes).collect();
+            let mem_mean = if mem.is_empty() {
+                0
+            } else {
+                mem.iter().sum::<u64>() / mem.len() as u64
+            };
+            let busiest = r.per_replica.iter().map(|p| p.requests).max().unwrap_or(0);
+            let share = if requests == 0 {
+                0.0
+            } else {
+                busiest as f64 / requests as f64
+            };
+            md.push_str(&format!(
+                "| {name} | {:.1} | {:.1} | {:.3} ms | {} | {} | {:.1}% |\n",
+                r.cost.store_ops as f64 / secs,
+                r.cost.messages as f64 / secs,
+                mean_lat_ms,
+                r.cost.failed,
+                bytes_human(mem_mean),
+                share * 100.0
+            ));
+            rows.push(json!({
+                "algorithm": name,
+                "strategy": r.strategy,
+                "balancer": r.balancer,
+                "replicas": r.replicas,
+                "peak_replicas": r.peak_replicas,
+                "store_ops": r.cost.store_ops,
+                "store_ops_per_s": round3(r.cost.store_ops as f64 / secs),
+                "messages": r.cost.messages,
+                "messages_per_s": round3(r.cost.messages as f64 / secs),
+                "added_latency_ms_per_request": round3(mean_lat_ms),
+                "failed": r.cost.failed,
+                "unserved": r.unserved,
+                "balancer_bytes": r.balancer_bytes,
+                "memory_per_replica_bytes": mem_mean,
+                "per_replica": r.per_replica.iter().enumerate().map(|(i, p)| json!({
+                    "replica": i, "requests": p.requests, "allowed": p.allowed,
+                    "keys": p.keys, "memory_bytes": p.memory_bytes,
+                })).collect::<Vec<_>>(),
+            }));
+        }
+        if let Some(m) = out.json.as_object_mut() {
+            m.insert("fleet".into(), Value::Array(rows));
+        }
+        out.table_md.push_str(&md);
+        let specs = self.charts(&out.json);
+        if !specs.is_empty() {
+            out.table_md.push_str("\n## Fleet charts\n\n");
+        }
+        for spec in specs {
+            out.table_md
+                .push_str(&format!("- `{}`: {}\n", spec.name, spec.caption));
+            out.charts.push(chart::render(&spec)?);
+        }
+        Ok(())
+    }
+
+    /// The fleet charts this run has data for: excess against the sync
+    /// interval (a line per replica count), compliant requests denied
+    /// against the balancer's skew (a line per strategy), admitted per
+    /// second around a scale event (a line per fleet).
+    fn charts(&self, json: &Value) -> Vec<ChartSpec> {
+        let reps: Vec<(String, FleetReport)> = self
+            .fleets
+            .iter()
+            .filter_map(|(n, r)| r.lock().ok().map(|r| (n.clone(), r.clone())))
+            .collect();
+        let row = |name: &str, f: &str| -> f64 {
+            json["rows"]
+                .as_array()
+                .and_then(|rows| rows.iter().find(|r| r["algorithm"] == name))
+                .and_then(|r| r["harm"][f].as_f64())
+                .unwrap_or(0.0)
+        };
+        let mut out = Vec::new();
+        // Sync interval: one line per (replicas, strategy family).
+        let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for (name, r) in &reps {
+            if let Some(ms) = r.sync_ms {
+                let fam = r.strategy.split(" sync_ms=").next().unwrap_or(&r.strategy);
+                lines
+                    .entry(format!("{} replicas, {fam}", r.replicas))
+                    .or_default()
+                    .push((ms as f64, row(name, "limited_excess_pct")));
+            }
+        }
+        if lines.values().any(|p| p.len() >= 2) {
+            let mut c = ChartSpec::new(
+                "excess_vs_sync_interval",
+                "Excess over the exact limit against the sync interval",
+                "sync interval (ms, log scale)",
+                "limited keys: admitted beyond the exact limiter (%)",
+            )
+            .caption("Each line one replica count: how much more than the fleet-wide exact sliding log the limited keys get as the replicas sync less often.");
+            c.x_log = true;
+            for (label, mut pts) in lines {
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                c.series
+                    .push(Series::new(label, pts, SeriesStyle::LinePoints));
+            }
+            out.push(c);
+        }
+        // Balancer skew: one line per strategy.
+        let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for (name, r) in &reps {
+            if let Some(s) = r.skew {
+                lines
+                    .entry(format!("{} x{}", r.strategy, r.replicas))
+                    .or_default()
+                    .push((s, row(name, "compliant_denied_pct")));
+            }
+        }
+        if lines.values().any(|p| p.len() >= 2) {
+            let mut c = ChartSpec::new(
+                "compliant_denied_vs_skew",
+                "Compliant requests denied against the balancer's skew",
+                "skew s (replica i gets weight 1 / (i + 1)^s)",
+                "compliant keys: requests denied (%)",
+            )
+            .caption("Each line one strategy: an uneven balancer sends more than its share to the first replicas, and a divided limit then denies clients that are within the policy.");
+            for (label, mut pts) in lines {
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                c.series
+                    .push(Series::new(label, pts, SeriesStyle::LinePoints));
+            }
+            out.push(c);
+        }
+        // Timeline around the first scale event.
+        if let Some(&(at, m)) = reps.iter().find_map(|(_, r)| r.scale_events.first()) {
+            let at_s = at as f64 / SECOND as f64;
+            let (lo, hi) = (at_s - 30.0, at_s + 30.0);
+            let mut c = ChartSpec::new(
+                "scale_event_timeline",
+                format!("Admitted per second around the scale to {m} replicas"),
+                "time (s)",
+                "requests admitted by the fleet per second",
+            )
+            .caption("Each line one fleet, 30 s either side of the first scale event (the vertical line): a divided limit that re-divides drops at once; one that does not admits more per replica added.");
+            c.vlines.push((at_s, format!("scale to {m}")));
+            for (name, r) in &reps {
+                let pts: Vec<(f64, f64)> = r
+                    .admitted_per_s
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| (i as f64 + 0.5, v as f64))
+                    .filter(|p| p.0 >= lo && p.0 <= hi)
+                    .collect();
+                if !pts.is_empty() {
+                    c.series
+                        .push(Series::new(name.clone(), pts, SeriesStyle::Line));
+                }
+            }
+            if !c.series.is_empty() {
+                out.push(c);
+            }
+        }
+        out
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,177 @@
+//! What a replica does with a request: the coordination strategies share
+//! one seam ([`Strategy`]) so the fleet around them (balancer, events,
+//! network, costs) is written once.
+//!
+//! `local` and `divided` are here: each replica runs its own copy of a lab
+//! model (any row of the decision lab's table, `exec` included: one child
+//! per replica), with the full limit or the limit divided by the replica
+//! count. The store-backed strategies have their own files.
+
+use super::network::Network;
+use crate::clock::Nanos;
+use crate::error::Result;
+use crate::model::{Admit, Decision};
+
+/// What the strategies share with the fleet: the network, whether the
+/// store is reachable, and the cost counters.
+pub struct Env {
+    /// Round trips and losses.
+    pub net: Network,
+    /// The store is unreachable (an outage event).
+    pub store_down: bool,
+    /// Cost counters.
+    pub cost: Cost,
+}
+
+/// What a strategy costs, summed over the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cost {
+    /// Commands the shared store executed (`INCRBY` and `EXPIRE` are two).
+    pub store_ops: u64,
+    /// Messages on the network (a round trip is two).
+    pub messages: u64,
+    /// Time requests waited for the network before their decision, ns.
+    pub added_latency_ns: u128,
+    /// Requests decided by the failure mode (store unreachable or lost).
+    pub failed: u64,
+}
+
+impl Env {
+    /// A round trip to the store: its time, or `None` when the store is
+    /// down or the message is lost (the request then waits a timeout the
+    /// model does not charge).
+    pub fn round_trip(&mut self, ops: u64) -> Option<Nanos> {
+        if self.store_down || self.net.lost() {
+            self.cost.failed += 1;
+            return None;
+        }
+        let rtt = self.net.rtt();
+        self.cost.store_ops += ops;
+        self.cost.messages += 2;
+        self.cost.added_latency_ns += u128::from(rtt);
+        Some(rtt)
+    }
+}
+
+/// A coordination strategy over replicas `0..n`.
+pub trait Strategy: Send {
+    /// Decides a request of `key` served by replica `r` at `t`.
+    fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision>;
+    /// Runs what is due before `t` (timers, syncs).
+    fn advance(&mut self, _t: Nanos, _env: &mut Env) -> Result<()> {
+        Ok(())
+    }
+    /// The fleet now has `n` replicas (new ones start fresh; removed ones
+    /// lose their state).
+    fn resize(&mut self, n: usize, t: Nanos) -> Result<()>;
+    /// Replica `r` restarts: its local state is lost.
+    fn restart(&mut self, r: usize, t: Nanos) -> Result<()>;
+    /// Bytes replica `r` holds after seeing `keys` distinct keys.
+    fn memory_bytes(&self, r: usize, keys: u64) -> u64;
+}
+
+/// Builds one replica's limiter for a per-replica limit.
+pub type MakeReplica = Box<dyn Fn(u64) -> Result<Box<dyn Admit + Send>> + Send>;
+
+/// How `divided` rounds `limit / n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    /// Down (integer division), at least 1.
+    Floor,
+    /// Up.
+    Ceil,
+    /// To nearest, at least 1.
+    Nearest,
+}
+
+/// The per-replica limit of `divided`: `limit * (1 + margin_pct / 100) / n`
+/// rounded, at least 1.
+///
+/// # Examples
+/// ```
+/// use ratelab::lab::decision::deployment::{divided_limit, Rounding};
+/// assert_eq!(divided_limit(100, 8, 0, Rounding::Floor), 12);
+/// assert_eq!(divided_limit(100, 8, 0, Rounding::Ceil), 13);
+/// assert_eq!(divided_limit(100, 8, 20, Rounding::Nearest), 15);
+/// assert_eq!(divided_limit(5, 8, 0, Rounding::Floor), 1);
+/// ```
+pub fn divided_limit(limit: u64, n: usize, margin_pct: u64, rounding: Rounding) -> u64 {
+    let num = u128::from(limit) * u128::from(100 + margin_pct);
+    let den = 100 * n.max(1) as u128;
+    let v = match rounding {
+        Rounding::Floor => num / den,
+        Rounding::Ceil => num.div_ceil(den),
+        Rounding::Nearest => (2 * num + den) / (2 * den),
+    };
+    u64::try_from(v).unwrap_or(u64::MAX).max(1)
+}
+
+/// `local` (every replica the full limit) or `divided`.
+pub struct PerReplica {
+    make: MakeReplica,
+    replicas: Vec<Box<dyn Admit + Send>>,
+    /// The replicas' current limit.
+    limit: u64,
+    full: u64,
+    divide: Option<(u64, Rounding, bool)>,
+}
+
+impl PerReplica {
+    /// `n` replicas each enforcing `limit` (`divide`: margin, rounding,
+    /// whether a scale event re-divides).
+    pub fn new(
+        make: MakeReplica,
+        n: usize,
+        limit: u64,
+        divide: Option<(u64, Rounding, bool)>,
+    ) -> Result<Self> {
+        let per = match divide {
+            Some((m, r, _)) => divided_limit(limit, n, m, r),
+            None => limit,
+        };
+        let replicas = (0..n).map(|_| make(per)).collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            make,
+            replicas,
+            limit: per,
+            full: limit,
+            divide,
+        })
+    }
+
+    /// The limit each replica enforces now.
+    pub fn replica_limit(&self) -> u64 {
+        self.limit
+    }
+}
+
+impl Strategy for PerReplica {
+    fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, _env: &mut Env) -> Result<Decision> {
+        self.replicas[r].admit(key, w, t)
+    }
+
+    fn resize(&mut self, n: usize, _t: Nanos) -> Result<()> {
+        if let Some((m, rounding, true)) = self.divide {
+            let per = divided_limit(self.full, n, m, rounding);
+            if per != self.limit {
+                // A new configuration reloads every replica: fresh state.
+                self.limit = per;
+                self.replicas.clear();
+            }
+        }
+        self.replicas.truncate(n);
+        while self.replicas.len() < n {
+            self.replicas.push((self.make)(self.limit)?);
+        }
+        Ok(())
+    }
+
+    fn restart(&mut self, r: usize, _t: Nanos) -> Result<()> {
+        self.replicas[r] = (self.make)(self.limit)?;
+        Ok(())
+    }
+
+    fn memory_bytes(&self, r: usize, keys: u64) -> u64 {
+        self.replicas.get(r).map_or(0, |l| l.memory_bytes(keys))
+    }
+}

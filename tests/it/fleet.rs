@@ -1,0 +1,327 @@
+//! The fleet lab against closed forms: what N replicas admit under each
+//! strategy, checked from first principles rather than against recorded
+//! numbers.
+
+use ratelab::lab::{decision, RunContext};
+use ratelab::scenario::Scenario;
+use serde_json::{json, Value};
+
+fn run(params: Value) -> Value {
+    let mut v = json!({"name": "fleet-t", "kind": "decision_accuracy", "seed": 7, "shapes": []});
+    for (k, x) in params.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    let s = Scenario::parse(std::path::Path::new("fleet-t.json"), &v.to_string()).unwrap();
+    decision::run(&s, &RunContext::for_scenario(&s))
+        .unwrap()
+        .json
+}
+
+fn row<'a>(j: &'a Value, name: &str) -> &'a Value {
+    j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["algorithm"] == name)
+        .unwrap_or_else(|| panic!("no row {name:?} in {:?}", names(j)))
+}
+
+fn names(j: &Value) -> Vec<String> {
+    j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["algorithm"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn u(v: &Value, f: &str) -> u64 {
+    v[f].as_u64().unwrap_or_else(|| panic!("{f} in {v}"))
+}
+
+fn one_hot_key(rate: f64, secs: f64) -> Value {
+    json!({"type": "poisson", "keys": {"type": "uniform", "keys": 1}, "rate": rate, "duration_s": secs})
+}
+
+/// Local limiters behind round robin: a key offering r per interval gets
+/// min(r, N x L) (each replica sees r / N and admits up to L of it).
+#[test]
+fn local_round_robin_admits_min_of_offer_and_n_times_limit() {
+    let (l, r, secs) = (10.0, 300.0, 20.0);
+    let j = run(json!({
+        "policy": {"limit": 10, "interval_ms": 1000},
+        "workload": one_hot_key(r, secs),
+        "deployment": {"replicas": [1, 4, 50],
+            "strategies": [{"strategy": "local", "model": "fixed_window_counter", "align": "aligned"}]}
+    }));
+    for n in [1.0, 4.0, 50.0] {
+        let name = format!("local Redis INCR+EXPIRE per key (aligned) x{n} round_robin");
+        let got = u(row(&j, &name), "allowed") as f64 / secs;
+        let want = f64::min(r, n * l);
+        assert!(
+            (got - want).abs() <= 0.03 * want + 1.0,
+            "x{n}: {got}/s, expected ~{want}/s"
+        );
+    }
+}
+
+/// `divided` keeps the fleet near L: floor(L / N) per replica is at most
+/// L in all; ceil may pass it by the rounding.
+#[test]
+fn divided_admits_about_the_limit() {
+    let secs = 20.0;
+    let j = run(json!({
+        "policy": {"limit": 10, "interval_ms": 1000},
+        "workload": one_hot_key(300.0, secs),
+        "deployment": {"replicas": 4,
+            "strategies": [{"strategy": "divided", "model": "fixed_window_counter", "align": "aligned", "rounding": ["floor", "ceil"]}]}
+    }));
+    let per_s = |rounding: &str| {
+        let name = format!(
+            "divided Redis INCR+EXPIRE per key (aligned) rounding={rounding} x4 round_robin"
+        );
+        u(row(&j, &name), "allowed") as f64 / secs
+    };
+    // floor(10 / 4) = 2 a replica: 8/s; ceil: 3 a replica, 12/s.
+    assert!((per_s("floor") - 8.0).abs() < 0.5, "{}", per_s("floor"));
+    assert!((per_s("ceil") - 12.0).abs() < 0.5, "{}", per_s("ceil"));
+}
+
+/// Hashing on the key sends each key to one replica: per-key limiters then
+/// decide exactly as one instance does, request for request.
+#[test]
+fn consistent_hash_on_the_key_is_exactly_one_instance() {
+    let j = run(json!({
+        "policy": {"limit": 10, "interval_ms": 1000},
+        "workload": {"type": "mix", "parts": [
+            {"type": "poisson", "keys": {"type": "zipf", "keys": 400, "s": 1.1}, "rate": 1500.0, "duration_s": 15.0},
+            {"type": "on_off", "keys": {"type": "uniform", "keys": 5}, "rate": 200.0, "mean_on_s": 1.0, "mean_off_s": 3.0, "duration_s": 15.0}]},
+        "deployment": {"replicas": [1, 8], "balancer": ["maglev", "ring_hash", "round_robin"],
+            "strategies": [{"strategy": "local", "model": "token_bucket"},
+                           {"strategy": "local", "model": "sliding_window_counter"}]}
+    }));
+    for model in [
+        "local x/time/rate per key",
+        "local Cloudflare sliding window per key",
+    ] {
+        let base = row(&j, &format!("{model} x1 maglev"));
+        for b in ["maglev", "ring_hash"] {
+            let r = row(&j, &format!("{model} x8 {b}"));
+            for f in ["allowed", "false_allow", "false_deny"] {
+                assert_eq!(r[f], base[f], "{model} x8 {b}: {f}");
+            }
+        }
+        // Round robin over 8 replicas does not: it admits more.
+        let rr = row(&j, &format!("{model} x8 round_robin"));
+        assert!(u(rr, "allowed") > u(base, "allowed"), "{model}");
+    }
+}
+
+/// Kong's periodic sync: the staler the view, the more a hot key gets
+/// past the limit; at a few ms it is close to the shared counter's.
+#[test]
+fn periodic_sync_excess_grows_with_the_interval_and_nearly_vanishes_when_short() {
+    let j = run(json!({
+        "policy": {"limit": 20, "interval_ms": 1000},
+        "workload": {"type": "mix", "parts": [
+            {"type": "poisson", "keys": {"type": "uniform", "keys": 10}, "rate": 1500.0, "duration_s": 30.0},
+            {"type": "poisson", "keys": {"type": "zipf", "keys": 500, "s": 1.0}, "rate": 300.0, "duration_s": 30.0}]},
+        "deployment": {"replicas": 8,
+            "network": {"latency": {"type": "fixed", "rtt_ms": 0.2}},
+            "strategies": [{"strategy": "central", "store": "kong_redis"},
+                           {"strategy": "periodic_sync", "sync_ms": [2, 50, 500, 5000]}]}
+    }));
+    let central = row(&j, "central kong redis sync_rate=-1 x8 round_robin");
+    let exact = central["harm"]["limited_excess"].as_i64().unwrap();
+    let worst = |s: u64| {
+        row(
+            &j,
+            &format!("periodic_sync kong sync_ms={s} x8 round_robin"),
+        )["harm"]["worst_window_ratio"]
+            .as_f64()
+            .unwrap()
+    };
+    let excess = |s: u64| {
+        row(
+            &j,
+            &format!("periodic_sync kong sync_ms={s} x8 round_robin"),
+        )["harm"]["limited_excess"]
+            .as_i64()
+            .unwrap()
+    };
+    assert!(central["harm"]["worst_window_ratio"].as_f64().unwrap() <= 1.0);
+    assert!(
+        excess(2) < excess(50) && excess(50) < excess(500) && excess(500) < excess(5000),
+        "{} {} {} {}",
+        excess(2),
+        excess(50),
+        excess(500),
+        excess(5000)
+    );
+    // 2 ms: within a few percent of the shared counter's excess over the
+    // sliding log (10 hot keys x 30 windows x 20 = 6,000 admitted).
+    assert!((excess(2) - exact).abs() < 300, "{} vs {exact}", excess(2));
+    assert!(worst(2) <= 1.5, "{}", worst(2));
+    // 5 s: every replica spends the whole limit between syncs.
+    assert!(worst(5000) >= 4.0, "{}", worst(5000));
+}
+
+/// A central store that counts every request admits what one instance of
+/// the same counter admits, at any latency.
+#[test]
+fn central_store_admits_no_more_than_one_instance_at_any_latency() {
+    for latency in [
+        json!({"type": "fixed", "rtt_ms": 0.1}),
+        json!({"type": "fixed", "rtt_ms": 40.0}),
+        json!({"type": "lognormal", "median_ms": 5.0, "sigma": 1.0}),
+    ] {
+        let j = run(json!({
+            "policy": {"limit": 10, "interval_ms": 1000},
+            "workload": {"type": "poisson", "keys": {"type": "zipf", "keys": 50, "s": 1.2}, "rate": 800.0, "duration_s": 10.0},
+            "deployment": {"replicas": [1, 8], "network": {"latency": latency},
+                "strategies": [{"strategy": "local", "model": "fixed_window_counter", "align": "aligned"},
+                               {"strategy": "central", "store": ["envoy_ratelimit", "kong_redis"]}]}
+        }));
+        let one = u(
+            row(
+                &j,
+                "local Redis INCR+EXPIRE per key (aligned) x1 round_robin",
+            ),
+            "allowed",
+        );
+        for store in ["envoy ratelimit redis", "kong redis sync_rate=-1"] {
+            for n in [1, 8] {
+                let r = row(&j, &format!("central {store} x{n} round_robin"));
+                assert_eq!(u(r, "allowed"), one, "{store} x{n} at {latency}");
+                assert!(r["harm"]["worst_window_ratio"].as_f64().unwrap() <= 1.0);
+            }
+        }
+        let f = &j["fleet"].as_array().unwrap()[2];
+        assert!(f["added_latency_ms_per_request"].as_f64().unwrap() > 0.05);
+    }
+}
+
+/// A store outage: fail-open admits everything meanwhile, fail-closed
+/// denies everything; the fleet costs are reported per replica.
+#[test]
+fn store_outage_fails_open_or_closed() {
+    let j = run(json!({
+        "policy": {"limit": 5, "interval_ms": 1000},
+        "workload": one_hot_key(100.0, 20.0),
+        "deployment": {"replicas": 4,
+            "events": [{"from_s": 5, "to_s": 10, "down": "store"}],
+            "strategies": [{"strategy": "central", "failure": ["open", "closed"]}]}
+    }));
+    let open = u(
+        row(
+            &j,
+            "central envoy ratelimit redis failure=open x4 round_robin",
+        ),
+        "allowed",
+    );
+    let closed = u(
+        row(
+            &j,
+            "central envoy ratelimit redis failure=closed x4 round_robin",
+        ),
+        "allowed",
+    );
+    // 15 s of 5/s plus ~5 s x 100/s while the store is away.
+    assert!((closed as f64 - 75.0).abs() <= 6.0, "{closed}");
+    assert!((open as f64 - 575.0).abs() <= 60.0, "{open}");
+    let f = &j["fleet"].as_array().unwrap()[0];
+    assert_eq!(f["per_replica"].as_array().unwrap().len(), 4);
+    assert!(f["failed"].as_u64().unwrap() > 400);
+}
+
+/// Scaling 10 -> 15 with a divided limit: 10 per replica becomes 6, and
+/// without re-dividing the fleet keeps 10 each (150 in all).
+#[test]
+fn scale_event_redivides_or_not() {
+    let secs = 20.0;
+    let j = run(json!({
+        "policy": {"limit": 100, "interval_ms": 1000},
+        "workload": one_hot_key(3000.0, secs),
+        "deployment": {"replicas": 10, "events": [{"at_s": 10, "scale_to": 15}],
+            "strategies": [{"strategy": "divided", "model": "fixed_window_counter", "align": "aligned", "redivide": [true, false]}]}
+    }));
+    let a = |re: bool| {
+        u(
+            row(
+                &j,
+                &format!(
+                    "divided Redis INCR+EXPIRE per key (aligned) redivide={re} x10 round_robin"
+                ),
+            ),
+            "allowed",
+        ) as f64
+    };
+    // 10 s at 100/s, then 10 s at 15 x 6 = 90/s or 15 x 10 = 150/s.
+    assert!((a(true) - 1900.0).abs() < 40.0, "{}", a(true));
+    assert!((a(false) - 2500.0).abs() < 40.0, "{}", a(false));
+    let f = &j["fleet"].as_array().unwrap()[0];
+    assert_eq!(f["peak_replicas"], 15);
+}
+
+/// gubernator: forwarding to the owner is one instance; GLOBAL lets
+/// peers answer from stale caches and admits more.
+#[test]
+fn gubernator_forwarding_is_one_instance_and_global_admits_more() {
+    let j = run(json!({
+        "policy": {"limit": 20, "interval_ms": 1000},
+        "workload": {"type": "poisson", "keys": {"type": "uniform", "keys": 20}, "rate": 2000.0, "duration_s": 10.0},
+        "deployment": {"replicas": [1, 6],
+            "strategies": [{"strategy": "gubernator", "behavior": ["forwarding", "global"]}]}
+    }));
+    let one = u(row(&j, "gubernator forwarding x1 round_robin"), "allowed");
+    let fwd = u(row(&j, "gubernator forwarding x6 round_robin"), "allowed");
+    let glob = u(row(&j, "gubernator GLOBAL x6 round_robin"), "allowed");
+    assert_eq!(fwd, one);
+    assert!(glob > one + one / 10, "{glob} vs {one}");
+}
+
+/// A bad deployment is one line naming the field and the value.
+#[test]
+fn bad_deployments_name_the_field() {
+    let cases = [
+        (
+            json!({"replicas": 0, "strategies": [{"strategy": "local", "model": "gcra"}]}),
+            "deployment.replicas",
+        ),
+        (
+            json!({"replicas": 2, "strategies": [{"strategy": "locale"}]}),
+            "deployment.strategies[0].strategy",
+        ),
+        (
+            json!({"replicas": 2, "balancer": {"type": "maglev", "table_size": 65536}, "strategies": [{"strategy": "central"}]}),
+            "deployment.balancer.table_size",
+        ),
+        (
+            json!({"replicas": 2, "strategies": [{"strategy": "periodic_sync"}]}),
+            "deployment.strategies[0].sync_ms",
+        ),
+        (
+            json!({"replicas": 2, "events": [{"from_s": 3, "to_s": 1, "down": "store"}], "strategies": [{"strategy": "central"}]}),
+            "deployment.events[0].to_s",
+        ),
+        (
+            json!({"replicas": 2, "network": {"latency": {"type": "fixed", "rtt_ms": -1}}, "strategies": [{"strategy": "central"}]}),
+            "deployment.network.latency.rtt_ms",
+        ),
+    ];
+    for (dep, field) in cases {
+        let v = json!({"name": "bad", "kind": "decision_accuracy", "seed": 1, "shapes": [],
+            "policy": {"limit": 5, "interval_ms": 1000}, "workload": one_hot_key(10.0, 1.0), "deployment": dep});
+        let s = Scenario::parse(std::path::Path::new("bad.json"), &v.to_string()).unwrap();
+        let e = decision::run(&s, &RunContext::for_scenario(&s))
+            .err()
+            .expect("an error");
+        assert!(
+            e.message().contains(&format!("field {field}")),
+            "{field}: {}",
+            e.message()
+        );
+        assert_eq!(e.exit_code(), 2);
+        assert!(!e.message().contains('\n'));
+    }
+}
