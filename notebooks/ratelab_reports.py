@@ -54,6 +54,32 @@ def load_reports(kind=None, directory=None):
     return out
 
 
+def load_size_reports(schema=None, directory=None):
+    """Every <dir>/*/size.json written by `ratelab size`, sorted by folder.
+
+    schema: None (all), or "ratelab.size.v1" (count sizing) or
+    "ratelab.size.limit.v1" (sizing for a rate limit). Each gets `_dir` and
+    `_name` (its folder's name).
+    """
+    directory = directory or reports_dir()
+    out = []
+    for path in sorted(glob.glob(os.path.join(directory, "*", "size.json"))):
+        try:
+            with open(path, encoding="utf-8") as f:
+                rep = json.load(f)
+        except (OSError, ValueError) as e:
+            print(f"skipping {path}: {e}")
+            continue
+        if not isinstance(rep, dict) or not str(rep.get("schema", "")).startswith("ratelab.size"):
+            continue
+        if schema is not None and rep.get("schema") != schema:
+            continue
+        rep["_dir"] = os.path.dirname(path)
+        rep["_name"] = os.path.basename(rep["_dir"])
+        out.append(rep)
+    return out
+
+
 def overview(reports):
     """One line per report: scenario, kind, seed, runs, first sentence."""
     rows = []

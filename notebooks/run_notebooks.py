@@ -16,7 +16,13 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT = ["estimator_sizing.ipynb", "windows.ipynb", "pacers.ipynb"]
+DEFAULT = [
+    "estimator_sizing.ipynb",
+    "windows.ipynb",
+    "pacers.ipynb",
+    "decision_harm.ipynb",
+    "rate_limit_sizing.ipynb",
+]
 
 
 def main():

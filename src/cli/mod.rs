@@ -62,6 +62,10 @@ pub struct RunOpts {
     /// Never draw progress bars (they are drawn only when stdout is a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,
+    /// Print every column of a table the terminal shows in part (a decision
+    /// scenario's per-request agreement; table.md always has them).
+    #[arg(long)]
+    pub wide: bool,
     /// Run each scenario twice, once on a single thread, and fail (exit 3) at the
     /// first field that differs, instead of trusting the determinism guarantee.
     #[arg(long)]

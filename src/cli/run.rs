@@ -114,7 +114,11 @@ fn finish(scenario: &Scenario, opts: &RunOpts, pending: Pending) -> Result<Strin
             let mut text = String::new();
             let dir = write_report(&opts.out, &scenario.common.name, &output)?;
             text.push_str(&format!("== {}\n", scenario.common.name));
-            text.push_str(&output.console);
+            text.push_str(if opts.wide && !output.console_wide.is_empty() {
+                &output.console_wide
+            } else {
+                &output.console
+            });
             text.push_str(&format!("-> {}\n", dir.display()));
             Ok(text)
         }

@@ -153,6 +153,14 @@ impl<'a> ReportBuilder<'a> {
         self
     }
 
+    /// Appends text to what `run --wide` prints instead of the console
+    /// text (a kind whose console table leaves columns out sets it to the
+    /// whole table).
+    pub fn console_wide(&mut self, text: &str) -> &mut Self {
+        self.out.console_wide.push_str(text);
+        self
+    }
+
     /// Renders a chart and adds it (written as `<name>.svg` and
     /// `<name>.png`); a chart that fails to render is an error. Its caption
     /// goes to the `## Charts` list that [`ReportBuilder::finish`] appends to

@@ -36,8 +36,11 @@ pub struct Output {
     pub table_csv: String,
     /// Charts, each written as `<name>.svg` and `<name>.png`.
     pub charts: Vec<Chart>,
-    /// What `run`/`reproduce` print to the terminal.
+    /// What `run`/`reproduce` print to the terminal (at most 120 columns).
     pub console: String,
+    /// What `run --wide` prints instead, when not empty (every column of a
+    /// table that `console` shows in part).
+    pub console_wide: String,
     /// Extra files (name, bytes), e.g. a timeline CSV.
     pub extra_files: Vec<(String, Vec<u8>)>,
 }

@@ -89,6 +89,115 @@ impl Table {
     }
 }
 
+impl Table {
+    /// Fixed-width text in at most `max_width` columns (what `run` prints
+    /// for tables whose first column holds long names): header cells may
+    /// span lines (`\n`, aligned at the bottom); the first column is
+    /// left-aligned and its long cells wrap at spaces onto lines of their
+    /// own; the other columns are right-aligned, two spaces apart. Only if
+    /// the other columns alone exceed `max_width` does a line run over it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelab::report::Table;
+    /// let mut t = Table::new(["name", "excess\n(%)"]);
+    /// t.push(["a short one", "1.5"]);
+    /// t.push(["a name much too long for the column", "-71.6"]);
+    /// let text = t.text_fit(24);
+    /// assert!(text.lines().all(|l| l.chars().count() <= 24), "{text}");
+    /// assert_eq!(
+    ///     text,
+    ///     "              excess\n\
+    ///      name             (%)\n\
+    ///      a short one      1.5\n\
+    ///      a name much    -71.6\n\
+    ///      \u{20} too long for\n\
+    ///      \u{20} the column\n"
+    /// );
+    /// ```
+    pub fn text_fit(&self, max_width: usize) -> String {
+        let cols = self.header.len();
+        if cols == 0 {
+            return String::new();
+        }
+        let head: Vec<Vec<&str>> = self.header.iter().map(|h| h.lines().collect()).collect();
+        let head_lines = head.iter().map(Vec::len).max().unwrap_or(1);
+        let len = |s: &str| s.chars().count();
+        let mut width = vec![0usize; cols];
+        for (i, h) in head.iter().enumerate() {
+            width[i] = h.iter().map(|l| len(l)).max().unwrap_or(0);
+        }
+        for row in &self.rows {
+            for (i, c) in row.iter().enumerate().take(cols) {
+                width[i] = width[i].max(len(c));
+            }
+        }
+        let rest: usize = width[1..].iter().map(|w| w + 2).sum();
+        let first_min = head[0].iter().map(|l| len(l)).max().unwrap_or(0).max(12);
+        width[0] = width[0].min(max_width.saturating_sub(rest)).max(first_min);
+        let line = |first: &str, cells: &[&str]| {
+            let mut l = format!("{first:<w$}", w = width[0]);
+            for (i, c) in cells.iter().enumerate() {
+                l.push_str(&format!("{c:>w$}", w = width[i + 1] + 2));
+            }
+            l.trim_end().to_string() + "\n"
+        };
+        let mut out = String::new();
+        for k in 0..head_lines {
+            // Bottom-aligned: a one-line header sits on the last line.
+            fn cell<'a>(h: &[&'a str], k: usize, lines: usize) -> &'a str {
+                let skip = lines - h.len();
+                if k < skip {
+                    ""
+                } else {
+                    h[k - skip]
+                }
+            }
+            let cells: Vec<&str> = head[1..].iter().map(|h| cell(h, k, head_lines)).collect();
+            out.push_str(&line(cell(&head[0], k, head_lines), &cells));
+        }
+        for row in &self.rows {
+            let name = row.first().map_or("", String::as_str);
+            let wrapped = wrap(name, width[0]);
+            let cells: Vec<&str> = (1..cols)
+                .map(|i| row.get(i).map_or("", String::as_str))
+                .collect();
+            out.push_str(&line(wrapped.first().map_or("", String::as_str), &cells));
+            for more in wrapped.iter().skip(1) {
+                out.push_str(&format!("  {more}").trim_end().to_string());
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+/// `s` in lines of at most `width` characters, broken at spaces (a word
+/// longer than `width` gets a line of its own); continuation lines are two
+/// characters narrower (they are indented).
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in s.split(' ') {
+        let room = if lines.is_empty() {
+            width
+        } else {
+            width.saturating_sub(2)
+        };
+        let need = cur.chars().count() + usize::from(!cur.is_empty()) + word.chars().count();
+        if !cur.is_empty() && need > room {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    lines.push(cur);
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +222,31 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert!(lines[2].ends_with(" a  22"));
         assert_eq!(lines[1].chars().count(), lines[2].chars().count());
+    }
+
+    #[test]
+    fn fitted_text_wraps_long_names_and_keeps_every_cell() {
+        let mut t = Table::new(["algorithm", "memory", "limited\nexcess"]);
+        t.push([
+            "nginx limit_req per key (10m zone, nodelay) burst=20",
+            "9.9 MiB",
+            "+2498 (+1.46%)",
+        ]);
+        t.push(["GCRA", "1.9 MiB", "-122263 (-71.60%)"]);
+        let text = t.text_fit(50);
+        for l in text.lines() {
+            assert!(l.chars().count() <= 50, "{l:?} in\n{text}");
+        }
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for w in "nginx limit_req per key (10m zone, nodelay) burst=20 -122263 (-71.60%)".split(' ')
+        {
+            assert!(words.contains(&w), "{w} missing from\n{text}");
+        }
+        assert_eq!(
+            text.lines().next(),
+            Some(format!("{:>50}", "limited").as_str())
+        );
+        // Nothing to wrap: one line per row, the name column as wide as needed.
+        assert_eq!(t.text_fit(200).lines().count(), 4);
     }
 }

@@ -52,10 +52,11 @@ fn notebooks_execute_on_any_reports() {
         return;
     }
     let (ok, log) = run_notebooks(&py, &root().join("reports"));
-    assert!(ok && log.contains("3 passed, 0 failed"), "{log}");
+    assert!(ok && log.contains("5 passed, 0 failed"), "{log}");
 
     // Kinds the notebooks have not seen, with shapes they must cope with (and
-    // no estimator report: that notebook must show a note, not fail).
+    // no estimator, decision or sizing report: those notebooks must show a
+    // note, not fail).
     let other = tempfile::tempdir().unwrap();
     for (name, json) in [
         (

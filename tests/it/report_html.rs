@@ -29,6 +29,50 @@ fn copy_reports(dst: &Path) -> usize {
     n
 }
 
+/// The report folders under `dir`, sorted.
+fn folder_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(String::from))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `html` from the first `start` to the next `end` after it.
+fn between<'a>(html: &'a str, start: &str, end: &str) -> &'a str {
+    let a = html.find(start).unwrap_or_else(|| panic!("no {start}"));
+    let b = html[a..].find(end).map_or(html.len(), |b| a + b);
+    &html[a..b]
+}
+
+/// The ids of every `<section>` of the page.
+fn section_ids(html: &str) -> Vec<String> {
+    html.split("<section")
+        .skip(1)
+        .filter_map(|s| {
+            let tag = &s[..s.find('>')?];
+            let id = tag.split("id=\"").nth(1)?;
+            Some(id[..id.find('"')?].to_string())
+        })
+        .collect()
+}
+
+/// The declarations of the first CSS rule whose selector list names `sel`.
+fn css_rule(html: &str, sel: &str) -> String {
+    let css = between(html, "<style>", "</style>");
+    for rule in css.split('}') {
+        if let Some((selectors, body)) = rule.split_once('{') {
+            if selectors.split(',').any(|s| s.trim() == sel) {
+                return body.to_string();
+            }
+        }
+    }
+    panic!("no CSS rule for {sel}")
+}
+
 fn chart_count(dir: &Path) -> usize {
     let mut stems = std::collections::BTreeSet::new();
     for e in std::fs::read_dir(dir).unwrap() {
@@ -62,18 +106,112 @@ fn page_has_every_scenario_and_no_external_assets() {
     let scenarios = copy_reports(tmp.path());
     assert!(scenarios >= 3);
     let html = report(tmp.path(), false);
-    assert!(html.contains("<nav class=\"toc\">"), "table of contents");
-    for e in std::fs::read_dir(tmp.path()).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            let name = p.file_name().unwrap().to_str().unwrap().to_string();
-            assert!(
-                html.contains(&format!("href=\"#s-{name}\"")),
-                "{name} in TOC"
-            );
-            assert!(html.contains(&format!("id=\"s-{name}\"")), "{name} section");
-        }
+    let names = folder_names(tmp.path());
+    let side = between(&html, "<nav class=\"toc side\"", "</nav>");
+    let bar = between(&html, "<header class=\"bar\">", "</header>");
+    for name in &names {
+        assert!(html.contains(&format!("id=\"s-{name}\"")), "{name} section");
+        assert!(
+            side.contains(&format!("href=\"#s-{name}\"")),
+            "{name} in the side nav"
+        );
+        assert!(
+            bar.contains(&format!("href=\"#s-{name}\"")),
+            "{name} in the narrow-screen nav"
+        );
     }
+    // Every section of the page (summary, job groups, scenarios) is one
+    // click away in both navs.
+    let ids = section_ids(&html);
+    assert!(ids.len() > names.len() + 2, "{ids:?}");
+    for id in &ids {
+        assert!(
+            side.contains(&format!("href=\"#{id}\"")),
+            "#{id} not in the side nav"
+        );
+        assert!(
+            bar.contains(&format!("href=\"#{id}\"")),
+            "#{id} not in the narrow-screen nav"
+        );
+    }
+
+    // The findings summary comes first and links every scenario, one line each.
+    let findings_at = html.find("<section id=\"findings\">").expect("findings");
+    let first_section = html.find("<section class=\"job\"").expect("job groups");
+    assert!(
+        findings_at < first_section,
+        "the summary comes before the sections"
+    );
+    assert!(findings_at < html.find("<section class=\"scenario\"").unwrap());
+    let findings = between(&html, "<section id=\"findings\">", "</section>");
+    for name in &names {
+        assert_eq!(
+            findings
+                .matches(&format!("<li><a href=\"#s-{name}\">"))
+                .count(),
+            1,
+            "{name}: one line in the findings"
+        );
+    }
+    assert_eq!(findings.matches("<li>").count(), names.len());
+    // The decision lab's line is computed from its rows: the least harm.
+    let zoo = findings
+        .split("<li>")
+        .find(|l| l.contains("#s-decision-zoo"))
+        .unwrap();
+    let zoo_json: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(tmp.path().join("decision-zoo/report.json")).unwrap(),
+    )
+    .unwrap();
+    let candidates = zoo_json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["memory_bytes"].is_null())
+        .count();
+    assert!(
+        zoo.contains(&format!("Least harm of {candidates} candidates:")),
+        "{zoo}"
+    );
+    assert!(zoo.contains("compliant requests denied"), "{zoo}");
+
+    // Sections grouped by job, in job order: the decision lab first, then
+    // both sizings (count and rate limit) together.
+    let at = |id: &str| {
+        html.find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("{id}"))
+    };
+    assert!(at("g-choose") < at("s-decision-zoo") && at("s-decision-zoo") < at("g-size"));
+    assert!(at("g-size") < at("s-size") && at("s-size") < at("s-size-limit"));
+    assert!(at("s-size-limit") < at("g-estimate"));
+    assert!(at("g-estimate") < at("s-estimator-zipf") && at("g-pace") < at("s-pacer-cadence"));
+    let limit = between(&html, "id=\"s-size-limit\"", "</section>");
+    assert!(limit.contains("for a rate limit") && limit.contains("compliant denied %"));
+
+    // Wide tables: the first column (the candidate) stays, the header row
+    // too, and the decision tables put the harm columns first.
+    let rule = css_rule(&html, "td:first-child");
+    assert!(
+        rule.contains("position: sticky") && rule.contains("left: 0"),
+        "{rule}"
+    );
+    assert!(css_rule(&html, ".table-wrap").contains("overflow: auto"));
+    assert!(css_rule(&html, "nav.side").contains("position: sticky"));
+    let zoo_table = between(&html, "id=\"s-decision-zoo\"", "</thead>");
+    let col = |c: &str| {
+        zoo_table
+            .find(&format!("<th>{c}</th>"))
+            .unwrap_or_else(|| panic!("{c}"))
+    };
+    assert!(col("algorithm") < col("compliant denied"));
+    assert!(col("compliant denied") < col("limited excess"));
+    assert!(col("limited excess") < col("per request: false allow"));
+    // Charts: full width, a tap zooms (a checkbox per figure, CSS only).
+    assert_eq!(
+        html.matches("<div class=\"zoom\"><input type=\"checkbox\"")
+            .count(),
+        chart_count(tmp.path())
+    );
     assert_eq!(html.matches("<img ").count(), chart_count(tmp.path()));
     assert!(html.contains("What to look at:"));
     assert!(
@@ -182,6 +320,113 @@ fn render(chrome: &Path, dir: &Path) -> (usize, usize, String) {
     (images, broken, line)
 }
 
+/// What the page looks like to a reader, measured in Chromium at one width:
+/// the page's own width, charts narrower than the screen, which contents
+/// are in view halfway down, and how the first decision table cell sits.
+const LAYOUT_PROBE: &str = r#"<script>
+window.addEventListener('load', function () {
+  var de = document.documentElement, w = window.innerWidth;
+  var imgs = Array.prototype.slice.call(document.images);
+  var narrow = imgs.filter(function (i) { return i.getBoundingClientRect().width < 0.85 * Math.min(w, 1100); }).length;
+  window.scrollTo(0, Math.floor(de.scrollHeight / 2));
+  function inView(sel) {
+    var el = document.querySelector(sel);
+    if (!el || getComputedStyle(el).display === 'none') return 0;
+    var r = el.getBoundingClientRect();
+    return (r.height > 0 && r.top >= -1 && r.top < window.innerHeight) ? 1 : 0;
+  }
+  var td = document.querySelector('#s-decision-zoo tbody td');
+  var wrap = document.querySelector('#s-decision-zoo .table-wrap');
+  var p = document.createElement('pre');
+  p.id = 'layout-check';
+  p.textContent = 'LAYOUT inner ' + w + ' scroll ' + de.scrollWidth + ' narrow_charts ' + narrow +
+    ' side ' + inView('nav.side') + ' bar ' + inView('header.bar') +
+    ' td ' + getComputedStyle(td).position + ' wrap_fits ' + (wrap.getBoundingClientRect().right <= w ? 1 : 0) + ' END';
+  document.body.appendChild(p);
+});
+</script>
+</body>"#;
+
+/// Loads `<dir>/index.html` plus [`LAYOUT_PROBE`] in a `width` px window;
+/// returns the probe's fields.
+fn layout(chrome: &Path, dir: &Path, width: u32) -> std::collections::HashMap<String, String> {
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let probe = dir.join(format!("layout-{width}.html"));
+    std::fs::write(&probe, html.replace("</body>", LAYOUT_PROBE)).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+        ])
+        .arg(format!("--window-size={width},900"))
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", probe.display()))
+        .stderr(std::process::Stdio::null())
+        .output()
+        .expect("chromium starts");
+    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+    let line = dom
+        .split("LAYOUT ")
+        .nth(1)
+        .and_then(|l| l.split(" END").next())
+        .unwrap_or_else(|| panic!("no layout probe result at {width} px"));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    f.chunks(2)
+        .map(|kv| (kv[0].to_string(), kv.get(1).unwrap_or(&"").to_string()))
+        .collect()
+}
+
+#[test]
+fn page_reads_on_a_phone_and_on_a_desktop() {
+    let Some(chrome) = chromium() else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("chromium is not installed, and CI=true requires it (.ci/run installs it)");
+        }
+        eprintln!("SKIPPED page_reads_on_a_phone_and_on_a_desktop: chromium not installed (apt-get install chromium)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    copy_reports(tmp.path());
+    report(tmp.path(), false);
+    for (width, side, bar) in [(390, "0", "1"), (1440, "1", "0")] {
+        let l = layout(&chrome, tmp.path(), width);
+        let get = |k: &str| l.get(k).map(String::as_str).unwrap_or("?");
+        assert_eq!(get("inner"), width.to_string(), "{l:?}");
+        // Nothing wider than the screen: wide tables scroll in their box.
+        assert_eq!(
+            get("scroll"),
+            width.to_string(),
+            "page wider than {width} px: {l:?}"
+        );
+        assert_eq!(
+            get("wrap_fits"),
+            "1",
+            "a table box overflows at {width} px: {l:?}"
+        );
+        assert_eq!(
+            get("narrow_charts"),
+            "0",
+            "charts not full width at {width} px: {l:?}"
+        );
+        // Halfway down the page the contents are still in view.
+        assert_eq!(
+            (get("side"), get("bar")),
+            (side, bar),
+            "nav at {width} px: {l:?}"
+        );
+        assert_eq!(get("td"), "sticky", "{l:?}");
+    }
+}
+
 #[test]
 fn every_image_loads_in_headless_chromium() {
     let Some(chrome) = chromium() else {
@@ -256,7 +501,7 @@ fn screenshots_of_every_section() {
         let page = html.replace(
             "</style>",
             &format!(
-                "section.scenario:not(#s-{name}), nav.toc, h1, p.sub, footer {{ display: none; }} section.scenario {{ margin-top: 0; }}</style>"
+                "section.scenario:not(#s-{name}), #findings, .side-col, header.bar, section.job > h2, h1, p.sub, footer {{ display: none; }} .layout {{ display: block; }} section.job, section.scenario {{ margin-top: 0; }}</style>"
             ),
         );
         let file = tmp.path().join(format!("shot-{name}.html"));

@@ -43,12 +43,13 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
     }
     report.md(&markdown(lab, cands, &table));
     report.csv(&table);
+    let head = format!("{} requests, {} keys\n", lab.requests, keys);
     report.console(&format!(
-        "{} requests, {} keys\n{}",
-        lab.requests,
-        keys,
-        table.text()
+        "{head}{}",
+        console_table(lab, &table).text_fit(CONSOLE_WIDTH)
     ));
+    report.console(CONSOLE_MORE);
+    report.console_wide(&format!("{head}{}", table.text()));
     let mut charts = vec![
         memory_chart(lab, cands, &mems, &fams),
         harm_chart(lab, cands),
@@ -57,6 +58,63 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
     charts.extend(timeline_chart(lab, cands, &fams));
     report.charts(&charts)?;
     Ok(report.finish())
+}
+
+/// Columns `run` may print (the name column wraps to fit).
+const CONSOLE_WIDTH: usize = 120;
+
+/// The last line of what `run` prints: where the rest of the table is.
+const CONSOLE_MORE: &str =
+    "per-request agreement and the other columns: table.md, or `ratelab run --wide`\n";
+
+/// What `run` prints: the harm columns of `table` only, counts and shares
+/// in one cell, so that it fits 120 columns (the watched key's columns only
+/// when the scenario watches one).
+fn console_table(lab: &Lab, table: &Table) -> Table {
+    let col = |name: &str| table.header.iter().position(|h| h == name);
+    let cell = |row: &[String], name: &str| {
+        col(name)
+            .and_then(|i| row.get(i))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let watched = lab.watch().is_some();
+    let mut header = vec![
+        "algorithm",
+        "memory",
+        "compliant\ndenied",
+        "keys\nhit",
+        "limited\nexcess",
+        "worst window\n/ limit",
+    ];
+    if watched {
+        header.extend(["watched: first\ndeny (s)", "steady\nafter (s)"]);
+    }
+    let mut out = Table::new(header);
+    for row in &table.rows {
+        let mut cells = vec![
+            cell(row, "algorithm"),
+            cell(row, "memory"),
+            format!(
+                "{} ({})",
+                cell(row, "compliant denied"),
+                cell(row, "compliant denied %")
+            ),
+            cell(row, "compliant keys hit"),
+            format!(
+                "{} ({})",
+                cell(row, "limited excess"),
+                cell(row, "limited excess %")
+            ),
+            cell(row, "worst window / limit"),
+        ];
+        if watched {
+            cells.push(cell(row, "watched: first deny (s)"));
+            cells.push(cell(row, "watched: steady after (s)"));
+        }
+        out.push(cells);
+    }
+    out
 }
 
 /// What a candidate's errors cost, classified by the exact policy: keys
