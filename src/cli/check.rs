@@ -81,7 +81,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         allow_exec: args.allow_exec,
         replay: args.replay,
     })?;
-    print!("{}", outcome.console);
+    out!("{}", outcome.console);
     let strict = args.strict;
     if let Some(path) = &args.junit {
         write_file(path, &ci::junit(&outcome.results, strict))?;
@@ -101,7 +101,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
             .map_err(|e| Error::io(&path, e))?;
     }
     if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
-        print!("{}", ci::annotations(&outcome.results, strict));
+        out!("{}", ci::annotations(&outcome.results, strict));
     }
     match outcome.failure {
         Some(msg) => Err(Error::check(msg)),
