@@ -1,8 +1,20 @@
 //! The `ratelab` binary: parse the command line, run, exit with a documented
 //! code (0 ok, 1 check failed, 2 bad input or usage, 3 internal error).
 
+use std::io::Write as _;
+
 fn main() {
+    // A file-size limit (`ulimit -f`, a quota) must be an error ratelab
+    // reports (EFBIG: exit 2, one line, nothing half-written left behind),
+    // not a signal that kills it mid-write with the staging folder in place.
+    // SAFETY: setting a signal's disposition to SIG_IGN at startup, before
+    // any thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     // A panic is a bug in ratelab: say so on one line and exit 3, never 101.
+    // The message is written with errors ignored: a closed stderr (`2>&1 |
+    // head`) must not panic inside the hook, which would abort (SIGABRT).
     std::panic::set_hook(Box::new(|info| {
         let location = info
             .location()
@@ -14,7 +26,8 @@ fn main() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr().lock(),
             "error: internal error (a bug in ratelab; please report it with the scenario to reproduce it): {}{location}",
             payload.replace('\n', " ")
         );

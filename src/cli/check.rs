@@ -89,7 +89,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         allow_exec: args.allow_exec,
         replay: args.replay,
     })?;
-    print!("{}", outcome.console);
+    out!("{}", outcome.console);
     let strict = args.strict;
     let md = ci::markdown(&outcome.results, strict);
     let mut contents = Vec::new();
@@ -111,7 +111,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
             .map_err(|e| Error::io(&path, e))?;
     }
     if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
-        print!("{}", ci::annotations(&outcome.results, strict));
+        out!("{}", ci::annotations(&outcome.results, strict));
     }
     match outcome.failure {
         Some(msg) => Err(Error::check(msg)),

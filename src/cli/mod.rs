@@ -1,6 +1,34 @@
 //! The command line: argument definitions (clap derive) and one function per
 //! command. `main.rs` only calls [`main_with_args`] and exits with its code.
 
+/// `println!` that never panics: a closed stdout (`ratelab check | head
+/// -c 10`) loses the rest of the output, not the exit code.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// `print!` that never panics (see `outln!`).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let mut o = std::io::stdout().lock();
+        let _ = write!(o, $($t)*);
+        let _ = o.flush();
+    }};
+}
+
+/// `eprintln!` that never panics: a closed stderr loses the message, not
+/// the exit code.
+macro_rules! errln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+
 pub mod check;
 pub mod run;
 pub mod size;
@@ -240,14 +268,14 @@ pub fn main_with_args(args: Vec<std::ffi::OsString>) -> i32 {
                 .map(str::trim)
                 .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
                 .collect();
-            eprintln!("{} (see --help)", line.join(" "));
+            errln!("{} (see --help)", line.join(" "));
             return 2;
         }
     };
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             e.exit_code()
         }
     }
@@ -263,7 +291,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Check { args } => check::check(&args),
         Command::Report { out, embed } => {
             let path = crate::report::html::write_index(&out, embed)?;
-            println!("-> {}", path.display());
+            outln!("-> {}", path.display());
             Ok(0)
         }
         Command::Size { args } => size::run(&args),

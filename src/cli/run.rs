@@ -128,7 +128,7 @@ fn finish(scenario: &Scenario, opts: &RunOpts, pending: Pending) -> Result<Strin
 /// Prints `text` to stdout with any progress bars out of its way.
 fn show(text: &str) {
     crate::progress::suspend(|| {
-        print!("{text}");
+        out!("{text}");
         let _ = std::io::stdout().flush();
     });
 }
@@ -145,6 +145,9 @@ pub fn run(path: &Path, opts: &RunOpts) -> Result<i32> {
     init_threads(opts.threads)?;
     let scenario = Scenario::load(path)?;
     crate::lab::trust::require([&scenario], opts.allow_exec)?;
+    if opts.shard.is_none() {
+        crate::report::atomic::check_report_place(&opts.out, &scenario.common.name)?;
+    }
     run_one(&scenario, opts)?;
     Ok(0)
 }
@@ -193,6 +196,11 @@ pub fn reproduce(dir: &Path, opts: &RunOpts) -> Result<i32> {
         }
     }
     crate::lab::trust::require(&scenarios, opts.allow_exec)?;
+    if opts.shard.is_none() {
+        for s in &scenarios {
+            crate::report::atomic::check_report_place(&opts.out, &s.common.name)?;
+        }
+    }
     let start = start_order(&scenarios);
     concurrent::in_file_order(
         &scenarios,
@@ -200,7 +208,7 @@ pub fn reproduce(dir: &Path, opts: &RunOpts) -> Result<i32> {
         |s| compute(s, opts),
         |s, pending| {
             show(&finish(s, opts, pending)?);
-            println!();
+            outln!("");
             Ok(())
         },
     )?;
@@ -245,36 +253,36 @@ pub fn merge(files: &[std::path::PathBuf], out: &Path) -> Result<i32> {
     }
     for (scenario, output) in merged {
         let dir = write_report(out, &scenario.common.name, &output)?;
-        println!("== {} (merged)", scenario.common.name);
-        print!("{}", output.console);
-        println!("-> {}", dir.display());
+        outln!("== {} (merged)", scenario.common.name);
+        out!("{}", output.console);
+        outln!("-> {}", dir.display());
     }
     Ok(0)
 }
 
 /// `ratelab list`.
 pub fn list(dir: &Path) -> Result<i32> {
-    println!("Kinds of experiment:");
+    outln!("Kinds of experiment:");
     for k in KINDS {
-        println!("  {:<22} {}", k.name, k.summary);
+        outln!("  {:<22} {}", k.name, k.summary);
     }
-    println!();
+    outln!("");
     match scenario_files(dir) {
         Ok(files) if !files.is_empty() => {
-            println!("Scenarios in {}:", dir.display());
+            outln!("Scenarios in {}:", dir.display());
             for f in files {
                 match Scenario::load(&f) {
-                    Ok(s) => println!(
+                    Ok(s) => outln!(
                         "  {:<24} {:<22} {}",
                         s.common.name,
                         s.common.kind,
                         first_sentence(&s.common.description)
                     ),
-                    Err(e) => println!("  {:<24} (invalid: {e})", f.display()),
+                    Err(e) => outln!("  {:<24} (invalid: {e})", f.display()),
                 }
             }
         }
-        _ => println!(
+        _ => outln!(
             "No scenarios in {} (run from the repository root, or pass --scenarios DIR).",
             dir.display()
         ),

@@ -278,8 +278,8 @@ pub fn run(a: &SizeArgs) -> Result<i32> {
     init_threads(a.threads)?;
     let report = compute(a)?;
     report.write(&a.out)?;
-    print!("{}", report.console);
-    println!("-> {}", a.out.display());
+    out!("{}", report.console);
+    outln!("-> {}", a.out.display());
     match report.failure {
         Some(msg) if !report.met => Err(Error::check(msg)),
         _ => Ok(0),

@@ -126,6 +126,29 @@ pub trait Admit {
     fn keys_independent(&self) -> bool {
         false
     }
+
+    /// True when the limiter wants each key's string (the trace's key, or
+    /// a workload key's id in decimal) once, through [`Admit::name_keys`]:
+    /// a child process that hashes keys as production does, say. The
+    /// default, `false`, spares the caller building the strings.
+    fn wants_key_names(&self) -> bool {
+        false
+    }
+
+    /// The strings of the keys first seen in the requests the next
+    /// [`Admit::admit_batch`] call brings, `(key id, string)`. Called only
+    /// when [`Admit::wants_key_names`] said so; the default ignores them.
+    fn name_keys(&mut self, _keys: &[(u32, String)]) -> Result<()> {
+        Ok(())
+    }
+
+    /// The run is over: a model that talks to something outside ratelab (a
+    /// child process) checks that it ended cleanly, and reports a fault
+    /// found only now (a line written after the last answer, say). The
+    /// default has nothing to check.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// One key's state of a per-key limiter: the upstream algorithm for a

@@ -83,6 +83,12 @@ impl ExecEstimator {
         Ok(())
     }
 
+    /// `end`, then the child's exit: a line after the last answer or a
+    /// failing exit status is a fault (see [`Pipe::finish`]).
+    pub fn finish(&mut self) -> Result<()> {
+        self.pipe.finish()
+    }
+
     fn bad(&mut self, what: &str, answer: &str, tok: String) -> Error {
         let at = self.pipe.line_no();
         self.pipe.fault(format!(

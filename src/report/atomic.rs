@@ -3,8 +3,11 @@
 //! * [`write_folder`]: a whole folder, built complete in a hidden staging
 //!   folder next to its final place and then swapped in by rename. Killing
 //!   ratelab at any point leaves either the previous folder or the new one,
-//!   never a mix (at worst a stale hidden `.name.staging-*` folder, which the
-//!   next write removes).
+//!   never a mix (at worst a stale hidden `.name.staging-<pid>` or
+//!   `.name.old-<pid>` folder, which the next write of that report removes
+//!   once its process is gone, or restores when it holds the only copy).
+//!   A file-size limit (`ulimit -f`) is an error, not a kill: the binary
+//!   ignores SIGXFSZ, so the write fails with EFBIG and is cleaned up.
 //! * [`write_file`]: one file from bytes in memory.
 //! * [`write_files`]: several files of one folder, all or nothing.
 //! * [`StreamingFile`]: one file written as it is produced (a trace, a
@@ -51,14 +54,107 @@ pub fn parse_out_path(s: &str) -> std::result::Result<PathBuf, String> {
     Ok(p)
 }
 
+/// Checks, before any work, that `<out>/<name>/` can become a report
+/// folder: neither `out` nor `<out>/<name>` is something other than a
+/// folder (a file there would otherwise be found only after the run).
+///
+/// # Examples
+/// ```
+/// use ratelab::report::atomic::check_report_place;
+/// let dir = tempfile::tempdir().unwrap();
+/// assert!(check_report_place(dir.path(), "r").is_ok());
+/// std::fs::write(dir.path().join("r"), "not a folder").unwrap();
+/// let e = check_report_place(dir.path(), "r").unwrap_err();
+/// assert!(e.to_string().contains("not a folder"));
+/// ```
+pub fn check_report_place(out: &Path, name: &str) -> Result<()> {
+    for p in [out.to_path_buf(), out.join(name)] {
+        match fs::metadata(&p) {
+            Ok(m) if !m.is_dir() => {
+                return Err(Error::input(format!(
+                    "{}: exists and is not a folder: expected a report folder (or nothing) there",
+                    p.display()
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// How old a staging or old folder of a live process must be before it
+/// counts as stale anyway (its pid reused by some other process).
+const STALE_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// True while a process with this pid exists.
+fn pid_alive(pid: u32) -> bool {
+    let Ok(p) = i32::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(p, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Removes what earlier, killed writes of `<out>/<name>` left: hidden
+/// `.<name>.staging-<pid>` and `.<name>.old-<pid>` folders (ratelab's names
+/// only, of this report only) whose process is gone or that are older
+/// than a day. An `.old-<pid>` folder is the previous report when its run
+/// was killed between its two renames: it is put back when the report
+/// folder is missing, removed otherwise.
+pub fn remove_stale(out: &Path, name: &str) {
+    let Ok(rd) = fs::read_dir(out) else {
+        return;
+    };
+    let me = std::process::id();
+    let final_dir = out.join(name);
+    for e in rd.flatten() {
+        let file_name = e.file_name();
+        let Some(f) = file_name.to_str() else {
+            continue;
+        };
+        let Some(rest) = f.strip_prefix(&format!(".{name}.")) else {
+            continue;
+        };
+        let (kind, pid) = match rest.split_once('-') {
+            Some((k @ ("staging" | "old"), pid)) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => (k, pid),
+            _ => continue,
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        let old_enough = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_AGE);
+        if pid == me || (pid_alive(pid) && !old_enough) {
+            continue;
+        }
+        let p = e.path();
+        if kind == "old" && !final_dir.exists() {
+            let _ = fs::rename(&p, &final_dir);
+        } else {
+            let _ = fs::remove_dir_all(&p);
+        }
+    }
+}
+
 /// Writes `files` (name, bytes) as the whole content of `<out>/<name>/`,
-/// atomically: stale files of the previous content do not survive.
+/// atomically: stale files of the previous content do not survive, nor
+/// do the staging folders of earlier killed writes ([`remove_stale`]).
 ///
 /// `name` must be a valid scenario name and every file name must stay in
 /// the folder (no `/`, `\` or leading `.`).
 pub fn write_folder(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Result<PathBuf> {
     validate_name(name).map_err(|m| Error::input(format!("report name: {m}")))?;
+    check_report_place(out, name)?;
     fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    remove_stale(out, name);
     let final_dir = out.join(name);
     let staging = out.join(format!(".{name}.staging-{}", std::process::id()));
     if staging.exists() {
@@ -163,8 +259,12 @@ impl StreamingFile {
     /// (an error names the folder otherwise).
     pub fn create_in_existing_folder(path: &Path, prefix: &str) -> Result<Self> {
         let dir = folder_of(path);
+        // 0666 less the umask, as `fs::write` makes the reports: a
+        // temporary file's own 0600 would make `--decisions` and every
+        // streamed output private where the reports are not.
         let tmp = tempfile::Builder::new()
             .prefix(prefix)
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(dir)
             .map_err(|e| Error::io(dir, e))?;
         Ok(Self {
@@ -236,6 +336,68 @@ mod tests {
         );
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1);
+    }
+
+    #[test]
+    fn stale_folders_of_dead_runs_go_and_a_lone_old_copy_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pid that surely has no process: one that has just exited.
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        // A running process's folder is its work in progress: kept.
+        let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let live = sleeper.id();
+        let mk = |n: &str| {
+            let p = dir.path().join(n);
+            fs::create_dir(&p).unwrap();
+            fs::write(p.join("a.txt"), n).unwrap();
+            p
+        };
+        let stale = mk(&format!(".r.staging-{dead}"));
+        let old = mk(&format!(".r.old-{dead}"));
+        let other = mk(&format!(".q.staging-{dead}"));
+        let mine = mk(&format!(".r.staging-{live}"));
+        let not_ours = mk(".r.staging-abc");
+        remove_stale(dir.path(), "r");
+        assert!(!stale.exists());
+        assert!(!old.exists());
+        assert_eq!(
+            fs::read_to_string(dir.path().join("r/a.txt")).unwrap(),
+            format!(".r.old-{dead}"),
+            "the only copy of the previous report is put back"
+        );
+        assert!(other.exists() && mine.exists() && not_ours.exists());
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        fs::remove_dir_all(&mine).unwrap();
+        let old = mk(&format!(".r.old-{dead}"));
+        write_folder(dir.path(), "r", &[("a.txt".into(), b"new".to_vec())]).unwrap();
+        assert!(!old.exists(), "removed when the report is in place");
+        assert_eq!(fs::read(dir.path().join("r/a.txt")).unwrap(), b"new");
+    }
+
+    #[test]
+    fn a_file_where_the_report_folder_goes_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("r"), "mine").unwrap();
+        assert!(write_folder(dir.path(), "r", &[("a.txt".into(), vec![])]).is_err());
+        assert_eq!(fs::read(dir.path().join("r")).unwrap(), b"mine");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn streamed_files_get_the_reports_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        let mut f = StreamingFile::create(&a, ".t-").unwrap();
+        f.write_all(b"x").unwrap();
+        f.commit().unwrap();
+        let b = dir.path().join("b.csv");
+        fs::write(&b, "x").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&a), mode(&b));
     }
 
     #[test]

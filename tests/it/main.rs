@@ -23,6 +23,7 @@ mod estimator_cli;
 mod exec_ci_layout;
 mod exec_estimator;
 mod exec_examples;
+mod exec_harness;
 mod exec_limiter;
 mod exec_reference;
 mod exec_trust;

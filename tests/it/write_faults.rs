@@ -7,9 +7,10 @@
 //! The faults, as they behave for root (the tests run as root, where file
 //! modes do not stop writes):
 //!
-//! * `fsize`: the child gets `RLIMIT_FSIZE` = 2 KiB (set in `pre_exec`) with
-//!   SIGXFSZ ignored, so a write past 2 KiB fails with EFBIG instead of
-//!   killing the process. Always available.
+//! * `fsize`: ratelab runs under a shell's `ulimit -f 4` (2 KiB), as a user
+//!   meets a file-size limit or quota: nothing is patched in the child, so
+//!   ratelab itself must ignore SIGXFSZ to turn the limit into an EFBIG
+//!   error instead of being killed. Always available.
 //! * `read_only`: the output folder is bind-mounted onto itself read-only
 //!   (EROFS, root included). Without the right to mount, `chattr +i` on the
 //!   folder (EPERM, root included); without that either, the test says so
@@ -22,7 +23,6 @@
 //! is made by the same command before the fault.
 
 use crate::common::*;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -72,26 +72,18 @@ fn sh(args: &[&str]) -> bool {
         .unwrap_or(false)
 }
 
-/// Runs ratelab, with `RLIMIT_FSIZE` under the `fsize` fault.
+/// Runs ratelab; under the `fsize` fault through `sh -c 'ulimit -f 4; exec
+/// ratelab …'` (4 blocks of 512 bytes), SIGXFSZ left as the shell has it.
 fn run_faulty(args: &[String], fault: Fault) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ratelab"));
+    let bin = env!("CARGO_BIN_EXE_ratelab");
+    let mut cmd = if fault == Fault::Fsize {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg("ulimit -f 4 && exec \"$0\" \"$@\"").arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    };
     cmd.args(args).current_dir(root());
-    if fault == Fault::Fsize {
-        // SAFETY: async-signal-safe calls only, between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                let lim = libc::rlimit {
-                    rlim_cur: 2048,
-                    rlim_max: 2048,
-                };
-                if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
     cmd.output().expect("the ratelab binary runs")
 }
 
@@ -389,4 +381,72 @@ fault_tests! {
     report_fsize: case_report, Fault::Fsize;
     report_read_only: case_report, Fault::ReadOnly;
     report_full: case_report, Fault::Full;
+}
+
+/// A pid with no process: one that has just exited.
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+#[test]
+fn the_staging_folders_of_a_killed_run_are_removed_by_the_next_run() {
+    let inp = tempfile::tempdir().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let dead = dead_pid();
+    for n in [format!(".wf.staging-{dead}"), format!(".wf.old-{dead}")] {
+        std::fs::create_dir(out.join(&n)).unwrap();
+        std::fs::write(out.join(&n).join("table.md"), "half").unwrap();
+    }
+    // Someone else's hidden folder is not ours to remove.
+    std::fs::create_dir(out.join(".keep")).unwrap();
+    ok(&case_run(inp.path(), &out, false));
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".keep", "wf"]);
+}
+
+#[test]
+fn a_report_folder_that_is_a_file_is_refused_before_any_work() {
+    let inp = tempfile::tempdir().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("wf"), "my notes").unwrap();
+    for args in [case_run(inp.path(), &out, false), case_reproduce(inp.path(), &out, false)] {
+        let o = run_faulty(&args, Fault::ReadOnly);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("is not a folder"), "{err}");
+        assert_eq!(std::fs::read(out.join("wf")).unwrap(), b"my notes");
+        assert!(stray(base.path()).is_empty(), "{:?}", stray(base.path()));
+    }
+}
+
+#[test]
+fn decisions_files_have_the_reports_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let inp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let sc = input(inp.path(), "wf-dec.json", DECISION);
+    let dec = out.path().join("decisions.csv");
+    ok(&s(&[
+        "run",
+        &sc,
+        "--out",
+        out.path().to_str().unwrap(),
+        "--decisions",
+        dec.to_str().unwrap(),
+        "--no-progress",
+    ]));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dec), mode(&out.path().join("wf-dec/report.json")));
 }

@@ -334,7 +334,13 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         None => None,
     };
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
+    lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
     lab.replay(&mut cands, decisions.as_mut())?;
+    // Children are told `end` and must exit cleanly (a line after the last
+    // answer is a fault), in table order.
+    for c in &mut cands {
+        c.limiter.finish()?;
+    }
     if let (Some(w), None) = (&p.watch, lab.watch_id) {
         return Err(scenario.field_error(
             "watch.key",

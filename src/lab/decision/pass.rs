@@ -35,6 +35,9 @@ pub(super) struct Lab<'a> {
     /// Start of the timeline and width of a bin.
     pub(super) t_lo: Nanos,
     pub(super) bin_w: Nanos,
+    /// Some candidate wants each new key's string
+    /// ([`crate::model::Admit::wants_key_names`]).
+    pub(super) names_wanted: bool,
 }
 
 impl<'a> Lab<'a> {
@@ -81,6 +84,7 @@ impl<'a> Lab<'a> {
                 .map(|f| f.saturating_sub(2 * interval_ns))
                 .unwrap_or(0),
             bin_w: (interval_ns / 4).max(1),
+            names_wanted: false,
         }
     }
 
@@ -150,6 +154,14 @@ impl<'a> Lab<'a> {
             let (t, k, w) = ev?;
             o.align
                 .get_or_insert_with(|| self.source.align(lim.interval));
+            if self.names_wanted
+                && self
+                    .per_key_requests
+                    .get(k as usize)
+                    .map_or(true, |&c| c == 0)
+            {
+                batch.new_keys.push((k, self.source.name(k)));
+            }
             self.count(t, k, w);
             if self.requests % (1 << 20) == 0 {
                 o.progress.inc(1 << 20);
@@ -313,6 +325,9 @@ pub(super) struct Batch {
     pub(super) time_index: Vec<u32>,
     /// The requests of `by_key` as the tallies see them.
     pub(super) requests: Vec<Request>,
+    /// Keys first seen in this batch and their strings, in order of first
+    /// appearance (filled only when a candidate wants them).
+    pub(super) new_keys: Vec<(u32, String)>,
     /// Sort scratch.
     order: Vec<u64>,
 }
@@ -323,6 +338,7 @@ impl Batch {
         self.by_key.clear();
         self.time_index.clear();
         self.requests.clear();
+        self.new_keys.clear();
     }
 
     fn is_empty(&self) -> bool {
@@ -368,6 +384,9 @@ pub(super) fn evaluate(
         .zip(outs.par_iter_mut())
         .map_init(Vec::new, |allowed: &mut Vec<bool>, ((c, tally), out)| {
             out.clear();
+            if !batch.new_keys.is_empty() && c.limiter.wants_key_names() {
+                c.limiter.name_keys(&batch.new_keys)?;
+            }
             let grouped = c.limiter.keys_independent();
             if grouped {
                 decide_grouped(c, batch, out)?;

@@ -312,7 +312,9 @@ pub(super) fn exec(s: &Setup, a: &Args) -> Result<Built> {
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    let l = crate::model::exec::ExecLimiter::start(cfg, &fields)?;
+    // The child starts at the first request: after the whole scenario (every
+    // candidate's name included) has been checked.
+    let l = crate::model::exec::ExecLimiter::new(cfg, &fields);
     built(name, Box::new(l))
 }
 

@@ -292,9 +292,22 @@ impl Args {
     }
 
     /// A [`Kind::Fields`] object as `(name, value)` words, strings
-    /// unquoted, in the object's order (sorted by name).
+    /// unquoted, sorted by name (the object keeps the file's order; the
+    /// protocol promises name order).
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::lab::decision::spec::Args;
+    /// use serde_json::json;
+    /// let a = Args::of(&[("params", json!({"zeta": 1, "alpha": "x y"}))]);
+    /// assert_eq!(
+    ///     a.fields("params"),
+    ///     vec![("alpha".to_string(), "x y".to_string()), ("zeta".to_string(), "1".to_string())]
+    /// );
+    /// ```
     pub fn fields(&self, name: &str) -> Vec<(String, String)> {
-        self.get(name)
+        let mut f: Vec<(String, String)> = self
+            .get(name)
             .and_then(Value::as_object)
             .map(|o| {
                 o.iter()
@@ -307,7 +320,9 @@ impl Args {
                     })
                     .collect()
             })
-            .unwrap_or_default()
+            .unwrap_or_default();
+        f.sort();
+        f
     }
 
     /// `name=value` for the given fields that are not in `except`, split

@@ -166,6 +166,7 @@ pub fn replay_exec(
             estimate[k as usize] = v;
         }
     }
+    est.finish()?;
     let errors = errors_by_rank(&truth, &order, |k| estimate[k]);
     Ok(outcome_of(&truth, errors, config.slots, None))
 }
