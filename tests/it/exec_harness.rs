@@ -4,6 +4,7 @@
 
 
 
+use crate::common;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
