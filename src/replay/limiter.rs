@@ -42,6 +42,11 @@ const TAKES: &[&str] = &[
     "--hashes",
     "--slots",
     "--slack",
+    "--format",
+    "--log-format",
+    "--key",
+    "--weight",
+    "--spread",
 ];
 
 /// The policy and candidates the options ask for.
@@ -204,6 +209,22 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     super::reject_unused(args, "limiter", TAKES)?;
     let setup = setup(args)?;
     let mut cand = pick(args, &setup)?;
+    if let Some(f) = args.format.as_deref().filter(|f| *f != "csv") {
+        return run_log(args, f, &mut cand);
+    }
+    for (given, flag) in [
+        (args.log_format.is_some(), "--log-format"),
+        (args.key.is_some(), "--key"),
+        (args.weight.is_some(), "--weight"),
+        (args.spread.is_some(), "--spread"),
+    ] {
+        if given {
+            return Err(Error::input(format!(
+                "{flag} applies to access logs (--format {})",
+                crate::workload::trace::log::format_names()
+            )));
+        }
+    }
     let mut input = TraceReader::open(&args.trace)?;
     let cols = columns(&input)?;
     let mut out = OutputCsv::create(&args.out)?;
@@ -243,5 +264,56 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         out.row(&fields)?;
     }
     cand.limiter.finish()?;
+    out.commit()
+}
+
+/// Replays an access log (`--format`): one output row per request, with
+/// times since the first request (as the decision lab replays a trace).
+fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> {
+    use crate::workload::trace::{self as tr, LogSpec, Spread, TraceOptions};
+    let spec = LogSpec {
+        format: format.to_string(),
+        log_format: args.log_format.clone(),
+        key: args.key.clone(),
+        weight: args.weight.clone(),
+        ..LogSpec::default()
+    };
+    let opts = TraceOptions {
+        spread: args
+            .spread
+            .as_deref()
+            .map(|s| s.parse::<Spread>().map_err(|m| Error::input(format!("--spread: {m}"))))
+            .transpose()?,
+        spread_seed: args.seed,
+        ..TraceOptions::default()
+    };
+    let mut input = tr::TraceReader::open_with(&args.trace, opts, Some(&spec))?;
+    let mut out = OutputCsv::create(&args.out)?;
+    out.row(&["t_ns", "key", "weight", "allowed", "delay_ns"].map(String::from))?;
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut t0 = None;
+    while let Some(ev) = input.next_ref() {
+        let (t, key, w) = ev?;
+        let t = t - *t0.get_or_insert(t);
+        let next_id = ids.len() as u32;
+        let id = match ids.get(key) {
+            Some(&id) => id,
+            None => {
+                ids.insert(key.to_string(), next_id);
+                next_id
+            }
+        };
+        let d = cand.limiter.admit(id, w, t)?;
+        out.row(&[
+            t.to_string(),
+            key.to_string(),
+            w.to_string(),
+            d.allowed.to_string(),
+            d.delay.to_string(),
+        ])?;
+    }
+    if t0.is_none() {
+        return Err(input.file_error("no requests: the log has no data lines"));
+    }
     out.commit()
 }

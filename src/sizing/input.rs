@@ -9,7 +9,9 @@
 use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
 use crate::workload::counts::{MAX_EVENTS, MAX_KEYS};
-use crate::workload::trace::{Disorder, TimeUnit, TraceFormat, TraceOptions, TraceReader};
+use crate::workload::trace::{
+    Disorder, LogSpec, Spread, TimeUnit, TraceFormat, TraceOptions, TraceReader,
+};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
@@ -64,6 +66,14 @@ impl Columns {
         Ok(Columns(out))
     }
 
+    /// The name given to a role, if any.
+    pub fn get(&self, role: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(r, _)| r == role)
+            .map(|(_, n)| n.as_str())
+    }
+
     /// The role a header name plays (itself when not renamed).
     pub fn rename<'a>(&'a self, name: &'a str) -> &'a str {
         self.0
@@ -88,6 +98,9 @@ pub struct TimedTrace {
     pub names: Vec<String>,
     /// Time of the first request (ns since the epoch).
     pub t0: Nanos,
+    /// How the trace was read when it was more than a plain CSV (format,
+    /// key, spread, late lines skipped), for the report; empty otherwise.
+    pub note: String,
 }
 
 impl TimedTrace {
@@ -180,34 +193,103 @@ pub enum TraceInput {
 /// How to read a `--trace` file.
 #[derive(Debug, Clone, Default)]
 pub struct InputOptions {
-    /// Renamed columns.
+    /// Renamed columns (for an access-log format: the fields playing the
+    /// time, key and weight roles).
     pub columns: Option<Columns>,
-    /// Unit of a `time`/`timestamp` column.
-    pub unit: TimeUnit,
+    /// Unit of a `time`/`timestamp` column (None: ns, and not given).
+    pub unit: Option<TimeUnit>,
     /// Sort lines out of order by up to this many ms (default: reject).
     pub sort_window_ms: Option<u64>,
+    /// An access-log format (None: CSV or JSON Lines by extension).
+    pub log: Option<LogSpec>,
+    /// Skip and count lines older than the reorder window allows.
+    pub skip_late: bool,
+    /// Spread of whole-second times (None: the default).
+    pub spread: Option<Spread>,
+    /// Seed of the uniform spread.
+    pub seed: u64,
 }
 
-/// Reads a `--trace` file: time-stamped (a time column) or `key,count`.
+impl InputOptions {
+    /// The trace reader's options.
+    fn trace_options(&self) -> TraceOptions {
+        TraceOptions {
+            unit: self.unit.unwrap_or_default(),
+            disorder: match self.sort_window_ms {
+                Some(ms) => Disorder::SortWithin(ms.saturating_mul(MILLI)),
+                None => Disorder::Reject,
+            },
+            max_buffered: None,
+            skip_late: self.skip_late,
+            spread: self.spread,
+            spread_seed: self.seed,
+        }
+    }
+
+    /// The access-log spec, with `--columns` roles folded in; a plain
+    /// JSON Lines file with `--columns` is read as format `jsonl`.
+    fn log_spec(&self, path: &Path) -> Result<Option<LogSpec>> {
+        let json = TraceFormat::from_path(&crate::workload::trace::input::without_compression(path))
+            == TraceFormat::JsonLines;
+        let mut spec = match (&self.log, &self.columns) {
+            (Some(l), _) => l.clone(),
+            (None, Some(_)) if json => LogSpec {
+                format: "jsonl".into(),
+                ..LogSpec::default()
+            },
+            (None, _) => return Ok(None),
+        };
+        spec.unit = self.unit.unwrap_or_default();
+        if let Some(c) = &self.columns {
+            if let Some(n) = c.get("count") {
+                return Err(Error::input(format!(
+                    "--columns count={n}: a {} log is time-stamped, not a key,count table",
+                    spec.format
+                )));
+            }
+            let set = |slot: &mut Option<String>, role: &str, flag: &str| -> Result<()> {
+                if let Some(n) = c.get(role) {
+                    if slot.is_some() {
+                        return Err(Error::input(format!(
+                            "--columns {role}={n} and {flag} both name the {role}: give one"
+                        )));
+                    }
+                    *slot = Some(n.to_string());
+                }
+                Ok(())
+            };
+            set(&mut spec.time, "time", "--columns")?;
+            set(&mut spec.key, "key", "--key")?;
+            set(&mut spec.weight, "weight", "--weight")?;
+        }
+        Ok(Some(spec))
+    }
+}
+
+/// Reads a `--trace` file: time-stamped (a time column, or an access-log
+/// format) or `key,count`. Options that the file's kind would ignore are
+/// refused, whatever the combination.
 pub fn read_trace_input(path: &Path, opts: &InputOptions) -> Result<TraceInput> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut input = BufReader::with_capacity(1 << 16, file);
-    let trace_opts = TraceOptions {
-        unit: opts.unit,
-        disorder: match opts.sort_window_ms {
-            Some(ms) => Disorder::SortWithin(ms.saturating_mul(MILLI)),
-            None => Disorder::Reject,
-        },
-        max_buffered: None,
-    };
-    if TraceFormat::from_path(path) == TraceFormat::JsonLines {
-        if opts.columns.is_some() {
+    let trace_opts = opts.trace_options();
+    if let Some(spec) = opts.log_spec(path)? {
+        if opts.unit.is_some() && !matches!(spec.format.as_str(), "jsonl" | "envoy-json") {
             return Err(Error::input(format!(
-                "--columns: applies to CSV files; {} is JSON Lines (name its fields time/t_ns/t_ms/t_s, key, weight)",
-                path.display()
+                "--time-unit: the {} format's times carry their own unit (it applies to CSV time/timestamp columns and JSON numbers)",
+                spec.format
             )));
         }
-        let reader = TraceReader::new(path, TraceFormat::JsonLines, Box::new(input), trace_opts);
+        let reader = TraceReader::open_with(path, trace_opts, Some(&spec))?;
+        return read_timed(path, reader);
+    }
+    if opts.spread.is_some() {
+        return Err(Error::input(
+            "--spread: applies to access logs with whole-second times (--format combined, common, nginx, cloudfront)",
+        ));
+    }
+    let mut input = crate::workload::trace::input::open(path)?;
+    let format = TraceFormat::from_path(&crate::workload::trace::input::without_compression(path));
+    if format == TraceFormat::JsonLines {
+        let reader = TraceReader::new(path, TraceFormat::JsonLines, input, trace_opts);
         return read_timed(path, reader);
     }
     // The header: the first non-blank line.
@@ -255,9 +337,40 @@ pub fn read_trace_input(path: &Path, opts: &InputOptions) -> Result<TraceInput> 
             None => h.trim().to_string(),
         })
         .collect();
-    let is_time = |n: &str| matches!(n, "t_ns" | "t_ms" | "t_s" | "time" | "timestamp");
+    let is_time = |n: &str| matches!(n, "t_ns" | "t_ms" | "t_s" | "time" | "timestamp" | "t");
+    let at_header = |m: String| Error::input_at(path, format!("line {line_no}"), m);
     if renamed.iter().any(|n| n == "count") && !renamed.iter().any(|n| is_time(n)) {
+        // A key,count table: the options of time-stamped traces do not apply.
+        for (given, flag) in [
+            (opts.unit.is_some(), "--time-unit"),
+            (opts.sort_window_ms.is_some(), "--sort-window-ms"),
+            (opts.skip_late, "--skip-late"),
+        ] {
+            if given {
+                return Err(at_header(format!(
+                    "{flag}: the header {:?} is a key,count table without times",
+                    raw.join(",")
+                )));
+            }
+        }
+        if let Some(n) = opts.columns.as_ref().and_then(|c| c.get("weight")) {
+            return Err(at_header(format!(
+                "--columns weight={n}: a key,count table has counts, not weights"
+            )));
+        }
         return read_counts(path, input, &renamed, line_no);
+    }
+    if renamed.iter().any(|n| n == "count") {
+        return Err(at_header(format!(
+            "header {:?}: a count column beside a time column (a trace has one line a request, optionally a weight column)",
+            renamed.join(",")
+        )));
+    }
+    if opts.unit.is_some() && !renamed.iter().any(|n| matches!(n.as_str(), "time" | "timestamp" | "t")) {
+        return Err(at_header(format!(
+            "--time-unit: the header {:?} names its time unit (t_ns, t_ms or t_s); --time-unit is for a time or timestamp column",
+            renamed.join(",")
+        )));
     }
     let prefix = format!("{}{}\n", "\n".repeat(blanks), renamed.join(","));
     let stream = Cursor::new(prefix.into_bytes()).chain(input);
@@ -293,13 +406,17 @@ fn read_timed(path: &Path, reader: TraceReader) -> Result<TraceInput> {
             "no requests: expected a header and at least one data line",
         ));
     }
+    let note = reader.describe();
+    if note != "csv" && note != "jsonl" {
+        b.trace.note = note;
+    }
     Ok(TraceInput::Timed(b.trace))
 }
 
 /// A `key,count` table (columns already renamed), repeated keys summed.
 fn read_counts(
     path: &Path,
-    input: BufReader<std::fs::File>,
+    input: Box<dyn BufRead + Send>,
     header: &[String],
     header_line: usize,
 ) -> Result<TraceInput> {

@@ -122,6 +122,7 @@ proptest! {
             unit: TimeUnit::Ms,
             disorder: if sort { Disorder::SortWithin(1_000_000) } else { Disorder::Reject },
             max_buffered: Some(16),
+            ..TraceOptions::default()
         };
         let mut input = b"t_ms,key,weight\n".to_vec();
         input.extend(bytes);

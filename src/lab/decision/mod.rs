@@ -82,6 +82,89 @@ pub struct TraceSpec {
     /// Sort out-of-order lines within this many ms (default: reject them).
     #[serde(default)]
     pub sort_window_ms: Option<u64>,
+    /// Skip (and count) lines older than the window allows instead of an
+    /// error naming the first.
+    #[serde(default)]
+    pub skip_late: bool,
+    /// An access-log format (`combined`, `nginx`, `envoy`, `alb`, ...; see
+    /// [`crate::workload::trace::log`]); default: CSV or JSON Lines by
+    /// extension.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// The nginx `log_format` or Envoy format string of `format`.
+    #[serde(default)]
+    pub log_format: Option<String>,
+    /// The key expression of an access log (`ip/24`, `header:x-api-key`,
+    /// `ip+route`, a field name).
+    #[serde(default)]
+    pub key: Option<String>,
+    /// The field holding each request's weight (e.g. `body_bytes_sent`).
+    #[serde(default)]
+    pub weight: Option<String>,
+    /// The field holding the time (default: the format's).
+    #[serde(default)]
+    pub time_field: Option<String>,
+    /// Spread of whole-second times: `uniform` (default, seeded by the
+    /// run's seed), `even` or `none`.
+    #[serde(default)]
+    pub spread: Option<String>,
+}
+
+impl TraceSpec {
+    /// The access-log spec, when `format` names one (None for CSV/JSON
+    /// Lines); an option that only an access log reads, given without
+    /// one, is an error naming the field.
+    pub fn log_spec(&self) -> std::result::Result<Option<crate::workload::trace::LogSpec>, (String, String)> {
+        let unit = match &self.unit {
+            Some(u) => u.parse::<TimeUnit>().map_err(|m| ("trace.unit".to_string(), m))?,
+            None => TimeUnit::Ns,
+        };
+        if let Some(s) = &self.spread {
+            s.parse::<crate::workload::trace::Spread>()
+                .map_err(|m| ("trace.spread".to_string(), m))?;
+        }
+        match self.format.as_deref() {
+            None | Some("csv") => {
+                for (given, field) in [
+                    (self.log_format.is_some(), "log_format"),
+                    (self.key.is_some(), "key"),
+                    (self.weight.is_some(), "weight"),
+                    (self.time_field.is_some(), "time_field"),
+                ] {
+                    if given {
+                        return Err((
+                            format!("trace.{field}"),
+                            format!(
+                                "applies to access-log formats (trace.format: {})",
+                                crate::workload::trace::log::format_names()
+                            ),
+                        ));
+                    }
+                }
+                Ok(None)
+            }
+            Some(f) => {
+                if self.unit.is_some() && !matches!(f, "jsonl" | "envoy-json") {
+                    return Err((
+                        "trace.unit".into(),
+                        format!("the {f} format's times carry their own unit"),
+                    ));
+                }
+                let spec = crate::workload::trace::LogSpec {
+                    format: f.to_string(),
+                    log_format: self.log_format.clone(),
+                    key: self.key.clone(),
+                    weight: self.weight.clone(),
+                    time: self.time_field.clone(),
+                    unit,
+                };
+                // Every option checked now, before anything runs.
+                crate::workload::trace::log::LogParser::new(&spec)
+                    .map_err(|m| ("trace".to_string(), m))?;
+                Ok(Some(spec))
+            }
+        }
+    }
 }
 
 pub use super::Shape;
@@ -165,10 +248,17 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
     match (&p.workload, &p.trace) {
         (Some(w), None) => w.validate(&scenario.path, "workload")?,
         (None, Some(t)) => {
+            if t.path.is_empty() {
+                return Err(scenario.field_error(
+                    "trace.path",
+                    "empty: expected a trace file (relative to the scenario) or - for standard input",
+                ));
+            }
             if let Some(u) = &t.unit {
                 u.parse::<TimeUnit>()
                     .map_err(|m| scenario.field_error("trace.unit", m))?;
             }
+            t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
         }
         _ => {
             return Err(

@@ -8,7 +8,7 @@ use crate::lab::RunContext;
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
-use crate::workload::trace::{Disorder, KeyInterner, TimeUnit, TraceOptions, TraceReader};
+use crate::workload::trace::{Disorder, KeyInterner, Spread, TimeUnit, TraceOptions, TraceReader};
 
 /// The event source: a seeded workload or a trace, as dense key ids.
 pub(super) enum Source {
@@ -21,6 +21,8 @@ pub(super) enum Source {
         /// state passes --max-memory.
         ids: KeyInterner,
         t0: Option<Nanos>,
+        /// Requests read so far (an empty trace is refused at its end).
+        seen: u64,
     },
 }
 
@@ -43,9 +45,30 @@ impl Source {
                         None => Disorder::Reject,
                     },
                     max_buffered: None,
+                    skip_late: t.skip_late,
+                    spread: match &t.spread {
+                        Some(s) => Some(
+                            s.parse::<Spread>()
+                                .map_err(|m| scenario.field_error("trace.spread", m))?,
+                        ),
+                        None => None,
+                    },
+                    spread_seed: derive_seed(ctx.seed, &[stream::WORKLOAD]),
                 };
+                let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
+                let path = if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
+                    std::path::PathBuf::from("-")
+                } else {
+                    scenario.resolve(&t.path)
+                };
+                if spec.is_none() && t.spread.is_some() {
+                    return Err(scenario.field_error(
+                        "trace.spread",
+                        "applies to access logs with whole-second times (trace.format combined, common, nginx, cloudfront)",
+                    ));
+                }
                 Source::Trace {
-                    reader: Box::new(TraceReader::open(&scenario.resolve(&t.path), opts)?),
+                    reader: Box::new(TraceReader::open_with(&path, opts, spec.as_ref())?),
                     // Ids are u32 whatever the cap.
                     ids: KeyInterner::with_cap(
                         usize::try_from(ctx.max_memory / PER_KEY_BYTES)
@@ -53,6 +76,7 @@ impl Source {
                             .min(u32::MAX as usize),
                     ),
                     t0: None,
+                    seen: 0,
                 }
             }
             (None, None) => return Err(scenario.field_error("workload", "missing")),
@@ -62,11 +86,24 @@ impl Source {
     pub(super) fn next(&mut self) -> Option<Result<(Nanos, u32, u64)>> {
         match self {
             Source::Workload(ev) => ev.next().map(|(t, k)| Ok((t, k as u32, 1))),
-            Source::Trace { reader, ids, t0 } => {
-                let (t, key, w) = match reader.next_ref()? {
-                    Ok(e) => e,
-                    Err(e) => return Some(Err(e)),
+            Source::Trace {
+                reader,
+                ids,
+                t0,
+                seen,
+            } => {
+                let (t, key, w) = match reader.next_ref() {
+                    Some(Ok(e)) => e,
+                    Some(Err(e)) => return Some(Err(e)),
+                    None if *seen == 0 => {
+                        *seen = 1;
+                        return Some(Err(reader.file_error(
+                            "no requests: an empty trace (or only a header) has nothing to decide",
+                        )));
+                    }
+                    None => return None,
                 };
+                *seen += 1;
                 let start = *t0.get_or_insert(t);
                 let Some(id) = ids.intern(key) else {
                     let msg = format!(
@@ -77,6 +114,18 @@ impl Source {
                     return Some(Err(reader.line_error(msg)));
                 };
                 Some(Ok((t - start, id, w)))
+            }
+        }
+    }
+
+    /// How the trace was read, when it was more than a plain CSV or JSON
+    /// Lines file (format, key, spread, late lines skipped).
+    pub(super) fn note(&self) -> Option<String> {
+        match self {
+            Source::Workload(_) => None,
+            Source::Trace { reader, .. } => {
+                let d = reader.describe();
+                (d != "csv" && d != "jsonl").then_some(d)
             }
         }
     }

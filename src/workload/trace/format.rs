@@ -83,6 +83,52 @@ pub struct TraceOptions {
     pub disorder: Disorder,
     /// Most events held for sorting (bounds memory; default 1,000,000).
     pub max_buffered: Option<usize>,
+    /// Skip (and count) a line older than the reorder window allows,
+    /// instead of stopping with an error naming it.
+    pub skip_late: bool,
+    /// How requests logged with whole-second times are spread within their
+    /// second (None: `uniform` for whole-second logs, nothing otherwise).
+    pub spread: Option<Spread>,
+    /// Seed of the `uniform` spread.
+    pub spread_seed: u64,
+}
+
+/// How requests that share a whole-second time are spread within it (see
+/// [`spread`](super::spread)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// Keep the logged second: every request of a second at one instant.
+    None,
+    /// The `n` requests of a second at `i * 1 s / n`, in line order.
+    Even,
+    /// `n` seeded uniform offsets within the second, sorted, given to the
+    /// requests in line order.
+    Uniform,
+}
+
+impl Spread {
+    /// The name as the options write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Spread::None => "none",
+            Spread::Even => "even",
+            Spread::Uniform => "uniform",
+        }
+    }
+}
+
+impl std::str::FromStr for Spread {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "none" => Ok(Spread::None),
+            "even" => Ok(Spread::Even),
+            "uniform" => Ok(Spread::Uniform),
+            other => Err(format!(
+                "unknown spread {other:?}: expected uniform, even or none"
+            )),
+        }
+    }
 }
 
 /// Longest line accepted (a guard against a binary file read as a trace).

@@ -27,7 +27,13 @@ impl TraceReader {
             }
         }
         match (time, key) {
-            (Some((time, unit)), Some(key)) => Ok(Columns { time, unit, key, weight }),
+            (Some((time, unit)), Some(key)) => Ok(Columns {
+                time,
+                unit,
+                key,
+                weight,
+                width: names.len(),
+            }),
             _ => Err(self.err(format!(
                 "header {line:?}: expected a time column (t_ns, t_ms, t_s, time or timestamp) and a key column, optionally weight"
             ))),
@@ -94,6 +100,12 @@ impl TraceReader {
         weight: Option<&str>,
         fields: usize,
     ) -> Result<LineEvent<'l>> {
+        if fields != c.width {
+            return Err(self.err(format!(
+                "{fields} fields: the header has {} (a comma in a key must be quoted)",
+                c.width
+            )));
+        }
         let missing = |name: &str| self.err(format!("missing {name} field (only {fields} fields)"));
         let t = parse_time(time.ok_or_else(|| missing("time"))?, c.unit)
             .map_err(|m| self.err(format!("time {m}")))?;

@@ -41,16 +41,20 @@
 //! ```
 
 pub mod format;
+pub mod input;
 pub mod intern;
 mod line;
+pub mod log;
 pub mod parse;
 pub mod reader;
 mod sort;
+pub mod spread;
 #[cfg(test)]
 mod tests;
 pub mod writer;
 
-pub use format::{Disorder, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
+pub use format::{Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
+pub use log::{LogSpec, FORMATS};
 pub use intern::KeyInterner;
 pub use parse::parse_decimal_ns;
 pub use reader::TraceReader;

@@ -66,6 +66,8 @@ pub(super) struct Columns {
     pub(super) unit: TimeUnit,
     pub(super) key: usize,
     pub(super) weight: Option<usize>,
+    /// Fields of the header: a row with more or fewer is malformed.
+    pub(super) width: usize,
 }
 
 pub(super) fn time_column(name: &str, default: TimeUnit) -> Option<TimeUnit> {

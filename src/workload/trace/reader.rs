@@ -1,13 +1,15 @@
 //! The streaming reader: lines in, events out, with errors that name the
 //! file and the line.
 
-use super::format::{Disorder, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
+use super::format::{Disorder, TraceFormat, TraceOptions, MAX_LINE};
+use super::log::{LogParser, LogSpec, Parsed};
 use super::parse::Columns;
+use super::spread::Spreader;
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
 use std::borrow::Cow;
 use std::collections::BinaryHeap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// A streaming trace reader: an iterator of events in non-decreasing time.
@@ -30,6 +32,13 @@ pub struct TraceReader {
     /// when it is not a slice of `line` (a quoted CSV field, a JSON string,
     /// a sorted event).
     pub(super) held_key: String,
+    /// The access-log format reading each line (None: CSV or JSON Lines
+    /// by `format`).
+    pub(super) log: Option<Box<LogParser>>,
+    /// Late lines skipped.
+    pub(super) late: u64,
+    /// Spreading whole-second times.
+    pub(super) spread: Spreader,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -41,15 +50,63 @@ pub(super) enum KeyAt {
 }
 
 impl TraceReader {
-    /// Opens a trace file; the format follows the extension.
+    /// Opens a trace file (`-`: standard input; gzip or zstd compressed
+    /// input is decompressed, found by its magic bytes); the format follows
+    /// the extension (without a `.gz`/`.zst` one).
     pub fn open(path: &Path, opts: TraceOptions) -> Result<Self> {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         Ok(Self::new(
             path,
-            TraceFormat::from_path(path),
-            Box::new(BufReader::with_capacity(1 << 16, file)),
+            TraceFormat::from_path(&super::input::without_compression(path)),
+            super::input::open(path)?,
             opts,
         ))
+    }
+
+    /// Opens a trace in an access-log format (`spec`), or as [`open`](Self::open)
+    /// does when `spec` is None. A bad spec (unknown format, a key naming
+    /// no field) is an error naming the file.
+    pub fn open_with(path: &Path, opts: TraceOptions, spec: Option<&LogSpec>) -> Result<Self> {
+        let mut r = Self::open(path, opts)?;
+        if let Some(spec) = spec {
+            r.set_log(spec)?;
+        }
+        Ok(r)
+    }
+
+    /// Reads every line with an access-log format.
+    pub fn set_log(&mut self, spec: &LogSpec) -> Result<()> {
+        let p = LogParser::new(spec)
+            .map_err(|m| Error::input_at(&self.path, format!("format {}", spec.format), m))?;
+        self.log = Some(Box::new(p));
+        Ok(())
+    }
+
+    /// What was read, for a report: the format, key, time field and spread
+    /// (after the first event), and late lines skipped.
+    pub fn describe(&self) -> String {
+        let mut s = match &self.log {
+            None => match self.format {
+                TraceFormat::Csv => "csv".to_string(),
+                TraceFormat::JsonLines => "jsonl".to_string(),
+            },
+            Some(l) => {
+                let mut s = format!("{}, key {}", l.format_name(), l.key_text());
+                if let Some((t, whole)) = l.time_field() {
+                    s.push_str(&format!(", time {t}"));
+                    if whole {
+                        s.push_str(" (whole seconds)");
+                    }
+                }
+                s
+            }
+        };
+        if let Some(rule) = self.spread.rule.filter(|r| *r != super::format::Spread::None) {
+            s.push_str(&format!(", spread {} (seed {})", rule.name(), self.opts.spread_seed));
+        }
+        if self.opts.skip_late {
+            s.push_str(&format!(", {} late lines skipped", self.late));
+        }
+        s
     }
 
     /// A reader over any byte stream (`path` is used in messages).
@@ -73,7 +130,15 @@ impl TraceReader {
             done: false,
             line: String::new(),
             held_key: String::new(),
+            log: None,
+            late: 0,
+            spread: Spreader::default(),
         }
+    }
+
+    /// An error about the whole file (for checks made by callers).
+    pub fn file_error(&self, msg: impl std::fmt::Display) -> Error {
+        Error::input_at(&self.path, "file", msg)
     }
 
     /// An input error at the line read last (for checks made by callers).
@@ -123,6 +188,25 @@ impl TraceReader {
     /// Parses the next data line into an event (unordered) whose key is
     /// where `KeyAt` says; None at EOF.
     pub(super) fn next_raw_at(&mut self) -> Result<Option<(Nanos, KeyAt, u64)>> {
+        if self.log.is_some() {
+            loop {
+                if !self.read_line()? {
+                    return Ok(None);
+                }
+                if self.line.trim().is_empty() {
+                    continue;
+                }
+                let Some(log) = self.log.as_mut() else {
+                    return Ok(None);
+                };
+                match log.parse(&self.line, &mut self.held_key) {
+                    Ok(Parsed::Header) => continue,
+                    Ok(Parsed::Event(t, Some(r), w)) => return Ok(Some((t, KeyAt::Line(r), w))),
+                    Ok(Parsed::Event(t, None, w)) => return Ok(Some((t, KeyAt::Held, w))),
+                    Err(m) => return Err(self.err(m)),
+                }
+            }
+        }
         loop {
             if !self.read_line()? {
                 return Ok(None);
@@ -172,26 +256,11 @@ impl TraceReader {
         }
     }
 
-    /// Checks that `t` does not step back in time, and remembers it.
-    pub(super) fn check_order(&mut self, t: Nanos) -> Result<()> {
-        if let Some(last) = self.last_emitted {
-            if t < last {
-                return Err(self.err(match self.opts.disorder {
-                    Disorder::Reject => format!("time {t} ns is earlier than the previous line's {last} ns: traces must be sorted by time (or allow reordering within a window)"),
-                    Disorder::SortWithin(w) => format!("time {t} ns is more than the reorder window ({w} ns) behind events already replayed ({last} ns)"),
-                }));
-            }
-        }
-        self.last_emitted = Some(t);
-        Ok(())
-    }
-
-    pub(super) fn emit(&mut self, t: Nanos, key: String, weight: u64) -> Result<TraceEvent> {
-        self.check_order(t)?;
-        Ok(TraceEvent {
-            t_ns: t,
-            key,
-            weight,
+    /// The error for a line at `t` older than what was already handed out.
+    pub(super) fn late_error(&self, t: Nanos, last: Nanos) -> Error {
+        self.err(match self.opts.disorder {
+            Disorder::Reject => format!("time {t} ns is earlier than the previous line's {last} ns: traces must be sorted by time (or allow reordering within a window: --sort-window-ms, or skip such lines: --skip-late)"),
+            Disorder::SortWithin(w) => format!("time {t} ns is more than the reorder window ({w} ns) behind events already replayed ({last} ns) (widen the window, or skip such lines: --skip-late)"),
         })
     }
 }

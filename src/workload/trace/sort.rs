@@ -1,5 +1,7 @@
 //! Handing events out in time order: straight through (rejecting any step
-//! back in time), or sorted within a bounded reorder window.
+//! back in time), or sorted within a bounded reorder window; a line older
+//! than the window allows is an error naming it, or (with `skip_late`)
+//! counted and skipped.
 
 use super::format::{Disorder, TraceEvent};
 use super::reader::{KeyAt, TraceReader};
@@ -15,10 +17,11 @@ impl Iterator for TraceReader {
     type Item = Result<TraceEvent>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self.opts.disorder {
-            Disorder::Reject => self.next_in_order(),
-            Disorder::SortWithin(_) => self.next_sorted(),
-        }
+        Some(self.next_event()?.map(|(t, at, w)| TraceEvent {
+            t_ns: t,
+            key: self.key_at(&at).to_string(),
+            weight: w,
+        }))
     }
 }
 
@@ -43,71 +46,61 @@ impl TraceReader {
     /// # Ok::<(), ratelab::error::Error>(())
     /// ```
     pub fn next_ref(&mut self) -> Option<Result<(Nanos, &str, u64)>> {
-        let (t, at, w) = match self.opts.disorder {
-            Disorder::Reject => {
-                if self.done {
-                    return None;
-                }
-                match self.next_raw_at() {
-                    Ok(Some(e)) => e,
-                    Ok(None) => return None,
-                    Err(e) => {
-                        self.done = true;
-                        return Some(Err(e));
-                    }
-                }
-            }
-            Disorder::SortWithin(_) => match self.next_sorted_owned()? {
-                Ok((t, k, w)) => {
-                    self.held_key = k;
-                    (t, KeyAt::Held, w)
-                }
-                Err(e) => return Some(Err(e)),
-            },
-        };
-        if let Err(e) = self.check_order(t) {
-            self.done = true;
-            self.buffer.clear();
-            return Some(Err(e));
+        match self.next_event()? {
+            Ok((t, at, w)) => Some(Ok((t, self.key_at(&at), w))),
+            Err(e) => Some(Err(e)),
         }
-        Some(Ok((t, self.key_at(&at), w)))
     }
 
-    /// The next line's event, an error if it is earlier than the last.
-    fn next_in_order(&mut self) -> Option<Result<TraceEvent>> {
-        if self.done {
-            return None;
-        }
-        match self.next_raw() {
-            Ok(Some((t, k, w))) => {
-                let r = self.emit(t, k, w);
-                self.done = r.is_err();
-                Some(r)
-            }
-            Ok(None) => None,
-            Err(e) => {
+    /// Lines skipped because they were older than the reorder window
+    /// allows (only with `skip_late`).
+    pub fn late_skipped(&self) -> u64 {
+        self.late
+    }
+
+    /// The next event in time order (before spreading): every line in
+    /// order, or sorted within the window; a late line is an error, or
+    /// skipped and counted.
+    pub(super) fn next_ordered(&mut self) -> Option<Result<(Nanos, KeyAt, u64)>> {
+        loop {
+            let (t, at, w) = match self.opts.disorder {
+                Disorder::Reject => {
+                    if self.done {
+                        return None;
+                    }
+                    match self.next_raw_at() {
+                        Ok(Some(e)) => e,
+                        Ok(None) => return None,
+                        Err(e) => {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                    }
+                }
+                Disorder::SortWithin(_) => match self.next_sorted_owned()? {
+                    Ok((t, k, w)) => {
+                        self.held_key = k;
+                        (t, KeyAt::Held, w)
+                    }
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            if let Some(last) = self.last_emitted.filter(|&last| t < last) {
+                if self.opts.skip_late {
+                    self.late += 1;
+                    continue;
+                }
                 self.done = true;
-                Some(Err(e))
+                self.buffer.clear();
+                return Some(Err(self.late_error(t, last)));
             }
+            self.last_emitted = Some(t);
+            return Some(Ok((t, at, w)));
         }
     }
 
     /// The oldest buffered event once nothing within `window` of the newest
     /// line read can precede it (or the buffer is full).
-    fn next_sorted(&mut self) -> Option<Result<TraceEvent>> {
-        let (t, k, w) = match self.next_sorted_owned()? {
-            Ok(e) => e,
-            Err(e) => return Some(Err(e)),
-        };
-        let r = self.emit(t, k, w);
-        if r.is_err() {
-            self.done = true;
-            self.buffer.clear();
-        }
-        Some(r)
-    }
-
-    /// The oldest buffered event, unchecked against the last one handed out.
     fn next_sorted_owned(&mut self) -> Option<Result<(Nanos, String, u64)>> {
         let Disorder::SortWithin(window) = self.opts.disorder else {
             return None;
@@ -122,6 +115,17 @@ impl TraceReader {
             }
             match self.next_raw() {
                 Ok(Some((t, k, w))) => {
+                    // A line already older than the window is late however
+                    // the buffer is ordered: say so at its own line.
+                    if let Some(last) = self.last_emitted.filter(|&last| t < last) {
+                        if self.opts.skip_late {
+                            self.late += 1;
+                            continue;
+                        }
+                        self.done = true;
+                        self.buffer.clear();
+                        return Some(Err(self.late_error(t, last)));
+                    }
                     self.newest_seen = self.newest_seen.max(t);
                     self.seq += 1;
                     self.buffer.push(Reverse((t, self.seq, k, w)));

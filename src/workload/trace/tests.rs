@@ -13,6 +13,7 @@ proptest! {
         time in 0usize..4,
         key in 0usize..4,
         weight in proptest::option::of(0usize..4),
+        width in 1usize..5,
         unit in prop_oneof![Just(TimeUnit::Ns), Just(TimeUnit::Ms), Just(TimeUnit::S)],
     ) {
         let line = fields.join(",");
@@ -22,7 +23,7 @@ proptest! {
             Box::new(std::io::Cursor::new(Vec::new())),
             TraceOptions::default(),
         );
-        let c = Columns { time, unit, key, weight };
+        let c = Columns { time, unit, key, weight, width };
         let fast = r.parse_csv_plain(&line, c).map_err(|e| e.to_string());
         let slow = r.parse_csv_quoted(&line, c).map_err(|e| e.to_string());
         // The csv crate reads an empty line as no record at all.

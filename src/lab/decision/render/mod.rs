@@ -355,6 +355,9 @@ fn markdown(lab: &Lab, cands: &[Candidate], table: &Table) -> String {
         ));
     }
     md.push_str("\nMemory: sketches count both windows (2 × hashes × slots × 8 B); exact counters 16 B per key alive in the two windows (peak); keyed limiters keys × the real library's per-key state (x/time/rate 80 B, governor 16 B, uber-go 160 B; tower: the model's state), map overhead not counted.\n");
+    if let Some(read) = lab.source.note() {
+        md.push_str(&format!("\nTrace read as: {read}.\n"));
+    }
     md.push_str("\nNotes: `pingora Rate docs` counts every request (denied ones too) in fixed windows that flip on calls and are shared by all keys; `pingora Rate proportional` is the sliding-window approximation (prev · (1 − elapsed fraction) + curr) and observes admitted requests only. `tower RateLimit global` is one instance for all keys, as tower is used: it is not a per-key limiter and its numbers show that. uber-go paces rather than rejects; here a request that would have had to wait is denied.\n");
     if p.compare_cloudflare {
         md.push_str(&cloudflare_section(cands, &lab.tallies, n));
@@ -375,7 +378,10 @@ fn report_fields(lab: &Lab, rows: Vec<Value>) -> serde_json::Map<String, Value> 
         "source".into(),
         match (&p.workload, &p.trace) {
             (Some(w), _) => json!({"workload": serde_json::to_value(w).unwrap_or_default()}),
-            (_, Some(t)) => json!({"trace": t.path, "unit": t.unit}),
+            (_, Some(t)) => match lab.source.note() {
+                None => json!({"trace": t.path, "unit": t.unit}),
+                Some(read) => json!({"trace": t.path, "unit": t.unit, "read": read}),
+            },
             _ => Value::Null,
         },
     );

@@ -1,0 +1,77 @@
+//! Opening a trace's bytes: a file or standard input (`-`), decompressed
+//! when it starts with gzip's (`1f 8b`) or zstd's (`28 b5 2f fd`) magic
+//! bytes, whatever its name.
+
+use crate::error::{Error, Result};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+const GZIP: &[u8] = &[0x1f, 0x8b];
+const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+
+/// The path without a `.gz`/`.zst`/`.zstd` extension (what names the
+/// format: `access.jsonl.gz` is JSON Lines).
+pub fn without_compression(path: &Path) -> PathBuf {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("gz" | "zst" | "zstd") => path.with_extension(""),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Whether `path` means standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// A buffered reader of the trace's bytes, decompressed.
+///
+/// # Examples
+/// ```
+/// use std::io::{Read, Write};
+/// let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+/// gz.write_all(b"t_ns,key\n1,a\n").unwrap();
+/// let f = tempfile::NamedTempFile::new().unwrap();
+/// std::fs::write(f.path(), gz.finish().unwrap()).unwrap();
+/// let mut text = String::new();
+/// ratelab::workload::trace::input::open(f.path())?.read_to_string(&mut text).unwrap();
+/// assert_eq!(text, "t_ns,key\n1,a\n");
+/// # Ok::<(), ratelab::error::Error>(())
+/// ```
+pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let raw: Box<dyn Read + Send> = if is_stdin(path) {
+        Box::new(std::io::stdin())
+    } else {
+        if path.as_os_str().is_empty() {
+            return Err(Error::input("trace path is empty: expected a file name (or - for standard input)"));
+        }
+        Box::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?)
+    };
+    let mut buf = BufReader::with_capacity(1 << 16, raw);
+    let head = buf.fill_buf().map_err(|e| Error::io(path, e))?;
+    if head.starts_with(GZIP) {
+        let dec = flate2::bufread::MultiGzDecoder::new(buf);
+        return Ok(Box::new(BufReader::with_capacity(1 << 16, Reader { inner: dec })));
+    }
+    if head.starts_with(ZSTD) {
+        let dec = zstd::stream::read::Decoder::with_buffer(buf).map_err(|e| Error::io(path, e))?;
+        return Ok(Box::new(BufReader::with_capacity(1 << 16, Reader { inner: dec })));
+    }
+    Ok(Box::new(buf))
+}
+
+/// A decompressor whose errors say the file is corrupt (an I/O error of
+/// kind `InvalidData` names the file when it reaches the reader).
+struct Reader<R> {
+    inner: R,
+}
+
+impl<R: Read> Read for Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("corrupt compressed data ({e})"),
+            )
+        })
+    }
+}

@@ -1,0 +1,111 @@
+//! Envoy access logs: format strings of `%COMMAND%` operators (the
+//! default one when none is configured), from Envoy's access-log
+//! documentation ("Default format string").
+//!
+//! `%START_TIME%` is ISO 8601 UTC with milliseconds
+//! (`2016-04-15T20:17:00.310Z`); a request header is `%REQ(X-API-KEY)%`;
+//! an unset value is written `-`. JSON access logs are read by the JSON
+//! Lines format (`envoy-json` defaults its time to `start_time`).
+
+use super::template::{Seg, Template};
+use super::{Fields, LogFormat, TimeKind};
+
+/// Envoy's default access-log format (without its final newline).
+pub const DEFAULT: &str = "[%START_TIME%] \"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%\" %RESPONSE_CODE% %RESPONSE_FLAGS% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% \"%REQ(X-FORWARDED-FOR)%\" \"%REQ(USER-AGENT)%\" \"%REQ(X-REQUEST-ID)%\" \"%REQ(:AUTHORITY)%\" \"%UPSTREAM_HOST%\"";
+
+/// A line format given by an Envoy format string.
+pub struct Envoy {
+    t: Template,
+}
+
+impl Envoy {
+    /// Compiles a format string; `%NAME%` and `%NAME(ARG)%` are fields
+    /// (named as written between the `%`s), `%%` is a literal `%`.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::log::{envoy::Envoy, LogFormat};
+    /// let mut f = Envoy::new("[%START_TIME%] %REQ(X-API-KEY)%").unwrap();
+    /// let k = f.field("REQ(X-API-KEY)").unwrap();
+    /// assert_eq!(f.split("[2016-04-15T20:17:00.310Z] abc").unwrap().get(k), "abc");
+    /// ```
+    pub fn new(format: &str) -> Result<Envoy, String> {
+        let format = format.trim_end_matches('\n').trim_end_matches("\\n");
+        let (mut segs, mut names) = (Vec::new(), Vec::<String>::new());
+        let mut rest = format;
+        let mut lit = String::new();
+        while let Some(i) = rest.find('%') {
+            lit.push_str(&rest[..i]);
+            let after = &rest[i + 1..];
+            if let Some(tail) = after.strip_prefix('%') {
+                lit.push('%');
+                rest = tail;
+                continue;
+            }
+            let end = after
+                .find('%')
+                .ok_or_else(|| format!("format: '%' at {:?} is never closed", &rest[i..]))?;
+            let op = &after[..end];
+            if op.is_empty() || op.contains(' ') && !op.contains('(') {
+                return Err(format!("format: {op:?} is not a command operator"));
+            }
+            if op.starts_with("START_TIME(") {
+                return Err(format!(
+                    "format: %{op}% has a custom time format; only %START_TIME% (ISO 8601) is read"
+                ));
+            }
+            if names.iter().any(|n| n == op) {
+                return Err(format!("format: %{op}% appears twice"));
+            }
+            segs.push(Seg::Lit(std::mem::take(&mut lit)));
+            segs.push(Seg::Field(names.len()));
+            names.push(op.to_string());
+            rest = &after[end + 1..];
+        }
+        lit.push_str(rest);
+        segs.push(Seg::Lit(lit));
+        let t = Template::new(segs, names).map_err(|m| format!("format: {m}"))?;
+        Ok(Envoy { t })
+    }
+
+    fn find(&self, want: &str) -> Option<usize> {
+        self.t.names.iter().position(|n| n.eq_ignore_ascii_case(want))
+    }
+}
+
+impl LogFormat for Envoy {
+    fn name(&self) -> &str {
+        "envoy"
+    }
+    fn field(&mut self, name: &str) -> Option<usize> {
+        self.find(name.trim_matches('%'))
+    }
+    fn names(&self) -> Vec<String> {
+        self.t.names.clone()
+    }
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
+        self.t.split(line)
+    }
+    fn time_kind(&self, field: usize) -> Option<TimeKind> {
+        match self.t.names[field].as_str() {
+            "START_TIME" => Some(TimeKind::Iso),
+            _ => None,
+        }
+    }
+    fn default_field(&self, role: &str) -> Option<String> {
+        let candidates: &[&str] = match role {
+            "time" => &["START_TIME"],
+            "ip" => &["DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", "DOWNSTREAM_REMOTE_ADDRESS", "REQ(X-FORWARDED-FOR)"],
+            "route" => &["REQ(X-ENVOY-ORIGINAL-PATH?:PATH)", "REQ(:PATH)", "REQ(X-ENVOY-ORIGINAL-PATH)"],
+            "bytes" => &["BYTES_SENT"],
+            _ => &[],
+        };
+        candidates
+            .iter()
+            .find_map(|c| self.find(c))
+            .map(|i| self.t.names[i].clone())
+    }
+    fn header_field(&self, header: &str) -> Option<String> {
+        Some(format!("REQ({header})"))
+    }
+}

@@ -1,0 +1,466 @@
+//! Access-log formats: a line of an nginx, Apache, Envoy, AWS ALB or
+//! CloudFront log (or JSON Lines with any field names) into an event's
+//! time, key and weight.
+//!
+//! Each format is one module implementing [`LogFormat`] — split a line into
+//! named fields — and one row of [`FORMATS`]. [`LogParser`] does the rest
+//! for every format alike: which field is the time and how to read it
+//! ([`time`]), the key expression ([`key`]: a field, an IP prefix, a header,
+//! a route, or several), and the weight. Splitting borrows the line (no
+//! allocation per line for the text formats); errors name the field and
+//! say what was expected.
+//!
+//! # Examples
+//! ```
+//! use ratelab::workload::trace::log::{LogParser, LogSpec, Parsed};
+//!
+//! let spec = LogSpec { format: "combined".into(), key: Some("ip/24".into()), ..LogSpec::default() };
+//! let mut p = LogParser::new(&spec)?;
+//! let line = r#"203.0.113.7 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 2326 "-" "curl/8""#;
+//! let mut held = String::new();
+//! let Parsed::Event(t, _, w) = p.parse(line, &mut held)? else { panic!() };
+//! assert_eq!((t, held.as_str(), w), (971_211_336_000_000_000, "203.0.113.0/24", 1));
+//! # Ok::<(), String>(())
+//! ```
+
+pub mod alb;
+pub mod envoy;
+pub mod json;
+pub mod key;
+pub mod nginx;
+pub mod template;
+pub mod time;
+pub mod w3c;
+
+use super::format::TimeUnit;
+use super::parse::parse_decimal_ns;
+use crate::clock::Nanos;
+use key::{BoundKey, KeyExpr, Term};
+
+/// A field's byte range in the text it was split from.
+pub type Span = (u32, u32);
+
+/// The span of a field a line does not have.
+pub const ABSENT: u32 = u32::MAX;
+
+/// A line split into fields (borrowing the line, or the format's own
+/// buffer when values had to be unescaped).
+#[derive(Debug, Clone, Copy)]
+pub struct Fields<'a> {
+    /// The text the spans index.
+    pub text: &'a str,
+    /// One span per field of the format.
+    pub spans: &'a [Span],
+}
+
+impl<'a> Fields<'a> {
+    /// Field `i`, or None when the line does not have it.
+    pub fn opt(&self, i: usize) -> Option<&'a str> {
+        let (s, e) = *self.spans.get(i)?;
+        if s == ABSENT {
+            return None;
+        }
+        self.text.get(s as usize..e as usize)
+    }
+
+    /// Field `i` (empty when absent).
+    pub fn get(&self, i: usize) -> &'a str {
+        self.opt(i).unwrap_or("")
+    }
+}
+
+/// How a time field is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeKind {
+    /// Common Log Format, whole seconds (`$time_local`).
+    Clf,
+    /// ISO 8601 with whole seconds (`$time_iso8601`).
+    IsoSeconds,
+    /// ISO 8601 with a fraction (Envoy, ALB).
+    Iso,
+    /// Decimal number of units (`$msec`: scale 10^9 ns a unit).
+    Decimal(u64),
+    /// W3C `date` with its `time` field, UTC, whole seconds.
+    W3c {
+        /// Index of the `time` field.
+        time_field: usize,
+    },
+    /// A number in the unit, or an ISO 8601 string (JSON).
+    Auto(TimeUnit),
+}
+
+impl TimeKind {
+    /// Whether every time of this kind is a whole second.
+    pub fn whole_seconds(self) -> bool {
+        matches!(self, TimeKind::Clf | TimeKind::IsoSeconds | TimeKind::W3c { .. })
+    }
+}
+
+/// A line format: splits lines into named fields.
+pub trait LogFormat: Send {
+    /// The format's name (as in [`FORMATS`]).
+    fn name(&self) -> &str;
+    /// Consumes a header or comment line (true), or says it is data (false).
+    fn header(&mut self, _line: &str) -> Result<bool, String> {
+        Ok(false)
+    }
+    /// The index of a field by name (formats with open field sets, JSON,
+    /// add it).
+    fn field(&mut self, name: &str) -> Option<usize>;
+    /// The field names (for messages).
+    fn names(&self) -> Vec<String>;
+    /// Splits a data line.
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String>;
+    /// How field `field` is read as a time (None: it is not a time).
+    fn time_kind(&self, field: usize) -> Option<TimeKind>;
+    /// The field that plays a role by default: `time`, `ip`, `route`, `bytes`.
+    fn default_field(&self, role: &str) -> Option<String>;
+    /// The field that logs request header `header` (lower case), if any.
+    fn header_field(&self, header: &str) -> Option<String>;
+}
+
+/// What a user asks of a log: its format and which fields play which role.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogSpec {
+    /// A name of [`FORMATS`].
+    pub format: String,
+    /// An nginx `log_format` (format `nginx`) or Envoy format string
+    /// (format `envoy`).
+    pub log_format: Option<String>,
+    /// Key expression ([`key`]); default: the row's.
+    pub key: Option<String>,
+    /// Field holding the weight (e.g. `body_bytes_sent`); default 1.
+    pub weight: Option<String>,
+    /// Field holding the time; default: the format's.
+    pub time: Option<String>,
+    /// Unit of numeric times in JSON.
+    pub unit: TimeUnit,
+}
+
+/// One log format: its name, what it is, a two-line example, and how to
+/// build it.
+pub struct FormatRow {
+    /// Name for `--format` and `"trace": {"format": ...}`.
+    pub name: &'static str,
+    /// What it reads.
+    pub about: &'static str,
+    /// The key when none is given.
+    pub default_key: &'static str,
+    /// Builds the line format.
+    pub build: fn(&LogSpec) -> Result<Box<dyn LogFormat>, String>,
+}
+
+fn no_log_format(s: &LogSpec) -> Result<(), String> {
+    match &s.log_format {
+        Some(_) => Err(format!(
+            "a log format string is for formats nginx and envoy, not {}",
+            s.format
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Every access-log format (CSV and plain JSON Lines traces are read by the
+/// trace reader itself).
+pub const FORMATS: &[FormatRow] = &[
+    FormatRow {
+        name: "combined",
+        about: "nginx's default log format / Apache combined",
+        default_key: "ip",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(nginx::Nginx::new("combined", nginx::COMBINED)?))
+        },
+    },
+    FormatRow {
+        name: "common",
+        about: "Common Log Format (Apache common)",
+        default_key: "ip",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(nginx::Nginx::new("common", nginx::COMMON)?))
+        },
+    },
+    FormatRow {
+        name: "nginx",
+        about: "any nginx log_format string (--log-format)",
+        default_key: "ip",
+        build: |s| match &s.log_format {
+            Some(f) => Ok(Box::new(nginx::Nginx::new("nginx", f)?)),
+            None => Err("format nginx needs its log_format string (--log-format '$remote_addr ... [$time_local] ...')".into()),
+        },
+    },
+    FormatRow {
+        name: "envoy",
+        about: "Envoy's default access-log format, or any Envoy format string (--log-format)",
+        default_key: "ip",
+        build: |s| Ok(Box::new(envoy::Envoy::new(s.log_format.as_deref().unwrap_or(envoy::DEFAULT))?)),
+    },
+    FormatRow {
+        name: "envoy-json",
+        about: "Envoy JSON access logs (start_time, downstream_remote_address, path, bytes_sent)",
+        default_key: "ip",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(json::Json::new("envoy-json", json::ENVOY_JSON, s.unit)))
+        },
+    },
+    FormatRow {
+        name: "jsonl",
+        about: "JSON Lines with any field names (--columns time=NAME,key=NAME)",
+        default_key: "key",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(json::Json::new("jsonl", json::PLAIN, s.unit)))
+        },
+    },
+    FormatRow {
+        name: "alb",
+        about: "AWS Application Load Balancer access logs",
+        default_key: "ip",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(alb::Alb::new()))
+        },
+    },
+    FormatRow {
+        name: "cloudfront",
+        about: "AWS CloudFront standard logs (W3C, tab-separated, #Fields:)",
+        default_key: "ip",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(w3c::W3c::new()))
+        },
+    },
+];
+
+/// The names of every format, for messages.
+pub fn format_names() -> String {
+    let mut v: Vec<&str> = vec!["csv"];
+    v.extend(FORMATS.iter().map(|r| r.name));
+    v.join(", ")
+}
+
+/// The row of a format name.
+pub fn row(name: &str) -> Result<&'static FormatRow, String> {
+    FORMATS
+        .iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| format!("unknown format {name:?}: expected one of {}", format_names()))
+}
+
+/// A parsed line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    /// A header or comment line.
+    Header,
+    /// An event: time, where the key is (a byte range of the line, or
+    /// None: in the `held` buffer), weight.
+    Event(Nanos, Option<std::ops::Range<usize>>, u64),
+}
+
+struct Bound {
+    time: usize,
+    time_name: String,
+    kind: TimeKind,
+    key: BoundKey,
+    weight: Option<(usize, String)>,
+}
+
+/// A format with its roles bound: lines in, (time, key, weight) out.
+pub struct LogParser {
+    fmt: Box<dyn LogFormat>,
+    spec: LogSpec,
+    key: KeyExpr,
+    bound: Option<Bound>,
+    /// The last time text parsed and its value: a busy log repeats a
+    /// second's text thousands of times.
+    cache: (String, Nanos),
+}
+
+impl LogParser {
+    /// The parser for a spec; errors name the bad option.
+    pub fn new(spec: &LogSpec) -> Result<LogParser, String> {
+        let row = row(&spec.format)?;
+        let fmt = (row.build)(spec)?;
+        let key = KeyExpr::parse(spec.key.as_deref().unwrap_or(row.default_key))?;
+        let mut p = LogParser {
+            fmt,
+            spec: spec.clone(),
+            key,
+            bound: None,
+            cache: (String::new(), 0),
+        };
+        // Formats whose fields are known up front are checked now, before
+        // any line is read.
+        if !matches!(row.name, "cloudfront") {
+            p.bind()?;
+        }
+        Ok(p)
+    }
+
+    /// The format's name.
+    pub fn format_name(&self) -> &str {
+        self.fmt.name()
+    }
+
+    /// The key expression.
+    pub fn key_text(&self) -> &str {
+        &self.key.text
+    }
+
+    /// The time field's name and whether its times are whole seconds (None
+    /// before the first data line of a format with a header).
+    pub fn time_field(&self) -> Option<(&str, bool)> {
+        self.bound
+            .as_ref()
+            .map(|b| (b.time_name.as_str(), b.kind.whole_seconds()))
+    }
+
+    fn resolve(&mut self, name: &str) -> Result<usize, String> {
+        self.fmt.field(name).ok_or_else(|| {
+            format!(
+                "the {} format has no field {name:?} (fields: {})",
+                self.fmt.name(),
+                self.fmt.names().join(" ")
+            )
+        })
+    }
+
+    fn bind(&mut self) -> Result<(), String> {
+        let time_name = match &self.spec.time {
+            Some(t) => t.clone(),
+            None => self
+                .fmt
+                .default_field("time")
+                .ok_or_else(|| format!("the {} format logs no time field", self.fmt.name()))?,
+        };
+        let time = self.resolve(&time_name)?;
+        let kind = self.fmt.time_kind(time).ok_or_else(|| {
+            format!(
+                "time field {time_name:?} is not a time in the {} format",
+                self.fmt.name()
+            )
+        })?;
+        let key = self.key.clone();
+        let bound = BoundKey::bind(&key, |t| match t {
+            Term::Field(n, _) if n == "ip" || n == "route" => {
+                let f = self.fmt.default_field(n).ok_or_else(|| {
+                    format!("the {} format logs no {n} field", self.fmt.name())
+                })?;
+                Ok((self.resolve(&f)?, f))
+            }
+            Term::Field(n, _) => Ok((self.resolve(n)?, n.clone())),
+            Term::Header(h, _) => {
+                let f = self.fmt.header_field(h).ok_or_else(|| {
+                    format!("the {} format logs no request header {h:?}", self.fmt.name())
+                })?;
+                let i = self.resolve(&f).map_err(|m| format!("header {h:?}: {m}"))?;
+                Ok((i, f))
+            }
+        })?;
+        let weight = match &self.spec.weight {
+            None => None,
+            Some(w) => {
+                let name = if w == "bytes" {
+                    self.fmt.default_field("bytes").unwrap_or_else(|| w.clone())
+                } else {
+                    w.clone()
+                };
+                Some((self.resolve(&name)?, name))
+            }
+        };
+        self.bound = Some(Bound {
+            time,
+            time_name,
+            kind,
+            key: bound,
+            weight,
+        });
+        Ok(())
+    }
+
+    /// Parses one line (without its line ending): a header, or an event
+    /// whose key is borrowed from the line or written into `held`. An
+    /// error names the field and what was wrong.
+    pub fn parse(&mut self, line: &str, held: &mut String) -> Result<Parsed, String> {
+        if self.fmt.header(line)? {
+            return Ok(Parsed::Header);
+        }
+        if self.bound.is_none() {
+            self.bind()?;
+        }
+        let Some(b) = &self.bound else {
+            return Err("internal: format not bound".into());
+        };
+        let f = self.fmt.split(line)?;
+        // The time, through the cache.
+        let text = f
+            .opt(b.time)
+            .ok_or_else(|| format!("field {}: missing", b.time_name))?;
+        let t = if self.cache.0 == text && !self.cache.0.is_empty() {
+            self.cache.1
+        } else {
+            let t = match b.kind {
+                TimeKind::Clf => time::parse_clf(text),
+                TimeKind::IsoSeconds | TimeKind::Iso => time::parse_iso8601(text),
+                TimeKind::Decimal(scale) => parse_decimal_ns(text, scale),
+                TimeKind::W3c { time_field } => time::parse_w3c(text, f.get(time_field)),
+                TimeKind::Auto(unit) => auto_time(text, unit),
+            }
+            .map_err(|m| format!("field {}: {m}", b.time_name))?;
+            if !matches!(b.kind, TimeKind::W3c { .. }) {
+                self.cache.0.clear();
+                self.cache.0.push_str(text);
+                self.cache.1 = t;
+            }
+            t
+        };
+        let w = match &b.weight {
+            None => 1,
+            Some((i, name)) => weight_of(f.get(*i)).map_err(|m| format!("field {name}: {m}"))?,
+        };
+        let key = b.key.eval(&f, held)?;
+        let at = match key {
+            Some(k) => {
+                let (ls, ks) = (line.as_ptr() as usize, k.as_ptr() as usize);
+                if ks >= ls && ks + k.len() <= ls + line.len() {
+                    Some(ks - ls..ks - ls + k.len())
+                } else {
+                    held.clear();
+                    held.push_str(k);
+                    None
+                }
+            }
+            None => None,
+        };
+        Ok(Parsed::Event(t, at, w))
+    }
+}
+
+/// A JSON time: a decimal number in `unit`, or an ISO 8601 string.
+fn auto_time(text: &str, unit: TimeUnit) -> Result<Nanos, String> {
+    let numeric = text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    match unit {
+        TimeUnit::Rfc3339 => time::parse_iso8601(text),
+        _ if !numeric => time::parse_iso8601(text),
+        TimeUnit::Ns => parse_decimal_ns(text, 1),
+        TimeUnit::Ms => parse_decimal_ns(text, 1_000_000),
+        TimeUnit::S => parse_decimal_ns(text, 1_000_000_000),
+    }
+}
+
+/// A weight field: a whole number; `-`, empty or 0 count as 1 (a request
+/// costs at least one unit: nginx logs 0 body bytes for a 304).
+fn weight_of(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() || t == "-" {
+        return Ok(1);
+    }
+    t.parse::<u64>()
+        .map(|w| w.max(1))
+        .map_err(|_| format!("{t:?} is not a whole number (a weight)"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+//! A log line template: literal text and named fields in turn, as nginx's
+//! `log_format` and Envoy's format strings describe a line. Matching a line
+//! walks the template once: each field ends where the next literal starts
+//! (found with `memchr`), so a line is split without allocating.
+
+use super::{Fields, Span, ABSENT};
+use memchr::memmem;
+
+/// A piece of a template.
+#[derive(Debug, Clone)]
+pub enum Seg {
+    /// Text that must appear as is.
+    Lit(String),
+    /// A field, by index into the template's names.
+    Field(usize),
+}
+
+/// A compiled template.
+#[derive(Debug, Clone)]
+pub struct Template {
+    /// The pieces, never two fields in a row.
+    pub segs: Vec<Seg>,
+    /// Field names in order of appearance (a name may appear once).
+    pub names: Vec<String>,
+    spans: Vec<Span>,
+}
+
+impl Template {
+    /// A template of `segs` over `names`; two adjacent fields cannot be
+    /// told apart and are refused.
+    pub fn new(segs: Vec<Seg>, names: Vec<String>) -> Result<Template, String> {
+        // Merge adjacent literals; refuse adjacent fields.
+        let mut out: Vec<Seg> = Vec::new();
+        for s in segs {
+            match (out.last_mut(), s) {
+                (Some(Seg::Lit(a)), Seg::Lit(b)) => a.push_str(&b),
+                (Some(Seg::Field(a)), Seg::Field(b)) => {
+                    return Err(format!(
+                        "fields {:?} and {:?} are adjacent with nothing between them: a line cannot be split there",
+                        names[*a], names[b]
+                    ))
+                }
+                (_, Seg::Lit(b)) if b.is_empty() => {}
+                (_, s) => out.push(s),
+            }
+        }
+        if !out.iter().any(|s| matches!(s, Seg::Field(_))) {
+            return Err("the format has no fields".into());
+        }
+        let n = names.len();
+        Ok(Template {
+            segs: out,
+            names,
+            spans: vec![(ABSENT, ABSENT); n],
+        })
+    }
+
+    /// The index of a field name.
+    pub fn index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// Splits a line into the template's fields; an error names the
+    /// literal or field where the line stopped matching.
+    pub fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
+        let b = line.as_bytes();
+        let mut p = 0usize;
+        let mut i = 0;
+        while i < self.segs.len() {
+            match &self.segs[i] {
+                Seg::Lit(l) => {
+                    if !b[p..].starts_with(l.as_bytes()) {
+                        let what = match i.checked_sub(1).map(|j| &self.segs[j]) {
+                            Some(Seg::Field(f)) => format!("after field {}", self.names[*f]),
+                            _ => "at the start".to_string(),
+                        };
+                        return Err(format!(
+                            "expected {l:?} {what} at byte {}, found {:?}",
+                            p + 1,
+                            snippet(&line[p..])
+                        ));
+                    }
+                    p += l.len();
+                }
+                Seg::Field(f) => {
+                    let end = match self.segs.get(i + 1) {
+                        None => b.len(),
+                        Some(Seg::Lit(next)) => find_end(&b[p..], next.as_bytes())
+                            .map(|e| p + e)
+                            .ok_or_else(|| {
+                                format!(
+                                    "field {}: no {:?} after it (the line ends at byte {})",
+                                    self.names[*f],
+                                    next,
+                                    b.len()
+                                )
+                            })?,
+                        Some(Seg::Field(_)) => unreachable!("adjacent fields are refused"),
+                    };
+                    self.spans[*f] = (p as u32, end as u32);
+                    p = end;
+                }
+            }
+            i += 1;
+        }
+        if p != b.len() {
+            return Err(format!(
+                "unexpected text after the last field at byte {}: {:?}",
+                p + 1,
+                snippet(&line[p..])
+            ));
+        }
+        Ok(Fields {
+            text: line,
+            spans: &self.spans,
+        })
+    }
+}
+
+/// Where a field ends: the first `next` not escaped by a backslash (a
+/// quote inside a quoted field is written `\"` by Apache; nginx writes it
+/// `\x22`, which never matches).
+fn find_end(hay: &[u8], next: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    loop {
+        let at = if next.len() == 1 {
+            memchr::memchr(next[0], &hay[from..])
+        } else {
+            memmem::find(&hay[from..], next)
+        }? + from;
+        let escaped = next[0] == b'"'
+            && hay[..at].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
+        if !escaped {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+}
+
+fn snippet(s: &str) -> &str {
+    let mut end = s.len().min(40);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}

@@ -1,0 +1,182 @@
+use super::*;
+
+fn parser(format: &str, key: Option<&str>) -> LogParser {
+    LogParser::new(&LogSpec {
+        format: format.into(),
+        key: key.map(str::to_string),
+        ..LogSpec::default()
+    })
+    .unwrap()
+}
+
+/// (time, key, weight) of a data line.
+fn event(p: &mut LogParser, line: &str) -> Result<(Nanos, String, u64), String> {
+    let mut held = String::new();
+    match p.parse(line, &mut held)? {
+        Parsed::Header => Err("header".into()),
+        Parsed::Event(t, Some(r), w) => Ok((t, line[r].to_string(), w)),
+        Parsed::Event(t, None, w) => Ok((t, held, w)),
+    }
+}
+
+const COMBINED_LINE: &str = r#"192.0.2.10 - alice [10/Oct/2000:13:55:36 -0700] "GET /users/42/cart?x=1 HTTP/1.1" 200 2326 "http://example.com/" "Mozilla/5.0 (X11) \"quoted\"""#;
+
+#[test]
+fn combined_keys_of_every_kind() {
+    let t = 971_211_336_000_000_000;
+    for (key, want) in [
+        ("ip", "192.0.2.10"),
+        ("remote_addr", "192.0.2.10"),
+        ("ip/24", "192.0.2.0/24"),
+        ("route", "/users/:id/cart"),
+        ("ip+route", "192.0.2.10 /users/:id/cart"),
+        ("remote_user", "alice"),
+        ("header:user-agent", "Mozilla/5.0 (X11) \\\"quoted\\\""),
+    ] {
+        let mut p = parser("combined", Some(key));
+        assert_eq!(event(&mut p, COMBINED_LINE), Ok((t, want.to_string(), 1)), "{key}");
+    }
+}
+
+#[test]
+fn weights_from_a_field() {
+    let mut p = LogParser::new(&LogSpec {
+        format: "combined".into(),
+        weight: Some("bytes".into()),
+        ..LogSpec::default()
+    })
+    .unwrap();
+    assert_eq!(event(&mut p, COMBINED_LINE).unwrap().2, 2326);
+    let zero = COMBINED_LINE.replace(" 2326 ", " 0 ");
+    assert_eq!(event(&mut p, &zero).unwrap().2, 1);
+    let bad = COMBINED_LINE.replace(" 2326 ", " lots ");
+    assert!(event(&mut p, &bad).unwrap_err().contains("body_bytes_sent"));
+}
+
+#[test]
+fn malformed_lines_name_the_field() {
+    let mut p = parser("combined", None);
+    for (line, want) in [
+        (COMBINED_LINE.replace("Oct", "Okt"), "field time_local"),
+        (COMBINED_LINE.replace(" - alice [", " - alice "), "field remote_user: no \" [\""),
+        (COMBINED_LINE[..60].to_string(), "field request"),
+        (format!("{COMBINED_LINE} extra"), "after the last field"),
+    ] {
+        let e = event(&mut p, &line).unwrap_err();
+        assert!(e.contains(want), "{line}: {e}");
+    }
+    let mut ip = parser("combined", Some("ip/24"));
+    let e = event(&mut ip, &COMBINED_LINE.replace("192.0.2.10", "localhost")).unwrap_err();
+    assert!(e.contains("remote_addr") && e.contains("localhost"), "{e}");
+}
+
+#[test]
+fn custom_nginx_formats_read_iso_and_msec_times() {
+    let spec = |f: &str, key: &str| LogSpec {
+        format: "nginx".into(),
+        log_format: Some(f.into()),
+        key: Some(key.into()),
+        ..LogSpec::default()
+    };
+    let mut p = LogParser::new(&spec("$msec $http_x_api_key $request_uri", "header:x-api-key")).unwrap();
+    assert_eq!(
+        event(&mut p, "1555072412.123 k-1 /a"),
+        Ok((1_555_072_412_123_000_000, "k-1".into(), 1))
+    );
+    assert_eq!(p.time_field(), Some(("msec", false)));
+    let mut p = LogParser::new(&spec("${time_iso8601}|$remote_addr|$request_uri", "route")).unwrap();
+    assert_eq!(
+        event(&mut p, "2000-10-10T13:55:36-07:00|::1|/u/9"),
+        Ok((971_211_336_000_000_000, "/u/:id".into(), 1))
+    );
+    assert_eq!(p.time_field(), Some(("time_iso8601", true)));
+    for (f, key, want) in [
+        ("$remote_addr$status [$time_local]", "ip", "adjacent"),
+        ("$remote_addr [$time_local]", "header:x-api-key", "http_x_api_key"),
+        ("$remote_addr $status", "ip", "no time field"),
+        ("$remote_addr [$time_local] $", "ip", "variable name"),
+    ] {
+        let e = LogParser::new(&spec(f, key)).err().unwrap();
+        assert!(e.contains(want), "{f}: {e}");
+    }
+    let e = LogParser::new(&LogSpec { format: "nginx".into(), ..LogSpec::default() }).err().unwrap();
+    assert!(e.contains("log_format"), "{e}");
+}
+
+#[test]
+fn envoy_default_format() {
+    let line = r#"[2016-04-15T20:17:00.310Z] "POST /api/v1/locations/12 HTTP/2" 204 - 154 0 226 100 "10.0.35.28" "nsq2http" "cc21d9b0-cf5c-432b-8c7e-98aeb7988cd2" "locations" "tcp://10.0.2.1:80""#;
+    let mut p = parser("envoy", Some("ip+route"));
+    assert_eq!(
+        event(&mut p, line),
+        Ok((1_460_751_420_310_000_000, "10.0.35.28 /api/v1/locations/:id".into(), 1))
+    );
+    let mut p = parser("envoy", Some("header:x-request-id"));
+    assert_eq!(event(&mut p, line).unwrap().1, "cc21d9b0-cf5c-432b-8c7e-98aeb7988cd2");
+}
+
+#[test]
+fn json_lines_with_mapped_fields() {
+    let mut p = LogParser::new(&LogSpec {
+        format: "jsonl".into(),
+        time: Some("start_time".into()),
+        key: Some("x_forwarded_for/24".into()),
+        weight: Some("req.n".into()),
+        ..LogSpec::default()
+    })
+    .unwrap();
+    let line = r#"{"start_time":"2016-04-15T20:17:00.310Z","x_forwarded_for":"10.0.35.28, 10.0.0.1","req":{"n":3}}"#;
+    assert_eq!(event(&mut p, line), Ok((1_460_751_420_310_000_000, "10.0.35.0/24".into(), 3)));
+    let e = event(&mut p, r#"{"x_forwarded_for":"1.2.3.4"}"#).unwrap_err();
+    assert!(e.contains("start_time") && e.contains("missing"), "{e}");
+    let e = event(&mut p, r#"{"start_time":"2016-04-15","x_forwarded_for":"1.2.3.4"}"#).unwrap_err();
+    assert!(e.contains("start_time"), "{e}");
+}
+
+#[test]
+fn alb_and_cloudfront() {
+    let alb = r#"https 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.086 0.048 0.037 200 200 0 57 "GET https://www.example.com:443/users/7 HTTP/1.1" "curl/7.46.0" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 "Root=1-58337281-1d84f3d73c47ec4e58577259" "www.example.com" "arn:aws:acm:us-east-2:123456789012:certificate/12345678-1234-1234-1234-123456789012" 1 2018-07-02T22:22:48.364000Z "authenticate,forward" "-" "-" "10.0.0.1:80" "200" "-" "-""#;
+    let mut p = parser("alb", Some("ip+route"));
+    assert_eq!(
+        event(&mut p, alb),
+        Ok((1_530_570_180_186_641_000, "192.168.131.39 /users/:id".into(), 1))
+    );
+    let e = event(&mut p, "https 2018-07-02T22:23:00.186641Z app/x 1.2.3.4:5").unwrap_err();
+    assert!(e.contains("4 fields"), "{e}");
+
+    let mut p = parser("cloudfront", None);
+    assert_eq!(p.parse("#Version: 1.0", &mut String::new()), Ok(Parsed::Header));
+    assert_eq!(
+        p.parse("#Fields: date time c-ip cs-uri-stem sc-bytes", &mut String::new()),
+        Ok(Parsed::Header)
+    );
+    assert_eq!(
+        event(&mut p, "2019-12-04\t21:02:31\t192.0.2.100\t/index.html\t392"),
+        Ok((1_575_493_351_000_000_000, "192.0.2.100".into(), 1))
+    );
+    assert_eq!(p.time_field(), Some(("date", true)));
+    let e = event(&mut p, "2019-12-04\t21:02:31\t192.0.2.100").unwrap_err();
+    assert!(e.contains("3 tab-separated fields"), "{e}");
+}
+
+#[test]
+fn unknown_formats_and_options_are_refused() {
+    let e = LogParser::new(&LogSpec { format: "apache2".into(), ..LogSpec::default() }).err().unwrap();
+    assert!(e.contains("combined") && e.contains("cloudfront"), "{e}");
+    let e = LogParser::new(&LogSpec {
+        format: "alb".into(),
+        log_format: Some("$x".into()),
+        ..LogSpec::default()
+    })
+    .err()
+    .unwrap();
+    assert!(e.contains("nginx and envoy"), "{e}");
+    let e = LogParser::new(&LogSpec {
+        format: "combined".into(),
+        time: Some("status".into()),
+        ..LogSpec::default()
+    })
+    .err()
+    .unwrap();
+    assert!(e.contains("not a time"), "{e}");
+}
