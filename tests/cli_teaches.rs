@@ -20,8 +20,18 @@ fn help_names_every_family() {
     let help = stdout(&ratelab(&["--help"]));
     let opening = help.split("\n\n").take(2).collect::<Vec<_>>().join(" ");
     for family in [
-        "pingora-limits", "tower", "uber-go", "golang.org/x/time/rate", "governor", "nginx",
-        "Envoy", "Guava", "Cloudflare", "Redis", "GCRA", "exec",
+        "pingora-limits",
+        "tower",
+        "uber-go",
+        "golang.org/x/time/rate",
+        "governor",
+        "nginx",
+        "Envoy",
+        "Guava",
+        "Cloudflare",
+        "Redis",
+        "GCRA",
+        "exec",
     ] {
         assert!(opening.contains(family), "{family} missing from: {opening}");
     }
@@ -33,12 +43,24 @@ fn list_models_prints_every_model_with_its_parameters() {
     assert_eq!(o.status.code(), Some(0));
     let text = stdout(&o);
     for r in ratelab::lab::decision::MODELS {
-        assert!(text.contains(&format!("\n{}\n    {}\n", r.model, r.summary)), "{}", r.model);
+        assert!(
+            text.contains(&format!("\n{}\n    {}\n", r.model, r.summary)),
+            "{}",
+            r.model
+        );
         for p in r.params {
-            assert!(text.contains(&format!("    {:<18} ", p.name)) && text.contains(p.doc), "{}.{}", r.model, p.name);
+            assert!(
+                text.contains(&format!("    {:<18} ", p.name)) && text.contains(p.doc),
+                "{}.{}",
+                r.model,
+                p.name
+            );
         }
     }
-    assert!(text.contains("whole number 1..=") && text.contains("one of continuous, timer"), "{text}");
+    assert!(
+        text.contains("whole number 1..=") && text.contains("one of continuous, timer"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -48,7 +70,10 @@ fn list_describes_the_decision_lab_as_it_is() {
         .lines()
         .find(|l| l.trim_start().starts_with("decision_accuracy "))
         .unwrap();
-    assert!(line.contains("any limiter models") && line.contains("list --models"), "{line}");
+    assert!(
+        line.contains("any limiter models") && line.contains("list --models"),
+        "{line}"
+    );
     assert!(line.contains("nginx") && line.contains("exec"), "{line}");
 }
 
@@ -59,9 +84,19 @@ fn replay_calls_guava_acquire() {
     let (_d, trace) = temp_file("t.csv", b"t_ns,key\n0,a\n0,a\n0,b\n");
     let out = trace.with_file_name("o.csv");
     let o = ratelab(&[
-        "replay", "--algo", "limiter", "--limit", "2", "--interval-ms", "1000",
-        "--limiter", r#"{"model": "guava_smooth_bursty", "call": "acquire"}"#,
-        "--trace", trace.to_str().unwrap(), "--out", out.to_str().unwrap(),
+        "replay",
+        "--algo",
+        "limiter",
+        "--limit",
+        "2",
+        "--interval-ms",
+        "1000",
+        "--limiter",
+        r#"{"model": "guava_smooth_bursty", "call": "acquire"}"#,
+        "--trace",
+        trace.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(

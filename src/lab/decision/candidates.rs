@@ -155,7 +155,9 @@ pub fn models_text() -> String {
         for p in r.params {
             let kind = match p.kind {
                 Kind::Int { min, max } => format!("whole number {min}..={max}"),
-                Kind::Float { above, max } if max.is_finite() => format!("number > {above}, at most {max}"),
+                Kind::Float { above, max } if max.is_finite() => {
+                    format!("number > {above}, at most {max}")
+                }
                 Kind::Float { above, .. } => format!("number > {above}"),
                 Kind::Bool => "true or false".to_string(),
                 Kind::Choice(words) => format!("one of {}", words.join(", ")),

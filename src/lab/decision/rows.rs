@@ -408,12 +408,18 @@ mod tests {
         let s = setup(10, 1000);
         let burst = Args::of(&[("burst", 5u64.into())]);
         let mut c = build(&s, row("nginx_limit_req").unwrap(), &burst).unwrap();
-        assert_eq!(c.name, "nginx limit_req per key (10m zone, delays the burst) burst=5");
+        assert_eq!(
+            c.name,
+            "nginx limit_req per key (10m zone, delays the burst) burst=5"
+        );
         let d: Vec<_> = (0..3).map(|_| c.limiter.admit(0, 1, 0).unwrap()).collect();
         assert!(d[1].allowed && d[1].delay > 0, "{d:?}");
         let nodelay = Args::of(&[("burst", 5u64.into()), ("nodelay", true.into())]);
         let mut c = build(&s, row("nginx_limit_req").unwrap(), &nodelay).unwrap();
-        assert_eq!(c.name, "nginx limit_req per key (10m zone, nodelay) burst=5");
+        assert_eq!(
+            c.name,
+            "nginx limit_req per key (10m zone, nodelay) burst=5"
+        );
         let d: Vec<_> = (0..3).map(|_| c.limiter.admit(0, 1, 0).unwrap()).collect();
         assert!(d.iter().all(|d| d.allowed && d.delay == 0), "{d:?}");
     }
