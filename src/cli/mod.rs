@@ -40,13 +40,14 @@ use std::path::PathBuf;
 const ABOUT: &str = "Replay workloads through faithful models of rate limiters and count-min sketches on a virtual clock, and measure how wrong they are.";
 
 const LONG_ABOUT: &str = "\
-ratelab replays a workload (harmonic or Zipf counts, bursty traffic, an explicit schedule, or your own trace) through faithful models of real rate-limiting code - pingora-limits' Estimator, Rate and Inflight, tower's RateLimit, uber-go/ratelimit, golang.org/x/time/rate - on a deterministic virtual clock, compares every answer with an exact oracle, and writes tables, charts and a machine-readable report.
+ratelab replays a workload (harmonic or Zipf counts, bursty traffic, an explicit schedule, or your own trace) through faithful models of real rate-limiting code - pingora-limits' Estimator, Rate and Inflight, tower's RateLimit, uber-go/ratelimit, golang.org/x/time/rate, governor, nginx limit_req, Envoy's local rate limit, Guava's RateLimiter, Cloudflare's sliding-window counter, Redis fixed windows, a GCRA, and your own limiter or sketch in any language (exec) - on a deterministic virtual clock, compares every answer with an exact oracle, and writes tables, charts and a machine-readable report.
 
 Same scenario + seed gives byte-identical reports on any machine and any thread count.";
 
 const EXAMPLES: &str = "\
 Examples:
   ratelab list                                   what scenarios and kinds exist
+  ratelab list --models                          every limiter model, its parameters and defaults
   ratelab reproduce                              run every scenario in scenarios/ into reports/
   ratelab run scenarios/estimator-zipf.json      one scenario; tables print, files go to reports/estimator-zipf/
   ratelab run scenarios/estimator-zipf.json --runs 20 --seed 7 --out /tmp/r
@@ -199,11 +200,17 @@ pub enum Command {
         #[command(flatten)]
         args: Box<size::SizeArgs>,
     },
-    /// List the experiment kinds and the scenarios in a folder.
+    /// List the experiment kinds and the scenarios in a folder (or, with --models, every
+    /// limiter model with its parameters).
     List {
         /// Folder of scenario files.
         #[arg(long, default_value = "scenarios")]
         scenarios: PathBuf,
+        /// Print every limiter model of the decision lab (the `model` of a `limiters`
+        /// entry) with its parameters, their ranges and defaults, and the upstream it
+        /// follows.
+        #[arg(long)]
+        models: bool,
     },
     /// Write a scenario's timed `workload` as a trace (CSV `t_ns,key,weight`,
     /// or JSON Lines for .jsonl), streamed: memory does not grow with it.
@@ -252,7 +259,12 @@ pub fn parse_work(s: &str) -> std::result::Result<f64, String> {
 }
 
 /// Runs the CLI with `args` (including the program name); returns the exit code.
-pub fn main_with_args(args: Vec<std::ffi::OsString>) -> i32 {
+pub fn main_with_args(mut args: Vec<std::ffi::OsString>) -> i32 {
+    // Bare `ratelab`: the help, exactly as `--help` prints it (clap's
+    // missing-command error would be folded onto one line below).
+    if args.len() == 1 {
+        args.push("--help".into());
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -285,7 +297,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run { scenario, opts } => run::run(&scenario, &opts),
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
-        Command::List { scenarios } => run::list(&scenarios),
+        Command::List { models: true, .. } => run::list_models(),
+        Command::List { scenarios, .. } => run::list(&scenarios),
         Command::Merge { files, out } => run::merge(&files, &out),
         Command::Replay { args } => crate::replay::run(&args).map(|()| 0),
         Command::Check { args } => check::check(&args),

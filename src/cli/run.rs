@@ -260,6 +260,14 @@ pub fn merge(files: &[std::path::PathBuf], out: &Path) -> Result<i32> {
     Ok(0)
 }
 
+/// `ratelab list --models`: every limiter model of the decision lab with
+/// its parameters, their ranges and defaults, from the model table
+/// ([`crate::lab::decision::MODELS`]), which is the one place they live.
+pub fn list_models() -> Result<i32> {
+    outln!("{}", crate::lab::decision::models_text());
+    Ok(0)
+}
+
 /// `ratelab list`.
 pub fn list(dir: &Path) -> Result<i32> {
     outln!("Kinds of experiment:");

@@ -257,7 +257,7 @@ pub const KINDS: &[Kind] = &[
     ),
     Kind::plain(
         "decision_accuracy",
-        "allow/deny decisions of pingora Rate (docs, proportional), x/time/rate, governor, tower, uber-go vs an exact sliding-log limiter",
+        "allow/deny decisions of any limiter models (pingora Rate, x/time/rate, governor, tower, uber-go, nginx, Envoy, Guava, Cloudflare, Redis windows, GCRA, your own via exec) vs an exact sliding-log limiter; `ratelab list --models`",
         decision::run,
     ),
 ];

@@ -322,9 +322,7 @@ impl Pipe {
                     self.lines_read += 1;
                     return Ok(l);
                 }
-                Ok(Err(e)) => {
-                    return Err(self.fault(format!("reading its answer to {what}: {e}")))
-                }
+                Ok(Err(e)) => return Err(self.fault(format!("reading its answer to {what}: {e}"))),
                 Err(RecvTimeoutError::Timeout) => {
                     if self.exited() {
                         // Lines written before the exit may still be on
@@ -482,9 +480,9 @@ impl Pipe {
             )));
         }
         match status {
-            Some(s) if !s.success() => {
-                Err(self.fault(format!("the child exited ({s}) after `end`: expected status 0")))
-            }
+            Some(s) if !s.success() => Err(self.fault(format!(
+                "the child exited ({s}) after `end`: expected status 0"
+            ))),
             _ => Ok(()),
         }
     }
@@ -719,8 +717,10 @@ impl ExecLimiter {
                 return Err(Error::input("exec: the child failed to start earlier"));
             }
         };
-        let fields: Vec<(&str, String)> =
-            fields.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let fields: Vec<(&str, String)> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
         let (mut pipe, words) = Pipe::start(cfg, "limiter", &fields)?;
         for w in &words {
             if let Some(v) = w.strip_prefix("state_bytes=") {

@@ -330,6 +330,43 @@ impl KeyState for GuavaSmoothBursty {
     }
 }
 
+/// One key's Guava limiter called with `acquire(w)` instead of
+/// `tryAcquire(w)`: every request is admitted, after the wait `acquire`
+/// returns (its microseconds, reported as the decision's delay), which is
+/// how most Guava callers use it.
+///
+/// # Examples
+/// ```
+/// use ratelab::clock::SECOND;
+/// use ratelab::model::guava_smooth_bursty::{GuavaAcquire, GuavaSmoothBursty};
+/// use ratelab::model::KeyState;
+/// let mut g = GuavaAcquire(GuavaSmoothBursty::create(2.0, 0)?);
+/// assert_eq!(g.admit(1, 0)?.delay, 0);
+/// let d = g.admit(1, 0)?; // pre-paid by the first: waits 0.5 s
+/// assert!(d.allowed && d.delay == SECOND / 2, "{d:?}");
+/// # Ok::<(), ratelab::error::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct GuavaAcquire(pub GuavaSmoothBursty);
+
+impl KeyState for GuavaAcquire {
+    const STATE_BYTES: u64 = GuavaSmoothBursty::STATE_BYTES;
+
+    fn admit(&mut self, w: u64, now: Nanos) -> Result<Decision> {
+        let permits = i32::try_from(w).map_err(|_| {
+            Error::input(format!(
+                "guava: weight {w}: acquire takes an int (at most {})",
+                i32::MAX
+            ))
+        })?;
+        let micros = self.0.acquire(permits, now)?;
+        Ok(Decision {
+            allowed: true,
+            delay: u64::try_from(micros).unwrap_or(0).saturating_mul(1_000),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

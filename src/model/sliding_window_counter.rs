@@ -51,16 +51,23 @@
 //! limit stays over it. `false` counts admitted requests only (the usual
 //! textbook variant, and what the lab's exact oracles count).
 //!
+//! # Switch: [`SlidingWindowCounter::mitigation`] (the production design)
+//! The post's production path is asynchronous: a request only checks
+//! whether its client is already mitigated; the counter is incremented
+//! asynchronously and, when the rate is found above the threshold, the
+//! client is mitigated for the rule's period. "Once a client is
+//! mitigated … we know exactly when it will end": during the period its
+//! requests are blocked without even querying (or counting in) memcached.
+//! With a mitigation period `P` the model does that per key: a request at
+//! `t` before the key's mitigation end is **denied and not counted**;
+//! otherwise it is **admitted and counted**, and if the rate counting it
+//! exceeds the limit, the key is mitigated until `t + P` (the request that
+//! crossed the threshold itself passed: its check came before its
+//! increment). Requests arrive one at a time here, so the race window of
+//! several requests crossing together is one request. Without the switch
+//! (the default) the model decides synchronously, as above.
+//!
 //! # Not modelled
-//! * The product's asynchrony: the post's increments run asynchronously
-//!   and a request only checks a "mitigate this client" flag set once the
-//!   rate was found above the threshold, so the request that crosses the
-//!   threshold (and those racing it) still passes. The model decides each
-//!   request synchronously on the counts so far.
-//! * The mitigation timeout: once mitigation starts "we know exactly when
-//!   it will end" (a rule's fixed duration, during which servers do not
-//!   even query the counters). The model has no timeout: a key is admitted
-//!   again as soon as its estimate allows.
 //! * Per-PoP counting (one counter set per data centre) and memcached's
 //!   own expiry of old counters.
 //!
@@ -85,6 +92,10 @@ pub struct SlidingWindowCounter {
     limit: u64,
     interval: u64,
     count_denied: bool,
+    /// The mitigation period in ns (0: the synchronous model).
+    mitigation: u64,
+    /// End of the key's mitigation (requests before it are blocked).
+    mitigated_until: Nanos,
     /// Index of the current window, `⌊t / interval⌋`.
     window: u64,
     /// Weight counted in the current window.
@@ -134,6 +145,8 @@ impl SlidingWindowCounter {
             limit,
             interval,
             count_denied: true,
+            mitigation: 0,
+            mitigated_until: 0,
             window: 0,
             curr: 0,
             prev: 0,
@@ -145,6 +158,32 @@ impl SlidingWindowCounter {
     /// matches the rule is counted").
     pub fn count_denied(mut self, yes: bool) -> Self {
         self.count_denied = yes;
+        self
+    }
+
+    /// Cloudflare's asynchronous production design: every admitted request
+    /// is counted; the one that takes the rate over the limit still passes
+    /// and mitigates the key for `period`, during which its requests are
+    /// denied without being counted (see the module docs). A zero period
+    /// is the synchronous model (the default).
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::clock::SECOND;
+    /// use ratelab::model::sliding_window_counter::SlidingWindowCounter;
+    /// use ratelab::model::KeyState;
+    /// use std::time::Duration;
+    /// let mut c = SlidingWindowCounter::new(2, Duration::from_secs(1))?
+    ///     .mitigation(Duration::from_secs(10));
+    /// assert!(c.admit(1, 0)?.allowed);
+    /// assert!(c.admit(1, 0)?.allowed);
+    /// assert!(c.admit(1, 0)?.allowed, "the crossing request passes");
+    /// assert!(!c.admit(1, 5 * SECOND)?.allowed, "mitigated for 10 s");
+    /// assert!(c.admit(1, 10 * SECOND)?.allowed, "and then free again");
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn mitigation(mut self, period: Duration) -> Self {
+        self.mitigation = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
         self
     }
 
@@ -173,6 +212,20 @@ impl KeyState for SlidingWindowCounter {
     const STATE_BYTES: u64 = SLIDING_WINDOW_STATE_BYTES;
 
     fn admit(&mut self, w: u64, now: Nanos) -> Result<Decision> {
+        if self.mitigation > 0 {
+            if now < self.mitigated_until {
+                return Ok(Decision::DENY);
+            }
+            self.roll(now);
+            self.curr = self.curr.saturating_add(w);
+            let i = u128::from(self.interval);
+            let left = u128::from(self.interval - (now - self.window * self.interval));
+            let rate = (u128::from(self.prev) * left).saturating_add(u128::from(self.curr) * i);
+            if rate > u128::from(self.limit) * i {
+                self.mitigated_until = now.saturating_add(self.mitigation);
+            }
+            return Ok(Decision::ALLOW);
+        }
         self.roll(now);
         let i = u128::from(self.interval);
         // Time of the previous window still inside the sliding one: I − e.
@@ -270,6 +323,32 @@ mod tests {
         };
         assert!(!run(true)); // 3 × 0.5 + 1 = 2.5 > 2
         assert!(run(false)); // 2 × 0.5 + 1 = 2 ≤ 2
+    }
+
+    #[test]
+    fn mitigation_lets_the_crossing_request_pass_then_blocks_without_counting() {
+        let mut c = minute(3).mitigation(Duration::from_secs(30));
+        for t in [0, 1, 2] {
+            assert!(ok(&mut c, 1, t * SECOND));
+        }
+        // The fourth takes the rate to 4 > 3: it passes, and mitigates.
+        assert!(ok(&mut c, 1, 3 * SECOND));
+        // Blocked until 33 s, and not counted: the 29 blocked requests leave
+        // the counts as they were.
+        for t in 4..33 {
+            assert!(!ok(&mut c, 1, t * SECOND));
+        }
+        assert_eq!(c.curr, 4);
+        // At 33 s the mitigation is over; the window still holds 4 > 3,
+        // so the next request passes and mitigates again (asynchronous).
+        assert!(ok(&mut c, 1, 33 * SECOND));
+        assert!(!ok(&mut c, 1, 34 * SECOND));
+        // Without the switch the fourth request is denied at once.
+        let mut s = minute(3);
+        for t in [0, 1, 2] {
+            assert!(ok(&mut s, 1, t * SECOND));
+        }
+        assert!(!ok(&mut s, 1, 3 * SECOND));
     }
 
     #[test]

@@ -255,8 +255,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         let next_id = ids.len() as u32;
         let key = *ids.entry(fields[cols.key].clone()).or_insert(next_id);
         if key == next_id && cand.limiter.wants_key_names() {
-            cand.limiter
-                .name_keys(&[(key, fields[cols.key].clone())])?;
+            cand.limiter.name_keys(&[(key, fields[cols.key].clone())])?;
         }
         let d = cand.limiter.admit(key, w, t)?;
         fields.push(d.allowed.to_string());

@@ -120,7 +120,11 @@ pub fn remove_stale(out: &Path, name: &str) {
             continue;
         };
         let (kind, pid) = match rest.split_once('-') {
-            Some((k @ ("staging" | "old"), pid)) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => (k, pid),
+            Some((k @ ("staging" | "old"), pid))
+                if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                (k, pid)
+            }
             _ => continue,
         };
         let Ok(pid) = pid.parse::<u32>() else {
@@ -346,7 +350,10 @@ mod tests {
         let dead = c.id();
         c.wait().unwrap();
         // A running process's folder is its work in progress: kept.
-        let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         let live = sleeper.id();
         let mk = |n: &str| {
             let p = dir.path().join(n);

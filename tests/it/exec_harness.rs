@@ -61,7 +61,11 @@ fn gone(pid: i32) -> bool {
 }
 
 fn pid_in(file: &Path) -> i32 {
-    std::fs::read_to_string(file).unwrap().trim().parse().unwrap()
+    std::fs::read_to_string(file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 #[test]
@@ -85,7 +89,10 @@ fn a_child_that_exits_while_a_grandchild_holds_its_stdout_is_noticed_and_its_gro
     // Noticed at its exit, not at the 20 s timeout.
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let pid = pid_in(&pidfile);
-    assert!(gone(pid), "the sleeper {pid} holding the child's stdout still runs");
+    assert!(
+        gone(pid),
+        "the sleeper {pid} holding the child's stdout still runs"
+    );
 }
 
 #[test]
@@ -117,12 +124,27 @@ fn one_answer_line_too_many_is_refused() {
     // replay: one batch a row, the extra line meets the next batch.
     let (_t, trace) = common::temp_file("t.csv", b"t_ns,key\n0,a\n5,b\n9,a\n");
     let o = common::ratelab(&[
-        "replay", "--algo", "limiter", "--allow-exec", "--limit", "5", "--interval-ms", "1000",
-        "--limiter", &json!({"model": "exec", "command": ["python3", child("extra_line.py")]}).to_string(),
-        "--trace", trace.to_str().unwrap(), "--out", trace.with_file_name("o.csv").to_str().unwrap(),
+        "replay",
+        "--algo",
+        "limiter",
+        "--allow-exec",
+        "--limit",
+        "5",
+        "--interval-ms",
+        "1000",
+        "--limiter",
+        &json!({"model": "exec", "command": ["python3", child("extra_line.py")]}).to_string(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--out",
+        trace.with_file_name("o.csv").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
-    assert!(common::stderr(&o).contains("one line too many"), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("one line too many"),
+        "{}",
+        common::stderr(&o)
+    );
     assert!(!trace.with_file_name("o.csv").exists());
 }
 
@@ -166,7 +188,14 @@ fn a_relative_program_is_taken_from_the_scenario_folder_once() {
     // From the scenario folder's parent, with a relative scenario path:
     // `sc/sc/ours.sh` does not exist, `sc/ours.sh` does.
     let o = Command::new(env!("CARGO_BIN_EXE_ratelab"))
-        .args(["run", "sc/s.json", "--out", "out", "--no-progress", "--allow-exec"])
+        .args([
+            "run",
+            "sc/s.json",
+            "--out",
+            "out",
+            "--no-progress",
+            "--allow-exec",
+        ])
         .current_dir(d.path())
         .output()
         .unwrap();
@@ -230,7 +259,15 @@ fn a_trace_reaches_the_child_the_same_way_and_version_2_gets_each_key_string_onc
     let trace = d.path().join("t.csv");
     let mut csv = String::from("t_ns,key\n");
     for i in 0..400u64 {
-        let key = ["alice", "bob smith", "carol%", "dave", "erin", "frank", "gina"][(i * 7 % 11 % 7) as usize];
+        let key = [
+            "alice",
+            "bob smith",
+            "carol%",
+            "dave",
+            "erin",
+            "frank",
+            "gina",
+        ][(i * 7 % 11 % 7) as usize];
         csv.push_str(&format!("{},{key}\n", 5_000_000_000 + i * 10_000_000));
     }
     std::fs::write(&trace, csv).unwrap();
@@ -250,8 +287,7 @@ fn a_trace_reaches_the_child_the_same_way_and_version_2_gets_each_key_string_onc
     let keys: Vec<&str> = text.lines().filter(|l| l.starts_with("keys ")).collect();
     assert_eq!(keys.len(), 1, "one batch, one keys line: {keys:?}");
     assert_eq!(
-        keys[0],
-        "keys 7 0 alice 1 dave 2 gina 3 carol%25 4 frank 5 bob%20smith 6 erin",
+        keys[0], "keys 7 0 alice 1 dave 2 gina 3 carol%25 4 frank 5 bob%20smith 6 erin",
         "{text}"
     );
     // replay sends the same lines, one request a batch.
@@ -269,7 +305,18 @@ fn a_trace_reaches_the_child_the_same_way_and_version_2_gets_each_key_string_onc
         .filter(|l| l.starts_with("keys "))
         .map(|l| l.split(' ').skip(3).collect::<Vec<_>>().join(" "))
         .collect();
-    assert_eq!(names, ["alice", "dave", "gina", "carol%25", "frank", "bob%20smith", "erin"]);
+    assert_eq!(
+        names,
+        [
+            "alice",
+            "dave",
+            "gina",
+            "carol%25",
+            "frank",
+            "bob%20smith",
+            "erin"
+        ]
+    );
 }
 
 #[test]
@@ -309,7 +356,14 @@ fn a_closed_output_pipe_keeps_the_documented_exit_code() {
     let o = common::ratelab(&["reproduce", "--scenarios", &s, "--out", &r, "--no-progress"]);
     assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
     let fresh = dir.join("fresh");
-    let o = common::ratelab(&["reproduce", "--scenarios", &s, "--out", fresh.to_str().unwrap(), "--no-progress"]);
+    let o = common::ratelab(&[
+        "reproduce",
+        "--scenarios",
+        &s,
+        "--out",
+        fresh.to_str().unwrap(),
+        "--no-progress",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     let rp = fresh.join("tiny/report.json");
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&rp).unwrap()).unwrap();

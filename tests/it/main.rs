@@ -11,11 +11,13 @@
 mod common;
 
 mod access_logs;
+mod access_logs;
 mod bad_inputs;
 mod characterization;
 mod chart_layout;
 mod check;
 mod ci_script;
+mod cli_teaches;
 mod count_min_table;
 mod crash_safety;
 mod decision;

@@ -78,7 +78,9 @@ fn run_faulty(args: &[String], fault: Fault) -> Output {
     let bin = env!("CARGO_BIN_EXE_ratelab");
     let mut cmd = if fault == Fault::Fsize {
         let mut c = Command::new("sh");
-        c.arg("-c").arg("ulimit -f 4 && exec \"$0\" \"$@\"").arg(bin);
+        c.arg("-c")
+            .arg("ulimit -f 4 && exec \"$0\" \"$@\"")
+            .arg(bin);
         c
     } else {
         Command::new(bin)
@@ -420,7 +422,10 @@ fn a_report_folder_that_is_a_file_is_refused_before_any_work() {
     let out = base.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("wf"), "my notes").unwrap();
-    for args in [case_run(inp.path(), &out, false), case_reproduce(inp.path(), &out, false)] {
+    for args in [
+        case_run(inp.path(), &out, false),
+        case_reproduce(inp.path(), &out, false),
+    ] {
         let o = run_faulty(&args, Fault::ReadOnly);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{err}");

@@ -138,6 +138,39 @@ pub fn known_models() -> String {
         .join(", ")
 }
 
+/// `ratelab list --models`: every row of [`MODELS`] with what it models
+/// (the upstream it follows) and each parameter's type, range and default.
+///
+/// # Examples
+/// ```
+/// let text = ratelab::lab::decision::models_text();
+/// assert!(text.contains("nginx_limit_req"));
+/// assert!(text.contains("nodelay"));
+/// ```
+pub fn models_text() -> String {
+    use super::spec::Kind;
+    let mut out = String::from("Limiter models of decision_accuracy (the \"model\" of a \"limiters\" entry; a list in a field expands to one candidate per value):\n");
+    for r in MODELS {
+        out.push_str(&format!("\n{}\n    {}\n", r.model, r.summary));
+        for p in r.params {
+            let kind = match p.kind {
+                Kind::Int { min, max } => format!("whole number {min}..={max}"),
+                Kind::Float { above, max } if max.is_finite() => {
+                    format!("number > {above}, at most {max}")
+                }
+                Kind::Float { above, .. } => format!("number > {above}"),
+                Kind::Bool => "true or false".to_string(),
+                Kind::Choice(words) => format!("one of {}", words.join(", ")),
+                Kind::Argv => "a command line (list of strings)".to_string(),
+                Kind::Text => "text".to_string(),
+                Kind::Fields { .. } => "an object of named values".to_string(),
+            };
+            out.push_str(&format!("    {:<18} {kind}: {}\n", p.name, p.doc));
+        }
+    }
+    out
+}
+
 /// Every limiter model of the lab.
 pub const MODELS: &[ModelRow] = &[
     ModelRow {
@@ -193,11 +226,11 @@ pub const MODELS: &[ModelRow] = &[
             Param::int("rate_r_s", 1, 1 << 40, "rate in requests per second (default the policy's, as r/s when exact, else r/m)"),
             Param::int("rate_r_m", 1, 1 << 40, "rate in requests per minute"),
             Param::int("burst", 0, 1 << 40, "burst (default limit - 1: with the free first request a fresh key gets limit at once)"),
-            Param::flag("nodelay", "admit the burst at once (default true unless delay is given)"),
+            Param::flag("nodelay", "admit the burst at once (default false: as nginx ships, excess requests within the burst are held)"),
             Param::int("delay", 1, 1 << 40, "delay=N: the first N excess requests pass at once, the rest are held (their delay is reported)"),
             Param::int("zone_mib", 1, 1 << 16, "shared-memory zone in MiB (default 10); a full zone evicts its oldest key"),
         ],
-        in_label: &[],
+        in_label: &["nodelay"],
         build: rows::nginx_limit_req,
     },
     ModelRow {
@@ -209,6 +242,7 @@ pub const MODELS: &[ModelRow] = &[
             Param::int("tokens_per_fill", 1, u32::MAX as i64, "tokens per fill interval (default limit)"),
             Param::int("fill_interval_ms", 50, 86_400_000, "fill interval in ms (default the policy's interval; Envoy refuses < 50 ms)"),
             Param::choice("scope", &["per_key", "global"], "one bucket per key (descriptor) or one for all"),
+            Param::int("monotonic_origin_ns", 0, i64::MAX, "the monotonic clock's reading at the run's time 0, i.e. the proxy's uptime (default 0): the continuous bucket computes in f64 seconds of that clock, so its rounding (a fresh 1-token bucket refusing its first request at ~3000 s) depends on it; the timer bucket's ticks count from the limiter's creation and do not"),
         ],
         in_label: &["bucket", "scope"],
         build: rows::envoy,
@@ -216,14 +250,20 @@ pub const MODELS: &[ModelRow] = &[
     ModelRow {
         model: "guava_smooth_bursty",
         summary: "Guava RateLimiter.create(r) (SmoothBursty, 1 s of stored permits), tryAcquire(w) without timeout",
-        params: &[Param::positive("permits_per_s", "permits per second (default limit / interval)")],
-        in_label: &[],
+        params: &[
+            Param::positive("permits_per_s", "permits per second (default limit / interval)"),
+            Param::choice("call", &["try_acquire", "acquire"], "try_acquire (default: tryAcquire(w), refused when it would wait) or acquire (acquire(w): always admitted, after the wait it returns, reported as the delay)"),
+        ],
+        in_label: &["call"],
         build: rows::guava,
     },
     ModelRow {
         model: "sliding_window_counter",
         summary: "Cloudflare's sliding-window counter: exact counts of the current and previous aligned window, previous weighted by the time left",
-        params: &[Param::flag("count_denied", "denied requests count too, as Cloudflare's counters count every request (default true)")],
+        params: &[
+            Param::flag("count_denied", "denied requests count too, as Cloudflare's counters count every request (default true)"),
+            Param::int("mitigation_ms", 0, 86_400_000, "Cloudflare's asynchronous production design: the request that takes the rate over the limit passes and mitigates its key for this long, its requests then denied without being counted (default 0: decided synchronously on the counts)"),
+        ],
         in_label: &[],
         build: rows::sliding_window_counter,
     },

@@ -40,8 +40,8 @@ pub mod spec;
 mod tally;
 
 pub use candidates::{
-    build, candidates, default_entries, known_models, row, Built, Candidate, ModelRow, Setup,
-    MODELS,
+    build, candidates, default_entries, known_models, models_text, row, Built, Candidate, ModelRow,
+    Setup, MODELS,
 };
 pub use rows::nginx_rate;
 

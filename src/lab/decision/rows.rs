@@ -12,7 +12,7 @@ use crate::model::fixed_window::{FixedWindow, TowerRate};
 use crate::model::fixed_window_counter::{CountOrder, FixedWindowAlign, FixedWindowCounter};
 use crate::model::gcra::Gcra;
 use crate::model::governor::GovernorKeyed;
-use crate::model::guava_smooth_bursty::GuavaSmoothBursty;
+use crate::model::guava_smooth_bursty::{GuavaAcquire, GuavaSmoothBursty};
 use crate::model::leaky_bucket::{DenyIfWait, LeakyBucket, LeakyBucketConfig};
 use crate::model::nginx_limit_req::{
     nginx_zone_nodes, NginxDelay, NginxLimitReq, NginxRate, NginxZone,
@@ -159,10 +159,10 @@ pub(super) fn nginx_limit_req(s: &Setup, a: &Args) -> Result<Built> {
         (None, Some(r)) => NginxRate::PerMinute(r),
         (None, None) => nginx_rate(s.policy.limit, s.policy.interval_ms),
     };
-    let delay = match (
-        a.bool("nodelay").unwrap_or(a.u64("delay").is_none()),
-        a.u64("delay"),
-    ) {
+    // As nginx ships it: without `nodelay` and without `delay=`, every
+    // excess request within the burst is held (ngx_http_limit_req_module.c,
+    // `delay` defaults to 0 and `nodelay` sets it to NGX_MAX_INT_T_VALUE).
+    let delay = match (a.bool("nodelay").unwrap_or(false), a.u64("delay")) {
         (true, _) => NginxDelay::NoDelay,
         (false, Some(d)) => NginxDelay::Delay(d),
         (false, None) => NginxDelay::Default,
@@ -171,13 +171,17 @@ pub(super) fn nginx_limit_req(s: &Setup, a: &Args) -> Result<Built> {
     let cfg = NginxLimitReq::new(rate, burst, delay)?;
     let zone_bytes = a.u64("zone_mib").unwrap_or(10) << 20;
     let zone = NginxZone::new(cfg, Some(nginx_zone_nodes(zone_bytes)))?;
-    let family =
-        if a.u64("zone_mib").is_none() && a.bool("nodelay").is_none() && a.u64("delay").is_none() {
-            "nginx limit_req per key (10m zone, nodelay)".to_string()
-        } else {
-            "nginx limit_req per key".to_string()
-        };
-    built(family, Box::new(zone))
+    // `nodelay` is in the label (not a `nodelay=` suffix); `delay=N` and a
+    // zone size other than 10m are suffixes.
+    let ten_m = a.u64("zone_mib").is_none();
+    let family = match (delay, ten_m) {
+        (NginxDelay::NoDelay, true) => "nginx limit_req per key (10m zone, nodelay)",
+        (NginxDelay::NoDelay, false) => "nginx limit_req per key (nodelay)",
+        (NginxDelay::Default, true) => "nginx limit_req per key (10m zone, delays the burst)",
+        (NginxDelay::Default, false) => "nginx limit_req per key (delays the burst)",
+        (NginxDelay::Delay(_), _) => "nginx limit_req per key",
+    };
+    built(family.to_string(), Box::new(zone))
 }
 
 /// Envoy's local rate limit per key (or `scope: global`): `max_tokens =
@@ -209,7 +213,8 @@ pub(super) fn envoy(s: &Setup, a: &Args) -> Result<Built> {
             "envoy local_ratelimit per key (atomic bucket)",
         ),
     };
-    let l = EnvoyLocalRateLimit::new(max, per_fill, fill, bucket)?;
+    let l = EnvoyLocalRateLimit::new(max, per_fill, fill, bucket)?
+        .monotonic_origin(a.u64("monotonic_origin_ns").unwrap_or(0));
     if a.str("scope") == Some("global") {
         return built(fam.replace("per key", "global"), l.global());
     }
@@ -225,6 +230,14 @@ pub(super) fn guava(s: &Setup, a: &Args) -> Result<Built> {
         .unwrap_or(s.policy.limit as f64 / (s.policy.interval_ms as f64 / 1000.0));
     // Checked once here so a bad rate is a build error, not a run error.
     GuavaSmoothBursty::create(pps, 0)?;
+    if a.str("call") == Some("acquire") {
+        return built(
+            "guava RateLimiter per key (acquire)",
+            Box::new(PerKey::new(move |now| {
+                GuavaSmoothBursty::create(pps, now).map(GuavaAcquire)
+            })),
+        );
+    }
     built(
         "guava RateLimiter per key",
         Box::new(PerKey::new(move |now| GuavaSmoothBursty::create(pps, now))),
@@ -234,7 +247,8 @@ pub(super) fn guava(s: &Setup, a: &Args) -> Result<Built> {
 /// Cloudflare's sliding-window counter per key, on the policy.
 pub(super) fn sliding_window_counter(s: &Setup, a: &Args) -> Result<Built> {
     let proto = SlidingWindowCounter::new(s.policy.limit, s.interval())?
-        .count_denied(a.bool("count_denied").unwrap_or(true));
+        .count_denied(a.bool("count_denied").unwrap_or(true))
+        .mitigation(Duration::from_millis(a.u64("mitigation_ms").unwrap_or(0)));
     built(
         "Cloudflare sliding window per key",
         Box::new(PerKey::new(move |_| Ok(proto))),
@@ -369,9 +383,45 @@ mod tests {
     }
 
     #[test]
+    fn envoy_takes_the_monotonic_origin_as_a_lab_parameter() {
+        // A 1-token bucket refilled every 200 ms: at an uptime of ~3000 s
+        // the continuous bucket's f64 rounding refuses the first request
+        // (the model's own test), at 0 it admits it.
+        let s = setup(1, 200);
+        let at = |origin: u64| {
+            let a = Args::of(&[("monotonic_origin_ns", origin.into())]);
+            let mut c = build(&s, row("envoy_local_rate_limit").unwrap(), &a).unwrap();
+            c.limiter.admit(0, 1, 0).unwrap().allowed
+        };
+        assert!(at(0));
+        assert!(!at(3_000_123_456_810));
+    }
+
+    #[test]
     fn envoy_refuses_short_intervals() {
         let e = envoy(&setup(10, 10), &Args::default()).err().unwrap();
         assert!(e.message().contains(">= 50ms"), "{e:?}");
+    }
+
+    #[test]
+    fn nginx_delays_by_default_as_nginx_does_and_nodelay_only_when_asked() {
+        let s = setup(10, 1000);
+        let burst = Args::of(&[("burst", 5u64.into())]);
+        let mut c = build(&s, row("nginx_limit_req").unwrap(), &burst).unwrap();
+        assert_eq!(
+            c.name,
+            "nginx limit_req per key (10m zone, delays the burst) burst=5"
+        );
+        let d: Vec<_> = (0..3).map(|_| c.limiter.admit(0, 1, 0).unwrap()).collect();
+        assert!(d[1].allowed && d[1].delay > 0, "{d:?}");
+        let nodelay = Args::of(&[("burst", 5u64.into()), ("nodelay", true.into())]);
+        let mut c = build(&s, row("nginx_limit_req").unwrap(), &nodelay).unwrap();
+        assert_eq!(
+            c.name,
+            "nginx limit_req per key (10m zone, nodelay) burst=5"
+        );
+        let d: Vec<_> = (0..3).map(|_| c.limiter.admit(0, 1, 0).unwrap()).collect();
+        assert!(d.iter().all(|d| d.allowed && d.delay == 0), "{d:?}");
     }
 
     #[test]

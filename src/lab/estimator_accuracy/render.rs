@@ -47,15 +47,38 @@ impl Labels {
     }
 }
 
+/// The extra file that holds the real crate's rows when they are kept out
+/// of the report's committed bytes: `*.statistical.*` files are not
+/// byte-identical from run to run, not compared by `check` or the
+/// determinism check, and not committed (`.gitignore`).
+pub const STATISTICAL_FILE: &str = "crate-rows.statistical.md";
+
 /// The report of a sweep from its rows; `first` is run 0's workload facts.
+///
+/// The real crate's rows (`pingora_limits`) come from hashers the crate
+/// seeds at random: when the scenario also has the model's rows of the same
+/// shapes, those rows are kept out of the report's tables, charts and
+/// `rows` (every byte of which is then reproducible) and compared with the
+/// model's statistically instead: the report carries, per shape, whether the
+/// two agree within noise (stable while they do), and the crate's own
+/// numbers go to [`STATISTICAL_FILE`]. A scenario of crate rows alone keeps
+/// them in the table (it has nothing else to show).
 pub(super) fn render_output(
     scenario: &Scenario,
     ctx: &RunContext,
     p: &Params,
     runs: u32,
     first: WorkloadSummary,
-    rows: &[Row],
+    all_rows: &[Row],
 ) -> Result<Output> {
+    let apart = all_rows.iter().any(|r| r.backend == Backend::Model)
+        && all_rows.iter().any(|r| r.backend == Backend::PingoraLimits);
+    let rows: Vec<Row> = all_rows
+        .iter()
+        .filter(|r| !apart || r.backend != Backend::PingoraLimits)
+        .cloned()
+        .collect();
+    let rows = &rows[..];
     let labels = Labels::of(p);
     let label = |r: &Row| labels.label(r);
     let table = main_table(rows, &labels);
@@ -71,8 +94,49 @@ pub(super) fn render_output(
         .md("\n## Run-to-run noise and the count-min bound\n\nStandard deviation over runs of each statistic, and the share of keys whose error exceeds e·N/w against the theory's ceiling e^-hashes.\n\n")
         .md(&noise_table(rows, &label).markdown())
         .md(&faults_md(rows, runs, &label));
+    let comparison = model_vs_crate(all_rows, runs);
     if labels.multi_backend {
-        report.md(&model_vs_crate(rows, runs));
+        report.md(&comparison.md);
+    }
+    if apart {
+        let crate_rows: Vec<Row> = all_rows
+            .iter()
+            .filter(|r| r.backend == Backend::PingoraLimits)
+            .cloned()
+            .collect();
+        let label_all = |r: &Row| labels.label(r);
+        report
+            .field(
+                "crate_agreement",
+                json!({
+                    "shapes": comparison.shapes,
+                    "agree": comparison.agree,
+                    "faults": crate_rows.iter().map(|r| u64::from(r.faults)).sum::<u64>(),
+                    "detail": STATISTICAL_FILE,
+                }),
+            )
+            .extra_file(
+                STATISTICAL_FILE,
+                format!(
+                    "# {}: the real crate's rows
+
+Statistical: the crate seeds its hashers at random, so these numbers change from run to run (this file is not committed, and neither `check` nor the determinism check compares it).
+
+{}
+## Run-to-run noise
+
+{}{}
+## Model vs the real crate, with the numbers
+
+{}",
+                    scenario.common.name,
+                    main_table(&crate_rows, &labels).markdown(),
+                    noise_table(&crate_rows, &label_all).markdown(),
+                    faults_md(&crate_rows, runs, &label_all),
+                    comparison.numbers.markdown(),
+                )
+                .into_bytes(),
+            );
     }
     report
         .field("hasher", p.hasher.name())
@@ -308,10 +372,23 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
     [by_rank, pct, mem]
 }
 
-/// The model against the real crate, shape by shape (empty when no shape
-/// ran on both).
-fn model_vs_crate(rows: &[Row], runs: u32) -> String {
-    let mut t = Table::new([
+/// The model against the real crate.
+struct Comparison {
+    /// The report's section: per shape the model's mean error and whether
+    /// the crate's agrees (nothing of the crate's random numbers).
+    md: String,
+    /// The same with the crate's numbers, for the statistical file.
+    numbers: Table,
+    /// Shapes run on both, and how many agree.
+    shapes: usize,
+    agree: usize,
+}
+
+/// The model against the real crate, shape by shape (an empty section when
+/// no shape ran on both).
+fn model_vs_crate(rows: &[Row], runs: u32) -> Comparison {
+    let mut t = Table::new(["shape", "model mean error", "within noise"]);
+    let mut numbers = Table::new([
         "shape",
         "model mean error",
         "pingora_limits mean error",
@@ -319,7 +396,7 @@ fn model_vs_crate(rows: &[Row], runs: u32) -> String {
         "within noise",
     ]);
     let mut all = true;
-    let mut any = false;
+    let (mut shapes, mut agree) = (0, 0);
     for m in rows.iter().filter(|r| r.backend == Backend::Model) {
         let Some(c) = rows
             .iter()
@@ -327,29 +404,41 @@ fn model_vs_crate(rows: &[Row], runs: u32) -> String {
         else {
             continue;
         };
-        any = true;
+        shapes += 1;
         let (a, b) = (&m.summary.mean, &c.summary.mean);
         let se = ((a.std * a.std + b.std * b.std) / f64::from(runs.max(1))).sqrt();
         let ok = (a.mean - b.mean).abs() <= 3.0 * se + 0.02 * a.mean.abs().max(b.mean.abs()) + 0.05;
         all &= ok;
-        t.push([
-            format!("{}x{}", m.config.hashes, m.config.slots),
-            format!("{:.2} ± {:.2}", a.mean, a.std),
+        agree += usize::from(ok);
+        let shape = format!("{}x{}", m.config.hashes, m.config.slots);
+        let model = format!("{:.2} ± {:.2}", a.mean, a.std);
+        let verdict = if ok { "yes" } else { "NO" }.to_string();
+        numbers.push([
+            shape.clone(),
+            model.clone(),
             format!("{:.2} ± {:.2}", b.mean, b.std),
             format!("{:+.2}", b.mean - a.mean),
-            if ok { "yes" } else { "NO" }.to_string(),
+            verdict.clone(),
         ]);
+        t.push([shape, model, verdict]);
     }
-    if !any {
-        return String::new();
+    let md = if shapes == 0 {
+        String::new()
+    } else {
+        format!(
+            "\n## Model vs the real crate\n\nThe real `pingora_limits::estimator::Estimator` (0.9) ran on the same event streams, {runs} runs a shape. Its hashers are seeded at random by the OS, so its numbers change from run to run: they are kept out of this report's tables, charts and rows (every byte here is reproducible) and written to `{STATISTICAL_FILE}` beside it (not committed). What is reported is the comparison: agreement = the mean errors differ by at most 3 standard errors over {runs} runs (+2% of the mean for the different hash family, +0.05). **Verdict: {}**\n\n{}",
+            if all {
+                "the model agrees with the real crate within noise for every shape."
+            } else {
+                "the model and the real crate differ beyond noise for at least one shape (marked NO)."
+            },
+            t.markdown()
+        )
+    };
+    Comparison {
+        md,
+        numbers,
+        shapes,
+        agree,
     }
-    format!(
-        "\n## Model vs the real crate\n\nRows marked `pingora_limits` ran the real `pingora_limits::estimator::Estimator` (0.9) on the same event stream; its hashers are seeded at random by the OS, so those rows are statistical and differ from run to run (they are excluded from the byte-identical guarantee). Agreement = the means differ by at most 3 standard errors over {runs} runs (+2% of the mean for the different hash family, +0.05). **Verdict: {}**\n\n{}",
-        if all {
-            "the model agrees with the real crate within noise for every shape."
-        } else {
-            "the model and the real crate differ beyond noise for at least one shape (marked NO)."
-        },
-        t.markdown()
-    )
 }
