@@ -118,4 +118,3 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         None => Ok(0),
     }
 }
-

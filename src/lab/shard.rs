@@ -166,7 +166,10 @@ impl CellRecord {
         ] {
             let pct = name.ends_with("_pct");
             if !v.is_finite() || v < 0.0 || (pct && v > 100.0) {
-                return bad(format!("{name} {v}: expected a finite value >= 0{}", if pct { " and <= 100" } else { "" }));
+                return bad(format!(
+                    "{name} {v}: expected a finite value >= 0{}",
+                    if pct { " and <= 100" } else { "" }
+                ));
             }
         }
         if let Some(b) = self
@@ -176,7 +179,9 @@ impl CellRecord {
             .map(|&b| f(b))
             .find(|v| !v.is_finite())
         {
-            return bad(format!("{b} in rank_bin_means or quantiles: expected finite values"));
+            return bad(format!(
+                "{b} in rank_bin_means or quantiles: expected finite values"
+            ));
         }
         let bins = estimator_accuracy::rank_bins(self.keys.min(1 << 40) as usize).len();
         if self.rank_bin_means.len() != bins {

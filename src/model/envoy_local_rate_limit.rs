@@ -430,7 +430,11 @@ mod tests {
             for start in [0u32, 1, max / 3, max] {
                 let mut slow = start;
                 for n in 0..300u64 {
-                    assert_eq!(wrapping_fills(start, max, add, n), slow, "{max} {add} {start} {n}");
+                    assert_eq!(
+                        wrapping_fills(start, max, add, n),
+                        slow,
+                        "{max} {add} {start} {n}"
+                    );
                     slow = max.min(slow.wrapping_add(add));
                 }
             }

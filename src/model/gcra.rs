@@ -183,7 +183,6 @@ impl Gcra {
     }
 }
 
-
 impl KeyState for Gcra {
     const STATE_BYTES: u64 = GCRA_STATE_BYTES;
 

@@ -55,9 +55,7 @@ impl Pending {
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| {
-                Error::input(format!("{}: expected a file name", target.display()))
-            })?;
+            .ok_or_else(|| Error::input(format!("{}: expected a file name", target.display())))?;
         let tmp = dir.join(format!(".{name}.pending-{}", std::process::id()));
         let file = std::fs::OpenOptions::new()
             .write(true)

@@ -259,10 +259,7 @@ pub fn verify_chunked<T: Send>(
     let mut out = Vec::with_capacity(all.len());
     let mut ok = Vec::with_capacity(all.len());
     for chunk in all.chunks(VERIFY_CHUNK) {
-        let got: Vec<(T, bool)> = chunk
-            .par_iter()
-            .map(|&r| eval(r))
-            .collect::<Result<_>>()?;
+        let got: Vec<(T, bool)> = chunk.par_iter().map(|&r| eval(r)).collect::<Result<_>>()?;
         for (t, met) in got {
             out.push(t);
             ok.push(met);

@@ -263,6 +263,9 @@ fn refine_all(
     refined.into_iter().flatten().collect()
 }
 
+/// A hold-out's runs and its tally.
+type Holdout = (Vec<ErrorStats>, Exceedance);
+
 /// The pick, checked on the plan's hold-out seeds; if every passing shape fails the
 /// hold-out, the powers of two skipped by the pruning are tried next, in
 /// order of memory, until one passes both or the cap is reached. Returns the
@@ -274,7 +277,7 @@ fn pick_with_holdout(
     pow2: &[(usize, u64)],
     evaluated: &mut Vec<Candidate>,
     hooks: Hooks<'_>,
-) -> (Option<usize>, Option<(Vec<ErrorStats>, Exceedance)>, Vec<usize>) {
+) -> (Option<usize>, Option<Holdout>, Vec<usize>) {
     let mut rejected = Vec::new();
     let mut rest: Vec<(usize, u64)> = pow2
         .iter()

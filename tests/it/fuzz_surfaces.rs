@@ -125,11 +125,17 @@ fn size_flags_in_any_combination() {
         ("--estimate", &["docs", "both", "bogus"]),
         ("--near-limit", &["0.5..1", "2..1", "x", "0..1e400"]),
         ("--time-unit", &["ms", "ns", "parsecs", "rfc3339"]),
-        ("--sort-window-ms", &["0", "10", "-1", "99999999999999999999"]),
+        (
+            "--sort-window-ms",
+            &["0", "10", "-1", "99999999999999999999"],
+        ),
         ("--coverage", &["99", "100", "0", "NaN", "90"]),
         ("--confidence", &["95", "1e-9", "99.99"]),
         ("--seeds", &["0", "1", "3"]),
-        ("--columns", &["key=key", "key", "time=t_ms,key=key", "count=x"]),
+        (
+            "--columns",
+            &["key=key", "key", "time=t_ms,key=key", "count=x"],
+        ),
     ];
     let targets = [
         "compliant_denied_pct<=5",
@@ -165,7 +171,12 @@ fn size_flags_in_any_combination() {
             out.display().to_string(),
         ];
         if next(3) > 0 {
-            args.extend(["--limit".into(), "10".into(), "--interval-ms".into(), "100".into()]);
+            args.extend([
+                "--limit".into(),
+                "10".into(),
+                "--interval-ms".into(),
+                "100".into(),
+            ]);
         }
         for _ in 0..next(4) {
             let (flag, values) = flags[next(flags.len())];
@@ -263,14 +274,24 @@ fn mutated_shard_files_through_merge() {
         let path = dir.path().join(format!("m{i}.shard-0-of-1.json"));
         std::fs::write(&path, v.to_string()).unwrap();
         let out = dir.path().join(format!("merged{i}"));
-        if let Err(e) = run_ok(&["merge", path.to_str().unwrap(), "--out", out.to_str().unwrap()]) {
+        if let Err(e) = run_ok(&[
+            "merge",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]) {
             failures.push(format!("leaf {nth} := {with}: {e}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The same through the file unchanged: it merges.
     let out = dir.path().join("merged");
-    let o = ratelab(&["merge", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = ratelab(&[
+        "merge",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 

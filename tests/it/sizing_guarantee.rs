@@ -15,9 +15,7 @@ use ratelab::rng::derive_seed;
 use ratelab::sizing::guarantee::{upper_bound, Plan};
 use ratelab::sizing::input::{read_trace_input, InputOptions, TraceInput};
 use ratelab::sizing::limit::{replay_model, Classes, LimitPolicy, RateShape};
-use ratelab::sizing::{
-    run_job, seed_meets, Evaluator, Generated, SizeJob, Target, WorkloadSource,
-};
+use ratelab::sizing::{run_job, seed_meets, Evaluator, Generated, SizeJob, Target, WorkloadSource};
 use serde_json::Value;
 use std::path::Path;
 
@@ -42,7 +40,11 @@ fn write_trace(path: &Path) {
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
     let mut ev: Vec<(u64, String)> = Vec::new();
-    for (name, keys, rate) in [("steady", 30, 13.0), ("abuser", 4, 50.0), ("tail", 2500, 0.25)] {
+    for (name, keys, rate) in [
+        ("steady", 30, 13.0),
+        ("abuser", 4, 50.0),
+        ("tail", 2500, 0.25),
+    ] {
         for k in 0..keys {
             let mut t = unif() / rate;
             while t < 20.0 {
@@ -88,15 +90,22 @@ fn a_limit_pick_keeps_its_claim_on_fresh_seeds() {
     // The claim and the measured exceedance, in the console and the JSON.
     let console = stdout(&o);
     assert!(
-        console.contains("meets compliant_denied_pct<=0.2 on >= 99% of hash seeds (95% confidence)"),
+        console
+            .contains("meets compliant_denied_pct<=0.2 on >= 99% of hash seeds (95% confidence)"),
         "{console}"
     );
-    assert!(console.contains("exceedance 0/299 fresh hash seeds"), "{console}");
+    assert!(
+        console.contains("exceedance 0/299 fresh hash seeds"),
+        "{console}"
+    );
     let j: Value = serde_json::from_slice(&std::fs::read(out.join("size.json")).unwrap()).unwrap();
     assert_eq!(j["guarantee"]["seeds"], 299);
     let rec = &j["modes"][0]["recommendation"];
     let ex = &rec["guarantee"]["exceedance"];
-    assert_eq!((ex["seeds"].as_u64(), ex["failures"].as_u64()), (Some(299), Some(0)));
+    assert_eq!(
+        (ex["seeds"].as_u64(), ex["failures"].as_u64()),
+        (Some(299), Some(0))
+    );
     assert!(ex["upper_bound"].as_f64().unwrap() <= 0.01);
     // Verification seeds are the lab's seed + 1 ..= seed + 299.
     let verified: Vec<u64> = rec["verification"]
@@ -138,7 +147,11 @@ fn a_limit_pick_keeps_its_claim_on_fresh_seeds() {
         hashes: pick.hashes,
         slots: (pick.slots / 8).max(1),
     };
-    let small_failures = fresh.iter().take(40).filter(|&&s| pct(small, s) > 0.2).count();
+    let small_failures = fresh
+        .iter()
+        .take(40)
+        .filter(|&&s| pct(small, s) > 0.2)
+        .count();
     assert!(small_failures > 4, "{}: {small_failures}", small.label());
 }
 
@@ -168,7 +181,9 @@ fn a_count_pick_keeps_its_claim_on_fresh_seeds() {
     let report = run_job(&job, workload.clone(), shape).unwrap();
     assert!(report.met, "{}", report.console);
     assert!(
-        report.console.contains("meets max<=40 on >= 99% of hash seeds (95% confidence)"),
+        report
+            .console
+            .contains("meets max<=40 on >= 99% of hash seeds (95% confidence)"),
         "{}",
         report.console
     );

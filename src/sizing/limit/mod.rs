@@ -42,8 +42,8 @@ use super::input::{TimedTrace, TraceInput};
 use super::report::SizeReport;
 use crate::error::{Error, Result};
 use crate::model::rate_limiter::RateMode;
-use crate::sizing::guarantee::Plan;
 use crate::progress::Progress;
+use crate::sizing::guarantee::Plan;
 use rayon::prelude::*;
 
 /// What a limit sizing is asked.
@@ -109,11 +109,12 @@ pub fn parse_near(s: &str) -> Result<(f64, f64)> {
 /// confirmation, the bound).
 const REPLAYS_PER_MODE: f64 = 80.0;
 /// Full verifications (every plan seed) a search runs per mode, in the
-/// estimate: a pass and about three refinements; failing verifications stop
+/// estimate: a pass and about two refinements; failing verifications stop
 /// at their first failure and are counted as one more.
-const FULL_VERIFICATIONS: f64 = 5.0;
-/// Work units per replayed request (about 10 ns each).
-const UNITS_PER_REQUEST: f64 = 6.0;
+const FULL_VERIFICATIONS: f64 = 4.0;
+/// Work units (about 10 ns each) per request of a fast replay: a few cell
+/// reads and adds on cells precomputed per key.
+const UNITS_PER_REQUEST: f64 = 3.0;
 
 /// Runs a limit sizing on a `--trace` input and renders its report.
 pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {

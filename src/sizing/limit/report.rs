@@ -165,10 +165,7 @@ fn verification_text(ctx: &Ctx<'_>, e: &ShapeEval) -> String {
     }
     let first = e.seeds.first().map_or(0, |s| s.lab_seed);
     let last = e.seeds.last().map_or(0, |s| s.lab_seed);
-    let ex = e
-        .exceedance
-        .map(|x| x.text(&ctx.plan))
-        .unwrap_or_default();
+    let ex = e.exceedance.map(|x| x.text(&ctx.plan)).unwrap_or_default();
     format!(
         "guarantee: {}; {ex}, verified on the decision lab's seeds {first}..={last}: {}",
         ctx.plan.claim(&claim_targets(ctx)),

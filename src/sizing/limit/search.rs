@@ -426,7 +426,10 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
         let ok = e.meets;
         evaluated.push(e);
         let h = shape.hashes;
-        let with = |s: u64| RateShape { hashes: h, slots: s };
+        let with = |s: u64| RateShape {
+            hashes: h,
+            slots: s,
+        };
         if ok {
             pick = Some(evaluated.len() - 1);
             passed.push(shape);
