@@ -382,7 +382,7 @@ fn the_decision_lab_and_size_agree_with_the_equivalent_trace() {
             let out = dir.path().join(format!("out-{name}"));
             let o = ratelab(&["run", sc.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", "1", "--no-progress"]);
             assert!(o.status.success(), "{}: {}", c.name, stderr(&o));
-            let r: Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+            let r: Value = serde_json::from_slice(&std::fs::read(out.join("logs").join("report.json")).unwrap()).unwrap();
             reports.push(r);
         }
         let read = reports[0]["source"]["read"].as_str().unwrap_or_default().to_string();
