@@ -46,7 +46,7 @@ impl Envoy {
                 .find('%')
                 .ok_or_else(|| format!("format: '%' at {:?} is never closed", &rest[i..]))?;
             let op = &after[..end];
-            if op.is_empty() || op.contains(' ') && !op.contains('(') {
+            if op.is_empty() || (op.contains(' ') && !op.contains('(')) {
                 return Err(format!("format: {op:?} is not a command operator"));
             }
             if op.starts_with("START_TIME(") {
