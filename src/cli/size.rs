@@ -240,7 +240,8 @@ fn input_options(a: &SizeArgs) -> Result<InputOptions> {
                 weight: a.weight.clone(),
                 ..LogSpec::default()
             };
-            crate::workload::trace::log::row(f).map_err(|m| Error::input(format!("--format: {m}")))?;
+            crate::workload::trace::log::row(f)
+                .map_err(|m| Error::input(format!("--format: {m}")))?;
             Some(spec)
         }
     };
@@ -249,7 +250,10 @@ fn input_options(a: &SizeArgs) -> Result<InputOptions> {
         unit: a
             .time_unit
             .as_deref()
-            .map(|u| u.parse::<TimeUnit>().map_err(|m| Error::input(format!("--time-unit: {m}"))))
+            .map(|u| {
+                u.parse::<TimeUnit>()
+                    .map_err(|m| Error::input(format!("--time-unit: {m}")))
+            })
             .transpose()?,
         sort_window_ms: a.sort_window_ms,
         log,
@@ -257,7 +261,10 @@ fn input_options(a: &SizeArgs) -> Result<InputOptions> {
         spread: a
             .spread
             .as_deref()
-            .map(|s| s.parse::<Spread>().map_err(|m| Error::input(format!("--spread: {m}"))))
+            .map(|s| {
+                s.parse::<Spread>()
+                    .map_err(|m| Error::input(format!("--spread: {m}")))
+            })
             .transpose()?,
         seed: a.seed,
     })

@@ -69,7 +69,10 @@ impl Envoy {
     }
 
     fn find(&self, want: &str) -> Option<usize> {
-        self.t.names.iter().position(|n| n.eq_ignore_ascii_case(want))
+        self.t
+            .names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(want))
     }
 }
 
@@ -95,8 +98,16 @@ impl LogFormat for Envoy {
     fn default_field(&self, role: &str) -> Option<String> {
         let candidates: &[&str] = match role {
             "time" => &["START_TIME"],
-            "ip" => &["DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", "DOWNSTREAM_REMOTE_ADDRESS", "REQ(X-FORWARDED-FOR)"],
-            "route" => &["REQ(X-ENVOY-ORIGINAL-PATH?:PATH)", "REQ(:PATH)", "REQ(X-ENVOY-ORIGINAL-PATH)"],
+            "ip" => &[
+                "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT",
+                "DOWNSTREAM_REMOTE_ADDRESS",
+                "REQ(X-FORWARDED-FOR)",
+            ],
+            "route" => &[
+                "REQ(X-ENVOY-ORIGINAL-PATH?:PATH)",
+                "REQ(:PATH)",
+                "REQ(X-ENVOY-ORIGINAL-PATH)",
+            ],
             "bytes" => &["BYTES_SENT"],
             _ => &[],
         };
