@@ -249,7 +249,8 @@ fn input_options(a: &SizeArgs) -> Result<InputOptions> {
                 weight: a.weight.clone(),
                 ..LogSpec::default()
             };
-            crate::workload::trace::log::row(f).map_err(|m| Error::input(format!("--format: {m}")))?;
+            crate::workload::trace::log::row(f)
+                .map_err(|m| Error::input(format!("--format: {m}")))?;
             Some(spec)
         }
     };
@@ -258,7 +259,10 @@ fn input_options(a: &SizeArgs) -> Result<InputOptions> {
         unit: a
             .time_unit
             .as_deref()
-            .map(|u| u.parse::<TimeUnit>().map_err(|m| Error::input(format!("--time-unit: {m}"))))
+            .map(|u| {
+                u.parse::<TimeUnit>()
+                    .map_err(|m| Error::input(format!("--time-unit: {m}")))
+            })
             .transpose()?,
         sort_window_ms: a.sort_window_ms,
         log,
@@ -266,7 +270,10 @@ fn input_options(a: &SizeArgs) -> Result<InputOptions> {
         spread: a
             .spread
             .as_deref()
-            .map(|s| s.parse::<Spread>().map_err(|m| Error::input(format!("--spread: {m}"))))
+            .map(|s| {
+                s.parse::<Spread>()
+                    .map_err(|m| Error::input(format!("--spread: {m}")))
+            })
             .transpose()?,
         seed: a.seed,
     })

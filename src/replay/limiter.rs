@@ -281,7 +281,10 @@ fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> 
         spread: args
             .spread
             .as_deref()
-            .map(|s| s.parse::<Spread>().map_err(|m| Error::input(format!("--spread: {m}"))))
+            .map(|s| {
+                s.parse::<Spread>()
+                    .map_err(|m| Error::input(format!("--spread: {m}")))
+            })
             .transpose()?,
         spread_seed: args.seed,
         ..TraceOptions::default()

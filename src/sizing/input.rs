@@ -229,8 +229,9 @@ impl InputOptions {
     /// The access-log spec, with `--columns` roles folded in; a plain
     /// JSON Lines file with `--columns` is read as format `jsonl`.
     fn log_spec(&self, path: &Path) -> Result<Option<LogSpec>> {
-        let json = TraceFormat::from_path(&crate::workload::trace::input::without_compression(path))
-            == TraceFormat::JsonLines;
+        let json =
+            TraceFormat::from_path(&crate::workload::trace::input::without_compression(path))
+                == TraceFormat::JsonLines;
         let mut spec = match (&self.log, &self.columns) {
             (Some(l), _) => l.clone(),
             (None, Some(_)) if json => LogSpec {
@@ -366,7 +367,11 @@ pub fn read_trace_input(path: &Path, opts: &InputOptions) -> Result<TraceInput> 
             renamed.join(",")
         )));
     }
-    if opts.unit.is_some() && !renamed.iter().any(|n| matches!(n.as_str(), "time" | "timestamp" | "t")) {
+    if opts.unit.is_some()
+        && !renamed
+            .iter()
+            .any(|n| matches!(n.as_str(), "time" | "timestamp" | "t"))
+    {
         return Err(at_header(format!(
             "--time-unit: the header {:?} names its time unit (t_ns, t_ms or t_s); --time-unit is for a time or timestamp column",
             renamed.join(",")

@@ -13,6 +13,7 @@ mod common;
 mod access_logs;
 mod access_logs;
 mod access_logs;
+mod access_logs;
 mod bad_inputs;
 mod characterization;
 mod chart_layout;

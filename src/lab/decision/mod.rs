@@ -114,9 +114,13 @@ impl TraceSpec {
     /// The access-log spec, when `format` names one (None for CSV/JSON
     /// Lines); an option that only an access log reads, given without
     /// one, is an error naming the field.
-    pub fn log_spec(&self) -> std::result::Result<Option<crate::workload::trace::LogSpec>, (String, String)> {
+    pub fn log_spec(
+        &self,
+    ) -> std::result::Result<Option<crate::workload::trace::LogSpec>, (String, String)> {
         let unit = match &self.unit {
-            Some(u) => u.parse::<TimeUnit>().map_err(|m| ("trace.unit".to_string(), m))?,
+            Some(u) => u
+                .parse::<TimeUnit>()
+                .map_err(|m| ("trace.unit".to_string(), m))?,
             None => TimeUnit::Ns,
         };
         if let Some(s) = &self.spread {

@@ -56,7 +56,8 @@ impl Source {
                     spread_seed: derive_seed(ctx.seed, &[stream::WORKLOAD]),
                 };
                 let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
-                let path = if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
+                let path = if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path))
+                {
                     std::path::PathBuf::from("-")
                 } else {
                     scenario.resolve(&t.path)

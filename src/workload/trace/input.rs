@@ -42,7 +42,9 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
         Box::new(std::io::stdin())
     } else {
         if path.as_os_str().is_empty() {
-            return Err(Error::input("trace path is empty: expected a file name (or - for standard input)"));
+            return Err(Error::input(
+                "trace path is empty: expected a file name (or - for standard input)",
+            ));
         }
         Box::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?)
     };
@@ -50,11 +52,17 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let head = buf.fill_buf().map_err(|e| Error::io(path, e))?;
     if head.starts_with(GZIP) {
         let dec = flate2::bufread::MultiGzDecoder::new(buf);
-        return Ok(Box::new(BufReader::with_capacity(1 << 16, Reader { inner: dec })));
+        return Ok(Box::new(BufReader::with_capacity(
+            1 << 16,
+            Reader { inner: dec },
+        )));
     }
     if head.starts_with(ZSTD) {
         let dec = zstd::stream::read::Decoder::with_buffer(buf).map_err(|e| Error::io(path, e))?;
-        return Ok(Box::new(BufReader::with_capacity(1 << 16, Reader { inner: dec })));
+        return Ok(Box::new(BufReader::with_capacity(
+            1 << 16,
+            Reader { inner: dec },
+        )));
     }
     Ok(Box::new(buf))
 }

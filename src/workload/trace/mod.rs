@@ -54,8 +54,8 @@ mod tests;
 pub mod writer;
 
 pub use format::{Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
-pub use log::{LogSpec, FORMATS};
 pub use intern::KeyInterner;
+pub use log::{LogSpec, FORMATS};
 pub use parse::parse_decimal_ns;
 pub use reader::TraceReader;
 pub use writer::TraceWriter;

@@ -100,8 +100,16 @@ impl TraceReader {
                 s
             }
         };
-        if let Some(rule) = self.spread.rule.filter(|r| *r != super::format::Spread::None) {
-            s.push_str(&format!(", spread {} (seed {})", rule.name(), self.opts.spread_seed));
+        if let Some(rule) = self
+            .spread
+            .rule
+            .filter(|r| *r != super::format::Spread::None)
+        {
+            s.push_str(&format!(
+                ", spread {} (seed {})",
+                rule.name(),
+                self.opts.spread_seed
+            ));
         }
         if self.opts.skip_late {
             s.push_str(&format!(", {} late lines skipped", self.late));

@@ -153,9 +153,12 @@ impl TraceReader {
         // A time with a fraction (a W3C time written with one) is kept.
         let rule = if s % SECOND == 0 { rule } else { Spread::None };
         let offs = offsets(rule, self.opts.spread_seed, s, group.len());
-        self.spread
-            .out
-            .extend(group.into_iter().zip(offs).map(|((t, k, w), o)| (t.saturating_add(o), k, w)));
+        self.spread.out.extend(
+            group
+                .into_iter()
+                .zip(offs)
+                .map(|((t, k, w), o)| (t.saturating_add(o), k, w)),
+        );
         self.next_event()
     }
 }

@@ -82,7 +82,13 @@ pub(super) fn tokens(line: &str, spans: &mut [Span]) -> Result<usize, String> {
             let mut q = p + 1;
             loop {
                 match memchr::memchr2(b'"', b'\\', &b[q..]) {
-                    None => return Err(format!("field {}: the quote at byte {} is never closed", n + 1, p + 1)),
+                    None => {
+                        return Err(format!(
+                            "field {}: the quote at byte {} is never closed",
+                            n + 1,
+                            p + 1
+                        ))
+                    }
                     Some(i) if b[q + i] == b'\\' => q += i + 2,
                     Some(i) => {
                         q += i;

@@ -46,7 +46,7 @@ impl Envoy {
                 .find('%')
                 .ok_or_else(|| format!("format: '%' at {:?} is never closed", &rest[i..]))?;
             let op = &after[..end];
-            if op.is_empty() || op.contains(' ') && !op.contains('(') {
+            if op.is_empty() || (op.contains(' ') && !op.contains('(')) {
                 return Err(format!("format: {op:?} is not a command operator"));
             }
             if op.starts_with("START_TIME(") {
@@ -69,7 +69,10 @@ impl Envoy {
     }
 
     fn find(&self, want: &str) -> Option<usize> {
-        self.t.names.iter().position(|n| n.eq_ignore_ascii_case(want))
+        self.t
+            .names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(want))
     }
 }
 
@@ -95,8 +98,16 @@ impl LogFormat for Envoy {
     fn default_field(&self, role: &str) -> Option<String> {
         let candidates: &[&str] = match role {
             "time" => &["START_TIME"],
-            "ip" => &["DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", "DOWNSTREAM_REMOTE_ADDRESS", "REQ(X-FORWARDED-FOR)"],
-            "route" => &["REQ(X-ENVOY-ORIGINAL-PATH?:PATH)", "REQ(:PATH)", "REQ(X-ENVOY-ORIGINAL-PATH)"],
+            "ip" => &[
+                "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT",
+                "DOWNSTREAM_REMOTE_ADDRESS",
+                "REQ(X-FORWARDED-FOR)",
+            ],
+            "route" => &[
+                "REQ(X-ENVOY-ORIGINAL-PATH?:PATH)",
+                "REQ(:PATH)",
+                "REQ(X-ENVOY-ORIGINAL-PATH)",
+            ],
             "bytes" => &["BYTES_SENT"],
             _ => &[],
         };

@@ -33,12 +33,21 @@ pub const ENVOY_JSON: &[(&str, &str)] = &[
 ];
 
 /// Generic JSON Lines: the trace's own names.
-pub const PLAIN: &[(&str, &str)] = &[("time", "time"), ("ip", "ip"), ("route", "path"), ("bytes", "bytes")];
+pub const PLAIN: &[(&str, &str)] = &[
+    ("time", "time"),
+    ("ip", "ip"),
+    ("route", "path"),
+    ("bytes", "bytes"),
+];
 
 impl Json {
     /// JSON Lines whose roles default to `defaults`; numbers in time
     /// fields are in `unit`.
-    pub fn new(name: &'static str, defaults: &'static [(&'static str, &'static str)], unit: TimeUnit) -> Json {
+    pub fn new(
+        name: &'static str,
+        defaults: &'static [(&'static str, &'static str)],
+        unit: TimeUnit,
+    ) -> Json {
         Json {
             name,
             wanted: Vec::new(),

@@ -70,16 +70,19 @@ impl KeyExpr {
             let t = raw.trim();
             let bad = |m: &str| format!("key {text:?}: term {t:?}: {m}");
             if t.is_empty() {
-                return Err(bad("empty (expected NAME, ip, ip/24, header:NAME or route)"));
+                return Err(bad(
+                    "empty (expected NAME, ip, ip/24, header:NAME or route)",
+                ));
             }
             let (name, prefix) = match t.split_once('/') {
                 Some((n, p)) => {
                     let nums: Vec<&str> = p.split('/').collect();
                     let parse = |s: &str, max: u8| -> Result<u8, String> {
-                        s.parse::<u8>()
-                            .ok()
-                            .filter(|&b| b <= max)
-                            .ok_or_else(|| bad(&format!("prefix {s:?}: expected a number of bits 0..={max}")))
+                        s.parse::<u8>().ok().filter(|&b| b <= max).ok_or_else(|| {
+                            bad(&format!(
+                                "prefix {s:?}: expected a number of bits 0..={max}"
+                            ))
+                        })
                     };
                     let (v4, v6) = match nums.as_slice() {
                         [one] => {
@@ -99,8 +102,14 @@ impl KeyExpr {
                 return Err(bad("a route has no network prefix"));
             }
             if let Some(h) = name.strip_prefix("header:") {
-                if h.is_empty() || !h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-                    return Err(bad("expected header:NAME with a header name of letters, digits, - and _"));
+                if h.is_empty()
+                    || !h
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                {
+                    return Err(bad(
+                        "expected header:NAME with a header name of letters, digits, - and _",
+                    ));
                 }
                 terms.push(Term::Header(h.to_ascii_lowercase(), prefix));
             } else if name.is_empty() {
@@ -174,7 +183,10 @@ pub fn address_of(v: &str) -> Option<IpAddr> {
     if let Some(rest) = first.strip_prefix('[') {
         return rest.split_once(']').and_then(|(a, _)| a.parse().ok());
     }
-    first.rsplit_once(':').and_then(|(a, _)| a.parse::<std::net::Ipv4Addr>().ok()).map(IpAddr::V4)
+    first
+        .rsplit_once(':')
+        .and_then(|(a, _)| a.parse::<std::net::Ipv4Addr>().ok())
+        .map(IpAddr::V4)
 }
 
 fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String> {
@@ -182,7 +194,11 @@ fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String>
     match addr {
         IpAddr::V4(a) => {
             let bits = u32::from(a);
-            let masked = if b4 == 0 { 0 } else { bits & (u32::MAX << (32 - u32::from(b4))) };
+            let masked = if b4 == 0 {
+                0
+            } else {
+                bits & (u32::MAX << (32 - u32::from(b4)))
+            };
             let _ = write!(out, "{}", std::net::Ipv4Addr::from(masked));
             if b4 < 32 {
                 let _ = write!(out, "/{b4}");
@@ -190,7 +206,11 @@ fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String>
         }
         IpAddr::V6(a) => {
             let bits = u128::from(a);
-            let masked = if b6 == 0 { 0 } else { bits & (u128::MAX << (128 - u32::from(b6))) };
+            let masked = if b6 == 0 {
+                0
+            } else {
+                bits & (u128::MAX << (128 - u32::from(b6)))
+            };
             let _ = write!(out, "{}", std::net::Ipv6Addr::from(masked));
             if b6 < 128 {
                 let _ = write!(out, "/{b6}");
@@ -273,8 +293,14 @@ mod tests {
     fn routes_collapse_ids_only() {
         for (v, want) in [
             ("GET /users/123 HTTP/1.1", "/users/:id"),
-            ("/v1/items/550e8400-e29b-41d4-a716-446655440000/tags", "/v1/items/:id/tags"),
-            ("https://api.example.com:443/a/0123456789abcdef0?x", "/a/:id"),
+            (
+                "/v1/items/550e8400-e29b-41d4-a716-446655440000/tags",
+                "/v1/items/:id/tags",
+            ),
+            (
+                "https://api.example.com:443/a/0123456789abcdef0?x",
+                "/a/:id",
+            ),
             ("/static/app.js?v=3", "/static/app.js"),
             ("/v2/users", "/v2/users"),
         ] {
@@ -286,10 +312,23 @@ mod tests {
 
     #[test]
     fn bad_expressions_are_refused() {
-        for e in ["", "ip+", "ip/129", "ip/24/129", "ip/33/64", "route/24", "header:", "header:a b", "/24"] {
+        for e in [
+            "",
+            "ip+",
+            "ip/129",
+            "ip/24/129",
+            "ip/33/64",
+            "route/24",
+            "header:",
+            "header:a b",
+            "/24",
+        ] {
             assert!(KeyExpr::parse(e).is_err(), "{e:?}");
         }
         let k = KeyExpr::parse("header:X-Api-Key").unwrap();
-        assert_eq!(k.terms, [Term::Header("x-api-key".into(), Transform::Verbatim)]);
+        assert_eq!(
+            k.terms,
+            [Term::Header("x-api-key".into(), Transform::Verbatim)]
+        );
     }
 }

@@ -92,7 +92,10 @@ pub enum TimeKind {
 impl TimeKind {
     /// Whether every time of this kind is a whole second.
     pub fn whole_seconds(self) -> bool {
-        matches!(self, TimeKind::Clf | TimeKind::IsoSeconds | TimeKind::W3c { .. })
+        matches!(
+            self,
+            TimeKind::Clf | TimeKind::IsoSeconds | TimeKind::W3c { .. }
+        )
     }
 }
 
@@ -185,16 +188,22 @@ pub const FORMATS: &[FormatRow] = &[
         name: "nginx",
         about: "any nginx log_format string (--log-format)",
         default_key: "ip",
-        build: |s| match &s.log_format {
+        build: |s| {
+            match &s.log_format {
             Some(f) => Ok(Box::new(nginx::Nginx::new("nginx", f)?)),
             None => Err("format nginx needs its log_format string (--log-format '$remote_addr ... [$time_local] ...')".into()),
+        }
         },
     },
     FormatRow {
         name: "envoy",
         about: "Envoy's default access-log format, or any Envoy format string (--log-format)",
         default_key: "ip",
-        build: |s| Ok(Box::new(envoy::Envoy::new(s.log_format.as_deref().unwrap_or(envoy::DEFAULT))?)),
+        build: |s| {
+            Ok(Box::new(envoy::Envoy::new(
+                s.log_format.as_deref().unwrap_or(envoy::DEFAULT),
+            )?))
+        },
     },
     FormatRow {
         name: "envoy-json",
@@ -202,7 +211,11 @@ pub const FORMATS: &[FormatRow] = &[
         default_key: "ip",
         build: |s| {
             no_log_format(s)?;
-            Ok(Box::new(json::Json::new("envoy-json", json::ENVOY_JSON, s.unit)))
+            Ok(Box::new(json::Json::new(
+                "envoy-json",
+                json::ENVOY_JSON,
+                s.unit,
+            )))
         },
     },
     FormatRow {
@@ -243,10 +256,12 @@ pub fn format_names() -> String {
 
 /// The row of a format name.
 pub fn row(name: &str) -> Result<&'static FormatRow, String> {
-    FORMATS
-        .iter()
-        .find(|r| r.name == name)
-        .ok_or_else(|| format!("unknown format {name:?}: expected one of {}", format_names()))
+    FORMATS.iter().find(|r| r.name == name).ok_or_else(|| {
+        format!(
+            "unknown format {name:?}: expected one of {}",
+            format_names()
+        )
+    })
 }
 
 /// A parsed line.
@@ -345,15 +360,19 @@ impl LogParser {
         let key = self.key.clone();
         let bound = BoundKey::bind(&key, |t| match t {
             Term::Field(n, _) if n == "ip" || n == "route" => {
-                let f = self.fmt.default_field(n).ok_or_else(|| {
-                    format!("the {} format logs no {n} field", self.fmt.name())
-                })?;
+                let f = self
+                    .fmt
+                    .default_field(n)
+                    .ok_or_else(|| format!("the {} format logs no {n} field", self.fmt.name()))?;
                 Ok((self.resolve(&f)?, f))
             }
             Term::Field(n, _) => Ok((self.resolve(n)?, n.clone())),
             Term::Header(h, _) => {
                 let f = self.fmt.header_field(h).ok_or_else(|| {
-                    format!("the {} format logs no request header {h:?}", self.fmt.name())
+                    format!(
+                        "the {} format logs no request header {h:?}",
+                        self.fmt.name()
+                    )
                 })?;
                 let i = self.resolve(&f).map_err(|m| format!("header {h:?}: {m}"))?;
                 Ok((i, f))

@@ -104,7 +104,12 @@ impl LogFormat for Nginx {
     fn default_field(&self, role: &str) -> Option<String> {
         let candidates: &[&str] = match role {
             "time" => &["time_local", "time_iso8601", "msec"],
-            "ip" => &["remote_addr", "realip_remote_addr", "http_x_forwarded_for", "binary_remote_addr"],
+            "ip" => &[
+                "remote_addr",
+                "realip_remote_addr",
+                "http_x_forwarded_for",
+                "binary_remote_addr",
+            ],
             "route" => &["request", "request_uri", "uri", "document_uri"],
             "bytes" => &["body_bytes_sent", "bytes_sent"],
             _ => &[],

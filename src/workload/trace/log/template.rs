@@ -88,13 +88,13 @@ impl Template {
                         Some(Seg::Lit(next)) => find_end(&b[p..], next.as_bytes())
                             .map(|e| p + e)
                             .ok_or_else(|| {
-                                format!(
-                                    "field {}: no {:?} after it (the line ends at byte {})",
-                                    self.names[*f],
-                                    next,
-                                    b.len()
-                                )
-                            })?,
+                            format!(
+                                "field {}: no {:?} after it (the line ends at byte {})",
+                                self.names[*f],
+                                next,
+                                b.len()
+                            )
+                        })?,
                         Some(Seg::Field(_)) => unreachable!("adjacent fields are refused"),
                     };
                     self.spans[*f] = (p as u32, end as u32);
@@ -128,8 +128,8 @@ fn find_end(hay: &[u8], next: &[u8]) -> Option<usize> {
         } else {
             memmem::find(&hay[from..], next)
         }? + from;
-        let escaped = next[0] == b'"'
-            && hay[..at].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
+        let escaped =
+            next[0] == b'"' && hay[..at].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
         if !escaped {
             return Some(at);
         }

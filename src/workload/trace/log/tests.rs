@@ -34,7 +34,11 @@ fn combined_keys_of_every_kind() {
         ("header:user-agent", "Mozilla/5.0 (X11) \\\"quoted\\\""),
     ] {
         let mut p = parser("combined", Some(key));
-        assert_eq!(event(&mut p, COMBINED_LINE), Ok((t, want.to_string(), 1)), "{key}");
+        assert_eq!(
+            event(&mut p, COMBINED_LINE),
+            Ok((t, want.to_string(), 1)),
+            "{key}"
+        );
     }
 }
 
@@ -58,7 +62,10 @@ fn malformed_lines_name_the_field() {
     let mut p = parser("combined", None);
     for (line, want) in [
         (COMBINED_LINE.replace("Oct", "Okt"), "field time_local"),
-        (COMBINED_LINE.replace(" - alice [", " - alice "), "field remote_user: no \" [\""),
+        (
+            COMBINED_LINE.replace(" - alice [", " - alice "),
+            "field remote_user: no \" [\"",
+        ),
         (COMBINED_LINE[..60].to_string(), "field request"),
         (format!("{COMBINED_LINE} extra"), "after the last field"),
     ] {
@@ -78,13 +85,18 @@ fn custom_nginx_formats_read_iso_and_msec_times() {
         key: Some(key.into()),
         ..LogSpec::default()
     };
-    let mut p = LogParser::new(&spec("$msec $http_x_api_key $request_uri", "header:x-api-key")).unwrap();
+    let mut p = LogParser::new(&spec(
+        "$msec $http_x_api_key $request_uri",
+        "header:x-api-key",
+    ))
+    .unwrap();
     assert_eq!(
         event(&mut p, "1555072412.123 k-1 /a"),
         Ok((1_555_072_412_123_000_000, "k-1".into(), 1))
     );
     assert_eq!(p.time_field(), Some(("msec", false)));
-    let mut p = LogParser::new(&spec("${time_iso8601}|$remote_addr|$request_uri", "route")).unwrap();
+    let mut p =
+        LogParser::new(&spec("${time_iso8601}|$remote_addr|$request_uri", "route")).unwrap();
     assert_eq!(
         event(&mut p, "2000-10-10T13:55:36-07:00|::1|/u/9"),
         Ok((971_211_336_000_000_000, "/u/:id".into(), 1))
@@ -92,14 +104,23 @@ fn custom_nginx_formats_read_iso_and_msec_times() {
     assert_eq!(p.time_field(), Some(("time_iso8601", true)));
     for (f, key, want) in [
         ("$remote_addr$status [$time_local]", "ip", "adjacent"),
-        ("$remote_addr [$time_local]", "header:x-api-key", "http_x_api_key"),
+        (
+            "$remote_addr [$time_local]",
+            "header:x-api-key",
+            "http_x_api_key",
+        ),
         ("$remote_addr $status", "ip", "no time field"),
         ("$remote_addr [$time_local] $", "ip", "variable name"),
     ] {
         let e = LogParser::new(&spec(f, key)).err().unwrap();
         assert!(e.contains(want), "{f}: {e}");
     }
-    let e = LogParser::new(&LogSpec { format: "nginx".into(), ..LogSpec::default() }).err().unwrap();
+    let e = LogParser::new(&LogSpec {
+        format: "nginx".into(),
+        ..LogSpec::default()
+    })
+    .err()
+    .unwrap();
     assert!(e.contains("log_format"), "{e}");
 }
 
@@ -109,10 +130,17 @@ fn envoy_default_format() {
     let mut p = parser("envoy", Some("ip+route"));
     assert_eq!(
         event(&mut p, line),
-        Ok((1_460_751_420_310_000_000, "10.0.35.28 /api/v1/locations/:id".into(), 1))
+        Ok((
+            1_460_751_420_310_000_000,
+            "10.0.35.28 /api/v1/locations/:id".into(),
+            1
+        ))
     );
     let mut p = parser("envoy", Some("header:x-request-id"));
-    assert_eq!(event(&mut p, line).unwrap().1, "cc21d9b0-cf5c-432b-8c7e-98aeb7988cd2");
+    assert_eq!(
+        event(&mut p, line).unwrap().1,
+        "cc21d9b0-cf5c-432b-8c7e-98aeb7988cd2"
+    );
 }
 
 #[test]
@@ -126,10 +154,17 @@ fn json_lines_with_mapped_fields() {
     })
     .unwrap();
     let line = r#"{"start_time":"2016-04-15T20:17:00.310Z","x_forwarded_for":"10.0.35.28, 10.0.0.1","req":{"n":3}}"#;
-    assert_eq!(event(&mut p, line), Ok((1_460_751_420_310_000_000, "10.0.35.0/24".into(), 3)));
+    assert_eq!(
+        event(&mut p, line),
+        Ok((1_460_751_420_310_000_000, "10.0.35.0/24".into(), 3))
+    );
     let e = event(&mut p, r#"{"x_forwarded_for":"1.2.3.4"}"#).unwrap_err();
     assert!(e.contains("start_time") && e.contains("missing"), "{e}");
-    let e = event(&mut p, r#"{"start_time":"2016-04-15","x_forwarded_for":"1.2.3.4"}"#).unwrap_err();
+    let e = event(
+        &mut p,
+        r#"{"start_time":"2016-04-15","x_forwarded_for":"1.2.3.4"}"#,
+    )
+    .unwrap_err();
     assert!(e.contains("start_time"), "{e}");
 }
 
@@ -139,19 +174,32 @@ fn alb_and_cloudfront() {
     let mut p = parser("alb", Some("ip+route"));
     assert_eq!(
         event(&mut p, alb),
-        Ok((1_530_570_180_186_641_000, "192.168.131.39 /users/:id".into(), 1))
+        Ok((
+            1_530_570_180_186_641_000,
+            "192.168.131.39 /users/:id".into(),
+            1
+        ))
     );
     let e = event(&mut p, "https 2018-07-02T22:23:00.186641Z app/x 1.2.3.4:5").unwrap_err();
     assert!(e.contains("4 fields"), "{e}");
 
     let mut p = parser("cloudfront", None);
-    assert_eq!(p.parse("#Version: 1.0", &mut String::new()), Ok(Parsed::Header));
     assert_eq!(
-        p.parse("#Fields: date time c-ip cs-uri-stem sc-bytes", &mut String::new()),
+        p.parse("#Version: 1.0", &mut String::new()),
         Ok(Parsed::Header)
     );
     assert_eq!(
-        event(&mut p, "2019-12-04\t21:02:31\t192.0.2.100\t/index.html\t392"),
+        p.parse(
+            "#Fields: date time c-ip cs-uri-stem sc-bytes",
+            &mut String::new()
+        ),
+        Ok(Parsed::Header)
+    );
+    assert_eq!(
+        event(
+            &mut p,
+            "2019-12-04\t21:02:31\t192.0.2.100\t/index.html\t392"
+        ),
         Ok((1_575_493_351_000_000_000, "192.0.2.100".into(), 1))
     );
     assert_eq!(p.time_field(), Some(("date", true)));
@@ -161,7 +209,12 @@ fn alb_and_cloudfront() {
 
 #[test]
 fn unknown_formats_and_options_are_refused() {
-    let e = LogParser::new(&LogSpec { format: "apache2".into(), ..LogSpec::default() }).err().unwrap();
+    let e = LogParser::new(&LogSpec {
+        format: "apache2".into(),
+        ..LogSpec::default()
+    })
+    .err()
+    .unwrap();
     assert!(e.contains("combined") && e.contains("cloudfront"), "{e}");
     let e = LogParser::new(&LogSpec {
         format: "alb".into(),

@@ -45,7 +45,10 @@ fn month_of(b: &[u8]) -> Option<u32> {
         b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
         b"Dec",
     ];
-    MONTHS.iter().position(|m| m[..] == *b).map(|i| i as u32 + 1)
+    MONTHS
+        .iter()
+        .position(|m| m[..] == *b)
+        .map(|i| i as u32 + 1)
 }
 
 fn days_in_month(y: i64, m: u32) -> u32 {
@@ -68,7 +71,12 @@ fn civil_seconds(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Result<i64
     if h > 23 || mi > 59 || s > 60 {
         return Err(format!("time {h:02}:{mi:02}:{s:02} is not a time of day"));
     }
-    Ok(days_from_civil(y, mo, d) * 86_400 + i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(s))
+    Ok(
+        days_from_civil(y, mo, d) * 86_400
+            + i64::from(h) * 3600
+            + i64::from(mi) * 60
+            + i64::from(s),
+    )
 }
 
 fn to_nanos(secs: i64, frac_ns: u32, offset_s: i64) -> Result<Nanos, String> {
@@ -111,21 +119,35 @@ fn offset(b: &[u8]) -> Option<i64> {
 /// assert!(parse_clf("10/Foo/2000:13:55:36 -0700").is_err());
 /// ```
 pub fn parse_clf(text: &str) -> Result<Nanos, String> {
-    let t = text.trim_start_matches('[').trim_end_matches(']').as_bytes();
-    let bad = || {
-        format!("{text:?} is not a Common Log Format time (dd/Mon/yyyy:hh:mm:ss +zzzz)")
-    };
-    if t.len() != 26 || t[2] != b'/' || t[6] != b'/' || t[11] != b':' || t[14] != b':' || t[17] != b':' || t[20] != b' ' {
+    let t = text
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .as_bytes();
+    let bad = || format!("{text:?} is not a Common Log Format time (dd/Mon/yyyy:hh:mm:ss +zzzz)");
+    if t.len() != 26
+        || t[2] != b'/'
+        || t[6] != b'/'
+        || t[11] != b':'
+        || t[14] != b':'
+        || t[17] != b':'
+        || t[20] != b' '
+    {
         return Err(bad());
     }
     let d = digits(&t[0..2]).ok_or_else(bad)?;
-    let mo = month_of(&t[3..6]).ok_or_else(|| format!("{text:?}: unknown month {:?}", String::from_utf8_lossy(&t[3..6])))?;
+    let mo = month_of(&t[3..6]).ok_or_else(|| {
+        format!(
+            "{text:?}: unknown month {:?}",
+            String::from_utf8_lossy(&t[3..6])
+        )
+    })?;
     let y = digits(&t[7..11]).ok_or_else(bad)?;
     let h = digits(&t[12..14]).ok_or_else(bad)?;
     let mi = digits(&t[15..17]).ok_or_else(bad)?;
     let s = digits(&t[18..20]).ok_or_else(bad)?;
     let off = offset(&t[21..26]).ok_or_else(|| format!("{text:?}: bad UTC offset"))?;
-    let secs = civil_seconds(i64::from(y), mo, d, h, mi, s).map_err(|m| format!("{text:?}: {m}"))?;
+    let secs =
+        civil_seconds(i64::from(y), mo, d, h, mi, s).map_err(|m| format!("{text:?}: {m}"))?;
     to_nanos(secs, 0, off).map_err(|m| format!("{text:?} {m}"))
 }
 
@@ -140,8 +162,15 @@ pub fn parse_clf(text: &str) -> Result<Nanos, String> {
 /// ```
 pub fn parse_iso8601(text: &str) -> Result<Nanos, String> {
     let t = text.as_bytes();
-    let bad = || format!("{text:?} is not an ISO 8601 date-time (yyyy-mm-ddThh:mm:ss[.fff]Z or +hh:mm)");
-    if t.len() < 20 || t[4] != b'-' || t[7] != b'-' || !matches!(t[10], b'T' | b't' | b' ') || t[13] != b':' || t[16] != b':' {
+    let bad =
+        || format!("{text:?} is not an ISO 8601 date-time (yyyy-mm-ddThh:mm:ss[.fff]Z or +hh:mm)");
+    if t.len() < 20
+        || t[4] != b'-'
+        || t[7] != b'-'
+        || !matches!(t[10], b'T' | b't' | b' ')
+        || t[13] != b':'
+        || t[16] != b':'
+    {
         return Err(bad());
     }
     let y = digits(&t[0..4]).ok_or_else(bad)?;
@@ -160,8 +189,10 @@ pub fn parse_iso8601(text: &str) -> Result<Nanos, String> {
         frac_ns = digits(&tail[..n]).ok_or_else(bad)? * 10u32.pow(9 - n as u32);
         rest = &tail[n..];
     }
-    let off = offset(rest).ok_or_else(|| format!("{text:?}: expected a UTC offset (Z or +hh:mm) at the end"))?;
-    let secs = civil_seconds(i64::from(y), mo, d, h, mi, s).map_err(|m| format!("{text:?}: {m}"))?;
+    let off = offset(rest)
+        .ok_or_else(|| format!("{text:?}: expected a UTC offset (Z or +hh:mm) at the end"))?;
+    let secs =
+        civil_seconds(i64::from(y), mo, d, h, mi, s).map_err(|m| format!("{text:?}: {m}"))?;
     to_nanos(secs, frac_ns, off).map_err(|m| format!("{text:?} {m}"))
 }
 
@@ -176,9 +207,19 @@ pub fn parse_w3c(date: &str, time: &str) -> Result<Nanos, String> {
     if t.len() < 8 || t[2] != b':' || t[5] != b':' {
         return Err(format!("time {time:?} is not hh:mm:ss"));
     }
-    let num = |b: &[u8], what: &str| digits(b).ok_or_else(|| format!("{what} {:?}: not a number", String::from_utf8_lossy(b)));
-    let (y, mo, dd) = (num(&d[0..4], "date")?, num(&d[5..7], "date")?, num(&d[8..10], "date")?);
-    let (h, mi, s) = (num(&t[0..2], "time")?, num(&t[3..5], "time")?, num(&t[6..8], "time")?);
+    let num = |b: &[u8], what: &str| {
+        digits(b).ok_or_else(|| format!("{what} {:?}: not a number", String::from_utf8_lossy(b)))
+    };
+    let (y, mo, dd) = (
+        num(&d[0..4], "date")?,
+        num(&d[5..7], "date")?,
+        num(&d[8..10], "date")?,
+    );
+    let (h, mi, s) = (
+        num(&t[0..2], "time")?,
+        num(&t[3..5], "time")?,
+        num(&t[6..8], "time")?,
+    );
     let mut frac_ns = 0;
     if t.len() > 8 {
         match &t[8..] {
@@ -188,7 +229,8 @@ pub fn parse_w3c(date: &str, time: &str) -> Result<Nanos, String> {
             _ => return Err(format!("time {time:?} is not hh:mm:ss[.fff]")),
         }
     }
-    let secs = civil_seconds(i64::from(y), mo, dd, h, mi, s).map_err(|m| format!("{date} {time}: {m}"))?;
+    let secs =
+        civil_seconds(i64::from(y), mo, dd, h, mi, s).map_err(|m| format!("{date} {time}: {m}"))?;
     to_nanos(secs, frac_ns, 0).map_err(|m| format!("{date} {time} {m}"))
 }
 
@@ -200,10 +242,22 @@ mod tests {
     #[test]
     fn known_instants() {
         assert_eq!(parse_clf("[01/Jan/1970:00:00:00 +0000]"), Ok(0));
-        assert_eq!(parse_clf("29/Feb/2024:23:59:59 +0100").unwrap(), 1_709_247_599 * 1_000_000_000);
-        assert_eq!(parse_iso8601("2024-02-29T23:59:59+01:00").unwrap(), 1_709_247_599 * 1_000_000_000);
-        assert_eq!(parse_iso8601("2018-07-02T22:23:00.186641Z").unwrap(), 1_530_570_180_186_641_000);
-        assert_eq!(parse_w3c("2019-12-04", "21:02:31").unwrap(), 1_575_493_351 * 1_000_000_000);
+        assert_eq!(
+            parse_clf("29/Feb/2024:23:59:59 +0100").unwrap(),
+            1_709_247_599 * 1_000_000_000
+        );
+        assert_eq!(
+            parse_iso8601("2024-02-29T23:59:59+01:00").unwrap(),
+            1_709_247_599 * 1_000_000_000
+        );
+        assert_eq!(
+            parse_iso8601("2018-07-02T22:23:00.186641Z").unwrap(),
+            1_530_570_180_186_641_000
+        );
+        assert_eq!(
+            parse_w3c("2019-12-04", "21:02:31").unwrap(),
+            1_575_493_351 * 1_000_000_000
+        );
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);
     }
 
@@ -219,8 +273,12 @@ mod tests {
             let e = parse_clf(t).unwrap_err();
             assert!(e.contains(want), "{t}: {e}");
         }
-        assert!(parse_iso8601("2024-01-01T00:00:00X").unwrap_err().contains("offset"));
-        assert!(parse_iso8601("2024-01-01T00:00:00.1234567890Z").unwrap_err().contains("fraction"));
+        assert!(parse_iso8601("2024-01-01T00:00:00X")
+            .unwrap_err()
+            .contains("offset"));
+        assert!(parse_iso8601("2024-01-01T00:00:00.1234567890Z")
+            .unwrap_err()
+            .contains("fraction"));
         assert!(parse_w3c("2024/01/01", "00:00:00").is_err());
     }
 }

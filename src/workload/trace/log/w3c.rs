@@ -83,7 +83,9 @@ impl LogFormat for W3c {
         };
         if let Some(list) = directive.strip_prefix("Fields:") {
             if self.started {
-                return Err("a #Fields: line after data lines (the field list cannot change)".into());
+                return Err(
+                    "a #Fields: line after data lines (the field list cannot change)".into(),
+                );
             }
             self.names = list.split_whitespace().map(str::to_string).collect();
             if self.names.is_empty() {
