@@ -59,6 +59,10 @@ enum Due {
     Clear,
 }
 
+/// A sync's write on its way to the store: (arrival, sequence, key,
+/// window, delta).
+type Write = Reverse<(Nanos, u64, u32, u64, i64)>;
+
 /// Kong's periodic sync over a shared Redis.
 pub struct KongSync {
     limit: u64,
@@ -69,7 +73,7 @@ pub struct KongSync {
     workers: Vec<Worker>,
     timers: BinaryHeap<Reverse<(Nanos, Due, usize, u32)>>,
     /// Writes on their way to the store: (arrival, seq, key, window, delta).
-    writes: BinaryHeap<Reverse<(Nanos, u64, u32, u64, i64)>>,
+    writes: BinaryHeap<Write>,
     seq: u64,
     store: Counters,
 }
