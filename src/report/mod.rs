@@ -12,6 +12,7 @@ pub mod builder;
 pub mod chart;
 pub mod fmt;
 pub mod html;
+pub mod read;
 pub mod table;
 
 pub use builder::{Heading, ReportBuilder};
