@@ -88,6 +88,27 @@ pub enum LeakyVariant {
     Mutex,
 }
 
+impl LeakyVariant {
+    /// Parses a variant's name as `--variant` and scenarios spell it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelab::model::leaky_bucket::LeakyVariant;
+    /// assert_eq!(LeakyVariant::parse("atomic-int64"), Some(LeakyVariant::AtomicInt64));
+    /// assert_eq!(LeakyVariant::parse(" mutex "), Some(LeakyVariant::Mutex));
+    /// assert_eq!(LeakyVariant::parse("spin"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<LeakyVariant> {
+        match s.trim() {
+            "atomic" => Some(LeakyVariant::Atomic),
+            "atomic-int64" | "int64" | "atomic_int64" => Some(LeakyVariant::AtomicInt64),
+            "mutex" => Some(LeakyVariant::Mutex),
+            _ => None,
+        }
+    }
+}
+
 /// `ratelimit.New(rate, opts...)`'s parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeakyBucketConfig {

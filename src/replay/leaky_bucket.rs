@@ -55,16 +55,6 @@ use super::ReplayArgs;
 use crate::error::{Error, Result};
 use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant, Take};
 
-/// Parses a `--variant` value.
-pub fn parse_variant(s: &str) -> Option<LeakyVariant> {
-    match s.trim() {
-        "atomic" => Some(LeakyVariant::Atomic),
-        "atomic-int64" | "int64" | "atomic_int64" => Some(LeakyVariant::AtomicInt64),
-        "mutex" => Some(LeakyVariant::Mutex),
-        _ => None,
-    }
-}
-
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
     if args.unlimited {
@@ -112,7 +102,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     };
     let variant = match &args.variant {
         None => LeakyVariant::AtomicInt64,
-        Some(v) => parse_variant(v).ok_or_else(|| {
+        Some(v) => LeakyVariant::parse(v).ok_or_else(|| {
             Error::input(format!(
                 "--variant {v}: expected atomic, atomic-int64 or mutex"
             ))

@@ -13,6 +13,7 @@ pub mod chart;
 pub mod fmt;
 pub mod html;
 pub mod pending;
+pub mod read;
 pub mod table;
 
 pub use builder::{Heading, ReportBuilder};

@@ -286,6 +286,7 @@ fn rendered_charts() -> Vec<(String, String)> {
 }
 
 #[test]
+#[ignore = "slow: renders every chart of every committed scenario; .ci/run runs it"]
 fn every_chart_is_laid_out_cleanly() {
     let charts = match std::env::var_os("RATELAB_LAYOUT_DIR") {
         Some(d) => svgs_in(Path::new(&d)),

@@ -28,6 +28,7 @@ fn write_scenario(dir: &Path, text: &str) {
 }
 
 #[test]
+#[ignore = "slow: reruns every committed scenario; .ci/run runs it (the guide runs check on two scenarios)"]
 fn check_passes_on_the_committed_state() {
     let o = ratelab(&["check"]);
     let out = stdout(&o);
@@ -279,6 +280,7 @@ fn check_fails_on_injected_regressions() {
 /// not comparable, expectations holding); a broken model's report (accuracy
 /// well below the baseline's distribution) regresses.
 #[test]
+#[ignore = "slow: reruns every committed scenario with another seed; .ci/run runs it"]
 fn a_reseeded_rerun_passes_and_a_broken_model_fails() {
     let o = ratelab(&["check", "--seed", "7"]);
     let out = stdout(&o);

@@ -14,6 +14,7 @@ mod access_logs;
 mod access_logs;
 mod access_logs;
 mod access_logs;
+mod access_logs;
 mod bad_inputs;
 mod characterization;
 mod chart_layout;

@@ -3,10 +3,9 @@
 use super::params::{limit_of, Case, Params};
 use crate::error::{Error, Result};
 use crate::lab::RunContext;
-use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig};
+use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
 use crate::model::multi::Node;
 use crate::model::token_bucket::{TokenBucket, XTimeVersion};
-use crate::replay::leaky_bucket::parse_variant;
 use crate::scenario::Scenario;
 use crate::sim::des::{self, AgentScript, Step, World};
 use std::collections::BTreeMap;
@@ -204,7 +203,7 @@ fn build_limiters(
         let field = f(&format!("pacers[{i}]"));
         let variant = match &pc.variant {
             None => Default::default(),
-            Some(v) => parse_variant(v).ok_or_else(|| {
+            Some(v) => LeakyVariant::parse(v).ok_or_else(|| {
                 sc.field_error(
                     format!("{field}.variant"),
                     format!("value {v:?}: expected atomic, atomic-int64 or mutex"),

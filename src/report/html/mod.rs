@@ -77,7 +77,7 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
         let json = if sizing {
             size_json(&dir.join("size.json"))?
         } else {
-            crate::check::read_report(&dir.join("report.json"))?
+            super::read::read_report(&dir.join("report.json"))?
         };
         let md_path = dir.join(if sizing { "size.md" } else { "table.md" });
         let table_md = if md_path.is_file() {
