@@ -165,7 +165,7 @@ impl Table {
                 .collect();
             out.push_str(&line(wrapped.first().map_or("", String::as_str), &cells));
             for more in wrapped.iter().skip(1) {
-                out.push_str(&format!("  {more}").trim_end().to_string());
+                out.push_str(format!("  {more}").trim_end());
                 out.push('\n');
             }
         }

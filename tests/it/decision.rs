@@ -37,6 +37,34 @@ fn report_is_byte_identical_at_one_and_two_threads() {
     assert!(ta.iter().any(|(n, _)| n.ends_with("report.json")));
     assert!(ta.iter().any(|(n, _)| n.ends_with("watched_timeline.svg")));
     assert_eq!(ta, tb);
+
+    // The terminal gets the harm columns within 120 columns; the
+    // per-request agreement is in table.md, or printed with --wide.
+    let out = stdout(&o1);
+    for line in out.lines() {
+        assert!(
+            line.chars().count() <= 120,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(out.contains("compliant") && out.contains("excess"), "{out}");
+    assert!(!out.contains("false allow"), "{out}");
+    assert!(out.contains("--wide"), "{out}");
+    let md = std::fs::read_to_string(a.join("dec-small/table.md")).unwrap();
+    assert!(md.contains("per request: false allow"));
+    let wide = ratelab(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        a.to_str().unwrap(),
+        "--no-progress",
+        "--wide",
+    ]);
+    assert!(wide.status.success(), "{}", stderr(&wide));
+    let wide = stdout(&wide);
+    assert!(wide.contains("per request: false allow"), "{wide}");
+    assert!(wide.lines().any(|l| l.chars().count() > 120), "{wide}");
 }
 
 /// Several batches of requests (the source reads the next batch while the

@@ -62,7 +62,11 @@ fn section_ids(html: &str) -> Vec<String> {
 
 /// The declarations of the first CSS rule whose selector list names `sel`.
 fn css_rule(html: &str, sel: &str) -> String {
-    let css = between(html, "<style>", "</style>");
+    let mut css = between(html, "<style>", "</style>").to_string();
+    while let Some(a) = css.find("/*") {
+        let b = css[a..].find("*/").map_or(css.len(), |b| a + b + 2);
+        css.replace_range(a..b, "");
+    }
     for rule in css.split('}') {
         if let Some((selectors, body)) = rule.split_once('{') {
             if selectors.split(',').any(|s| s.trim() == sel) {
@@ -375,7 +379,7 @@ fn layout(chrome: &Path, dir: &Path, width: u32) -> std::collections::HashMap<St
         .expect("chromium starts");
     let dom = String::from_utf8_lossy(&o.stdout).into_owned();
     let line = dom
-        .split("LAYOUT ")
+        .split("id=\"layout-check\">LAYOUT ")
         .nth(1)
         .and_then(|l| l.split(" END").next())
         .unwrap_or_else(|| panic!("no layout probe result at {width} px"));
@@ -400,11 +404,14 @@ fn page_reads_on_a_phone_and_on_a_desktop() {
     for (width, side, bar) in [(390, "0", "1"), (1440, "1", "0")] {
         let l = layout(&chrome, tmp.path(), width);
         let get = |k: &str| l.get(k).map(String::as_str).unwrap_or("?");
-        assert_eq!(get("inner"), width.to_string(), "{l:?}");
+        // Headless Chromium lays out --dump-dom windows at least 500 px wide
+        // (its screenshots do go down to 390): the narrow layout all the same.
+        let inner: u32 = get("inner").parse().unwrap();
+        assert!((width..=width.max(500)).contains(&inner), "{l:?}");
         // Nothing wider than the screen: wide tables scroll in their box.
         assert_eq!(
             get("scroll"),
-            width.to_string(),
+            get("inner"),
             "page wider than {width} px: {l:?}"
         );
         assert_eq!(

@@ -2,7 +2,7 @@
 //! (choose a limiter, size a sketch, ...), which report kinds answer it, and
 //! each kind's one-line finding for the summary at the top of the page.
 //!
-//! Adding a kind is one row of [`KINDS`]: its job and the function that
+//! Adding a kind is one row of `KINDS`: its job and the function that
 //! reads its key number from `report.json`. A kind without a row lands in
 //! "Other reports" with its `look_at` as the finding.
 

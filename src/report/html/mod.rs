@@ -11,7 +11,7 @@
 //!
 //! Per scenario: its kind, description, a "what to look at" note (the
 //! report's `look_at` field when present), its `table.md` rendered to HTML
-//! ([`markdown`]: tables scroll inside their own box with the first column
+//! (tables scroll inside their own box with the first column
 //! fixed), and its charts (SVG shown full width, a tap shows it at its own
 //! size; PNG linked; a chart with only a PNG shows the PNG). A chart's
 //! caption is the `table.md` list item that names it (`` - `chart_name`:
