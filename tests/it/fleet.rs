@@ -313,9 +313,9 @@ fn bad_deployments_name_the_field() {
         let v = json!({"name": "bad", "kind": "decision_accuracy", "seed": 1, "shapes": [],
             "policy": {"limit": 5, "interval_ms": 1000}, "workload": one_hot_key(10.0, 1.0), "deployment": dep});
         let s = Scenario::parse(std::path::Path::new("bad.json"), &v.to_string()).unwrap();
-        let e = decision::run(&s, &RunContext::for_scenario(&s))
-            .err()
-            .expect("an error");
+        let Err(e) = decision::run(&s, &RunContext::for_scenario(&s)) else {
+            panic!("{field}: expected an error");
+        };
         assert!(
             e.message().contains(&format!("field {field}")),
             "{field}: {}",

@@ -70,9 +70,7 @@ pub fn parse_samples(text: &str) -> Result<Vec<Nanos>, String> {
             continue;
         }
         match field.parse::<f64>() {
-            Ok(v) if (0.0..=3.6e6).contains(&v) => {
-                out.push((v * MILLI as f64).round() as Nanos)
-            }
+            Ok(v) if (0.0..=3.6e6).contains(&v) => out.push((v * MILLI as f64).round() as Nanos),
             _ if i == 0 => continue,
             _ => {
                 return Err(format!(
