@@ -11,10 +11,6 @@
 mod common;
 
 mod access_logs;
-mod access_logs;
-mod access_logs;
-mod access_logs;
-mod access_logs;
 mod bad_inputs;
 mod characterization;
 mod chart_layout;
