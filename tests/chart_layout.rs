@@ -116,7 +116,8 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                         }
                         None => id.clone(),
                     };
-                    seen.groups.push((name, Vec::new(), Vec::new(), String::new()));
+                    seen.groups
+                        .push((name, Vec::new(), Vec::new(), String::new()));
                     seen.labelled.push(false);
                     inner = Some(seen.groups.len() - 1);
                 }
@@ -165,7 +166,9 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                     pts.push(q);
                 }
                 let bb = Bx::of(p.abs_bounding_box());
-                let small = bb.x1 - bb.x0 <= 12.0 && bb.y1 - bb.y0 <= 12.0;
+                // a marker: a small filled shape (a dash of a dashed line
+                // is a small unfilled path: a segment)
+                let small = bb.x1 - bb.x0 <= 12.0 && bb.y1 - bb.y0 <= 12.0 && p.fill().is_some();
                 let entry = &mut seen.groups[k];
                 if small {
                     entry.2.push(bb);

@@ -52,10 +52,16 @@ fn at_edge(zoom: Option<(f64, f64)>, v: f64) -> (f64, bool) {
 /// One line per family through its candidates (in the scenario's order,
 /// the parameter sweep), families whose points coincide merged into one
 /// line with their names joined: (label, candidate indices).
-fn family_lines(cands: &[Candidate], fams: &[&str], key: &[(f64, f64)]) -> Vec<(String, Vec<usize>)> {
+fn family_lines(
+    cands: &[Candidate],
+    fams: &[&str],
+    key: &[(f64, f64)],
+) -> Vec<(String, Vec<usize>)> {
     let mut lines: Vec<(String, Vec<usize>)> = Vec::new();
     for fam in fams {
-        let members: Vec<usize> = (0..cands.len()).filter(|&i| cands[i].family == *fam).collect();
+        let members: Vec<usize> = (0..cands.len())
+            .filter(|&i| cands[i].family == *fam)
+            .collect();
         let pts: Vec<(f64, f64)> = members.iter().map(|&i| key[i]).collect();
         match lines
             .iter_mut()
@@ -100,15 +106,15 @@ pub(super) fn harm_memory_chart(
     for (fi, (label, members)) in family_lines(cands, fams, &key).into_iter().enumerate() {
         let mut m = members.clone();
         m.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0).then(a.cmp(&b)));
-        let pts: Vec<(f64, f64)> = m.iter().map(|&i| (key[i].0, at_edge(zoom, key[i].1).0)).collect();
+        let pts: Vec<(f64, f64)> = m
+            .iter()
+            .map(|&i| (key[i].0, at_edge(zoom, key[i].1).0))
+            .collect();
         let labels: Vec<String> = m
             .iter()
             .enumerate()
-            .map(|(k, &i)| {
+            .map(|(_, &i)| {
                 let mut parts = Vec::new();
-                if k + 1 == m.len() {
-                    parts.push(label.clone());
-                }
                 if at_edge(zoom, hs[i].0).1 {
                     off += 1;
                     parts.push(format!("limited excess {}", signed_pct(hs[i].0)));
@@ -124,23 +130,26 @@ pub(super) fn harm_memory_chart(
         } else {
             SeriesStyle::Points
         };
-        let mut s = Series::new("", pts, style);
+        let mut s = Series::new(label, pts, style);
         s.point_labels = Some(labels);
         s.color = Some(fi);
         c.series.push(s);
     }
-    let (lo, hi) = key
-        .iter()
-        .fold((f64::INFINITY, 0.0f64), |(a, b), k| (a.min(k.0), b.max(k.0)));
-    let mut zero = Series::new("", vec![(lo, 0.0), (hi, 0.0)], SeriesStyle::Dashed);
-    zero.point_labels = Some(vec![String::new(), "exact limiter: 0".into()]);
+    let (lo, hi) = key.iter().fold((f64::INFINITY, 0.0f64), |(a, b), k| {
+        (a.min(k.0), b.max(k.0))
+    });
+    let mut zero = Series::new(
+        "exact limiter (0)",
+        vec![(lo, 0.0), (hi, 0.0)],
+        SeriesStyle::Dashed,
+    );
     zero.color = Some(6);
     c.series.push(zero);
     if let Some(r) = zoom {
         c.y_range = Some(r);
     }
     c.caption = format!(
-        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep, named at its last point (families that coincide are drawn once, names joined). A candidate that denies compliant requests says how many beside its point.{}",
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined). A candidate that denies compliant requests says how many beside its point.{}",
         if off == 0 {
             String::new()
         } else {
@@ -289,7 +298,9 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
     let x_label = "limited keys: admitted beyond the exact limiter (% of what it admitted)";
     let xs: Vec<f64> = hs.iter().map(|h| h.0).collect();
     let zoom = zoom_range(&xs);
-    let off: Vec<usize> = (0..cands.len()).filter(|&i| at_edge(zoom, xs[i]).1).collect();
+    let off: Vec<usize> = (0..cands.len())
+        .filter(|&i| at_edge(zoom, xs[i]).1)
+        .collect();
     let zoomed = if off.is_empty() {
         String::new()
     } else {
@@ -354,13 +365,12 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         let labels: Vec<String> = members
             .iter()
             .enumerate()
-            .map(|(k, &i)| {
+            .map(|(_, &i)| {
                 let edge = at_edge(zoom, xs[i]).1;
-                match (k + 1 == members.len(), edge) {
-                    (true, true) => format!("{label}: {}", signed_pct(xs[i])),
-                    (true, false) => label.clone(),
-                    (false, true) => signed_pct(xs[i]),
-                    (false, false) => String::new(),
+                if edge {
+                    signed_pct(xs[i])
+                } else {
+                    String::new()
                 }
             })
             .collect();
@@ -369,20 +379,19 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         } else {
             SeriesStyle::Points
         };
-        let mut s = Series::new("", pts, style);
+        let mut s = Series::new(label, pts, style);
         s.point_labels = Some(labels);
         s.color = Some(fi);
         c.series.push(s);
     }
-    let mut exact = Series::new("", vec![(0.0, 0.0)], SeriesStyle::Points);
-    exact.point_labels = Some(vec!["exact limiter".into()]);
+    let mut exact = Series::new("exact limiter", vec![(0.0, 0.0)], SeriesStyle::Points);
     exact.color = Some(6);
     c.series.push(exact);
     if let Some(r) = zoom {
         c.x_range = Some(r);
     }
     c.caption = format!(
-        "requests of compliant keys denied (% of their requests, log scale; none on the \"0\" row under the axis) against requests of limited keys admitted beyond the exact sliding log (% of what it admitted): one line per family through its parameter sweep, named at its end (families that coincide drawn once, names joined); the exact limiter sits at the origin. Both directions of x are harm: right of 0 abusers get more through, left of it they are locked out beyond the policy.{zoomed}"
+        "requests of compliant keys denied (% of their requests, log scale; none on the \"0\" row under the axis) against requests of limited keys admitted beyond the exact sliding log (% of what it admitted): one line per family through its parameter sweep (families that coincide drawn once, names joined); the exact limiter sits at the origin. Both directions of x are harm: right of 0 abusers get more through, left of it they are locked out beyond the policy.{zoomed}"
     );
     c
 }

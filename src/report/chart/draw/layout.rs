@@ -226,9 +226,7 @@ impl Ctx<'_> {
         let tick_asc = style::text_extent(size::TICK).0;
         for (t, label) in &ya.ticks {
             let y = y_of(Some(*t));
-            texts.push(
-                Txt::new(label, left - 10.0, y + tick_asc / 2.5, size::TICK, "end").mesh(),
-            );
+            texts.push(Txt::new(label, left - 10.0, y + tick_asc / 2.5, size::TICK, "end").mesh());
         }
         if let (Some(z), Some(y)) = (&ya.zero, zero_y) {
             texts.push(Txt::new(z, left - 10.0, y + tick_asc / 2.5, size::TICK, "end").mesh());
@@ -339,12 +337,7 @@ impl Ctx<'_> {
     /// Where the legend goes: inside, the first corner (the spec's
     /// preference first) clear of data and text; or right of the plot; or
     /// under it in `legend_cols` columns.
-    pub(super) fn legend_rect(
-        &self,
-        place: Place,
-        frame: &Frame,
-        x_label_y: f64,
-    ) -> Option<R> {
+    pub(super) fn legend_rect(&self, place: Place, frame: &Frame, x_label_y: f64) -> Option<R> {
         let spec = self.spec;
         let W = self.w;
         let (plot, left) = (frame.plot, frame.plot.x0);

@@ -265,7 +265,7 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
     for (i, p) in preps.iter().enumerate() {
         if !p.label.is_empty() {
             entries.push(Entry {
-                label: p.label.clone(),
+                label: fit_label(&p.label),
                 target: format!("series-{i}"),
                 look: Some(looks[i].clone()),
                 band: None,
@@ -275,7 +275,7 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
     for (i, b) in spec.bands.iter().enumerate() {
         if !b.label.is_empty() {
             entries.push(Entry {
-                label: b.label.clone(),
+                label: fit_label(&b.label),
                 target: format!("band-{i}"),
                 look: None,
                 band: Some((b.color, b.opacity)),
@@ -374,7 +374,7 @@ fn panel(
     let mut place = Place::Inside;
     let mut frame = ctx.frame(place, false);
     if !entries.is_empty() && frame.legend.is_none() {
-        place = if legend_w <= 320.0 && legend_h <= 430.0 {
+        place = if legend_w <= 430.0 && legend_h <= 430.0 {
             Place::Right
         } else {
             Place::Bottom

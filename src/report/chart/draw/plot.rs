@@ -14,9 +14,9 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::element::{DashedPathElement, Drawable, PointCollection};
-use plotters_backend::DrawingErrorKind;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters_backend::DrawingErrorKind;
 use std::sync::Once;
 
 /// plotters' font sizes are 1.24 times the SVG `font-size` it writes.
@@ -67,8 +67,7 @@ fn fonts() {
     ONCE.call_once(|| {
         // Both are valid fonts shipped by the dejavu crate; a failure
         // leaves plotters without metrics, caught by the tests.
-        let _ =
-            plotters::style::register_font(FAMILY, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FAMILY, FontStyle::Normal, dejavu::sans::regular());
         let _ = plotters::style::register_font(FAMILY, FontStyle::Bold, dejavu::sans::bold());
     });
 }
@@ -172,9 +171,11 @@ where
         Marker::Square => {
             let (dx, dy) = (0.85 * r * sx, 0.85 * r * sy);
             chart
-                .draw_series(it.map(|(x, y)| {
-                    Rectangle::new([(x - dx, y - dy), (x + dx, y + dy)], c.filled())
-                }))
+                .draw_series(
+                    it.map(|(x, y)| {
+                        Rectangle::new([(x - dx, y - dy), (x + dx, y + dy)], c.filled())
+                    }),
+                )
                 .map(|_| ())
         }
         Marker::Diamond => {
@@ -265,11 +266,7 @@ impl<DB: DrawingBackend> Drawable<DB> for Swatch {
 }
 
 /// The `<svg>` element's start: size, font, title and description.
-pub(super) fn header(
-    (w, h): (u32, u32),
-    title: &str,
-    caption: &str,
-) -> Result<String, String> {
+pub(super) fn header((w, h): (u32, u32), title: &str, caption: &str) -> Result<String, String> {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -499,9 +496,8 @@ impl Ctx<'_> {
             Some((k, canvas)) => (canvas, Some(k)),
             None => (part, None),
         };
-        let layer = |draw: &dyn Fn(&Area<'_>) -> Result<(), String>| {
-            layer(canvas, at, part, |a| draw(a))
-        };
+        let layer =
+            |draw: &dyn Fn(&Area<'_>) -> Result<(), String>| layer(canvas, at, part, |a| draw(a));
         let mut o = String::new();
         let plot_rect = layer(&|root| {
             root.draw(&Rectangle::new(
@@ -581,7 +577,10 @@ impl Ctx<'_> {
                 ))
                 .map_err(err)?;
             }
-            texts(root, f.texts.iter().filter(|t| !t.mesh && t.owner.is_none()))
+            texts(
+                root,
+                f.texts.iter().filter(|t| !t.mesh && t.owner.is_none()),
+            )
         })?);
         if let Some(r) = f.legend {
             let body = layer(&|root| self.legend(root, r, entries))?;

@@ -93,3 +93,27 @@ pub(super) struct Entry {
     pub(super) look: Option<Look>,
     pub(super) band: Option<(usize, f64)>,
 }
+
+/// Widest legend label (px): a longer one (series merged as `a = b = c`)
+/// is cut at a word with an ellipsis.
+pub(super) const LEGEND_MAX: f64 = 400.0;
+
+pub(super) fn fit_label(label: &str) -> String {
+    let width = |t: &str| style::text_width(t, size::LEGEND);
+    if width(label) <= LEGEND_MAX {
+        return label.to_string();
+    }
+    let mut out = String::new();
+    for word in label.split(' ') {
+        let next = if out.is_empty() {
+            word.to_string()
+        } else {
+            format!("{out} {word}")
+        };
+        if width(&format!("{next} \u{2026}")) > LEGEND_MAX {
+            break;
+        }
+        out = next;
+    }
+    format!("{out} \u{2026}")
+}
