@@ -170,6 +170,13 @@ impl<'a> ReportBuilder<'a> {
         Ok(self)
     }
 
+    /// Adds a chart rendered elsewhere (small multiples:
+    /// [`crate::report::chart::render_grid`]), as [`ReportBuilder::chart`].
+    pub fn rendered_chart(&mut self, chart: crate::report::Chart) -> &mut Self {
+        self.out.charts.push(chart);
+        self
+    }
+
     /// Renders and adds every chart of `specs`, in order; the first failure
     /// is the error.
     pub fn charts<'s>(

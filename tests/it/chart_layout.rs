@@ -8,6 +8,10 @@
 //!   plot area, and no two series draw the very same path (one would hide
 //!   the other).
 //!
+//! The SVG marks up what the checks read as groups: `plot-area`,
+//! `series-<i>` and `band-<i>` (with `-legend` appended when the legend
+//! names it) and `legend` (the legend box with its entries).
+//!
 //! `RATELAB_LAYOUT_DIR=<reports folder>` checks the `*.svg` files found
 //! there instead (e.g. charts of an older renderer).
 
@@ -78,11 +82,19 @@ type Drawn = (String, Vec<Seg>, Vec<Bx>, String);
 #[derive(Default)]
 struct Seen {
     texts: Vec<(String, Bx)>,
-    legend: Option<Bx>,
-    plot: Option<Bx>,
+    /// Legend boxes (one per panel of small multiples).
+    legends: Vec<Bx>,
+    /// Plot areas (one per panel).
+    plots: Vec<Bx>,
     /// Per `series-<i>` / `band-<i>` group: segments, mark boxes, path data.
     groups: Vec<Drawn>,
     legend_targets: Vec<String>,
+    /// Inside the `legend` group while walking it.
+    in_legend: bool,
+    /// Texts in the legend (one per entry).
+    legend_texts: usize,
+    /// Per group: it carries a text (a series labelled directly).
+    labelled: Vec<bool>,
 }
 
 fn text_of(t: &usvg::Text) -> String {
@@ -96,21 +108,32 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
             Node::Group(g) => {
                 let mut inner = within;
                 if id.starts_with("series-") || id.starts_with("band-") {
+                    // `-legend`: the legend names this series or band
+                    let name = match id.strip_suffix("-legend") {
+                        Some(n) => {
+                            seen.legend_targets.push(n.to_string());
+                            n.to_string()
+                        }
+                        None => id.clone(),
+                    };
                     seen.groups
-                        .push((id.clone(), Vec::new(), Vec::new(), String::new()));
+                        .push((name, Vec::new(), Vec::new(), String::new()));
+                    seen.labelled.push(false);
                     inner = Some(seen.groups.len() - 1);
                 }
-                if let Some(t) = id.strip_prefix("legend-for-") {
-                    seen.legend_targets.push(t.to_string());
+                if id == "legend" || id.starts_with("legend-") {
+                    seen.legends.push(Bx::of(g.abs_bounding_box()));
+                    seen.in_legend = true;
+                    walk(g, inner, seen);
+                    seen.in_legend = false;
+                    continue;
+                }
+                if id.starts_with("plot-area") {
+                    seen.plots.push(Bx::of(g.abs_bounding_box()));
                 }
                 walk(g, inner, seen);
             }
             Node::Path(p) => {
-                if id == "legend-box" {
-                    seen.legend = Some(Bx::of(p.abs_bounding_box()));
-                } else if id == "plot-area" {
-                    seen.plot = Some(Bx::of(p.abs_bounding_box()));
-                }
                 let Some(k) = within else { continue };
                 let ts = p.abs_transform();
                 let mut pts: Vec<usvg::tiny_skia_path::Point> = Vec::new();
@@ -143,7 +166,9 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                     pts.push(q);
                 }
                 let bb = Bx::of(p.abs_bounding_box());
-                let small = bb.x1 - bb.x0 <= 12.0 && bb.y1 - bb.y0 <= 12.0;
+                // a marker: a small filled shape (a dash of a dashed line
+                // is a small unfilled path: a segment)
+                let small = bb.x1 - bb.x0 <= 12.0 && bb.y1 - bb.y0 <= 12.0 && p.fill().is_some();
                 let entry = &mut seen.groups[k];
                 if small {
                     entry.2.push(bb);
@@ -156,6 +181,12 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                 entry.3.push('|');
             }
             Node::Text(t) => {
+                if seen.in_legend {
+                    seen.legend_texts += 1;
+                }
+                if let Some(k) = within {
+                    seen.labelled[k] = true;
+                }
                 seen.texts.push((text_of(t), Bx::of(t.abs_bounding_box())));
             }
             Node::Image(_) => {}
@@ -183,14 +214,13 @@ fn problems(svg: &str) -> Vec<String> {
             }
         }
     }
-    let has_legend = !seen.legend_targets.is_empty() || seen.legend.is_some();
     if seen.groups.is_empty() {
         out.push("no series marked up (series-<i> groups)".into());
     }
-    if seen.plot.is_none() {
+    if seen.plots.is_empty() {
         out.push("no plot area marked up".into());
     }
-    if let Some(lb) = seen.legend {
+    for lb in &seen.legends {
         for (id, segs, marks, _) in &seen.groups {
             if segs.iter().any(|&(a, b)| lb.hits(a, b)) {
                 out.push(format!("the legend covers a line of {id}"));
@@ -199,31 +229,40 @@ fn problems(svg: &str) -> Vec<String> {
                 out.push(format!("the legend covers a point of {id}"));
             }
         }
-    } else if !has_legend {
-        // a chart without a legend must have a single series or none named
     }
-    if !seen.texts.is_empty() && seen.legend_targets.is_empty() && seen.legend.is_none() {
-        // Charts with several series need a legend.
-        if seen.groups.len() > 1 {
-            out.push("several series but no legend".into());
+    if !seen.legends.is_empty() && seen.legend_texts != seen.legend_targets.len() {
+        out.push(format!(
+            "the legend has {} entries but names {} series or bands",
+            seen.legend_texts,
+            seen.legend_targets.len()
+        ));
+    }
+    // Charts with several series need a legend, or a label on each.
+    if seen.legends.is_empty() && seen.groups.len() > 1 {
+        let unnamed = seen.labelled.iter().filter(|l| !**l).count();
+        if unnamed > 0 {
+            out.push(format!(
+                "several series but no legend, and {unnamed} of them not labelled"
+            ));
         }
     }
-    if let Some(plot) = seen.plot {
-        let plot = Bx {
-            x0: plot.x0 - 6.0,
-            y0: plot.y0 - 6.0,
-            x1: plot.x1 + 6.0,
-            y1: plot.y1 + 6.0,
-        };
-        for t in &seen.legend_targets {
-            match seen.groups.iter().find(|g| &g.0 == t) {
-                None => out.push(format!("legend names {t}, which draws nothing")),
-                Some((_, segs, marks, _)) => {
-                    let visible = segs.iter().any(|&(a, b)| plot.hits(a, b))
-                        || marks.iter().any(|m| m.overlaps(&plot));
-                    if !visible {
-                        out.push(format!("legend names {t}, which has no mark in the plot"));
-                    }
+    let in_a_plot = |segs: &[Seg], marks: &[Bx]| {
+        seen.plots.iter().any(|plot| {
+            let plot = Bx {
+                x0: plot.x0 - 6.0,
+                y0: plot.y0 - 6.0,
+                x1: plot.x1 + 6.0,
+                y1: plot.y1 + 6.0,
+            };
+            segs.iter().any(|&(a, b)| plot.hits(a, b)) || marks.iter().any(|m| m.overlaps(&plot))
+        })
+    };
+    for t in &seen.legend_targets {
+        match seen.groups.iter().find(|g| &g.0 == t) {
+            None => out.push(format!("legend names {t}, which draws nothing")),
+            Some((_, segs, marks, _)) => {
+                if !in_a_plot(segs, marks) {
+                    out.push(format!("legend names {t}, which has no mark in the plot"));
                 }
             }
         }
@@ -315,13 +354,15 @@ fn every_chart_is_laid_out_cleanly() {
 
 #[test]
 fn the_checks_catch_a_bad_chart() {
-    // Overlapping texts, one off the canvas, a legend over a line, and a
-    // legend entry without a series: every check fires.
+    // Overlapping texts, one off the canvas, a legend over a line, a
+    // legend entry whose series draws outside the plot, and a legend entry
+    // for no series: every check fires.
     let svg = r##"<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100" font-family="DejaVu Sans">
-<rect id="plot-area" x="10" y="10" width="180" height="80" fill="#fff"/>
+<g id="plot-area"><rect x="10" y="10" width="180" height="80" fill="#fff"/></g>
 <g id="series-0"><path d="M10 50L190 50" stroke="#000" fill="none"/></g>
-<g id="legend"><rect id="legend-box" x="100" y="40" width="60" height="20" fill="#fff"/>
-<g id="legend-for-series-1"><text x="105" y="55" font-size="10">ghost</text></g></g>
+<g id="series-1-legend"><path d="M150 98L160 98" stroke="#000" fill="none"/></g>
+<g id="legend"><rect x="100" y="40" width="60" height="40" fill="#fff"/>
+<text x="105" y="55" font-size="10">ghost</text><text x="105" y="75" font-size="10">ghost 2</text></g>
 <text x="20" y="30" font-size="12">time</text><text x="25" y="30" font-size="12">ime</text>
 <text x="190" y="95" font-size="12">outside</text>
 </svg>"##;
@@ -330,7 +371,8 @@ fn the_checks_catch_a_bad_chart() {
         "overlap",
         "leaves the canvas",
         "covers a line",
-        "draws nothing",
+        "no mark in the plot",
+        "the legend has 2 entries but names 1",
     ] {
         assert!(p.contains(want), "{want}: {p}");
     }

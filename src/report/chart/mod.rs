@@ -201,6 +201,12 @@ pub struct ChartSpec {
     pub x_range: Option<(f64, f64)>,
     /// The corner the legend tries first.
     pub legend: Legend,
+    /// Categories on x: a point's x is the index of its category (ticks at
+    /// 0, 1, 2, … labelled with these), for things that are not numbers on
+    /// a scale (thread counts, lanes). Empty: a numeric axis.
+    pub x_categories: Vec<String>,
+    /// Categories on y, as [`ChartSpec::x_categories`] (a dot plot's rows).
+    pub y_categories: Vec<String>,
 }
 
 impl ChartSpec {
@@ -227,6 +233,8 @@ impl ChartSpec {
             y_range: None,
             x_range: None,
             legend: Legend::UpperRight,
+            x_categories: Vec::new(),
+            y_categories: Vec::new(),
         }
     }
 
@@ -261,7 +269,7 @@ pub struct Chart {
 
 /// Renders `spec` to SVG, and the SVG to PNG.
 pub fn render(spec: &ChartSpec) -> Result<Chart> {
-    let svg = draw::svg(spec);
+    let svg = draw::svg(spec).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
     let rgb = style::rasterise(&svg, SIZE)
         .map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
     let png =
@@ -271,6 +279,55 @@ pub fn render(spec: &ChartSpec) -> Result<Chart> {
         svg,
         png,
         caption: spec.caption.clone(),
+    })
+}
+
+/// Height of one row of small multiples (px); the canvas is [`SIZE`]'s
+/// width, `cols` panels across.
+pub const PANEL_HEIGHT: u32 = 300;
+
+/// Renders small multiples: `panels` in a grid of `cols` columns under one
+/// `title`, each panel a chart of its own (title, axes, legend); give them
+/// the same `x_range`/`y_range` to share axes. The canvas is [`SIZE`]'s
+/// width and [`PANEL_HEIGHT`] per row (plus the title's strip).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::report::chart::{render_grid, ChartSpec, Series, SeriesStyle};
+///
+/// let panels: Vec<ChartSpec> = ["a", "b"]
+///     .iter()
+///     .map(|n| {
+///         let mut c = ChartSpec::new(*n, *n, "x", "y");
+///         c.series.push(Series::new("", vec![(0.0, 1.0), (1.0, 2.0)], SeriesStyle::Line));
+///         c.y_range = Some((0.0, 3.0));
+///         c
+///     })
+///     .collect();
+/// let chart = render_grid("grid", "Two panels", "", &panels, 2).unwrap();
+/// assert!(chart.svg.contains("plot-area-1"));
+/// assert_eq!(&chart.png[1..4], b"PNG");
+/// ```
+pub fn render_grid(
+    name: &str,
+    title: &str,
+    caption: &str,
+    panels: &[ChartSpec],
+    cols: usize,
+) -> Result<Chart> {
+    let cols = cols.max(1);
+    let rows = panels.len().div_ceil(cols).max(1) as u32;
+    let size = (SIZE.0, 40 + rows * PANEL_HEIGHT);
+    let fail = |e: String| Error::internal(format!("chart {name}: {e}"));
+    let svg = draw::svg_grid(title, caption, panels, cols, size).map_err(fail)?;
+    let rgb = style::rasterise(&svg, size).map_err(fail)?;
+    let png = encode_png(&rgb, size).map_err(|e| fail(e.to_string()))?;
+    Ok(Chart {
+        name: name.to_string(),
+        svg,
+        png,
+        caption: caption.to_string(),
     })
 }
 

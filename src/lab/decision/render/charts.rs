@@ -1,6 +1,7 @@
-//! The decision report's charts: memory against harm per family, the
-//! timeline of admitted requests, the harm grid (compliant denied against
-//! limited excess, with its frontier) and the watched key's onset.
+//! The decision report's charts: harm against memory per family (the lead),
+//! harm per candidate (compliant denied against limited excess, or a
+//! sorted dot plot of limited excess when no compliant request was denied),
+//! the watched key's onset and its timeline.
 
 use super::*;
 
@@ -15,63 +16,199 @@ pub(super) fn families(cands: &[Candidate]) -> Vec<&str> {
     fams
 }
 
-/// Wrong decisions against memory, one series per family.
-pub(super) fn memory_chart(
+/// Each candidate's harm: (limited excess %, compliant denied %).
+fn harms(lab: &Lab, cands: &[Candidate]) -> Vec<(f64, f64)> {
+    lab.tallies
+        .iter()
+        .take(cands.len())
+        .map(|t| {
+            let h = harm(lab, t);
+            (
+                excess_pct(&h),
+                pct(h.compliant_denied, h.compliant_requests),
+            )
+        })
+        .collect()
+}
+
+/// A signed percentage with a typographic minus: `+1.6%`, `−71.6%`.
+fn signed_pct(v: f64) -> String {
+    format!("{v:+.1}%").replace('-', "\u{2212}")
+}
+
+/// Where a value is drawn on an axis zoomed to `zoom`: a value outside
+/// sits just inside the edge it passes (and is labelled with its true
+/// value by the caller).
+fn at_edge(zoom: Option<(f64, f64)>, v: f64) -> (f64, bool) {
+    match zoom {
+        Some((lo, hi)) if v < lo || v > hi => {
+            let inset = 0.02 * (hi - lo);
+            (if v < lo { lo + inset } else { hi - inset }, true)
+        }
+        _ => (v, false),
+    }
+}
+
+/// One line per family through its candidates (in the scenario's order,
+/// the parameter sweep), families whose points coincide merged into one
+/// line with their names joined: (label, candidate indices).
+fn family_lines(
+    cands: &[Candidate],
+    fams: &[&str],
+    key: &[(f64, f64)],
+) -> Vec<(String, Vec<usize>)> {
+    let mut lines: Vec<(String, Vec<usize>)> = Vec::new();
+    for fam in fams {
+        let members: Vec<usize> = (0..cands.len())
+            .filter(|&i| cands[i].family == *fam)
+            .collect();
+        let pts: Vec<(f64, f64)> = members.iter().map(|&i| key[i]).collect();
+        match lines
+            .iter_mut()
+            .find(|(_, m)| m.iter().map(|&i| key[i]).collect::<Vec<_>>() == pts)
+        {
+            Some(l) => l.0 = format!("{} = {}", l.0, fam),
+            None => lines.push((fam.to_string(), members)),
+        }
+    }
+    lines
+}
+
+/// The lead chart: what each candidate costs in harm for its memory. Limited
+/// excess (two-sided around the exact limiter's 0: below it abusers are
+/// locked out, also harm) against memory, one line per family through its
+/// sweep, labelled at its end; candidates that deny compliant requests say
+/// how many beside their point.
+pub(super) fn harm_memory_chart(
     lab: &Lab,
     cands: &[Candidate],
     mems: &[u64],
     fams: &[&str],
 ) -> ChartSpec {
     let p = lab.p;
-    let mut mem = ChartSpec::new(
-        "wrong_vs_memory",
+    let hs = harms(lab, cands);
+    let mut c = ChartSpec::new(
+        "harm_vs_memory",
         format!(
-            "Wrong decisions vs memory ({} per key per {} ms)",
+            "Harm vs memory ({} per key per {} ms)",
             p.policy.limit, p.policy.interval_ms
         ),
         "memory (bytes, log scale)",
-        "wrong decisions (% of requests, log scale)",
+        "limited keys: admitted beyond the exact limiter (%)",
     );
-    mem.caption =
-        "wrong decisions (% of requests, vs the sliding log) against memory, log-log.".into();
-    mem.x_log = true;
-    mem.y_log = true;
-    mem.log_floor = 1e-5;
-    mem.legend = Legend::UpperRight;
-    for (fi, fam) in fams.iter().enumerate() {
-        let mut pts: Vec<(f64, f64, String)> = cands
+    c.x_log = true;
+    let ys: Vec<f64> = hs.iter().map(|h| h.0).collect();
+    let zoom = zoom_range(&ys);
+    let key: Vec<(f64, f64)> = (0..cands.len())
+        .map(|i| (mems[i].max(1) as f64, hs[i].0))
+        .collect();
+    let mut off = 0usize;
+    for (fi, (label, members)) in family_lines(cands, fams, &key).into_iter().enumerate() {
+        let mut m = members.clone();
+        m.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0).then(a.cmp(&b)));
+        let pts: Vec<(f64, f64)> = m
             .iter()
-            .zip(&lab.tallies)
-            .zip(mems)
-            .filter(|((cd, _), _)| cd.family == *fam)
-            .map(|((cd, t), &m)| {
-                let label = cd.name.strip_prefix(fam).unwrap_or("").trim().to_string();
-                (
-                    (m.max(1)) as f64,
-                    pct(t.false_allow + t.false_deny, lab.requests),
-                    label,
-                )
+            .map(|&i| (key[i].0, at_edge(zoom, key[i].1).0))
+            .collect();
+        let labels: Vec<String> = m
+            .iter()
+            .enumerate()
+            .map(|(_, &i)| {
+                let mut parts = Vec::new();
+                if at_edge(zoom, hs[i].0).1 {
+                    off += 1;
+                    parts.push(format!("limited excess {}", signed_pct(hs[i].0)));
+                }
+                if hs[i].1 > 0.0 {
+                    parts.push(format!("{} of compliant denied", fmt_pct(hs[i].1)));
+                }
+                parts.join(": ")
             })
             .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         let style = if pts.len() > 1 {
             SeriesStyle::LinePoints
         } else {
             SeriesStyle::Points
         };
-        let mut s = Series::new(*fam, pts.iter().map(|x| (x.0, x.1)).collect(), style);
-        if pts.len() > 1 {
-            s.point_labels = Some(pts.iter().map(|x| format!(" {}", x.2)).collect());
-        }
+        let mut s = Series::new(label, pts, style);
+        s.point_labels = Some(labels);
         s.color = Some(fi);
-        mem.series.push(s);
+        c.series.push(s);
     }
-    mem
+    let (lo, hi) = key.iter().fold((f64::INFINITY, 0.0f64), |(a, b), k| {
+        (a.min(k.0), b.max(k.0))
+    });
+    let mut zero = Series::new(
+        "exact limiter (0)",
+        vec![(lo, 0.0), (hi, 0.0)],
+        SeriesStyle::Dashed,
+    );
+    zero.color = Some(6);
+    c.series.push(zero);
+    if let Some(r) = zoom {
+        c.y_range = Some(r);
+    }
+    c.caption = format!(
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined). A candidate that denies compliant requests says how many beside its point.{}",
+        if off == 0 {
+            String::new()
+        } else {
+            format!(
+                " The y axis is zoomed to the others: {} far outside {} drawn at its edge, labelled with {} true value.",
+                if off == 1 { "one candidate" } else { "candidates" },
+                if off == 1 { "is" } else { "are" },
+                if off == 1 { "its" } else { "their" },
+            )
+        }
+    );
+    c
 }
 
-/// The watched key's admitted rate over time: offered, the truth, the first
-/// candidate of each per-key family, and the policy rate.
-pub(super) fn timeline_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Option<ChartSpec> {
+/// The per-key families' first candidates (the global ones limit no key:
+/// their picture is the table's), in order.
+fn picks(cands: &[Candidate], fams: &[&str]) -> Vec<usize> {
+    fams.iter()
+        .filter(|fam| !fam.contains("global"))
+        .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam))
+        .collect()
+}
+
+/// Columns of the small multiples.
+const PANEL_COLS: usize = 2;
+
+/// Where `a` and `b` differ by more than `tol`: the indices.
+fn differ(a: &[f64], b: &[f64], tol: f64) -> Vec<usize> {
+    a.iter()
+        .zip(b)
+        .enumerate()
+        .filter(|(_, (x, y))| (*x - *y).abs() > tol)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// A panel's title: the candidate, and how it compares with the exact
+/// limiter drawn over it (the same everywhere, the same but at a few
+/// places, named; or different).
+fn panel_title(name: &str, diff: &[usize], at: impl Fn(usize) -> String) -> String {
+    match diff.len() {
+        0 => format!("{name} (= exact)"),
+        1..=3 => format!(
+            "{name} (= exact but at {})",
+            diff.iter().map(|&k| at(k)).collect::<Vec<_>>().join(", ")
+        ),
+        _ => name.to_string(),
+    }
+}
+
+/// The watched key's admitted rate over time, small multiples: one panel
+/// per per-key family (its first candidate), shared axes, the exact
+/// sliding log drawn over each as a black dashed outline, the policy rate
+/// as a grey line. What the key offered is in the title.
+pub(super) fn timeline_chart(
+    lab: &Lab,
+    cands: &[Candidate],
+    fams: &[&str],
+) -> Option<Result<crate::report::Chart>> {
     let (_, from) = lab.watch()?;
     let p = lab.p;
     let to_s = |b: usize| {
@@ -80,168 +217,181 @@ pub(super) fn timeline_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> O
             / SECOND as f64
     };
     let per_s = SECOND as f64 / lab.bin_w as f64;
-    let series_of = |bins: &[u64]| -> Vec<(f64, f64)> {
-        bins.iter()
-            .enumerate()
-            .map(|(b, &v)| (to_s(b), v as f64 * per_s))
-            .collect()
+    let rate = |bins: &[u64]| -> Vec<f64> { bins.iter().map(|&v| v as f64 * per_s).collect() };
+    let step = |r: &[f64]| -> Vec<(f64, f64)> {
+        r.iter().enumerate().map(|(b, &v)| (to_s(b), v)).collect()
     };
-    let mut tl = ChartSpec::new(
-        "watched_timeline",
-        format!(
-            "Watched key {}: admitted requests per second",
-            lab.watch_name().unwrap_or_default()
-        ),
-        "time (s)",
-        format!("requests/s in {} ms bins", lab.bin_w as f64 / MILLI as f64),
-    );
-    tl.caption = "requests per second of the watched key admitted by each algorithm, against what was offered and what the exact sliding log admitted.".into();
-    tl.vlines
-        .push((from as f64 / SECOND as f64, "abuse starts".into()));
-    let mut s = Series::new("offered", series_of(&lab.offered), SeriesStyle::Step);
-    s.color = Some(7);
-    tl.series.push(s);
-    let mut s = Series::new(
-        "exact sliding log (truth)",
-        series_of(&lab.oracle.bins),
-        SeriesStyle::Step,
-    );
-    s.color = Some(0);
-    tl.series.push(s);
-    let picks = fams
-        .iter()
-        .filter(|fam| !fam.contains("global"))
-        .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam));
-    for (ci, i) in picks.enumerate() {
-        let mut s = Series::new(
-            cands[i].name.clone(),
-            series_of(&lab.tallies[i].bins),
-            SeriesStyle::Step,
-        );
-        s.color = Some(ci + 1);
-        tl.series.push(s);
-    }
     let lim = p.policy.limit as f64 * SECOND as f64 / (p.policy.interval_ms * MILLI) as f64;
-    let mut s = Series::new(
-        format!("policy rate ({lim} /s)"),
-        vec![(to_s(0), lim), (to_s(BINS as usize), lim)],
-        SeriesStyle::Dashed,
+    let exact = rate(&lab.oracle.bins);
+    let picks = picks(cands, fams);
+    let top = picks
+        .iter()
+        .flat_map(|&i| rate(&lab.tallies[i].bins))
+        .chain(exact.iter().copied())
+        .fold(lim, f64::max);
+    let x_range = (to_s(0), to_s(BINS as usize));
+    let offered_peak = rate(&lab.offered).into_iter().fold(0.0, f64::max);
+    let bin_ms = lab.bin_w as f64 / MILLI as f64;
+    let panels: Vec<ChartSpec> = picks
+        .iter()
+        .enumerate()
+        .map(|(ci, &i)| {
+            let mine = rate(&lab.tallies[i].bins);
+            let diff = differ(&mine, &exact, 0.5 * per_s);
+            let title = panel_title(&cands[i].name, &diff, |k| format!("{:.2} s", to_s(k)));
+            let mut c = ChartSpec::new(
+                format!("panel-{ci}"),
+                title,
+                "time (s)",
+                format!("requests/s ({bin_ms} ms bins)"),
+            );
+            let mut s = Series::new("this candidate", step(&mine), SeriesStyle::Step);
+            s.color = Some(ci % 6);
+            c.series.push(s);
+            let mut s = Series::new(
+                format!("policy ({lim} /s)"),
+                vec![(x_range.0, lim), (x_range.1, lim)],
+                SeriesStyle::Line,
+            );
+            s.color = Some(7);
+            c.series.push(s);
+            let mut s = Series::new("exact sliding log", step(&exact), SeriesStyle::Dashed);
+            s.color = Some(6);
+            c.series.push(s);
+            c.vlines.push((from as f64 / SECOND as f64, String::new()));
+            c.x_range = Some(x_range);
+            c.y_range = Some((0.0, top * 1.05));
+            c
+        })
+        .collect();
+    let title = format!(
+        "Watched key {}: admitted requests per second (it offered up to {:.0}/s; abuse from {:.0} s, dotted)",
+        lab.watch_name().unwrap_or_default(),
+        offered_peak,
+        from as f64 / SECOND as f64,
     );
-    s.color = Some(6);
-    tl.series.push(s);
-    Some(tl)
+    let caption = format!(
+        "requests per second of the watched key admitted by each per-key family's first candidate (one panel each, the same axes), with the exact sliding log drawn over it as a black dashed line and the policy rate ({lim}/s) in grey; a panel's title says when the candidate equals the exact limiter, or at which bins alone it differs. The dotted line is where the key's abuse starts; what it offered is in the title."
+    );
+    Some(crate::report::chart::render_grid(
+        "watched_timeline",
+        &title,
+        &caption,
+        &panels,
+        PANEL_COLS,
+    ))
 }
 
-/// Harm: compliant denied % against limited excess %, one point per
-/// candidate, and the Pareto frontier (lower left is better on both). A
-/// candidate far outside the others on x (Cloudflare's window with denied
-/// requests counted locks abusers out at about -70%) would squeeze the rest
-/// into a few pixels: the axis is zoomed to the others and it is drawn at
-/// the axis edge as its own series, its name and true value beside it.
-pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
+/// Harm per candidate. When no candidate denies a compliant request, a
+/// sorted dot plot of limited excess, one labelled row per candidate;
+/// otherwise compliant denied (log, the "0" row under it) against limited
+/// excess, one line per family through its sweep (ann-benchmarks' style),
+/// each named at its end, the exact limiter at the origin. Excess is
+/// two-sided around the exact limiter's 0: below it abusers are locked out.
+pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> ChartSpec {
     let p = lab.p;
-    let mut c = ChartSpec::new(
-        "harm",
-        format!(
-            "Harm per candidate ({} per key per {} ms)",
-            p.policy.limit, p.policy.interval_ms
-        ),
-        "limited keys: admitted beyond the exact limiter (% of what it admitted)",
-        "compliant keys: requests denied (%, log scale)",
+    let hs = harms(lab, cands);
+    let title = format!(
+        "Harm per candidate ({} per key per {} ms)",
+        p.policy.limit, p.policy.interval_ms
     );
-    c.y_log = true;
-    c.log_floor = 1e-4;
-    let pts: Vec<(f64, f64, &str)> = cands
-        .iter()
-        .zip(&lab.tallies)
-        .map(|(cd, t)| {
-            let h = harm(lab, t);
-            (
-                excess_pct(&h),
-                pct(h.compliant_denied, h.compliant_requests),
-                cd.name.as_str(),
-            )
-        })
-        .filter(|pt| pt.1 <= 50.0)
-        .collect();
-    let xs: Vec<f64> = pts.iter().map(|x| x.0).collect();
+    let x_label = "limited keys: admitted beyond the exact limiter (% of what it admitted)";
+    let xs: Vec<f64> = hs.iter().map(|h| h.0).collect();
     let zoom = zoom_range(&xs);
-    // Where a point is drawn: clipped ones just inside the edge they pass.
-    let drawn = |x: f64| match zoom {
-        Some((lo, hi)) if x < lo || x > hi => {
-            let inset = 0.02 * (hi - lo);
-            if x < lo {
-                lo + inset
-            } else {
-                hi - inset
-            }
-        }
-        _ => x,
+    let off: Vec<usize> = (0..cands.len())
+        .filter(|&i| at_edge(zoom, xs[i]).1)
+        .collect();
+    let zoomed = if off.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The x axis is zoomed to the others: {} far outside {} drawn at its edge, labelled with {} true value.",
+            if off.len() == 1 { "one candidate" } else { "candidates" },
+            if off.len() == 1 { "is" } else { "are" },
+            if off.len() == 1 { "its" } else { "their" },
+        )
     };
-    let clipped = |x: f64| zoom.is_some_and(|(lo, hi)| x < lo || x > hi);
-    let mut sorted: Vec<(f64, f64)> = pts.iter().map(|x| (x.0, x.1)).collect();
-    sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let mut frontier: Vec<(f64, f64)> = Vec::new();
-    for pt in &sorted {
-        if frontier.last().map_or(true, |f| pt.1 < f.1) {
-            frontier.push(*pt);
-        }
-    }
-    let mut all = Series::new(
-        "candidates (one point each; names in the table)",
-        pts.iter()
-            .filter(|x| !clipped(x.0))
-            .map(|x| (x.0, x.1))
-            .collect(),
-        SeriesStyle::Points,
-    );
-    all.color = Some(1);
-    c.series.push(all);
-    let off: Vec<&(f64, f64, &str)> = pts.iter().filter(|x| clipped(x.0)).collect();
-    if !off.is_empty() {
+    if hs.iter().all(|h| h.1 == 0.0) {
+        let mut order: Vec<usize> = (0..cands.len()).collect();
+        order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(a.cmp(&b)));
+        let mut c = ChartSpec::new("harm", title, x_label, "");
+        c.y_categories = order.iter().map(|&i| cands[i].name.clone()).collect();
+        let row = |i: usize| order.iter().position(|&o| o == i).unwrap_or(0) as f64;
         let mut s = Series::new(
-            "off the x axis (drawn at its edge; true value beside it)",
-            off.iter().map(|x| (drawn(x.0), x.1)).collect(),
+            "",
+            order
+                .iter()
+                .map(|&i| (at_edge(zoom, xs[i]).0, row(i)))
+                .collect(),
             SeriesStyle::Points,
         );
         s.point_labels = Some(
-            off.iter()
-                .map(|x| {
-                    if x.0 < 0.0 {
-                        format!("\u{2190} {}: {:+.1}%", x.2, x.0)
+            order
+                .iter()
+                .map(|&i| {
+                    if at_edge(zoom, xs[i]).1 {
+                        signed_pct(xs[i])
                     } else {
-                        format!("{}: {:+.1}% \u{2192}", x.2, x.0)
+                        String::new()
                     }
                 })
                 .collect(),
         );
-        s.color = Some(3);
+        s.color = Some(0);
+        c.series.push(s);
+        c.vlines.push((0.0, "exact limiter".into()));
+        if let Some(r) = zoom {
+            c.x_range = Some(r);
+        }
+        c.caption = format!(
+            "requests of limited keys admitted beyond the exact sliding log (% of what it admitted), one row per candidate, sorted. No candidate denied a compliant key's request, so this is the whole harm: right of the exact limiter's 0 abusers get more through, left of it they are locked out beyond the policy (also harm).{zoomed}"
+        );
+        return c;
+    }
+    let mut c = ChartSpec::new(
+        "harm",
+        title,
+        x_label,
+        "compliant keys: requests denied (%, log scale)",
+    );
+    c.y_log = true;
+    c.log_floor = 1e-4;
+    let key: Vec<(f64, f64)> = hs.clone();
+    for (fi, (label, members)) in family_lines(cands, fams, &key).into_iter().enumerate() {
+        let pts: Vec<(f64, f64)> = members
+            .iter()
+            .map(|&i| (at_edge(zoom, xs[i]).0, hs[i].1))
+            .collect();
+        let labels: Vec<String> = members
+            .iter()
+            .enumerate()
+            .map(|(_, &i)| {
+                let edge = at_edge(zoom, xs[i]).1;
+                if edge {
+                    signed_pct(xs[i])
+                } else {
+                    String::new()
+                }
+            })
+            .collect();
+        let style = if pts.len() > 1 {
+            SeriesStyle::LinePoints
+        } else {
+            SeriesStyle::Points
+        };
+        let mut s = Series::new(label, pts, style);
+        s.point_labels = Some(labels);
+        s.color = Some(fi);
         c.series.push(s);
     }
-    if frontier.len() > 1 {
-        let mut f = Series::new(
-            "frontier (no candidate beats these on both)",
-            frontier.iter().map(|&(x, y)| (drawn(x), y)).collect(),
-            SeriesStyle::Dashed,
-        );
-        f.color = Some(0);
-        c.series.push(f);
-    }
-    if let Some((lo, hi)) = zoom {
-        c.x_range = Some((lo, hi));
+    let mut exact = Series::new("exact limiter", vec![(0.0, 0.0)], SeriesStyle::Points);
+    exact.color = Some(6);
+    c.series.push(exact);
+    if let Some(r) = zoom {
+        c.x_range = Some(r);
     }
     c.caption = format!(
-        "requests of compliant keys denied (% of their requests) against requests of limited keys admitted beyond the exact limiter (% of what it admitted), one point per candidate; the line joins the candidates no other beats on both. A zero share of compliant requests denied sits on the \"0\" row under the axis. Candidates that deny more than half of the compliant requests are left off (see the table).{}",
-        if off.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " The x axis is zoomed to the others: {} far outside {} drawn at the axis edge, with {} true value beside it.",
-                if off.len() == 1 { "one candidate" } else { "candidates" },
-                if off.len() == 1 { "is" } else { "are" },
-                if off.len() == 1 { "its" } else { "their" },
-            )
-        }
+        "requests of compliant keys denied (% of their requests, log scale; none on the \"0\" row under the axis) against requests of limited keys admitted beyond the exact sliding log (% of what it admitted): one line per family through its parameter sweep (families that coincide drawn once, names joined); the exact limiter sits at the origin. Both directions of x are harm: right of 0 abusers get more through, left of it they are locked out beyond the policy.{zoomed}"
     );
     c
 }
@@ -278,18 +428,20 @@ pub(super) fn zoom_range(xs: &[f64]) -> Option<(f64, f64)> {
     Some((a - 0.1 * span, b + 0.1 * span))
 }
 
-/// One line of the onset chart: its label, points and the cumulative
-/// counts it was compared by.
-pub(super) type OnsetLine = (String, Vec<(f64, f64)>, Vec<u64>);
-
 /// Onset bins drawn: from a fifth of an interval before the abuse starts
 /// (bin 50 is its start) to three intervals after it.
 pub(super) const ONSET_DRAWN: std::ops::RangeInclusive<usize> = 40..=200;
 
 /// The watched key's onset: cumulative admitted requests, counted from one
-/// interval before its abuse starts, drawn over its first intervals. What it
-/// offered is in the title: as a line it dwarfed the admitted ones.
-pub(super) fn onset_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Option<ChartSpec> {
+/// interval before its abuse starts, drawn over its first intervals, small
+/// multiples: one panel per per-key family, the exact sliding log over each
+/// (black, dashed), shared axes. What it offered is in the title: as a
+/// line it dwarfed the admitted ones.
+pub(super) fn onset_chart(
+    lab: &Lab,
+    cands: &[Candidate],
+    fams: &[&str],
+) -> Option<Result<crate::report::Chart>> {
     let (w, start) = lab.onset()?;
     let (_, from) = lab.watch()?;
     // Saturating: a watched key whose abuse starts after the run ends still
@@ -318,52 +470,57 @@ pub(super) fn onset_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Opti
         .skip(abuse_bin.min(end))
         .sum();
     let secs = |t: Nanos| t as f64 / SECOND as f64;
-    let mut c = ChartSpec::new(
-        "watched_onset",
-        format!(
-            "Watched key {}: admitted requests around its abuse start (it offered {} in the first {} s)",
-            lab.watch_name().unwrap_or_default(),
-            offered,
-            secs(at(end).saturating_sub(from)),
-        ),
-        "time since the abuse started (s)",
-        "requests admitted (cumulative)",
-    );
-    c.caption = "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): how much of the burst each limiter lets through before it settles at the policy rate. Lines within a pixel of each other are drawn once, with their names joined.".into();
-    let picks = fams
+    let exact = cumulative(&lab.oracle.onset);
+    let picks = picks(cands, fams);
+    let lines: Vec<(usize, Vec<(f64, f64)>)> = picks
         .iter()
-        .filter(|fam| !fam.contains("global"))
-        .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam));
-    // Candidates whose admitted counts match an earlier one's to within
-    // about a pixel (a 300th of the highest count) are drawn once, with
-    // both names.
-    let truth = std::iter::once(("exact sliding log (truth)".to_string(), &lab.oracle.onset));
-    let others = picks.map(|i| (cands[i].name.clone(), &lab.tallies[i].onset));
-    let all: Vec<(String, Vec<(f64, f64)>)> = truth
-        .chain(others)
-        .map(|(name, onset)| (name, cumulative(onset)))
+        .map(|&i| (i, cumulative(&lab.tallies[i].onset)))
         .collect();
-    let top = all
+    let top = lines
         .iter()
-        .flat_map(|(_, pts)| pts.iter().map(|p| p.1 as u64))
-        .max()
-        .unwrap_or(0);
-    let tol = (top / 300).max(1);
-    let mut lines: Vec<OnsetLine> = Vec::new();
-    for (name, pts) in all {
-        let sums: Vec<u64> = pts.iter().map(|p| p.1 as u64).collect();
-        match lines.iter_mut().find(|l| {
-            l.2.len() == sums.len() && l.2.iter().zip(&sums).all(|(a, b)| a.abs_diff(*b) <= tol)
-        }) {
-            Some(l) => l.0 = format!("{} = {}", l.0, name),
-            None => lines.push((name, pts, sums)),
-        }
-    }
-    for (ci, (name, pts, _)) in lines.into_iter().enumerate() {
-        let mut s = Series::new(name, pts, SeriesStyle::Line);
-        s.color = Some(ci);
-        c.series.push(s);
-    }
-    c.vlines.push((0.0, "abuse starts".into()));
-    Some(c)
+        .flat_map(|(_, pts)| pts.iter().map(|p| p.1))
+        .chain(exact.iter().map(|p| p.1))
+        .fold(1.0, f64::max);
+    let x_range = (to_s(*ONSET_DRAWN.start()), to_s(end));
+    let tol = (top / 300.0).max(1.0);
+    let ys = |pts: &[(f64, f64)]| pts.iter().map(|p| p.1).collect::<Vec<_>>();
+    let panels: Vec<ChartSpec> = lines
+        .into_iter()
+        .enumerate()
+        .map(|(ci, (i, pts))| {
+            let diff = differ(&ys(&pts), &ys(&exact), tol);
+            let title = panel_title(&cands[i].name, &diff, |k| format!("{:.2} s", pts[k].0));
+            let mut c = ChartSpec::new(
+                format!("panel-{ci}"),
+                title,
+                "time since the abuse started (s)",
+                "admitted (cumulative)",
+            );
+            let mut s = Series::new("this candidate", pts, SeriesStyle::Line);
+            s.color = Some(ci % 6);
+            c.series.push(s);
+            let mut s = Series::new("exact sliding log", exact.clone(), SeriesStyle::Dashed);
+            s.color = Some(6);
+            c.series.push(s);
+            c.vlines.push((0.0, String::new()));
+            c.x_range = Some(x_range);
+            c.y_range = Some((0.0, top * 1.05));
+            c.legend = Legend::LowerRight;
+            c
+        })
+        .collect();
+    let title = format!(
+        "Watched key {}: admitted requests around its abuse start (dotted; it offered {} in the first {} s)",
+        lab.watch_name().unwrap_or_default(),
+        offered,
+        secs(at(end).saturating_sub(from)),
+    );
+    let caption = "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, the exact sliding log drawn over each as a black dashed line. How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs.".to_string();
+    Some(crate::report::chart::render_grid(
+        "watched_onset",
+        &title,
+        &caption,
+        &panels,
+        PANEL_COLS,
+    ))
 }

@@ -50,13 +50,17 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
     ));
     report.console(CONSOLE_MORE);
     report.console_wide(&format!("{head}{}", table.text()));
-    let mut charts = vec![
-        memory_chart(lab, cands, &mems, &fams),
-        harm_chart(lab, cands),
+    let charts = vec![
+        harm_memory_chart(lab, cands, &mems, &fams),
+        harm_chart(lab, cands, &fams),
     ];
-    charts.extend(onset_chart(lab, cands, &fams));
-    charts.extend(timeline_chart(lab, cands, &fams));
     report.charts(&charts)?;
+    if let Some(c) = onset_chart(lab, cands, &fams) {
+        report.rendered_chart(c?);
+    }
+    if let Some(c) = timeline_chart(lab, cands, &fams) {
+        report.rendered_chart(c?);
+    }
     Ok(report.finish())
 }
 

@@ -122,6 +122,20 @@ pub(super) enum ZeroRow {
     BelowFloor,
 }
 
+/// A categorical axis: category `i` at `i`, labelled with its name.
+pub(super) fn categorical(names: &[String]) -> Axis {
+    Axis {
+        lo: -0.6,
+        hi: names.len().max(1) as f64 - 0.4,
+        ticks: names
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i as f64, s.clone()))
+            .collect(),
+        zero: None,
+    }
+}
+
 /// Builds an axis over `vals` (axis units), `forced` in data units.
 pub(super) fn axis(
     scale: Scale,

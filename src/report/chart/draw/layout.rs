@@ -3,8 +3,10 @@
 
 use super::*;
 
+#[allow(non_snake_case)] // W, H: the canvas, as in the drawing
 impl Ctx<'_> {
     pub(super) fn frame(&self, place: Place, footnote: bool) -> Frame {
+        let (W, H) = (self.w, self.h);
         let spec = self.spec;
         let (xa, ya) = (self.xa, self.ya);
         let mut texts: Vec<Txt> = Vec::new();
@@ -22,10 +24,11 @@ impl Ctx<'_> {
             .map(|t| style::text_width(&t.1, size::TICK))
             .chain(ya.zero.iter().map(|z| style::text_width(z, size::TICK)))
             .fold(0.0, f64::max);
-        let left = 10.0 + 20.0 + tick_w + 8.0;
+        // whole pixels: plotters draws on integer coordinates
+        let left = (10.0 + 20.0 + tick_w + 12.0).round();
         let mut right = W - 26.0;
         if place == Place::Right {
-            right = W - 14.0 - self.legend_w - 14.0;
+            right = (W - 14.0 - self.legend_w - 14.0).round();
         }
         let (x_lo, x_hi) = (xa.lo, xa.hi);
         let x_of = move |t: f64| {
@@ -34,26 +37,17 @@ impl Ctx<'_> {
         };
         let mut dropped: Vec<String> = Vec::new();
         let (vline_px, top) = self.vline_labels(&x_of, top, &mut texts, &mut dropped);
+        let top = top.round();
         // Bottom: ticks, x label, legend rows, footnote.
         let mut bottom = H - 10.0;
         let foot = if footnote { Some(()) } else { None };
         if foot.is_some() {
             bottom -= 18.0;
         }
-        let legend_cols = if place == Place::Bottom && !self.wrapped {
-            (((right - left) / self.legend_w).floor() as usize).max(1)
-        } else {
-            1
-        };
         if place == Place::Bottom {
-            let rows = if legend_cols == 1 {
-                self.n_lines
-            } else {
-                self.n_entries.div_ceil(legend_cols)
-            };
-            bottom -= rows as f64 * 18.0 + 14.0;
+            bottom -= self.legend_h + 14.0;
         }
-        let x_label_y = bottom - 4.0;
+        let x_label_y = (bottom - 4.0).round();
         let tick_y_space = 20.0;
         let plot_bottom = x_label_y - 20.0 - tick_y_space;
         let zero_h = if ya.zero.is_some() {
@@ -64,16 +58,23 @@ impl Ctx<'_> {
         let data_bottom = plot_bottom - zero_h;
         let plot = R::new(left, top, right, plot_bottom);
         let (y_lo, y_hi) = (ya.lo, ya.hi);
+        // plotters' y range: the log part, extended down over the zero row
+        let y_dom_lo = y_lo - zero_h / (data_bottom - top) * (y_hi - y_lo);
         let zero_y = ya.zero.as_ref().map(|_| plot_bottom - ZERO_ROW / 2.0);
-        let zy = zero_y.unwrap_or(data_bottom);
-        let y_of = move |t: Option<f64>| match t {
-            Some(t) => {
-                let t = t.clamp(y_lo, y_hi);
-                data_bottom - (t - y_lo) / (y_hi - y_lo) * (data_bottom - top)
-            }
-            None => zy,
+        let zero_u = y_dom_lo + (ZERO_ROW / 2.0) / (plot_bottom - top) * (y_hi - y_dom_lo);
+        let y_of = move |t: Option<f64>| {
+            let u = match t {
+                Some(t) => t.clamp(y_lo, y_hi),
+                None if zero_h > 0.0 => zero_u,
+                None => y_lo,
+            };
+            plot_bottom - (u - y_dom_lo) / (y_hi - y_dom_lo) * (plot_bottom - top)
         };
-        self.axis_texts(&mut texts, &x_of, &y_of, &plot, x_label_y, zero_y);
+        let (x_ticks, titles) = self.axis_texts(&mut texts, &x_of, &y_of, &plot, x_label_y, zero_y);
+        let mut y_ticks: Vec<(f64, String)> = ya.ticks.clone();
+        if let Some(z) = &ya.zero {
+            y_ticks.push((zero_u, z.clone()));
+        }
 
         let (lines, marks, bands) = self.geometry(&plot, &x_of, &y_of);
         let mut frame = Frame {
@@ -90,11 +91,17 @@ impl Ctx<'_> {
             leaders: Vec::new(),
             vline_px,
             footnote: None,
+            x_dom: (x_lo, x_hi),
+            y_dom: (y_dom_lo, y_hi),
+            x_ticks,
+            y_ticks,
+            x_label_y,
+            titles,
         };
 
         // Legend.
         if self.n_entries > 0 {
-            frame.legend = self.legend_rect(place, &frame, legend_cols, x_label_y);
+            frame.legend = self.legend_rect(place, &frame, x_label_y);
         }
 
         self.label_points(&mut frame, &mut dropped);
@@ -129,6 +136,7 @@ impl Ctx<'_> {
         dropped: &mut Vec<String>,
     ) -> (Vec<(f64, Option<f64>)>, f64) {
         let (spec, xa) = (self.spec, self.xa);
+        let W = self.w;
         let mut vline_px = Vec::new();
         let mut vl_boxes: Vec<(Txt, usize)> = Vec::new();
         for (x, label) in &spec.vlines {
@@ -194,8 +202,10 @@ impl Ctx<'_> {
         plot: &R,
         x_label_y: f64,
         zero_y: Option<f64>,
-    ) {
+    ) -> (Vec<(f64, String)>, (f64, f64)) {
         let (spec, xa, ya) = (self.spec, self.xa, self.ya);
+        let W = self.w;
+        let mut kept = Vec::new();
         let (left, right, top, plot_bottom) = (plot.x0, plot.x1, plot.y0, plot.y1);
         let mut last_end = f64::NEG_INFINITY;
         for (t, label) in &xa.ticks {
@@ -209,30 +219,19 @@ impl Ctx<'_> {
             let b = txt.bbox();
             if b.x0 > last_end + 6.0 && b.x0 >= 2.0 && b.x1 <= W - 2.0 {
                 last_end = b.x1;
-                texts.push(txt);
+                kept.push((*t, label.clone()));
+                texts.push(txt.mesh());
             }
         }
         let tick_asc = style::text_extent(size::TICK).0;
         for (t, label) in &ya.ticks {
             let y = y_of(Some(*t));
-            texts.push(Txt::new(
-                label,
-                left - 6.0,
-                y + tick_asc / 2.5,
-                size::TICK,
-                "end",
-            ));
+            texts.push(Txt::new(label, left - 10.0, y + tick_asc / 2.5, size::TICK, "end").mesh());
         }
         if let (Some(z), Some(y)) = (&ya.zero, zero_y) {
-            texts.push(Txt::new(
-                z,
-                left - 6.0,
-                y + tick_asc / 2.5,
-                size::TICK,
-                "end",
-            ));
+            texts.push(Txt::new(z, left - 10.0, y + tick_asc / 2.5, size::TICK, "end").mesh());
         }
-        texts.push(fit(
+        let xl = fit(
             Txt::new(
                 &spec.x_label,
                 (left + right) / 2.0,
@@ -241,7 +240,10 @@ impl Ctx<'_> {
                 "middle",
             ),
             W - 20.0,
-        ));
+        )
+        .mesh();
+        let x_size = xl.size;
+        texts.push(xl);
         let mut yl = fit(
             Txt::new(
                 &spec.y_label,
@@ -250,14 +252,13 @@ impl Ctx<'_> {
                 size::AXIS,
                 "middle",
             ),
-            plot_bottom - top + 40.0,
-        );
+            plot_bottom - top,
+        )
+        .mesh();
         yl.rotate = true;
-        let b = yl.bbox();
-        if b.y0 < 2.0 || b.y1 > H - 2.0 {
-            yl.y = (b.y1 - b.y0) / 2.0 + 2.0;
-        }
+        let y_size = yl.size;
         texts.push(yl);
+        (kept, (x_size, y_size))
     }
 
     /// Every series' polyline and markers and every band's polygon, in px.
@@ -336,14 +337,9 @@ impl Ctx<'_> {
     /// Where the legend goes: inside, the first corner (the spec's
     /// preference first) clear of data and text; or right of the plot; or
     /// under it in `legend_cols` columns.
-    pub(super) fn legend_rect(
-        &self,
-        place: Place,
-        frame: &Frame,
-        legend_cols: usize,
-        x_label_y: f64,
-    ) -> Option<R> {
+    pub(super) fn legend_rect(&self, place: Place, frame: &Frame, x_label_y: f64) -> Option<R> {
         let spec = self.spec;
+        let W = self.w;
         let (plot, left) = (frame.plot, frame.plot.x0);
         let (w, h) = (self.legend_w, self.legend_h);
         match place {
@@ -371,14 +367,8 @@ impl Ctx<'_> {
             }
             Place::Right => Some(R::new(W - 14.0 - w, plot.y0, W - 14.0, plot.y0 + h)),
             Place::Bottom => {
-                let cols = legend_cols as f64;
-                let rows = if legend_cols == 1 {
-                    self.n_lines
-                } else {
-                    self.n_entries.div_ceil(legend_cols)
-                } as f64;
                 let top = x_label_y + 12.0;
-                Some(R::new(left, top, left + cols * w, top + rows * 18.0 + 10.0))
+                Some(R::new(left, top, left + w, top + h))
             }
         }
     }
@@ -391,7 +381,7 @@ impl Ctx<'_> {
         let mut taken: Vec<R> = frame.texts.iter().map(|t| t.bbox()).collect();
         taken.extend(frame.legend);
         let area = plot.pad(-1.0);
-        for p in self.preps {
+        for (si, p) in self.preps.iter().enumerate() {
             for (k, label) in p.labels.iter().enumerate() {
                 if label.is_empty() {
                     continue;
@@ -437,6 +427,7 @@ impl Ctx<'_> {
                     Some((r, leader)) => {
                         let mut t = Txt::new(label, r.x0, r.y0 + lasc, size::LABEL, "start");
                         t.fill = MUTED;
+                        t.owner = Some(si);
                         taken.push(r);
                         if leader {
                             let near = (x.clamp(r.x0, r.x1), y.clamp(r.y0, r.y1));

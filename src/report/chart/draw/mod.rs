@@ -1,10 +1,10 @@
-//! Layout and SVG of one chart: axes and ticks, the zero row of log axes,
-//! series, bands, marker lines, point labels (placed without collisions),
-//! and the legend (in a corner measured free of data, else outside).
+//! Layout of one chart, drawn with plotters ([`plot`]): what plotters does
+//! not do is here — the ticks of log and percentile axes, the zero row of
+//! log axes, point labels placed without collisions, and the legend's
+//! place (a corner measured free of data, else outside the plot).
 //!
-//! Element ids the layout test reads: `plot-area`, `series-<i>`,
-//! `band-<i>`, `legend-box`, and `legend-for-series-<i>` /
-//! `legend-for-band-<i>` for the legend row of each.
+//! Group ids the layout test reads: `plot-area`, `series-<i>`, `band-<i>`
+//! (with `-legend` appended when the legend names it) and `legend`.
 
 use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
 use super::{ChartSpec, Legend, SeriesStyle, SIZE};
@@ -13,15 +13,13 @@ use std::fmt::Write as _;
 mod axis;
 mod geom;
 mod layout;
+mod plot;
 mod text;
-mod write;
 
 use axis::*;
 use geom::*;
 use text::*;
 
-const W: f64 = SIZE.0 as f64;
-const H: f64 = SIZE.1 as f64;
 /// Marker radius (px).
 const MR: f64 = 4.0;
 /// Height of the zero row under a log y axis, and its gap (px).
@@ -64,6 +62,18 @@ struct Frame {
     leaders: Vec<((f64, f64), (f64, f64))>,
     vline_px: Vec<(f64, Option<f64>)>,
     footnote: Option<Txt>,
+    /// plotters' x range (axis units).
+    x_dom: (f64, f64),
+    /// plotters' y range (axis units, extended down over the zero row).
+    y_dom: (f64, f64),
+    /// The x ticks that are labelled (axis units, label).
+    x_ticks: Vec<(f64, String)>,
+    /// The y ticks, the zero row's last (plot units, label).
+    y_ticks: Vec<(f64, String)>,
+    /// Baseline of the x axis title.
+    x_label_y: f64,
+    /// Font sizes of the x and y axis titles (shrunk to fit).
+    titles: (f64, f64),
 }
 
 /// Whether `r` is clear of every drawn series, marker and band.
@@ -236,8 +246,16 @@ fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (
     } else {
         ZeroRow::Zeros
     });
-    let xa = axis(xs, &xv, spec.x_range, floor, integer_x, None);
-    let ya = axis(ys, &yv, spec.y_range, floor, false, zero_row);
+    let xa = if spec.x_categories.is_empty() {
+        axis(xs, &xv, spec.x_range, floor, integer_x, None)
+    } else {
+        categorical(&spec.x_categories)
+    };
+    let ya = if spec.y_categories.is_empty() {
+        axis(ys, &yv, spec.y_range, floor, false, zero_row)
+    } else {
+        categorical(&spec.y_categories)
+    };
     (xa, ya)
 }
 
@@ -247,7 +265,7 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
     for (i, p) in preps.iter().enumerate() {
         if !p.label.is_empty() {
             entries.push(Entry {
-                lines: wrap(&p.label),
+                label: fit_label(&p.label),
                 target: format!("series-{i}"),
                 look: Some(looks[i].clone()),
                 band: None,
@@ -257,7 +275,7 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
     for (i, b) in spec.bands.iter().enumerate() {
         if !b.label.is_empty() {
             entries.push(Entry {
-                lines: wrap(&b.label),
+                label: fit_label(&b.label),
                 target: format!("band-{i}"),
                 look: None,
                 band: Some((b.color, b.opacity)),
@@ -267,8 +285,52 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
     entries
 }
 
-/// The SVG of `spec`.
-pub(super) fn svg(spec: &ChartSpec) -> String {
+/// The SVG of `spec` on the standard canvas.
+pub(super) fn svg(spec: &ChartSpec) -> Result<String, String> {
+    let mut o = plot::header(SIZE, &spec.title, &spec.caption)?;
+    o.push_str(&panel(spec, SIZE, (0, 0), None)?);
+    o.push_str("</svg>\n");
+    Ok(o)
+}
+
+/// The SVG of small multiples: `panels` in a grid of `cols` columns on a
+/// `size` canvas under `title` (each panel keeps its own title, axes and
+/// legend; give them the same ranges to share axes).
+pub(super) fn svg_grid(
+    title: &str,
+    caption: &str,
+    panels: &[ChartSpec],
+    cols: usize,
+    size: (u32, u32),
+) -> Result<String, String> {
+    let cols = cols.max(1);
+    let rows = panels.len().div_ceil(cols).max(1);
+    let top = GRID_TITLE as u32;
+    let (pw, ph) = (size.0 / cols as u32, (size.1 - top) / rows as u32);
+    let mut o = plot::header(size, title, caption)?;
+    o.push_str(&plot::grid_title(size, title)?);
+    for (k, spec) in panels.iter().enumerate() {
+        let at = (
+            ((k % cols) as u32 * pw) as i32,
+            (top + (k / cols) as u32 * ph) as i32,
+        );
+        o.push_str(&panel(spec, (pw, ph), at, Some((k, size)))?);
+    }
+    o.push_str("</svg>\n");
+    Ok(o)
+}
+
+/// Height of a grid's title strip (px).
+const GRID_TITLE: f64 = 40.0;
+
+/// One chart's groups, laid out on a `size` canvas at `at` (a panel `k` of
+/// a grid on a canvas of its own size, or the whole canvas).
+fn panel(
+    spec: &ChartSpec,
+    size: (u32, u32),
+    at: (i32, i32),
+    grid: Option<(usize, (u32, u32))>,
+) -> Result<String, String> {
     let floor = if spec.log_floor > 0.0 {
         spec.log_floor
     } else {
@@ -293,21 +355,12 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
     let (xa, ya) = axes(spec, &preps, xs, ys, floor);
 
     let entries = legend_entries(spec, &preps, &looks);
-    let row_h = 18.0;
-    let entry_w = |e: &Entry| {
-        40.0 + e
-            .lines
-            .iter()
-            .map(|l| style::text_width(l, size::LEGEND))
-            .fold(0.0, f64::max)
-    };
-    let legend_w = entries.iter().map(entry_w).fold(0.0, f64::max) + 12.0;
-    let n_lines: usize = entries.iter().map(|e| e.lines.len()).sum();
-    let wrapped = n_lines > entries.len();
-    let legend_h = n_lines as f64 * row_h + 10.0;
+    let (legend_w, legend_h) = plot::legend_size(&entries);
 
     let ctx = Ctx {
         spec,
+        w: f64::from(size.0),
+        h: f64::from(size.1),
         preps: &preps,
         xa: &xa,
         ya: &ya,
@@ -317,13 +370,11 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
         legend_w,
         legend_h,
         n_entries: entries.len(),
-        n_lines,
-        wrapped,
     };
     let mut place = Place::Inside;
     let mut frame = ctx.frame(place, false);
     if !entries.is_empty() && frame.legend.is_none() {
-        place = if legend_w <= 290.0 && legend_h <= 430.0 {
+        place = if legend_w <= 430.0 && legend_h <= 430.0 {
             Place::Right
         } else {
             Place::Bottom
@@ -338,11 +389,14 @@ pub(super) fn svg(spec: &ChartSpec) -> String {
             frame = ctx.frame(Place::Right, true);
         }
     }
-    ctx.write(&frame, &entries, &looks, row_h)
+    ctx.plot(&frame, &entries, &looks, at, grid)
 }
 
 struct Ctx<'a> {
     spec: &'a ChartSpec,
+    /// The canvas (or panel) size, px.
+    w: f64,
+    h: f64,
     preps: &'a [Prep],
     xa: &'a Axis,
     ya: &'a Axis,
@@ -352,8 +406,6 @@ struct Ctx<'a> {
     legend_w: f64,
     legend_h: f64,
     n_entries: usize,
-    n_lines: usize,
-    wrapped: bool,
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Text boxes (measured with the embedded font's metrics), escaping,
-//! fitting, and the legend's entries with their line wrapping.
+//! fitting, and the legend's entries.
 
 use super::*;
 
@@ -14,6 +14,10 @@ pub(super) struct Txt {
     pub(super) fill: &'static str,
     pub(super) rotate: bool,
     pub(super) bold: bool,
+    /// Drawn by plotters' mesh (tick and axis labels).
+    pub(super) mesh: bool,
+    /// The series a point label names (drawn in that series' group).
+    pub(super) owner: Option<usize>,
 }
 
 impl Txt {
@@ -33,6 +37,8 @@ impl Txt {
             fill: INK,
             rotate: false,
             bold: false,
+            mesh: false,
+            owner: None,
         }
     }
     pub(super) fn width(&self) -> f64 {
@@ -55,24 +61,11 @@ impl Txt {
             R::new(x0, self.y - asc, x0 + w, self.y + desc)
         }
     }
-    pub(super) fn svg(&self, out: &mut String) {
-        let transform = if self.rotate {
-            format!(" transform=\"rotate(-90 {:.1} {:.1})\"", self.x, self.y)
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{}\" text-anchor=\"{}\" fill=\"{}\"{}{}>{}</text>",
-            self.x,
-            self.y,
-            self.size,
-            self.anchor,
-            self.fill,
-            if self.bold { " font-weight=\"bold\"" } else { "" },
-            transform,
-            esc(&self.text)
-        );
+    /// The same text, drawn by plotters' mesh (an axis label) rather
+    /// than by us; kept in the layout for collision checks.
+    pub(super) fn mesh(mut self) -> Self {
+        self.mesh = true;
+        self
     }
 }
 
@@ -93,67 +86,34 @@ pub(super) fn fit(mut t: Txt, max: f64) -> Txt {
 
 /// One legend row.
 pub(super) struct Entry {
-    /// The label wrapped to [`LEGEND_MAX`] px.
-    pub(super) lines: Vec<String>,
+    /// The label.
+    pub(super) label: String,
     /// `series-<i>` or `band-<i>`.
     pub(super) target: String,
     pub(super) look: Option<Look>,
     pub(super) band: Option<(usize, f64)>,
 }
 
-/// Widest legend line (px); longer labels wrap, at " = " first.
-pub(super) const LEGEND_MAX: f64 = 420.0;
+/// Widest legend label (px): a longer one (series merged as `a = b = c`)
+/// is cut at a word with an ellipsis.
+pub(super) const LEGEND_MAX: f64 = 400.0;
 
-pub(super) fn wrap(label: &str) -> Vec<String> {
+pub(super) fn fit_label(label: &str) -> String {
     let width = |t: &str| style::text_width(t, size::LEGEND);
     if width(label) <= LEGEND_MAX {
-        return vec![label.to_string()];
+        return label.to_string();
     }
-    let mut lines: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for (i, part) in label.split(" = ").enumerate() {
-        let piece = if i == 0 {
-            part.to_string()
+    let mut out = String::new();
+    for word in label.split(' ') {
+        let next = if out.is_empty() {
+            word.to_string()
         } else {
-            format!("= {part}")
+            format!("{out} {word}")
         };
-        let joined = if cur.is_empty() {
-            piece.clone()
-        } else {
-            format!("{cur} {piece}")
-        };
-        if width(&joined) <= LEGEND_MAX || cur.is_empty() {
-            cur = joined;
-        } else {
-            lines.push(std::mem::take(&mut cur));
-            cur = piece;
+        if width(&format!("{next} \u{2026}")) > LEGEND_MAX {
+            break;
         }
-        // a piece too long alone: break at spaces
-        while width(&cur) > LEGEND_MAX {
-            let words: Vec<&str> = cur.split(' ').collect();
-            let mut head = String::new();
-            let mut k = 0;
-            while k < words.len() {
-                let next = if head.is_empty() {
-                    words[k].to_string()
-                } else {
-                    format!("{head} {}", words[k])
-                };
-                if width(&next) > LEGEND_MAX && !head.is_empty() {
-                    break;
-                }
-                head = next;
-                k += 1;
-            }
-            if k >= words.len() {
-                break;
-            }
-            lines.push(head);
-            cur = words[k..].join(" ");
-        }
+        out = next;
     }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
+    format!("{out} \u{2026}")
 }

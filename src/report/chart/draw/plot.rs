@@ -1,0 +1,591 @@
+//! The laid-out chart drawn by plotters on its SVG backend: the mesh (grid,
+//! axes, ticks, tick labels, axis titles), bands, series and markers in the
+//! chart's coordinates, the legend, and the texts placed by the layout.
+//!
+//! Each part is drawn by plotters into its own layer and the layers are
+//! stacked in one `<svg>`, each in a group the layout test reads
+//! (`plot-area`, `series-<i>`, `band-<i>`, `legend`). The chart's
+//! coordinates are axis units (log10 for log axes, −log10(1−p) for
+//! percentiles, the zero row below a log axis' range); [`Ticked`] gives
+//! plotters our ticks for them.
+
+use super::*;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::element::{DashedPathElement, Drawable, PointCollection};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters_backend::DrawingErrorKind;
+use std::sync::Once;
+
+/// plotters' font sizes are 1.24 times the SVG `font-size` it writes.
+const PT: f64 = 1.24;
+/// The font plotters measures with (the embedded DejaVu Sans) and names.
+const FAMILY: &str = "DejaVu Sans";
+/// Width of a legend swatch's column, and the legend's inner margin (px).
+const SWATCH: i32 = 36;
+const LEGEND_MARGIN: i32 = 6;
+
+type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
+/// A pixel as plotters' backends take it.
+type BackendCoord = (i32, i32);
+type Chart2<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
+
+/// An axis as plotters sees it: linear in axis units, with our ticks (log
+/// decades and their 2/5 steps, percentiles, the zero row) as key points.
+#[derive(Debug, Clone)]
+pub(super) struct Ticked {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        RangedCoordf64::from(self.lo..self.hi).map(v, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+fn fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Both are valid fonts shipped by the dejavu crate; a failure
+        // leaves plotters without metrics, caught by the tests.
+        let _ = plotters::style::register_font(FAMILY, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FAMILY, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// `#rrggbb` to plotters' colour.
+fn color(hex: &str) -> RGBColor {
+    let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0);
+    RGBColor((v >> 16) as u8, (v >> 8) as u8, v as u8)
+}
+
+fn palette(i: usize) -> RGBColor {
+    color(style::PALETTE[i % style::PALETTE.len()])
+}
+
+/// A text style of `size` px (the SVG's font-size) in `fill`.
+fn text_style(size: f64, fill: &str, bold: bool) -> TextStyle<'static> {
+    fonts();
+    let font = (FAMILY, size * PT).into_font();
+    let font = if bold {
+        font.style(FontStyle::Bold)
+    } else {
+        font
+    };
+    font.color(&color(fill))
+}
+
+/// A number's label with the typographic minus (U+2212); other labels
+/// (category names) as they are.
+fn minus(label: &str) -> String {
+    if label.chars().all(|c| "0123456789.-e+kMG%<".contains(c)) {
+        label.replace('-', "\u{2212}")
+    } else {
+        label.to_string()
+    }
+}
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// One plotters drawing on a `size` canvas, of the part at `at` of
+/// `part` px, without its `<svg>` wrapper.
+fn layer<F>(size: (u32, u32), at: (i32, i32), part: (u32, u32), draw: F) -> Result<String, String>
+where
+    F: FnOnce(&Area<'_>) -> Result<(), String>,
+{
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, size).into_drawing_area();
+        draw(&root.clone().shrink(at, part))?;
+        root.present().map_err(err)?;
+    }
+    let body = s.split_once('\n').map_or("", |x| x.1).trim_end();
+    Ok(body.strip_suffix("</svg>").unwrap_or(body).to_string())
+}
+
+fn group(o: &mut String, id: &str, body: &str) {
+    let _ = writeln!(o, "<g id=\"{id}\">");
+    o.push_str(body);
+    o.push_str("</g>\n");
+}
+
+/// (size, gap) of each dash pattern of [`DASHES`] (plotters' dashes are
+/// one size and one gap).
+fn dash(d: usize) -> Option<(u32, u32)> {
+    match d % DASHES.len() {
+        0 => None,
+        1 => Some((8, 5)),
+        2 => Some((2, 3)),
+        3 => Some((14, 4)),
+        _ => Some((4, 2)),
+    }
+}
+
+/// Draws marker `m` of colour `c` at each of `pts` on `chart`; a point is
+/// (x, y) in the chart's units and (sx, sy) is one pixel in them (plotters'
+/// composed elements would tie the marker to the backend's lifetime).
+fn markers<DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    m: Marker,
+    pts: &[(f64, f64)],
+    (sx, sy): (f64, f64),
+    c: RGBColor,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let r = MR;
+    let it = pts.iter().copied();
+    match m {
+        Marker::Circle => chart
+            .draw_series(it.map(|q| Circle::new(q, r as i32, c.filled())))
+            .map(|_| ()),
+        Marker::Triangle => chart
+            .draw_series(it.map(|q| TriangleMarker::new(q, r as i32 + 1, c.filled())))
+            .map(|_| ()),
+        Marker::Cross => chart
+            .draw_series(it.map(|q| Cross::new(q, r as i32, c.stroke_width(2))))
+            .map(|_| ()),
+        Marker::Square => {
+            let (dx, dy) = (0.85 * r * sx, 0.85 * r * sy);
+            chart
+                .draw_series(
+                    it.map(|(x, y)| {
+                        Rectangle::new([(x - dx, y - dy), (x + dx, y + dy)], c.filled())
+                    }),
+                )
+                .map(|_| ())
+        }
+        Marker::Diamond => {
+            let (dx, dy) = (r * sx, 1.15 * r * sy);
+            chart
+                .draw_series(it.map(|(x, y)| {
+                    Polygon::new(
+                        vec![(x, y + dy), (x + dx, y), (x, y - dy), (x - dx, y)],
+                        c.filled(),
+                    )
+                }))
+                .map(|_| ())
+        }
+    }
+    .map_err(err)
+}
+
+/// A legend swatch: the series' line (dashed as drawn) with its marker in
+/// the middle, or the band's fill, 30 px wide from its point. An element of
+/// our own, made of plotters' elements (their composition would tie the
+/// swatch to the backend's lifetime, which plotters' legend does not allow).
+struct Swatch {
+    at: BackendCoord,
+    look: Option<Look>,
+    band: Option<(usize, f64)>,
+}
+
+impl<'a> PointCollection<'a, BackendCoord> for &'a Swatch {
+    type Point = &'a BackendCoord;
+    type IntoIter = std::iter::Once<&'a BackendCoord>;
+    fn point_iter(self) -> Self::IntoIter {
+        std::iter::once(&self.at)
+    }
+}
+
+impl<DB: DrawingBackend> Drawable<DB> for Swatch {
+    fn draw<I: Iterator<Item = BackendCoord>>(
+        &self,
+        mut pos: I,
+        b: &mut DB,
+        ps: (u32, u32),
+    ) -> Result<(), DrawingErrorKind<DB::ErrorType>> {
+        let Some((x, y)) = pos.next() else {
+            return Ok(());
+        };
+        let ends = || vec![(x, y), (x + 30, y)].into_iter();
+        if let Some((c, op)) = self.band {
+            let fill = palette(c).mix(op).filled();
+            return Rectangle::new([(0, 0), (0, 0)], fill).draw(
+                vec![(x, y - 5), (x + 30, y + 5)].into_iter(),
+                b,
+                ps,
+            );
+        }
+        let Some(l) = &self.look else {
+            return Ok(());
+        };
+        let c = palette(l.color);
+        let st = c.stroke_width(2);
+        match l.dash.map(dash) {
+            None => {}
+            Some(None) => PathElement::new(vec![(0, 0)], st).draw(ends(), b, ps)?,
+            Some(Some((d, g))) => {
+                DashedPathElement::new(vec![(0, 0)], d, g, st).draw(ends(), b, ps)?
+            }
+        }
+        let r = MR as i32;
+        let mid = std::iter::once((x + 15, y));
+        match l.marker {
+            None => Ok(()),
+            Some(Marker::Circle) => Circle::new((0, 0), r, c.filled()).draw(mid, b, ps),
+            Some(Marker::Triangle) => {
+                TriangleMarker::new((0, 0), r + 1, c.filled()).draw(mid, b, ps)
+            }
+            Some(Marker::Cross) => Cross::new((0, 0), r, c.stroke_width(2)).draw(mid, b, ps),
+            Some(Marker::Square) => Rectangle::new([(0, 0), (0, 0)], c.filled()).draw(
+                vec![(x + 15 - 3, y - 3), (x + 15 + 3, y + 3)].into_iter(),
+                b,
+                ps,
+            ),
+            Some(Marker::Diamond) => Polygon::new(vec![(0, 0)], c.filled()).draw(
+                vec![(x + 15, y - 5), (x + 19, y), (x + 15, y + 5), (x + 11, y)].into_iter(),
+                b,
+                ps,
+            ),
+        }
+    }
+}
+
+/// The `<svg>` element's start: size, font, title and description.
+pub(super) fn header((w, h): (u32, u32), title: &str, caption: &str) -> Result<String, String> {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"{}\">",
+        style::FONT_FAMILY
+    );
+    let _ = writeln!(o, "<title>{}</title>", esc(title));
+    if !caption.is_empty() {
+        let _ = writeln!(o, "<desc>{}</desc>", esc(caption));
+    }
+    o.push_str(&layer((w, h), (0, 0), (w, h), |root| {
+        root.fill(&WHITE).map_err(err)
+    })?);
+    Ok(o)
+}
+
+/// A grid's title, centred in its strip.
+pub(super) fn grid_title(size: (u32, u32), title: &str) -> Result<String, String> {
+    layer(size, (0, 0), size, |root| {
+        let t = fit(
+            Txt::new(title, f64::from(size.0) / 2.0, 26.0, size::TITLE, "middle"),
+            f64::from(size.0) - 24.0,
+        );
+        texts(root, std::iter::once(&t))
+    })
+}
+
+/// Texts placed by the layout (baseline and anchor) as plotters texts.
+fn texts<'t>(root: &Area<'_>, ts: impl Iterator<Item = &'t Txt>) -> Result<(), String> {
+    for t in ts {
+        let h = match t.anchor {
+            "middle" => HPos::Center,
+            "end" => HPos::Right,
+            _ => HPos::Left,
+        };
+        // plotters hangs text from its top (dy = 0.76em): the layout's
+        // baseline is 0.76em below.
+        let top = t.y - 0.76 * t.size;
+        let st = text_style(t.size, t.fill, t.bold).pos(Pos::new(h, VPos::Top));
+        root.draw(&Text::new(
+            t.text.clone(),
+            (t.x.round() as i32, top.round() as i32),
+            st,
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The legend's size as plotters lays it out: the widest label plus the
+/// swatch column and margins, rows at plotters' line height.
+pub(super) fn legend_size(entries: &[Entry]) -> (f64, f64) {
+    if entries.is_empty() {
+        return (0.0, 0.0);
+    }
+    let font = text_style(size::LEGEND, INK, false);
+    let mut text = MultiLineText::<BackendCoord, &str>::new((0, 0), &font);
+    for e in entries {
+        text.push_line(e.label.as_str());
+    }
+    let (w, h) = text.estimate_dimension().unwrap_or((0, 0));
+    (
+        f64::from(w + SWATCH + 2 * LEGEND_MARGIN),
+        f64::from(h + 2 * LEGEND_MARGIN),
+    )
+}
+
+impl Ctx<'_> {
+    /// The chart's coordinate system on `root`: the plot rectangle of the
+    /// layout, axis units, our ticks.
+    fn chart<'a, 'b>(&self, root: &'a Area<'b>, f: &Frame) -> Result<Chart2<'a, 'b>, String> {
+        let p = f.plot;
+        let x_area_bottom = (f.x_label_y + 4.0).round();
+        let ticked = |dom: (f64, f64), ticks: &[(f64, String)]| Ticked {
+            lo: dom.0,
+            hi: dom.1,
+            ticks: ticks.iter().map(|t| t.0).collect(),
+        };
+        ChartBuilder::on(root)
+            .margin_top(p.y0 as i32)
+            .margin_right((self.w - p.x1) as i32)
+            .margin_left(10)
+            .margin_bottom((self.h - x_area_bottom).max(0.0) as i32)
+            .set_label_area_size(LabelAreaPosition::Left, (p.x0 - 10.0) as i32)
+            .set_label_area_size(LabelAreaPosition::Bottom, (x_area_bottom - p.y1) as i32)
+            .build_cartesian_2d(ticked(f.x_dom, &f.x_ticks), ticked(f.y_dom, &f.y_ticks))
+            .map_err(err)
+    }
+
+    /// A layout pixel in the chart's coordinates.
+    fn to_u(f: &Frame, (x, y): (f64, f64)) -> (f64, f64) {
+        let p = f.plot;
+        (
+            f.x_dom.0 + (x - p.x0) / (p.x1 - p.x0) * (f.x_dom.1 - f.x_dom.0),
+            f.y_dom.0 + (p.y1 - y) / (p.y1 - p.y0) * (f.y_dom.1 - f.y_dom.0),
+        )
+    }
+
+    /// Grid, axes, ticks and their labels, the axis titles, and the break
+    /// above a log axis' zero row.
+    fn mesh(&self, root: &Area<'_>, f: &Frame) -> Result<(), String> {
+        let mut chart = self.chart(root, f)?;
+        let label = |ticks: &[(f64, String)], v: f64| {
+            ticks
+                .iter()
+                .min_by(|a, b| (a.0 - v).abs().total_cmp(&(b.0 - v).abs()))
+                .map(|t| minus(&t.1))
+                .unwrap_or_default()
+        };
+        let xl = |v: &f64| label(&f.x_ticks, *v);
+        let yl = |v: &f64| label(&f.y_ticks, *v);
+        chart
+            .configure_mesh()
+            .x_desc(self.spec.x_label.as_str())
+            .y_desc(self.spec.y_label.as_str())
+            .axis_desc_style(text_style(f.titles.0.min(f.titles.1), INK, false))
+            .label_style(text_style(size::TICK, INK, false))
+            .bold_line_style(color(GRID))
+            .light_line_style(TRANSPARENT)
+            .axis_style(color(MUTED))
+            .set_tick_mark_size(LabelAreaPosition::Left, 5)
+            .set_tick_mark_size(LabelAreaPosition::Bottom, 5)
+            .x_label_formatter(&xl)
+            .y_label_formatter(&yl)
+            .draw()
+            .map_err(err)?;
+        if f.zero_y.is_some() {
+            let (x0, a) = (f.plot.x0 as i32, f.data_bottom as i32);
+            let gap = ZERO_GAP as i32;
+            let muted = color(MUTED);
+            root.draw(&Rectangle::new(
+                [(x0 - 1, a + 1), (x0 + 2, a + gap - 2)],
+                WHITE.filled(),
+            ))
+            .map_err(err)?;
+            for y in [a + 2, a + gap - 2] {
+                root.draw(&PathElement::new(vec![(x0 - 4, y), (x0 + 4, y - 4)], muted))
+                    .map_err(err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Series `i`: its line (solid, dashed or none), markers and point
+    /// labels.
+    fn series(&self, root: &Area<'_>, f: &Frame, i: usize, look: &Look) -> Result<(), String> {
+        let mut chart = self.chart(root, f)?;
+        let c = palette(look.color);
+        let line: Vec<(f64, f64)> = f.lines[i].iter().map(|&q| Self::to_u(f, q)).collect();
+        let marks: Vec<(f64, f64)> = f.marks[i].iter().map(|&q| Self::to_u(f, q)).collect();
+        let lone = (line.len() == 1).then(|| line[0]);
+        if line.len() >= 2 {
+            let st = c.stroke_width(2);
+            match look.dash.and_then(dash) {
+                None => chart.draw_series(LineSeries::new(line, st)).map(|_| ()),
+                Some((d, g)) => chart
+                    .draw_series(DashedLineSeries::new(line, d, g, st))
+                    .map(|_| ()),
+            }
+            .map_err(err)?;
+        }
+        let (m, marks) = if lone.is_some() && marks.is_empty() {
+            (Marker::Circle, lone.into_iter().collect())
+        } else {
+            (look.marker.unwrap_or(Marker::Circle), marks)
+        };
+        let p = f.plot;
+        let px = (
+            (f.x_dom.1 - f.x_dom.0) / (p.x1 - p.x0),
+            (f.y_dom.1 - f.y_dom.0) / (p.y1 - p.y0),
+        );
+        markers(&mut chart, m, &marks, px, c)?;
+        texts(root, f.texts.iter().filter(|t| t.owner == Some(i)))
+    }
+
+    /// The legend at the layout's place: plotters' series labels on a
+    /// coordinate system spanning the canvas (the legend may sit outside
+    /// the plot).
+    fn legend(&self, root: &Area<'_>, r: R, entries: &[Entry]) -> Result<(), String> {
+        // A chart over the whole canvas: the legend may sit outside the plot.
+        let mut chart = ChartBuilder::on(root)
+            .build_cartesian_2d(0.0..self.w, 0.0..self.h)
+            .map_err(err)?;
+        for e in entries {
+            chart
+                .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
+                .map_err(err)?
+                .label(e.label.as_str())
+                .legend({
+                    let (look, band) = (e.look.clone(), e.band);
+                    move |at| Swatch {
+                        at,
+                        look: look.clone(),
+                        band,
+                    }
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::Coordinate(
+                r.x0.round() as i32,
+                r.y0.round() as i32,
+            ))
+            .margin(LEGEND_MARGIN)
+            .legend_area_size(SWATCH)
+            .label_font(text_style(size::LEGEND, INK, false))
+            .background_style(WHITE.mix(0.92))
+            .border_style(color("#c8cdd3"))
+            .draw()
+            .map_err(err)
+    }
+
+    /// The laid-out chart's groups: on the whole canvas, or as panel `k`
+    /// of a grid on a `canvas` at `at` (its ids then carry `k`).
+    pub(super) fn plot(
+        &self,
+        f: &Frame,
+        entries: &[Entry],
+        looks: &[Look],
+        at: (i32, i32),
+        grid: Option<(usize, (u32, u32))>,
+    ) -> Result<String, String> {
+        let spec = self.spec;
+        let p = f.plot;
+        let part = (self.w as u32, self.h as u32);
+        let (canvas, k) = match grid {
+            Some((k, canvas)) => (canvas, Some(k)),
+            None => (part, None),
+        };
+        let layer =
+            |draw: &dyn Fn(&Area<'_>) -> Result<(), String>| layer(canvas, at, part, |a| draw(a));
+        let mut o = String::new();
+        let plot_rect = layer(&|root| {
+            root.draw(&Rectangle::new(
+                [(p.x0 as i32, p.y0 as i32), (p.x1 as i32, p.y1 as i32)],
+                WHITE.filled(),
+            ))
+            .map_err(err)
+        })?;
+        let id = |base: &str| match k {
+            Some(k) => format!("{base}-{k}"),
+            None => base.to_string(),
+        };
+        group(&mut o, &id("plot-area"), &plot_rect);
+        o.push_str(&layer(&|root| self.mesh(root, f))?);
+        let named = |kind: &str, i: usize| {
+            let target = format!("{kind}-{i}");
+            let id = match k {
+                Some(k) => format!("{kind}-{k}.{i}"),
+                None => target.clone(),
+            };
+            if entries.iter().any(|e| e.target == target) {
+                format!("{id}-legend")
+            } else {
+                id
+            }
+        };
+        for (i, (b, poly)) in spec.bands.iter().zip(&f.bands).enumerate() {
+            let body = layer(&|root| {
+                let mut chart = self.chart(root, f)?;
+                let pts: Vec<(f64, f64)> = poly.iter().map(|&q| Self::to_u(f, q)).collect();
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        pts,
+                        palette(b.color).mix(b.opacity).filled(),
+                    )))
+                    .map(|_| ())
+                    .map_err(err)
+            })?;
+            group(&mut o, &named("band", i), &body);
+        }
+        // Marker lines and the connectors to their labels.
+        o.push_str(&layer(&|root| {
+            let muted = color(MUTED);
+            for (x, label_bottom) in &f.vline_px {
+                let x = x.round() as i32;
+                root.draw(&DashedPathElement::new(
+                    vec![(x, p.y0 as i32), (x, p.y1 as i32)],
+                    4,
+                    4,
+                    muted,
+                ))
+                .map_err(err)?;
+                if let Some(lb) = label_bottom {
+                    root.draw(&PathElement::new(
+                        vec![(x, lb.round() as i32), (x, p.y0 as i32)],
+                        muted,
+                    ))
+                    .map_err(err)?;
+                }
+            }
+            Ok(())
+        })?);
+        for (i, look) in looks.iter().enumerate() {
+            let body = layer(&|root| self.series(root, f, i, look))?;
+            group(&mut o, &named("series", i), &body);
+        }
+        // Leaders, then every text the layout placed (the mesh drew its own).
+        o.push_str(&layer(&|root| {
+            let muted = color(MUTED);
+            for (a, b) in &f.leaders {
+                root.draw(&PathElement::new(
+                    vec![
+                        (a.0.round() as i32, a.1.round() as i32),
+                        (b.0.round() as i32, b.1.round() as i32),
+                    ],
+                    muted,
+                ))
+                .map_err(err)?;
+            }
+            texts(
+                root,
+                f.texts.iter().filter(|t| !t.mesh && t.owner.is_none()),
+            )
+        })?);
+        if let Some(r) = f.legend {
+            let body = layer(&|root| self.legend(root, r, entries))?;
+            group(&mut o, &id("legend"), &body);
+        }
+        Ok(o)
+    }
+}
