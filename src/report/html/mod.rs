@@ -401,15 +401,15 @@ pub fn render(entries: &[Entry], embed: bool) -> Result<String> {
     h.push_str(CSS);
     h.push_str("</style>\n</head>\n<body>\n");
     // Narrow screens: a sticky bar whose list folds out.
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<header class=\"bar\"><details><summary>Contents</summary>\n{}</details><a href=\"#findings\">Findings</a></header>\n",
+        "<header class=\"bar\"><details><summary>Contents</summary>\n{}</details><a href=\"#findings\">Findings</a></header>",
         toc(&groups, "toc", "")
     );
     h.push_str("<div class=\"layout\">\n");
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<div class=\"side-col\">{}</div>\n",
+        "<div class=\"side-col\">{}</div>",
         toc(
             &groups,
             "toc side",
