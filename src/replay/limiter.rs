@@ -291,7 +291,7 @@ fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> 
     };
     let mut input = tr::TraceReader::open_with(&args.trace, opts, Some(&spec))?;
     let mut out = OutputCsv::create(&args.out)?;
-    out.row(&["t_ns", "key", "weight", "allowed", "delay_ns"].map(String::from))?;
+    out.row(["t_ns", "key", "weight", "allowed", "delay_ns"])?;
     let mut ids: HashMap<String, u32> = HashMap::new();
     let mut t0 = None;
     while let Some(ev) = input.next_ref() {
