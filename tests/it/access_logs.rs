@@ -5,9 +5,8 @@
 //! lab exactly as the equivalent `t_ns,key` trace; malformed lines exit 2
 //! with one line naming the line and the field.
 
-
-use chrono::{DateTime, FixedOffset, Utc};
 use crate::common::*;
+use chrono::{DateTime, FixedOffset, Utc};
 use ratelab::sizing::input::{read_trace_input, Columns, InputOptions, TimedTrace, TraceInput};
 use ratelab::workload::trace::LogSpec;
 use serde_json::Value;

@@ -2,7 +2,6 @@
 //! truth about every kind, `list --models` lists every limiter model from
 //! the model table, and `--help` names every family.
 
-
 use crate::common::*;
 
 #[test]

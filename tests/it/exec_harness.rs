@@ -2,8 +2,6 @@
 //! misbehaving child is a tiny script in `tests/exec_children/`, run the way
 //! a user's scenario runs it.
 
-
-
 use crate::common;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,6 @@
 //! each asserting "exit 0, 1 or 2 with one line; never a panic (exit 3 or
 //! 101) or a hang". `PROPTEST_CASES=N` runs a longer campaign.
 
-
 use crate::common::*;
 use proptest::prelude::*;
 use ratelab::sizing::guarantee::Plan;

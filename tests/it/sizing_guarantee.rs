@@ -6,7 +6,6 @@
 //! were at the claimed 1%, 200 fresh seeds would show 7 or more failures
 //! with a probability below 0.5%; the test allows 6.
 
-
 use crate::common::*;
 use ratelab::hash::HasherKind;
 use ratelab::model::estimator::Variant;

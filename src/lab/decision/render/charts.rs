@@ -112,8 +112,7 @@ pub(super) fn harm_memory_chart(
             .collect();
         let labels: Vec<String> = m
             .iter()
-            .enumerate()
-            .map(|(_, &i)| {
+            .map(|&i| {
                 let mut parts = Vec::new();
                 if at_edge(zoom, hs[i].0).1 {
                     off += 1;
@@ -364,8 +363,7 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
             .collect();
         let labels: Vec<String> = members
             .iter()
-            .enumerate()
-            .map(|(_, &i)| {
+            .map(|&i| {
                 let edge = at_edge(zoom, xs[i]).1;
                 if edge {
                     signed_pct(xs[i])
