@@ -132,9 +132,9 @@ fn every_estimator_fault_is_one_line_exit_2_and_no_report() {
             vec!["no answer to incr batch 1 within 2000 ms (timeout_ms); the child was killed"],
         ),
         (
-            json!(["python3", script("hello.py", "import sys\nsys.stdin.readline()\nprint('ratelab-exec 2 ok', flush=True)\n".into())]),
+            json!(["python3", script("hello.py", "import sys\nsys.stdin.readline()\nprint('ratelab-exec 3 ok', flush=True)\n".into())]),
             "bad hello",
-            vec!["answered the hello with \"ratelab-exec 2 ok\""],
+            vec!["answered the hello with \"ratelab-exec 3 ok\""],
         ),
     ];
     for (command, what, wants) in cases {

@@ -56,17 +56,43 @@ fn family_lines(
     cands: &[Candidate],
     fams: &[&str],
     key: &[(f64, f64)],
+    logs: (bool, bool),
 ) -> Vec<(String, Vec<usize>)> {
+    // Two families whose points would be drawn on top of each other are one
+    // line with both names: on a linear coordinate within 0.4% of the
+    // middle 80% of its values (a far outlier, drawn at a zoomed edge, does
+    // not widen it), on a log one within 2% of each other (zero only with
+    // zero).
+    let spread = |f: fn(&(f64, f64)) -> f64| {
+        let mut v: Vec<f64> = key.iter().map(f).filter(|v| v.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() {
+            return 0.0;
+        }
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        at(0.9) - at(0.1)
+    };
+    let (sx, sy) = (spread(|p| p.0), spread(|p| p.1));
+    let close = |a: f64, b: f64, spread: f64, log: bool| {
+        if a == b {
+            true
+        } else if log {
+            a > 0.0 && b > 0.0 && (a / b - 1.0).abs() <= 0.02
+        } else {
+            (a - b).abs() <= 0.004 * spread
+        }
+    };
+    let near =
+        |a: &(f64, f64), b: &(f64, f64)| close(a.0, b.0, sx, logs.0) && close(a.1, b.1, sy, logs.1);
     let mut lines: Vec<(String, Vec<usize>)> = Vec::new();
     for fam in fams {
         let members: Vec<usize> = (0..cands.len())
             .filter(|&i| cands[i].family == *fam)
             .collect();
         let pts: Vec<(f64, f64)> = members.iter().map(|&i| key[i]).collect();
-        match lines
-            .iter_mut()
-            .find(|(_, m)| m.iter().map(|&i| key[i]).collect::<Vec<_>>() == pts)
-        {
+        match lines.iter_mut().find(|(_, m)| {
+            m.len() == pts.len() && m.iter().zip(&pts).all(|(&i, p)| near(&key[i], p))
+        }) {
             Some(l) => l.0 = format!("{} = {}", l.0, fam),
             None => lines.push((fam.to_string(), members)),
         }
@@ -103,7 +129,10 @@ pub(super) fn harm_memory_chart(
         .map(|i| (mems[i].max(1) as f64, hs[i].0))
         .collect();
     let mut off = 0usize;
-    for (fi, (label, members)) in family_lines(cands, fams, &key).into_iter().enumerate() {
+    for (fi, (label, members)) in family_lines(cands, fams, &key, (true, false))
+        .into_iter()
+        .enumerate()
+    {
         let mut m = members.clone();
         m.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0).then(a.cmp(&b)));
         let pts: Vec<(f64, f64)> = m
@@ -356,7 +385,10 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
     c.y_log = true;
     c.log_floor = 1e-4;
     let key: Vec<(f64, f64)> = hs.clone();
-    for (fi, (label, members)) in family_lines(cands, fams, &key).into_iter().enumerate() {
+    for (fi, (label, members)) in family_lines(cands, fams, &key, (false, true))
+        .into_iter()
+        .enumerate()
+    {
         let pts: Vec<(f64, f64)> = members
             .iter()
             .map(|&i| (at_edge(zoom, xs[i]).0, hs[i].1))

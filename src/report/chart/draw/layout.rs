@@ -239,7 +239,9 @@ impl Ctx<'_> {
                 size::AXIS,
                 "middle",
             ),
-            W - 20.0,
+            // Centred on the plot, which a right legend moves off the
+            // canvas' centre: the room on its narrower side, twice.
+            2.0 * ((left + right) / 2.0).min(W - (left + right) / 2.0) - 20.0,
         )
         .mesh();
         let x_size = xl.size;

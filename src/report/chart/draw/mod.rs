@@ -374,7 +374,12 @@ fn panel(
     let mut place = Place::Inside;
     let mut frame = ctx.frame(place, false);
     if !entries.is_empty() && frame.legend.is_none() {
-        place = if legend_w <= 430.0 && legend_h <= 430.0 {
+        // Under the plot a tall legend squeezes it flat: beside it then,
+        // if it fits the height and leaves the plot half the width.
+        let squeezes = ctx.h - legend_h < 330.0;
+        place = if (legend_w <= 430.0 && legend_h <= 430.0)
+            || (squeezes && legend_h <= ctx.h - 80.0 && legend_w <= ctx.w * 0.5)
+        {
             Place::Right
         } else {
             Place::Bottom
