@@ -14,7 +14,8 @@
 //!   only under `target/` so a test run leaves the tree clean.
 //! - ```` ```sh slow ```` blocks (minutes) run only in the ignored test
 //!   `slow_sh_blocks_run` (`.ci/run` runs it with `--include-ignored`).
-//! - ```` ```sh needs=TOOL ```` blocks run when `TOOL` is on the PATH, and
+//! - ```` ```sh needs=TOOL ```` blocks run when `TOOL` is on the PATH (docker:
+//!   when its daemon answers), and
 //!   are skipped with a notice otherwise (e.g. `docker`).
 //! - ```` ```sh scratch ```` blocks are run by `exec_ci_layout` in a
 //!   scratch repository laid out as their page says (they write
@@ -249,7 +250,12 @@ fn check_sh_blocks(slow: bool) -> usize {
             {
                 let found = Command::new("sh")
                     .arg("-c")
-                    .arg(format!("command -v {tool}"))
+                    // docker needs its daemon too, not only the client.
+                    .arg(if tool == "docker" {
+                        "docker info >/dev/null 2>&1".to_string()
+                    } else {
+                        format!("command -v {tool}")
+                    })
                     .output()
                     .is_ok_and(|o| o.status.success());
                 if !found {
