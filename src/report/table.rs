@@ -108,12 +108,12 @@ impl Table {
     /// assert!(text.lines().all(|l| l.chars().count() <= 24), "{text}");
     /// assert_eq!(
     ///     text,
-    ///     "              excess\n\
-    ///      name             (%)\n\
-    ///      a short one      1.5\n\
-    ///      a name much    -71.6\n\
-    ///      \u{20} too long for\n\
-    ///      \u{20} the column\n"
+    ///     "                  excess\n\
+    ///      name                 (%)\n\
+    ///      a short one          1.5\n\
+    ///      a name much too    -71.6\n\
+    ///      \u{20} long for the\n\
+    ///      \u{20} column\n"
     /// );
     /// ```
     pub fn text_fit(&self, max_width: usize) -> String {
