@@ -199,9 +199,17 @@ fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String>
             } else {
                 bits & (u32::MAX << (32 - u32::from(b4)))
             };
-            let _ = write!(out, "{}", std::net::Ipv4Addr::from(masked));
+            // Dotted decimal by hand: `Display` through `fmt` was a tenth
+            // of the reading time of a log keyed by address.
+            for (n, o) in masked.to_be_bytes().into_iter().enumerate() {
+                if n > 0 {
+                    out.push('.');
+                }
+                push_u8(o, out);
+            }
             if b4 < 32 {
-                let _ = write!(out, "/{b4}");
+                out.push('/');
+                push_u8(b4, out);
             }
         }
         IpAddr::V6(a) => {
@@ -218,6 +226,17 @@ fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String>
         }
     }
     Ok(())
+}
+
+/// A byte in decimal, as `Display` writes it.
+fn push_u8(v: u8, out: &mut String) {
+    if v >= 100 {
+        out.push((b'0' + v / 100) as char);
+    }
+    if v >= 10 {
+        out.push((b'0' + v / 10 % 10) as char);
+    }
+    out.push((b'0' + v % 10) as char);
 }
 
 fn is_id(seg: &str) -> bool {
@@ -287,6 +306,15 @@ mod tests {
         assert_eq!(prefix("2001:db8:1:2:3::4", 24, 64), "2001:db8:1:2::/64");
         assert_eq!(prefix("[2001:db8::1]:443", 24, 48), "2001:db8::/48");
         assert!(write_prefix("-", 24, 64, &mut String::new()).is_err());
+    }
+
+    #[test]
+    fn bytes_print_as_display_does() {
+        for v in 0..=255u8 {
+            let mut s = String::new();
+            push_u8(v, &mut s);
+            assert_eq!(s, v.to_string());
+        }
     }
 
     #[test]
