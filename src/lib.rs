@@ -71,4 +71,5 @@ pub mod scenario;
 pub mod sim;
 pub mod sizing;
 pub mod strict_json;
+pub mod units;
 pub mod workload;

@@ -260,6 +260,13 @@ pub const KINDS: &[Kind] = &[
         "allow/deny decisions of any limiter models (pingora Rate, x/time/rate, governor, tower, uber-go, nginx, Envoy, Guava, Cloudflare, Redis windows, GCRA, your own via exec) vs an exact sliding-log limiter; `ratelab list --models`",
         decision::run,
     ),
+    // The one row above this floor: a sizing is a search over the labs'
+    // measurements, registered here so that reproduce and check treat it
+    // as every other report.
+    Kind::of::<crate::sizing::scenario::SizeScenario>(
+        "size",
+        "`ratelab size` as a scenario: the cheapest count-min shape for a workload (or a rate limit on a trace) and targets; `args` are the command's",
+    ),
 ];
 
 /// The registry row of `name`, if ratelab knows that kind.

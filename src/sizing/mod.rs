@@ -100,12 +100,14 @@
 //! ```
 
 pub mod bound;
+pub mod command;
 pub mod evaluation;
 pub mod guarantee;
 pub mod input;
 pub mod job;
 pub mod limit;
 pub mod report;
+pub mod scenario;
 pub mod search;
 pub mod targets;
 pub mod workload;
@@ -117,7 +119,7 @@ pub use report::{
     human_bytes, mem_label, render_report, shape_cells, SizeReport, SHAPE_TABLE_HEAD, SIZE_SCHEMA,
 };
 pub use search::{pareto, search, search_silent, SearchOptions, SizeResult};
-pub use targets::{meets_all, seed_meets, Cmp, Metric, Target};
+pub use targets::{meets_all, seed_meets, Cmp, Metric, Scale, Target, TargetMetric};
 pub use workload::{Generated, WorkloadSource};
 
 /// Smallest and largest power-of-two exponent of slots tried.

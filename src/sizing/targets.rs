@@ -117,22 +117,99 @@ impl Cmp {
     }
 }
 
-/// One accuracy target, e.g. `p99<=5`.
+/// What a target may constrain: the count sizing's error statistics
+/// ([`Metric`]) or the rate-limit sizing's harms and errors
+/// ([`crate::sizing::limit::LimitMetric`]). One grammar and one judge
+/// ([`Target`]) serve both; a metric says only what is particular to it.
+pub trait TargetMetric: Copy + PartialEq + std::fmt::Debug + Serialize + 'static {
+    /// Every metric a target may name, in the order an error lists them.
+    const NAMED: &'static [Self];
+    /// A line of examples, shown when a target is not `METRIC OP VALUE`.
+    const EXAMPLES: &'static str;
+    /// The name used in targets and reports.
+    fn name(self) -> &'static str;
+    /// True when larger values are better (a floor, not a ceiling).
+    fn higher_is_better(self) -> bool;
+    /// Why the other direction is wrong, for the error message.
+    fn direction_hint(self) -> &'static str;
+    /// A share in percent, so at most 100.
+    fn is_pct(self) -> bool;
+    /// Below 0 means something (an excess under the exact limiter).
+    fn signed(self) -> bool {
+        false
+    }
+    /// Measured only against a rate limit (`--limit`, `--interval-ms`).
+    fn needs_limit(self) -> bool {
+        false
+    }
+    /// Its value may be written relative to the limit (`0.05*limit`);
+    /// harms are plain numbers.
+    fn relative(self) -> bool {
+        true
+    }
+}
+
+impl TargetMetric for Metric {
+    const NAMED: &'static [Metric] = &Metric::ALL;
+    const EXAMPLES: &'static str = "exact_pct>=99, p99<=5, max<=100, mean<=0.01*avg";
+    fn name(self) -> &'static str {
+        Metric::name(self)
+    }
+    fn higher_is_better(self) -> bool {
+        Metric::higher_is_better(self)
+    }
+    fn direction_hint(self) -> &'static str {
+        if self.higher_is_better() {
+            "'>=' or '>' (exact_pct is a floor: higher is better)"
+        } else {
+            "'<=' or '<' (errors are ceilings: lower is better)"
+        }
+    }
+    fn is_pct(self) -> bool {
+        matches!(self, Metric::ExactPct | Metric::OverBoundPct)
+    }
+}
+
+/// What a relative threshold resolves against: `avg` (events per key) in a
+/// count sizing, `limit` in a rate-limit sizing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    /// A count workload: `avg` = events / keys.
+    Avg(f64),
+    /// A rate limit, when one is given.
+    Limit(Option<u64>),
+}
+
+impl From<f64> for Scale {
+    fn from(avg: f64) -> Scale {
+        Scale::Avg(avg)
+    }
+}
+
+impl From<Option<u64>> for Scale {
+    fn from(limit: Option<u64>) -> Scale {
+        Scale::Limit(limit)
+    }
+}
+
+/// One target, e.g. `p99<=5` or `compliant_denied_pct<=0.1`, over the
+/// metrics `M` (the count sizing's [`Metric`] by default).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Target {
+pub struct Target<M = Metric> {
     /// As the user wrote it.
     pub text: String,
     /// What it constrains.
-    pub metric: Metric,
+    pub metric: M,
     /// How.
     pub cmp: Cmp,
-    /// The threshold, with `avg` resolved.
+    /// The threshold, `avg` or `limit` resolved.
     pub threshold: f64,
 }
 
-impl Target {
-    /// Parses `metric OP value`, where value is a number, `avg`, `K*avg` or
-    /// `avg*K` (`avg` = events / keys of the workload).
+impl Target<Metric> {
+    /// Parses a count sizing's `metric OP value`, where value is a number,
+    /// `avg`, `K*avg` or `avg*K` (`avg` = events / keys of the workload);
+    /// [`Target::parse_in`] with an average.
     ///
     /// # Examples
     ///
@@ -146,6 +223,34 @@ impl Target {
     /// assert!(Target::parse("p99>=5", 1.0).is_err());
     /// ```
     pub fn parse(text: &str, avg: f64) -> Result<Target> {
+        Target::parse_in(text, Scale::Avg(avg))
+    }
+}
+
+impl<M: TargetMetric> Target<M> {
+    /// Parses `metric OP value` over the metrics `M`, resolving a relative
+    /// value against `scale`: a count sizing's `avg` (events / keys; a bare
+    /// `f64` is one) or a rate limit (`Option<u64>`, for
+    /// [`crate::sizing::limit::LimitTarget`]). Every error names the target
+    /// as written, the piece that failed and what was expected there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ratelab::sizing::{Metric, Target};
+    ///
+    /// use ratelab::sizing::limit::{LimitMetric, LimitTarget};
+    /// use ratelab::sizing::{Metric, Target};
+    ///
+    /// let t = Target::<Metric>::parse_in("p99 <= 2*avg", 3.0).unwrap();
+    /// assert_eq!(t.threshold, 6.0);
+    /// let e = Target::<Metric>::parse_in("p99<=limit", 3.0).unwrap_err();
+    /// assert!(e.to_string().contains("\"limit\""));
+    /// let t = LimitTarget::parse_in("excess_pct<=-1", Some(100)).unwrap();
+    /// assert_eq!(t.metric, LimitMetric::ExcessPct);
+    /// ```
+    pub fn parse_in(text: &str, scale: impl Into<Scale>) -> Result<Target<M>> {
+        let scale = scale.into();
         let bad = |place: &str, expected: &str| {
             Error::input(format!(
                 "--target {text:?}: at {place:?}: expected {expected}"
@@ -153,21 +258,20 @@ impl Target {
         };
         let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let Some(op_at) = t.find(['<', '>', '=', '!']) else {
-            return Err(bad(
-                &t,
-                "METRIC OP VALUE, e.g. exact_pct>=99, p99<=5, max<=100, mean<=0.01*avg",
-            ));
+            return Err(bad(&t, &format!("METRIC OP VALUE, e.g. {}", M::EXAMPLES)));
         };
         let (name, rest) = t.split_at(op_at);
-        let metric = Metric::ALL
-            .into_iter()
+        let metric = M::NAMED
+            .iter()
+            .copied()
             .find(|m| m.name() == name)
-            .ok_or_else(|| {
-                bad(
-                    name,
-                    "a metric: exact_pct, mean, p99, max or over_bound_pct",
-                )
-            })?;
+            .ok_or_else(|| bad(name, &format!("a metric: {}", names_of::<M>())))?;
+        if metric.needs_limit() && !matches!(scale, Scale::Limit(Some(_))) {
+            return Err(bad(
+                name,
+                "a target the workload can measure: decision targets need --limit L --interval-ms I and a time-stamped trace",
+            ));
+        }
         let (cmp, value) = if let Some(v) = rest.strip_prefix(">=") {
             (Cmp::Ge, v)
         } else if let Some(v) = rest.strip_prefix("<=") {
@@ -179,48 +283,24 @@ impl Target {
         } else {
             return Err(bad(rest, "an operator: >=, >, <= or <"));
         };
-        let wants_high = metric.higher_is_better();
-        if wants_high != matches!(cmp, Cmp::Ge | Cmp::Gt) {
-            return Err(bad(
-                cmp.symbol(),
-                if wants_high {
-                    "'>=' or '>' (exact_pct is a floor: higher is better)"
-                } else {
-                    "'<=' or '<' (errors are ceilings: lower is better)"
-                },
-            ));
+        if metric.higher_is_better() != matches!(cmp, Cmp::Ge | Cmp::Gt) {
+            return Err(bad(cmp.symbol(), metric.direction_hint()));
         }
-        let num = |s: &str| -> Option<f64> { s.parse::<f64>().ok().filter(|v| v.is_finite()) };
-        let threshold = if value == "avg" {
-            Some(avg)
-        } else if let Some(k) = value.strip_suffix("*avg") {
-            num(k).map(|k| k * avg)
-        } else if let Some(k) = value.strip_prefix("avg*") {
-            num(k).map(|k| k * avg)
-        } else {
-            num(value)
-        }
-        .ok_or_else(|| {
-            bad(
-                value,
-                "a number, `avg`, `K*avg` or `avg*K` (avg = events/keys)",
-            )
-        })?;
-        if threshold < 0.0 {
+        let threshold = resolve(value, metric.relative(), scale).map_err(|m| bad(value, &m))?;
+        if threshold < 0.0 && !metric.signed() {
             return Err(bad(value, "a value >= 0"));
         }
-        if metric == Metric::ExactPct || metric == Metric::OverBoundPct {
+        if metric.is_pct() {
             let impossible = match cmp {
                 Cmp::Gt => threshold >= 100.0,
-                Cmp::Ge => threshold > 100.0,
-                _ => false,
+                _ => threshold > 100.0,
             };
-            if impossible || threshold > 100.0 {
+            if impossible {
                 return Err(bad(value, "a percentage in 0..=100"));
             }
         }
-        if cmp == Cmp::Lt && threshold == 0.0 {
-            return Err(bad(value, "a value > 0 (errors are never below 0)"));
+        if cmp == Cmp::Lt && threshold <= 0.0 && !metric.signed() {
+            return Err(bad(value, "a value > 0 (this figure is never below 0)"));
         }
         Ok(Target {
             text: text.to_string(),
@@ -243,6 +323,60 @@ impl Target {
             self.cmp.symbol(),
             trim_float(self.threshold)
         )
+    }
+}
+
+/// `a, b or c`: the metrics an error lists.
+fn names_of<M: TargetMetric>() -> String {
+    let names: Vec<&str> = M::NAMED.iter().map(|m| m.name()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// A threshold: a number, or `K*u`, `u*K`, `u` for the scale's unit `u`
+/// when the metric may be relative. `Err` says what was expected.
+fn resolve(value: &str, relative: bool, scale: Scale) -> std::result::Result<f64, String> {
+    let num = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite());
+    let factor = |unit: &str| -> Option<Option<f64>> {
+        if value == unit {
+            Some(Some(1.0))
+        } else if let Some(k) = value.strip_suffix(&format!("*{unit}")) {
+            Some(num(k))
+        } else {
+            value.strip_prefix(&format!("{unit}*")).map(num)
+        }
+    };
+    let expected = match (relative, scale) {
+        (false, _) => "a number".to_string(),
+        (true, Scale::Avg(_)) => "a number, `avg`, `K*avg` or `avg*K` (avg = events/keys)".into(),
+        (true, Scale::Limit(_)) => "a number, `limit`, `K*limit` or `limit*K`".into(),
+    };
+    if let Some(v) = num(value) {
+        return Ok(v);
+    }
+    if !relative {
+        return Err(expected);
+    }
+    match scale {
+        Scale::Avg(avg) => match factor("avg") {
+            Some(Some(k)) => Ok(k * avg),
+            _ => Err(expected),
+        },
+        Scale::Limit(limit) => {
+            if value.contains("avg") {
+                // A limit sizing has no per-key average: `avg` would resolve to 0.
+                return Err(format!(
+                    "{expected} (`avg` is for sizing a count workload, without --limit)"
+                ));
+            }
+            match (factor("limit"), limit) {
+                (Some(Some(k)), Some(l)) => Ok(k * l as f64),
+                (Some(_), None) => Err("a number (`limit` needs --limit L)".into()),
+                _ => Err(expected),
+            }
+        }
     }
 }
 

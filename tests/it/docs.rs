@@ -460,6 +460,59 @@ fn relative_links_and_anchors_resolve() {
     assert!(checked > 20, "{checked}");
 }
 
+/// Images in the built book must be inside it (mdBook copies `src/`, not
+/// the repository), so a chart of a report is copied to
+/// `img/<scenario>/<file>`: the copy must be the committed report's bytes,
+/// or the guide shows an old picture.
+#[test]
+fn book_images_are_in_the_book_and_current() {
+    let root = common::root();
+    let src = root.join("docs/book/src");
+    let mut bad = Vec::new();
+    for page in pages().iter().filter(|p| p.starts_with(&src)) {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (line, target) in links(page) {
+            let image = text
+                .lines()
+                .nth(line - 1)
+                .is_some_and(|l| l.contains("![") && l.contains(&format!("]({target})")));
+            if image && !target.contains("://") {
+                let file = page.parent().unwrap().join(&target);
+                let inside = file
+                    .canonicalize()
+                    .map(|f| f.starts_with(src.canonicalize().unwrap()))
+                    .unwrap_or(false);
+                if !inside {
+                    bad.push(format!(
+                        "{}:{line}: image {target} is outside docs/book/src (the built book will not have it)",
+                        page.display()
+                    ));
+                }
+            }
+        }
+    }
+    let img = src.join("img");
+    let mut copies = 0;
+    for scenario in std::fs::read_dir(&img).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(scenario.path()).unwrap().flatten() {
+            let rel = f.path().strip_prefix(&img).unwrap().to_path_buf();
+            let report = root.join("reports").join(&rel);
+            copies += 1;
+            if std::fs::read(&report).ok() != std::fs::read(f.path()).ok() {
+                bad.push(format!(
+                    "{} differs from {}: cp {} {}",
+                    f.path().display(),
+                    report.display(),
+                    report.display(),
+                    f.path().display()
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(copies >= 2, "{copies}");
+}
+
 #[test]
 fn every_page_is_in_the_table_of_contents() {
     let src = common::root().join("docs/book/src");

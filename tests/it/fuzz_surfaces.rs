@@ -80,7 +80,7 @@ proptest! {
         limit in prop::option::of(prop::sample::select(vec![0u64, 1, 100, u64::MAX])),
     ) {
         let text = format!("{metric}{op}{value}");
-        match LimitTarget::parse(&text, limit) {
+        match LimitTarget::parse_in(&text, limit) {
             Ok(t) => prop_assert!(t.threshold.is_finite()),
             Err(e) => prop_assert_eq!(e.to_string().lines().count(), 1),
         }

@@ -3,6 +3,7 @@
 
 use super::bins::{contours, merge, rank_bins, stability, Counts, Hist, RankBin};
 use super::{Params, QUANTILE_LABELS};
+use crate::lab::estimator_accuracy::Evaluator;
 use crate::lab::estimator_accuracy::{replay_errors, Shape};
 use crate::lab::ReplayMode;
 use crate::metrics::count_min_bound;
@@ -10,7 +11,6 @@ use crate::model::estimator::EstimatorConfig;
 use crate::progress::Progress;
 use crate::report::Table;
 use crate::rng::{derive_seed, stream};
-use crate::sizing::Evaluator;
 use crate::workload::counts::WorkloadSummary;
 use rayon::prelude::*;
 

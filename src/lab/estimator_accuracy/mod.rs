@@ -8,12 +8,14 @@
 //! report does not depend on the thread count. The cells can be split across
 //! processes ([`run_cells`], [`merge_output`]; see [`crate::lab::shard`]).
 
+mod evaluator;
 pub mod exec;
 mod params;
 mod render;
 mod replay;
 mod sweep;
 
+pub use evaluator::Evaluator;
 pub use params::{configs, validate_shape, Backend, Grid, Params, Shape, MAX_HASHES};
 pub use replay::{
     quantile_at, rank_bins, replay_cell, replay_cell_crate, replay_errors, replay_estimator,

@@ -77,7 +77,15 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
         let json = if sizing {
             size_json(&dir.join("size.json"))?
         } else {
-            super::read::read_report(&dir.join("report.json"))?
+            let mut j = super::read::read_report(&dir.join("report.json"))?;
+            // A `size` scenario's report holds size.json under `size`: a
+            // rate-limit sizing is shown as one, like `ratelab size`'s.
+            let limit = j.pointer("/size/schema").and_then(Value::as_str)
+                == Some(crate::sizing::limit::report::LIMIT_SIZE_SCHEMA);
+            if j.get("kind").and_then(Value::as_str) == Some("size") && limit {
+                j["kind"] = "size_limit".into();
+            }
+            j
         };
         let md_path = dir.join(if sizing { "size.md" } else { "table.md" });
         let table_md = if md_path.is_file() {

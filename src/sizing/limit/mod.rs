@@ -121,7 +121,7 @@ pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
     let targets = job
         .targets
         .iter()
-        .map(|t| LimitTarget::parse(t, job.limit))
+        .map(|t| LimitTarget::parse_in(t, job.limit))
         .collect::<Result<Vec<_>>>()?;
     if job.seeds == 0 {
         return Err(Error::input("--seeds 0: expected at least 1 seed"));

@@ -1,0 +1,344 @@
+//! The `size` command's arguments and the search they ask for, without
+//! writing anything: `ratelab size` ([`crate::cli`]) writes the result to
+//! `--out`, a `size` scenario ([`crate::sizing::scenario`]) makes it a
+//! report that `reproduce` regenerates and `check` compares.
+//!
+//! Exit codes of the command: 0 a shape meets every target; 1 none does
+//! within the memory cap (the best shape found is printed and `size.json` is
+//! still written, with `"recommendation": null`); 2 bad input (unparsable
+//! target, empty trace, zero keys, ...).
+
+use crate::error::{Error, Result};
+use crate::hash::HasherKind;
+use crate::model::estimator::Variant;
+use crate::model::rate_limiter::RateMode;
+use crate::sizing::guarantee::Plan;
+use crate::sizing::input::{read_trace_input, Columns, InputOptions, TraceInput};
+use crate::sizing::limit::{parse_near, run_limit_job, LimitJob};
+use crate::sizing::{run_job, Generated, SizeJob, SizeReport, WorkloadSource};
+use crate::units::parse_size;
+use crate::workload::trace::{LogSpec, Spread, TimeUnit};
+use crate::workload::Workload;
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Arguments of `ratelab size`.
+#[derive(Debug, clap::Args)]
+pub struct SizeArgs {
+    /// Distinct keys per window (with --dist).
+    #[arg(long)]
+    pub keys: Option<u64>,
+    /// Events per window (zipf, uniform; for harmonic it picks the smallest --top reaching it).
+    #[arg(long)]
+    pub events: Option<u64>,
+    /// Distribution of events over keys: harmonic | zipf:S | uniform.
+    #[arg(long, default_value = "harmonic")]
+    pub dist: String,
+    /// Harmonic: events of the top key (key i gets max(floor(top/(i+1)), min)).
+    #[arg(long)]
+    pub top: Option<u64>,
+    /// Harmonic: no key gets fewer events than this.
+    #[arg(long)]
+    pub min: Option<u64>,
+    /// A JSON file: a workload object ({"type": "harmonic", ...}) or a scenario with a `workload` field.
+    #[arg(long, conflicts_with_all = ["keys", "trace"])]
+    pub workload: Option<PathBuf>,
+    /// A time-stamped access log (CSV with a time column and key, optional weight; JSON Lines; or any --format), or a `key,count` CSV (any column order; repeated keys summed). `-` reads standard input; gzip and zstd input is decompressed.
+    #[arg(long, conflicts_with_all = ["keys", "workload"])]
+    pub trace: Option<PathBuf>,
+    /// Format of --trace: csv (default; .jsonl/.ndjson: JSON Lines), combined (nginx/Apache), common (CLF), nginx (with --log-format), envoy, envoy-json, jsonl, alb, cloudfront.
+    #[arg(long, requires = "trace")]
+    pub format: Option<String>,
+    /// An nginx log_format string (--format nginx) or Envoy format string (--format envoy), e.g. '$remote_addr - $remote_user [$time_local] "$request" $status'.
+    #[arg(long, requires = "trace")]
+    pub log_format: Option<String>,
+    /// Key of an access log: a field, ip, ip/24, ip/24/64, header:NAME, route (ids collapsed), or several joined by + (ip+route).
+    #[arg(long, requires = "trace")]
+    pub key: Option<String>,
+    /// Weight of an access log's request from a field (e.g. body_bytes_sent, or bytes: the format's bytes-sent field).
+    #[arg(long, requires = "trace")]
+    pub weight: Option<String>,
+    /// Spread requests of whole-second logs ($time_local, CloudFront) within their second: uniform (seeded by --seed; default), even or none.
+    #[arg(long, requires = "trace")]
+    pub spread: Option<String>,
+    /// Skip (and count, in the report) lines older than the reorder window allows, instead of an error naming the first.
+    #[arg(long, requires = "trace")]
+    pub skip_late: bool,
+    /// Rename --trace columns: ROLE=NAME pairs, roles time, key, weight, count (e.g. key=ip,count=hits); for JSON Lines and access logs, the fields (time=start_time,key=x_forwarded_for).
+    #[arg(long, requires = "trace")]
+    pub columns: Option<String>,
+    /// Unit of a `time`/`timestamp` column or of JSON number times: ns (default), ms, s or rfc3339.
+    #[arg(long, requires = "trace")]
+    pub time_unit: Option<String>,
+    /// Sort --trace lines out of order by up to this many ms (default: an out-of-order line is an error).
+    #[arg(long, requires = "trace")]
+    pub sort_window_ms: Option<u64>,
+    /// The rate limit: requests per key per --interval-ms (enables compliant_denied_pct, compliant_keys_denied, excess_pct and `K*limit`).
+    #[arg(long, requires = "trace")]
+    pub limit: Option<u64>,
+    /// The limit's interval in ms; a time-stamped trace is cut into windows of it.
+    #[arg(long, requires = "trace")]
+    pub interval_ms: Option<u64>,
+    /// Error targets with --limit count only keys whose true count in a window is within LO..HI times the limit.
+    #[arg(long, default_value = "0.5..1")]
+    pub near_limit: String,
+    /// pingora Rate estimate to size for: docs (observe > limit), proportional (rate_with's sliding estimate) or both.
+    #[arg(long, default_value = "both")]
+    pub estimate: String,
+    /// Accuracy target, repeatable (all must hold): exact_pct>=99, p99<=5, max<=100, mean<=0.01*avg, over_bound_pct<=1; with --limit also compliant_denied_pct<=0.1, compliant_keys_denied<=0, excess_pct<=1, p99<=0.05*limit.
+    #[arg(long = "target", required = true)]
+    pub targets: Vec<String>,
+    /// Largest sketch memory considered, e.g. 1GiB, 512MiB.
+    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+    pub max_memory: u64,
+    /// Update rule: count_min (pingora) or conservative.
+    #[arg(long, default_value = "count_min")]
+    pub variant: String,
+    /// Seeds per shape (fresh hash seeds and event order each); with --limit, the least number of fresh hash seeds the pick is verified on.
+    #[arg(long, default_value_t = 5)]
+    pub seeds: u32,
+    /// The claim: the pick meets every target on at least this % of hash seeds (verified on fresh seeds; 99 needs 299 at 95% confidence).
+    #[arg(long, default_value_t = crate::sizing::guarantee::DEFAULT_COVERAGE_PCT)]
+    pub coverage: f64,
+    /// The claim's confidence, % (a one-sided Clopper-Pearson bound on the exceedance).
+    #[arg(long, default_value_t = crate::sizing::guarantee::DEFAULT_CONFIDENCE_PCT)]
+    pub confidence: f64,
+    /// Base seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Hash family: xxh3 (portable) or ahash.
+    #[arg(long, default_value = "xxh3")]
+    pub hasher: String,
+    /// Folder for size.json, size.md and the frontier chart.
+    #[arg(long, default_value = "reports/size", value_parser = crate::report::atomic::parse_out_path)]
+    pub out: PathBuf,
+    /// Worker threads (results do not depend on it).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Largest work the search may take, in units of about 10 ns of CPU (3e10 is about
+    /// five CPU-minutes); checked before the search starts.
+    #[arg(long, default_value = "3e10", value_parser = crate::units::parse_work)]
+    pub max_work: f64,
+    /// Never draw the progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+fn parse_variant(s: &str) -> Result<Variant> {
+    match s {
+        "count_min" | "count-min" => Ok(Variant::CountMin),
+        "conservative" => Ok(Variant::Conservative),
+        _ => Err(Error::input(format!(
+            "--variant {s:?}: expected count_min or conservative"
+        ))),
+    }
+}
+
+fn parse_hasher(s: &str) -> Result<HasherKind> {
+    match s {
+        "xxh3" => Ok(HasherKind::Xxh3),
+        "ahash" => Ok(HasherKind::AHash),
+        _ => Err(Error::input(format!(
+            "--hasher {s:?}: expected xxh3 or ahash"
+        ))),
+    }
+}
+
+impl SizeArgs {
+    /// The workload source the arguments name.
+    pub fn workload_source(&self) -> WorkloadSource<'_> {
+        if let Some(trace) = &self.trace {
+            WorkloadSource::Trace(trace)
+        } else if let Some(file) = &self.workload {
+            WorkloadSource::File(file)
+        } else {
+            WorkloadSource::Generated(Generated {
+                keys: self.keys,
+                events: self.events,
+                dist: &self.dist,
+                top: self.top,
+                min: self.min,
+            })
+        }
+    }
+}
+
+fn parse_modes(s: &str) -> Result<Vec<RateMode>> {
+    match s {
+        "docs" => Ok(vec![RateMode::Docs]),
+        "proportional" => Ok(vec![RateMode::Proportional]),
+        "both" => Ok(vec![RateMode::Docs, RateMode::Proportional]),
+        _ => Err(Error::input(format!(
+            "--estimate {s:?}: expected docs, proportional or both"
+        ))),
+    }
+}
+
+/// Reads `--trace` and, when it has times or `--limit` is given, sizes for
+/// the limit ([`crate::sizing::limit`]); a plain `key,count` table goes to
+/// the count-min search. `None`: not a `--trace` sizing.
+fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
+    let Some(path) = &a.trace else {
+        if a.limit.is_some() || a.interval_ms.is_some() {
+            return Err(Error::input(
+                "--limit and --interval-ms size for a trace: give --trace FILE",
+            ));
+        }
+        return Ok(None);
+    };
+    let opts = input_options(a)?;
+    let near = parse_near(&a.near_limit)?;
+    let modes = parse_modes(&a.estimate)?;
+    let input = read_trace_input(path, &opts)?;
+    if let TraceInput::Counts { names, counts } = &input {
+        if a.limit.is_none() {
+            if a.interval_ms.is_some() {
+                return Err(Error::input(format!(
+                    "--interval-ms: {} is a key,count table without times",
+                    path.display()
+                )));
+            }
+            let w = Workload::from_named_counts(names.clone(), counts.clone());
+            let shape = json!({"type": "csv", "path": path.display().to_string()});
+            return compute_counts(a, w, shape).map(Some);
+        }
+    }
+    let source = match &input {
+        TraceInput::Timed(t) if !t.note.is_empty() => format!("{} ({})", path.display(), t.note),
+        _ => path.display().to_string(),
+    };
+    let job = LimitJob {
+        targets: a.targets.clone(),
+        limit: a.limit,
+        interval_ms: a.interval_ms,
+        near,
+        modes,
+        seed: a.seed,
+        seeds: a.seeds,
+        coverage_pct: a.coverage,
+        confidence_pct: a.confidence,
+        max_memory: a.max_memory,
+        max_work: a.max_work,
+        progress: !a.no_progress,
+        source,
+    };
+    run_limit_job(&job, input).map(Some)
+}
+
+/// How to read `--trace`: every option checked, alone and together.
+fn input_options(a: &SizeArgs) -> Result<InputOptions> {
+    let log = match a.format.as_deref() {
+        None | Some("csv") => {
+            for (given, flag) in [
+                (a.log_format.is_some(), "--log-format"),
+                (a.key.is_some(), "--key"),
+                (a.weight.is_some(), "--weight"),
+            ] {
+                if given {
+                    return Err(Error::input(format!(
+                        "{flag}: applies to access-log formats (--format {}); a CSV trace's key and weight are its key and weight columns (rename with --columns)",
+                        crate::workload::trace::log::format_names()
+                    )));
+                }
+            }
+            None
+        }
+        Some(f) => {
+            let spec = LogSpec {
+                format: f.to_string(),
+                log_format: a.log_format.clone(),
+                key: a.key.clone(),
+                weight: a.weight.clone(),
+                ..LogSpec::default()
+            };
+            crate::workload::trace::log::row(f)
+                .map_err(|m| Error::input(format!("--format: {m}")))?;
+            Some(spec)
+        }
+    };
+    Ok(InputOptions {
+        columns: a.columns.as_deref().map(Columns::parse).transpose()?,
+        unit: a
+            .time_unit
+            .as_deref()
+            .map(|u| {
+                u.parse::<TimeUnit>()
+                    .map_err(|m| Error::input(format!("--time-unit: {m}")))
+            })
+            .transpose()?,
+        sort_window_ms: a.sort_window_ms,
+        log,
+        skip_late: a.skip_late,
+        spread: a
+            .spread
+            .as_deref()
+            .map(|s| {
+                s.parse::<Spread>()
+                    .map_err(|m| Error::input(format!("--spread: {m}")))
+            })
+            .transpose()?,
+        seed: a.seed,
+    })
+}
+
+/// Parses every option, whichever path (count search, limit search) will
+/// use it, so a bad value is refused the same way in every combination.
+fn validate(a: &SizeArgs) -> Result<()> {
+    if a.seeds == 0 {
+        return Err(Error::input("--seeds 0: expected at least 1 seed"));
+    }
+    parse_variant(&a.variant)?;
+    parse_hasher(&a.hasher)?;
+    parse_modes(&a.estimate)?;
+    parse_near(&a.near_limit)?;
+    input_options(a)?;
+    Plan::new(a.coverage, a.confidence, 0)?;
+    if a.trace.is_some() && (a.limit.is_some() || a.interval_ms.is_some()) {
+        // The limit search sizes pingora Rate: count-min, xxh3.
+        if parse_variant(&a.variant)? != Variant::CountMin {
+            return Err(Error::input(format!(
+                "--variant {}: a --limit sizing sizes pingora Rate, whose sketch is count_min",
+                a.variant
+            )));
+        }
+        if parse_hasher(&a.hasher)? != HasherKind::Xxh3 {
+            return Err(Error::input(format!(
+                "--hasher {}: a --limit sizing replays the decision lab's pingora Rate, hashed with xxh3",
+                a.hasher
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the search for parsed arguments (without writing anything).
+pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
+    validate(a)?;
+    if let Some(r) = compute_trace(a)? {
+        return Ok(r);
+    }
+    let (workload, shape) = a.workload_source().build()?;
+    compute_counts(a, workload, shape)
+}
+
+/// The count-min search on a count workload.
+fn compute_counts(
+    a: &SizeArgs,
+    workload: Workload,
+    shape: serde_json::Value,
+) -> Result<SizeReport> {
+    let variant = parse_variant(&a.variant)?;
+    let hasher = parse_hasher(&a.hasher)?;
+    let job = SizeJob {
+        targets: a.targets.clone(),
+        max_memory: a.max_memory,
+        variant,
+        hasher,
+        seed: a.seed,
+        seeds: a.seeds,
+        plan: Plan::new(a.coverage, a.confidence, 0)?,
+        max_work: a.max_work,
+        progress: !a.no_progress,
+    };
+    run_job(&job, workload, shape)
+}
