@@ -325,3 +325,67 @@ fn bad_deployments_name_the_field() {
         assert!(!e.message().contains('\n'));
     }
 }
+
+/// A lost message on the virtual network, strategy by strategy, against
+/// closed forms. One hot key offering r = 300/s against L = 10/s over T =
+/// 20 s, a fifth of the messages lost:
+/// * `local` and `divided` send nothing: loss changes no decision;
+/// * `central` (envoyproxy/ratelimit) decides a lost request by its failure
+///   mode and the store never sees it: failing open admits the lost ones
+///   (p x r a second) plus the L the store allows; failing closed admits at
+///   most L a second, and L while fewer than L of the others are lost.
+#[test]
+fn a_lost_message_costs_what_each_strategy_says() {
+    let (r, l, secs, p) = (300.0, 10.0, 20.0, 0.2);
+    let fleet = |loss: f64| {
+        run(json!({
+            "policy": {"limit": 10, "interval_ms": 1000},
+            "workload": one_hot_key(r, secs),
+            "deployment": {"replicas": 4, "network": {"loss": loss},
+                "strategies": [
+                    {"strategy": "local", "model": "token_bucket"},
+                    {"strategy": "divided", "model": "token_bucket"},
+                    {"strategy": "central", "failure": ["open", "closed"]}]}
+        }))
+    };
+    let (clean, lossy) = (fleet(0.0), fleet(p));
+    for name in [
+        "local x/time/rate per key x4 round_robin",
+        "divided x/time/rate per key x4 round_robin",
+    ] {
+        assert_eq!(
+            row(&lossy, name)["allowed"],
+            row(&clean, name)["allowed"],
+            "{name}"
+        );
+    }
+    let per_s = |j: &Value, failure: &str| {
+        let name = format!("central envoy ratelimit redis failure={failure} x4 round_robin");
+        u(row(j, &name), "allowed") as f64 / secs
+    };
+    let open = per_s(&lossy, "open");
+    let want = l + p * r;
+    assert!(
+        (open - want).abs() < 0.08 * want,
+        "open: {open}/s, expected ~{want}/s"
+    );
+    let closed = per_s(&lossy, "closed");
+    assert!(
+        (closed - l).abs() <= 0.5,
+        "closed: {closed}/s, expected ~{l}/s"
+    );
+    assert!((per_s(&clean, "open") - l).abs() <= 0.5);
+    // Every lost request was decided by the failure mode and counted.
+    let failed: u64 = lossy["fleet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["strategy"].as_str().unwrap().starts_with("central"))
+        .map(|f| u(f, "failed"))
+        .sum();
+    let lines = u(&lossy["requests"], "lines") as f64;
+    assert!(
+        (failed as f64 - 2.0 * p * lines).abs() < 0.05 * 2.0 * p * lines,
+        "{failed} failed of 2 x {lines}"
+    );
+}

@@ -2,7 +2,8 @@
 //! grid and built into fleet candidates; and the fleets' costs added to
 //! the report.
 
-use super::balancer::{Balancer, Kind};
+use super::apisix_sync::ApisixSync;
+use super::balancer::{Balancer, Kind, ReplicaFeed};
 use super::central::{Central, Store};
 use super::gubernator::Gubernator;
 use super::kong_sync::KongSync;
@@ -32,6 +33,9 @@ pub const MAX_REPLICAS: u64 = 4096;
 #[derive(Default)]
 pub struct Fleets {
     fleets: Vec<(String, Arc<Mutex<FleetReport>>)>,
+    /// The policy interval in whole seconds (at least 1): the window of the
+    /// time to converge.
+    window_s: usize,
 }
 
 const FAILURE: Param = Param::choice(
@@ -59,16 +63,18 @@ const DIVIDED: &[Param] = &[
 ];
 
 const CENTRAL: &[Param] = &[
-    Param::choice("store", &["envoy_ratelimit", "kong_redis"], "envoyproxy/ratelimit's Redis fixed window (default) or Kong's redis policy with sync_rate = -1"),
+    Param::choice("store", &["envoy_ratelimit", "kong_redis", "redis_gcra"], "envoyproxy/ratelimit's Redis fixed window (default), Kong's redis policy with sync_rate = -1, or go-redis/redis_rate's GCRA Lua script"),
+    Param::int("burst", 1, 1_000_000_000, "redis_gcra: the burst (default: the limit, as redis_rate's PerSecond sets it)"),
     Param::flag("local_cache", "envoy_ratelimit: remember over-limit keys per replica for the window (LOCAL_CACHE_SIZE_IN_BYTES > 0; default false)"),
     Param::flag("stop_increment_when_over_limit", "envoy_ratelimit: a GET round trip before the INCRBY (default false)"),
     FAILURE,
 ];
 
 const SYNC: &[Param] = &[
-    Param::choice("flavor", &["kong"], "whose sync: kong (rate-limiting, redis policy, sync_rate > 0)"),
-    Param::int("sync_ms", 1, 86_400_000, "the sync period in ms (Kong's sync_rate x 1000; required)"),
-    Param::flag("lose_in_flight", "deltas added while a sync is in flight are wiped with the tables, as Kong does (default true)"),
+    Param::choice("flavor", &["kong", "apisix"], "whose sync: kong (rate-limiting, redis policy, sync_rate > 0; default) or apisix (limit-count, redis policy, sync_interval)"),
+    Param::int("sync_ms", 1, 86_400_000, "the sync period in ms (Kong's sync_rate x 1000, APISIX's sync_interval x 1000: 100 up to the window, exclusive; required)"),
+    Param::flag("lose_in_flight", "kong: deltas added while a sync is in flight are wiped with the tables, as Kong does (default true)"),
+    Param::flag("recount_flushed_delta", "apisix: the request whose read flushed the local delta also subtracts it from the fresh remaining, as APISIX does (default true)"),
     FAILURE,
 ];
 
@@ -137,7 +143,7 @@ fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f6
             ))
         }
     };
-    const TYPES: &str = "round_robin, random, least_request, ring_hash, maglev, sticky";
+    const TYPES: &str = "round_robin, random, least_request, ring_hash, maglev, sticky, from_trace";
     let ty = obj.get("type").and_then(Value::as_str).ok_or_else(|| {
         err(
             format!("{field}.type"),
@@ -150,6 +156,7 @@ fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f6
         "ring_hash" => &["type", "min_ring_size", "max_ring_size"],
         "maglev" => &["type", "table_size"],
         "sticky" => &["type", "mean_connection_s"],
+        "from_trace" => &["type", "field"],
         other => {
             return Err(err(
                 format!("{field}.type"),
@@ -241,6 +248,20 @@ fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f6
             Kind::Maglev {
                 table_size: m as u64,
             }
+        }
+        "from_trace" => {
+            let f =
+                match obj.get("field") {
+                    None => String::new(),
+                    Some(Value::String(f)) if !f.trim().is_empty() => f.clone(),
+                    Some(v) => return Err(err(
+                        format!("{field}.field"),
+                        format!(
+                            "value {v}: expected the name of the trace's replica column or field"
+                        ),
+                    )),
+                };
+            Kind::FromTrace { field: f }
         }
         _ => {
             let s = num(&obj, "mean_connection_s", field, 0.000_001, 1e7)?.unwrap_or(10.0);
@@ -534,20 +555,44 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 if which == "central" {
                     let store = match a.str("store").unwrap_or("envoy_ratelimit") {
                         "kong_redis" => Store::KongRedis,
+                        "redis_gcra" => Store::RedisGcra,
                         _ => Store::EnvoyRatelimit,
                     };
+                    let burst = a.u64("burst");
+                    if burst.is_some() && store != Store::RedisGcra {
+                        return Err(err(format!("{field}.burst"), "a redis_gcra setting: expected store \"redis_gcra\""));
+                    }
+                    let burst = burst.unwrap_or(limit);
                     let cache = a.bool("local_cache").unwrap_or(false);
                     let stop = a.bool("stop_increment_when_over_limit").unwrap_or(false);
                     let name = match store {
                         Store::EnvoyRatelimit => "envoy ratelimit redis",
                         Store::KongRedis => "kong redis sync_rate=-1",
+                        Store::RedisGcra => "redis_rate gcra",
                     };
                     let label = join(&format!("central {name}"), &fixed, &varying);
-                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open)) as Box<dyn Strategy>))));
+                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open).with_burst(burst)) as Box<dyn Strategy>))));
                 } else {
                     let Some(ms) = a.u64("sync_ms") else {
                         return Err(err(format!("{field}.sync_ms"), "missing: expected the sync period in ms"));
                     };
+                    if a.str("flavor") == Some("apisix") {
+                        for k in ["lose_in_flight", "failure"] {
+                            if a.str(k).is_some() || a.bool(k).is_some() {
+                                return Err(err(format!("{field}.{k}"), "not an APISIX setting: its delayed sync falls back to a local limit-count when Redis fails"));
+                            }
+                        }
+                        if ms < 100 || ms >= setup.policy.interval_ms {
+                            return Err(err(format!("{field}.sync_ms"), format!("value {ms}: APISIX refuses a sync_interval below 0.1 s or not below the time window ({} ms)", setup.policy.interval_ms)));
+                        }
+                        let recount = a.bool("recount_flushed_delta").unwrap_or(true);
+                        let label = join("periodic_sync apisix", &fixed, &varying);
+                        out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(ApisixSync::new(n, limit, interval, ms * MILLI, recount)) as Box<dyn Strategy>))));
+                        continue;
+                    }
+                    if a.bool("recount_flushed_delta").is_some() {
+                        return Err(err(format!("{field}.recount_flushed_delta"), "an APISIX setting: expected flavor \"apisix\""));
+                    }
                     let lose = a.bool("lose_in_flight").unwrap_or(true);
                     let label = join("periodic_sync kong", &fixed, &varying);
                     out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>))));
@@ -648,7 +693,11 @@ pub fn fleet_candidates(
         ));
     }
     let mut cands = Vec::new();
-    let mut fleets = Fleets::default();
+    let mut fleets = Fleets {
+        window_s: setup.interval_ns().div_ceil(SECOND).max(1) as usize,
+        ..Fleets::default()
+    };
+    let limit_all = setup.policy.limit;
     for (label, sync_ms, build) in &built {
         for &n in &replicas {
             for (kind, weights, blabel, skew) in &balancers {
@@ -659,14 +708,17 @@ pub fn fleet_candidates(
                     store_down: false,
                     cost: Default::default(),
                 };
-                let bal = Balancer::new(
+                let mut bal = Balancer::new(
                     kind.clone(),
                     weights.clone(),
                     sim_rng(derive_seed(seed, &[2])),
                 );
+                if let Kind::FromTrace { field } = kind {
+                    bal = bal.with_feed(replica_feed(scenario, setup, field, n)?);
+                }
                 let strategy = build(n)
                     .map_err(|e| scenario.field_error("deployment.strategies", e.message()))?;
-                let (fleet, report) = Fleet::new(
+                let (mut fleet, report) = Fleet::new(
                     n,
                     bal,
                     strategy,
@@ -675,6 +727,11 @@ pub fn fleet_candidates(
                     (blabel.clone(), label.clone()),
                     (*sync_ms, *skew),
                 );
+                if idx == 0 && !evs.is_empty() {
+                    // One exact policy for the run: every fleet sees the
+                    // same requests.
+                    fleet = fleet.with_exact(limit_all, setup.interval_ns());
+                }
                 let name = format!("{label} x{n} {blabel}");
                 fleets.fleets.push((name.clone(), report));
                 cands.push(Candidate {
@@ -686,6 +743,36 @@ pub fn fleet_candidates(
         }
     }
     Ok((cands, fleets))
+}
+
+/// The `from_trace` balancer's feed: the scenario's trace opened again
+/// with the replica field as its key (default: a `replica` column,
+/// Envoy's `UPSTREAM_HOST`, nginx's `upstream_addr`).
+fn replica_feed(scenario: &Scenario, setup: &Setup, field: &str, n: usize) -> Result<ReplicaFeed> {
+    let p: crate::lab::decision::Params = scenario.params()?;
+    let Some(t) = p.trace.as_ref() else {
+        return Err(scenario.field_error(
+            "deployment.balancer",
+            "from_trace reads the replica of each request from the trace: expected a trace, not a workload",
+        ));
+    };
+    if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
+        return Err(scenario.field_error(
+            "deployment.balancer",
+            "from_trace reads the trace a second time: expected a file, not standard input",
+        ));
+    }
+    let field = if !field.is_empty() {
+        field
+    } else {
+        match t.format.as_deref() {
+            None | Some("csv") | Some("jsonl") => "replica",
+            Some(f) if f.starts_with("envoy") && f != "envoy-json" => "UPSTREAM_HOST",
+            Some(_) => "upstream_addr",
+        }
+    };
+    let reader = crate::lab::decision::source::open_trace(scenario, t, setup.seed, Some(field))?;
+    Ok(ReplicaFeed::new(reader, n))
 }
 
 /// The largest `scale_to` of the events (0 when none).
@@ -761,6 +848,17 @@ impl Fleets {
                 })).collect::<Vec<_>>(),
             }));
         }
+        let converge = self.converge();
+        if !converge.is_empty() {
+            for (row, c) in rows.iter_mut().zip(&converge) {
+                row["converge"] = Value::Array(
+                    c.iter()
+                        .map(|(label, at, t)| json!({"event": label, "at_s": round3(*at as f64 / SECOND as f64), "time_to_converge_s": t}))
+                        .collect(),
+                );
+            }
+            md.push_str(&self.converge_table(&converge));
+        }
         if let Some(m) = out.json.as_object_mut() {
             m.insert("fleet".into(), Value::Array(rows));
         }
@@ -775,6 +873,68 @@ impl Fleets {
             out.charts.push(chart::render(&spec)?);
         }
         Ok(())
+    }
+
+    /// Per fleet, each disturbance's (label, time, time to converge);
+    /// empty when the run has no events.
+    fn converge(&self) -> Vec<Vec<(String, Nanos, Option<f64>)>> {
+        let reps: Vec<FleetReport> = self
+            .fleets
+            .iter()
+            .filter_map(|(_, r)| r.lock().ok().map(|r| r.clone()))
+            .collect();
+        let Some(exact) = reps.iter().map(|r| &r.exact_per_s).find(|x| !x.is_empty()) else {
+            return Vec::new();
+        };
+        reps.iter()
+            .map(|r| {
+                r.disturbances
+                    .iter()
+                    .map(|(at, label)| {
+                        let t = super::time_to_converge(
+                            &r.admitted_per_s,
+                            exact,
+                            *at,
+                            self.window_s,
+                            super::CONVERGE_TOLERANCE,
+                        );
+                        (label.clone(), *at, t)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The table of times to converge: a column per disturbance.
+    fn converge_table(&self, conv: &[Vec<(String, Nanos, Option<f64>)>]) -> String {
+        let Some(first) = conv.first().filter(|c| !c.is_empty()) else {
+            return String::new();
+        };
+        let mut md = format!(
+            "\n## Time to converge\n\nSeconds after each event until the fleet's admitted requests per {} s window stay within {:.0}% of the fleet-wide exact sliding log's for a full window (none: not before the run ends).\n\n| fleet |",
+            self.window_s,
+            super::CONVERGE_TOLERANCE * 100.0
+        );
+        for (label, at, _) in first {
+            md.push_str(&format!(
+                " {label} at {} s |",
+                round3(*at as f64 / SECOND as f64)
+            ));
+        }
+        md.push_str("\n|---|");
+        md.push_str(&"---:|".repeat(first.len()));
+        md.push('\n');
+        for ((name, _), c) in self.fleets.iter().zip(conv) {
+            md.push_str(&format!("| {name} |"));
+            for (_, _, t) in c {
+                match t {
+                    Some(t) => md.push_str(&format!(" {t:.1} s |")),
+                    None => md.push_str(" none |"),
+                }
+            }
+            md.push('\n');
+        }
+        md
     }
 
     /// The fleet charts this run has data for: excess against the sync
