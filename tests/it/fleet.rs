@@ -389,3 +389,52 @@ fn a_lost_message_costs_what_each_strategy_says() {
         "{failed} failed of 2 x {lines}"
     );
 }
+
+/// `from_trace`: each request goes to the replica its line names, numbered
+/// in order of first appearance (the last upstream of an nginx retry
+/// list). Two local fixed windows of 2 a second: `pod-a` serves three
+/// requests of one key and admits two, `pod-b` (named last after a retry)
+/// the same, so 4 of 6 pass where one instance would pass 2.
+#[test]
+fn from_trace_sends_each_request_to_the_replica_its_line_names() {
+    let dir = std::env::temp_dir().join(format!("ratelab-from-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("served.csv");
+    std::fs::write(
+        &trace,
+        "t_ms,key,replica\n0,k,pod-a\n10,k,pod-a\n20,k,\"pod-c, pod-b\"\n30,k,pod-b\n40,k,pod-a\n50,k,pod-b\n60,j,-\n",
+    )
+    .unwrap();
+    let scenario = |replicas: u64| {
+        let v = json!({"name": "fleet-t", "kind": "decision_accuracy", "seed": 7, "shapes": [],
+            "policy": {"limit": 2, "interval_ms": 1000},
+            "trace": {"path": trace.to_str().unwrap()},
+            "deployment": {"replicas": replicas, "balancer": "from_trace",
+                "strategies": [{"strategy": "local", "model": "fixed_window_counter", "align": "aligned"}]}});
+        Scenario::parse(std::path::Path::new("fleet-t.json"), &v.to_string()).unwrap()
+    };
+    let s = scenario(2);
+    let j = decision::run(&s, &RunContext::for_scenario(&s))
+        .unwrap()
+        .json;
+    let r = row(
+        &j,
+        "local Redis INCR+EXPIRE per key (aligned) x2 from_trace",
+    );
+    assert_eq!(u(r, "allowed"), 4);
+    let f = &j["fleet"][0];
+    assert_eq!(u(f, "unserved"), 1, "the '-' line: no replica served it");
+    let per: Vec<(u64, u64)> = f["per_replica"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (u(p, "requests"), u(p, "allowed")))
+        .collect();
+    assert_eq!(per, [(3, 2), (3, 2)]);
+    // A third distinct replica on a fleet of two is an error naming it.
+    let s = scenario(1);
+    let e = decision::run(&s, &RunContext::for_scenario(&s)).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("\"pod-b\"") && msg.contains("line 4"), "{msg}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -352,7 +352,7 @@ fn apisix_reference(
                 w.reps[p].record = None;
             }
         }
-        if q.is_none_or(|q| t >= q.2) {
+        if q.map_or(true, |q| t >= q.2) {
             w.write(p, k, old, t, is_down);
         }
         let r = &mut w.reps[p];
@@ -360,7 +360,7 @@ fn apisix_reference(
         if !r.queue.contains(&k) {
             r.queue.push(k);
         }
-        if r.record.is_none_or(|x| x <= t) {
+        if r.record.map_or(true, |x| x <= t) {
             if let Some(x) = r.timer {
                 r.record = Some(x);
             } else {
@@ -369,7 +369,8 @@ fn apisix_reference(
                 due.push((t + sync, 0, p));
             }
         }
-        let ok = remote - old - 1 >= 0;
+        // remaining = remote - delta - cost, admitted when >= 0.
+        let ok = remote - old > 0;
         if ok {
             delta_add(r, k, 1, t, 2 * window);
         }

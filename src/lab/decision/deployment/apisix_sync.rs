@@ -56,11 +56,12 @@
 //! The store applies commands in the order the replicas send them.
 
 use super::strategy::{Env, Strategy};
+use super::FastMap;
 use crate::clock::{Nanos, MILLI};
 use crate::error::Result;
 use crate::model::Decision;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 /// What Redis said last about a key (`remote_quota`).
 #[derive(Debug, Clone, Copy)]
@@ -76,11 +77,11 @@ struct Quota {
 #[derive(Debug, Default, Clone)]
 struct Node {
     /// `local_delta`: (value, expiry fixed at creation).
-    delta: HashMap<u32, (i64, Nanos)>,
-    quota: HashMap<u32, Quota>,
+    delta: FastMap<u32, (i64, Nanos)>,
+    quota: FastMap<u32, Quota>,
     /// The keys queued since the last drain, first push first.
     queue: Vec<u32>,
-    queued: HashMap<u32, ()>,
+    queued: FastMap<u32, ()>,
     /// `time_to_sync_records[syncer_id]` (the worker's memory of the timer).
     record: Option<Nanos>,
     /// The timer's shared-dict entry: its `time_to_sync`, until released.
@@ -90,8 +91,8 @@ struct Node {
     next_key: usize,
     /// The fallback limit-count: key -> (consumed, expiry), and its
     /// `end_time` entries (reset header) key -> end.
-    fallback: HashMap<u32, (i64, Nanos)>,
-    fallback_end: HashMap<u32, Nanos>,
+    fallback: FastMap<u32, (i64, Nanos)>,
+    fallback_end: FastMap<u32, Nanos>,
     /// Bumped on a restart: the old timer is void.
     epoch: u32,
     peak: usize,
@@ -115,7 +116,7 @@ pub struct ApisixSync {
     /// (time, kind, replica, epoch).
     timers: BinaryHeap<Reverse<(Nanos, Due, usize, u32)>>,
     /// Redis: key -> (count, expiry in ms).
-    redis: HashMap<u32, (i64, u64)>,
+    redis: FastMap<u32, (i64, u64)>,
     last_purge_ms: u64,
 }
 
@@ -130,7 +131,7 @@ impl ApisixSync {
             recount_flushed,
             nodes: vec![Node::default(); n],
             timers: BinaryHeap::new(),
-            redis: HashMap::new(),
+            redis: FastMap::default(),
             last_purge_ms: 0,
         }
     }
@@ -182,10 +183,22 @@ impl ApisixSync {
 
     /// Writes `delta` of `key` from replica `r` at `t` (a read's flush or a
     /// periodic sync) and stores the quota Redis returns (`sync_to_shm`).
-    /// Returns when the reply is back.
-    fn flush(&mut self, r: usize, key: u32, delta: i64, t: Nanos, env: &mut Env) -> Nanos {
+    /// Returns when the reply is back. `waits`: a request waits for the
+    /// reply (a read), not a periodic sync.
+    fn flush(
+        &mut self,
+        r: usize,
+        key: u32,
+        delta: i64,
+        t: Nanos,
+        env: &mut Env,
+        waits: bool,
+    ) -> Nanos {
         let (remaining, reset, sync_at) = match env.round_trip(2) {
             Some(rtt) => {
+                if !waits {
+                    env.cost.added_latency_ns -= u128::from(rtt);
+                }
                 let (count, ttl_ms) = self.script(key, delta, t + rtt / 2);
                 ((self.limit - count).max(0), ttl_ms * MILLI, t + rtt)
             }
@@ -224,7 +237,7 @@ impl ApisixSync {
             let Some(d) = alive(&node.delta, key, t) else {
                 continue;
             };
-            let back = self.flush(r, key, d, t, env);
+            let back = self.flush(r, key, d, t, env, false);
             let epoch = self.nodes[r].epoch;
             self.timers.push(Reverse((back, Due::Next, r, epoch)));
             return;
@@ -234,7 +247,7 @@ impl ApisixSync {
 
 /// A shared-dict `incr(key, by, 0, ttl)` at `t`: the TTL is set only when
 /// the entry is created.
-fn incr(m: &mut HashMap<u32, (i64, Nanos)>, key: u32, by: i64, t: Nanos, ttl: Nanos) {
+fn incr(m: &mut FastMap<u32, (i64, Nanos)>, key: u32, by: i64, t: Nanos, ttl: Nanos) {
     let e = m.entry(key).or_insert((0, t + ttl));
     if t >= e.1 {
         *e = (0, t + ttl);
@@ -243,7 +256,7 @@ fn incr(m: &mut HashMap<u32, (i64, Nanos)>, key: u32, by: i64, t: Nanos, ttl: Na
 }
 
 /// A shared-dict `get` at `t`.
-fn alive(m: &HashMap<u32, (i64, Nanos)>, key: u32, t: Nanos) -> Option<i64> {
+fn alive(m: &FastMap<u32, (i64, Nanos)>, key: u32, t: Nanos) -> Option<i64> {
     m.get(&key).filter(|e| t < e.1).map(|e| e.0)
 }
 
@@ -287,7 +300,7 @@ impl Strategy for ApisixSync {
             None => true,
         };
         if stale {
-            self.flush(r, key, local_delta, t, env);
+            self.flush(r, key, local_delta, t, env, true);
         }
         let sync = self.sync;
         let epoch = self.nodes[r].epoch;
@@ -296,7 +309,7 @@ impl Strategy for ApisixSync {
         if node.queued.insert(key, ()).is_none() {
             node.queue.push(key);
         }
-        if node.record.is_none_or(|rec| rec <= t) {
+        if node.record.map_or(true, |rec| rec <= t) {
             match node.timer {
                 None => {
                     let at = t + sync;

@@ -49,10 +49,10 @@
 //! (default true: admit).
 
 use super::strategy::{Env, Strategy};
+use super::FastMap;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::model::Decision;
-use std::collections::HashMap;
 
 /// Which store protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +130,7 @@ pub fn gcra_allow_n(
 /// windows dropped as they expire.
 #[derive(Debug, Default)]
 pub struct Counters {
-    map: HashMap<(u32, u64), i64>,
+    map: FastMap<(u32, u64), i64>,
     newest: u64,
 }
 
@@ -167,11 +167,11 @@ pub struct Central {
     stop_increment: bool,
     fail_open: bool,
     /// Per replica: key -> (window, the cache entry's arrival).
-    cache: Vec<HashMap<u32, (u64, Nanos)>>,
+    cache: Vec<FastMap<u32, (u64, Nanos)>>,
     peak_cache: Vec<usize>,
     /// redis_gcra: the burst, and each key's stored (TAT, expiry ms).
     burst: u64,
-    tats: HashMap<u32, (f64, u64)>,
+    tats: FastMap<u32, (f64, u64)>,
 }
 
 impl Central {
@@ -194,10 +194,10 @@ impl Central {
             local_cache,
             stop_increment,
             fail_open,
-            cache: vec![HashMap::new(); n],
+            cache: vec![FastMap::default(); n],
             peak_cache: vec![0; n],
             burst: limit,
-            tats: HashMap::new(),
+            tats: FastMap::default(),
         }
     }
 
@@ -269,7 +269,7 @@ impl Strategy for Central {
     }
 
     fn resize(&mut self, n: usize, _t: Nanos) -> Result<()> {
-        self.cache.resize_with(n, HashMap::new);
+        self.cache.resize_with(n, FastMap::default);
         self.peak_cache.resize(n, 0);
         Ok(())
     }

@@ -36,6 +36,24 @@ pub struct Fleets {
     /// The policy interval in whole seconds (at least 1): the window of the
     /// time to converge.
     window_s: usize,
+    /// Per fleet: (most replicas at once, the state a replica keeps per
+    /// key it sees, the work of a request relative to one limiter's).
+    plan: Vec<(usize, Footprint, f64)>,
+}
+
+/// How a fleet's replicas hold per-key state, for the memory estimate.
+#[derive(Debug, Clone, Copy)]
+enum Footprint {
+    /// Dense per-key state on every replica (a lab model per replica, or
+    /// gubernator GLOBAL's cache of every key on every peer): bytes a key.
+    EveryKey(f64),
+    /// Tables of the keys a replica saw (at most its share of the
+    /// requests): bytes a key.
+    SeenKeys(f64),
+    /// One shared store: bytes a key, once for the fleet (Kong's periodic
+    /// sync is counted so too: its replicas wipe their tables at every
+    /// sync, so they hold the keys of one sync period, not of the run).
+    Store(f64),
 }
 
 const FAILURE: Param = Param::choice(
@@ -250,17 +268,18 @@ fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f6
             }
         }
         "from_trace" => {
-            let f =
-                match obj.get("field") {
-                    None => String::new(),
-                    Some(Value::String(f)) if !f.trim().is_empty() => f.clone(),
-                    Some(v) => return Err(err(
+            let f = match obj.get("field") {
+                None => String::new(),
+                Some(Value::String(f)) if !f.trim().is_empty() => f.clone(),
+                Some(v) => {
+                    return Err(err(
                         format!("{field}.field"),
                         format!(
                             "value {v}: expected the name of the trace's replica column or field"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
             Kind::FromTrace { field: f }
         }
         _ => {
@@ -466,8 +485,23 @@ fn events(v: Option<&Value>, max_replicas: u64) -> Result<Vec<Event>, FieldErr> 
 /// replicas).
 type Build = Box<dyn Fn(usize) -> Result<Box<dyn Strategy>>>;
 
-/// A strategy grid point: label, sync period if any, builder.
-type Planned = (String, Option<u64>, Build);
+/// A strategy grid point: label, sync period if any, builder, and for the
+/// budget its per-key footprint and the work of a request (a function of
+/// the replica count).
+type Planned = (String, Option<u64>, Build, Footprint, fn(usize) -> f64);
+
+fn one(_n: usize) -> f64 {
+    1.0
+}
+
+fn twice(_n: usize) -> f64 {
+    2.0
+}
+
+/// gubernator GLOBAL: the owner broadcasts each update to every peer.
+fn broadcast(n: usize) -> f64 {
+    1.0 + n as f64 / 4.0
+}
 
 fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>, FieldErr> {
     let o = entry.as_object().ok_or_else(|| {
@@ -518,6 +552,8 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                         });
                         Ok(Box::new(PerReplica::new(make, n, limit, divide)?) as Box<dyn Strategy>)
                     }),
+                    Footprint::EveryKey(16.0),
+                    one as fn(usize) -> f64,
                 ));
             }
             Ok(out)
@@ -535,7 +571,12 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 let (fixed, varying) = a.suffixes(&["behavior"]);
                 let head = if global { "gubernator GLOBAL" } else { "gubernator forwarding" };
                 let label = join(head, &fixed, &varying);
-                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait)) as Box<dyn Strategy>))));
+                let (foot, work): (Footprint, fn(usize) -> f64) = if global {
+                    (Footprint::EveryKey(112.0), broadcast as fn(usize) -> f64)
+                } else {
+                    (Footprint::SeenKeys(112.0), twice as fn(usize) -> f64)
+                };
+                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait)) as Box<dyn Strategy>)), foot, work));
             }
             Ok(out)
         }
@@ -571,7 +612,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                         Store::RedisGcra => "redis_rate gcra",
                     };
                     let label = join(&format!("central {name}"), &fixed, &varying);
-                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open).with_burst(burst)) as Box<dyn Strategy>))));
+                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open).with_burst(burst)) as Box<dyn Strategy>)), Footprint::Store(64.0), one as fn(usize) -> f64));
                 } else {
                     let Some(ms) = a.u64("sync_ms") else {
                         return Err(err(format!("{field}.sync_ms"), "missing: expected the sync period in ms"));
@@ -587,7 +628,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                         }
                         let recount = a.bool("recount_flushed_delta").unwrap_or(true);
                         let label = join("periodic_sync apisix", &fixed, &varying);
-                        out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(ApisixSync::new(n, limit, interval, ms * MILLI, recount)) as Box<dyn Strategy>))));
+                        out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(ApisixSync::new(n, limit, interval, ms * MILLI, recount)) as Box<dyn Strategy>)), Footprint::SeenKeys(120.0), twice as fn(usize) -> f64));
                         continue;
                     }
                     if a.bool("recount_flushed_delta").is_some() {
@@ -595,7 +636,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                     }
                     let lose = a.bool("lose_in_flight").unwrap_or(true);
                     let label = join("periodic_sync kong", &fixed, &varying);
-                    out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>))));
+                    out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>)), Footprint::Store(128.0), twice as fn(usize) -> f64));
                 }
             }
             Ok(out)
@@ -698,7 +739,15 @@ pub fn fleet_candidates(
         ..Fleets::default()
     };
     let limit_all = setup.policy.limit;
-    for (label, sync_ms, build) in &built {
+    let peak_events = evs
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ScaleTo(m) => Some(m),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    for (label, sync_ms, build, foot, work) in &built {
         for &n in &replicas {
             for (kind, weights, blabel, skew) in &balancers {
                 let idx = cands.len() as u64;
@@ -733,6 +782,8 @@ pub fn fleet_candidates(
                     fleet = fleet.with_exact(limit_all, setup.interval_ns());
                 }
                 let name = format!("{label} x{n} {blabel}");
+                let peak = n.max(peak_events);
+                fleets.plan.push((peak, *foot, work(peak)));
                 fleets.fleets.push((name.clone(), report));
                 cands.push(Candidate {
                     name,
@@ -788,6 +839,57 @@ fn scale_max(v: Option<&Value>) -> u64 {
 }
 
 impl Fleets {
+    /// Refuses a grid whose replicas would need more work or memory than
+    /// the budget allows, before any runs: the state grows with replicas x
+    /// fleets (a replica's state for the keys it sees, at most its share
+    /// of the requests; or every key on every replica, for dense per-key
+    /// models and gubernator GLOBAL's cache), and so does the work
+    /// (GLOBAL broadcasts each update to every peer).
+    pub(crate) fn check_budget(
+        &self,
+        scenario: &Scenario,
+        events: f64,
+        keys: f64,
+        ctx: &crate::lab::RunContext,
+    ) -> Result<()> {
+        if self.plan.is_empty() {
+            return Ok(());
+        }
+        let keys = keys.min(events.max(1.0));
+        let mut bytes = 0.0;
+        let mut work = 0.0;
+        let mut replicas = 0;
+        for &(n, foot, w) in &self.plan {
+            replicas += n;
+            work += w;
+            bytes += match foot {
+                Footprint::EveryKey(b) => n as f64 * keys * b,
+                Footprint::SeenKeys(b) => (n as f64 * keys).min(events) * b,
+                Footprint::Store(b) => keys * b,
+            };
+        }
+        ctx.check_work(
+            scenario,
+            "deployment",
+            events * work,
+            6.0,
+            &format!(
+                "up to {events:.0} requests x {} fleets ({replicas} replicas in all)",
+                self.plan.len()
+            ),
+        )?;
+        ctx.check_memory(
+            scenario,
+            "deployment",
+            bytes,
+            &format!(
+                "{replicas} replicas in {} fleets, up to {keys:.0} keys each",
+                self.plan.len()
+            ),
+            "fewer replicas or strategies",
+        )
+    }
+
     /// Adds each fleet's costs to the report: `fleet` in report.json (one
     /// entry per fleet, with its per-replica breakdown) and a table in
     /// table.md. `duration_ns` turns counts into rates, `requests` is the
