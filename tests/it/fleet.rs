@@ -438,3 +438,28 @@ fn from_trace_sends_each_request_to_the_replica_its_line_names() {
     assert!(msg.contains("\"pod-b\"") && msg.contains("line 4"), "{msg}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The estimate made before a run grows with replicas x fleets: a grid
+/// that fits on 4 replicas is refused on 4,096, naming the deployment and
+/// the replica count, before anything runs.
+#[test]
+fn the_memory_estimate_grows_with_replicas_and_fleets() {
+    let scenario = |replicas: u64| {
+        let v = json!({"name": "fleet-t", "kind": "decision_accuracy", "seed": 7, "shapes": [],
+            "policy": {"limit": 10, "interval_ms": 1000},
+            "workload": {"type": "poisson", "keys": {"type": "uniform", "keys": 200000}, "rate": 50000.0, "duration_s": 2.0},
+            "deployment": {"replicas": replicas,
+                "strategies": [{"strategy": "gubernator", "behavior": "global"},
+                               {"strategy": "local", "model": "token_bucket"}]}});
+        Scenario::parse(std::path::Path::new("fleet-t.json"), &v.to_string()).unwrap()
+    };
+    let s = scenario(4096);
+    let e = decision::run(&s, &RunContext::for_scenario(&s)).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("deployment") && msg.contains("8192 replicas in 2 fleets"),
+        "{msg}"
+    );
+    let small = scenario(4);
+    assert!(decision::run(&small, &RunContext::for_scenario(&small)).is_ok());
+}
