@@ -325,3 +325,141 @@ fn bad_deployments_name_the_field() {
         assert!(!e.message().contains('\n'));
     }
 }
+
+/// A lost message on the virtual network, strategy by strategy, against
+/// closed forms. One hot key offering r = 300/s against L = 10/s over T =
+/// 20 s, a fifth of the messages lost:
+/// * `local` and `divided` send nothing: loss changes no decision;
+/// * `central` (envoyproxy/ratelimit) decides a lost request by its failure
+///   mode and the store never sees it: failing open admits the lost ones
+///   (p x r a second) plus the L the store allows; failing closed admits at
+///   most L a second, and L while fewer than L of the others are lost.
+#[test]
+fn a_lost_message_costs_what_each_strategy_says() {
+    let (r, l, secs, p) = (300.0, 10.0, 20.0, 0.2);
+    let fleet = |loss: f64| {
+        run(json!({
+            "policy": {"limit": 10, "interval_ms": 1000},
+            "workload": one_hot_key(r, secs),
+            "deployment": {"replicas": 4, "network": {"loss": loss},
+                "strategies": [
+                    {"strategy": "local", "model": "token_bucket"},
+                    {"strategy": "divided", "model": "token_bucket"},
+                    {"strategy": "central", "failure": ["open", "closed"]}]}
+        }))
+    };
+    let (clean, lossy) = (fleet(0.0), fleet(p));
+    for name in [
+        "local x/time/rate per key x4 round_robin",
+        "divided x/time/rate per key x4 round_robin",
+    ] {
+        assert_eq!(
+            row(&lossy, name)["allowed"],
+            row(&clean, name)["allowed"],
+            "{name}"
+        );
+    }
+    let per_s = |j: &Value, failure: &str| {
+        let name = format!("central envoy ratelimit redis failure={failure} x4 round_robin");
+        u(row(j, &name), "allowed") as f64 / secs
+    };
+    let open = per_s(&lossy, "open");
+    let want = l + p * r;
+    assert!(
+        (open - want).abs() < 0.08 * want,
+        "open: {open}/s, expected ~{want}/s"
+    );
+    let closed = per_s(&lossy, "closed");
+    assert!(
+        (closed - l).abs() <= 0.5,
+        "closed: {closed}/s, expected ~{l}/s"
+    );
+    assert!((per_s(&clean, "open") - l).abs() <= 0.5);
+    // Every lost request was decided by the failure mode and counted.
+    let failed: u64 = lossy["fleet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["strategy"].as_str().unwrap().starts_with("central"))
+        .map(|f| u(f, "failed"))
+        .sum();
+    let lines = u(&lossy["requests"], "lines") as f64;
+    assert!(
+        (failed as f64 - 2.0 * p * lines).abs() < 0.05 * 2.0 * p * lines,
+        "{failed} failed of 2 x {lines}"
+    );
+}
+
+/// `from_trace`: each request goes to the replica its line names, numbered
+/// in order of first appearance (the last upstream of an nginx retry
+/// list). Two local fixed windows of 2 a second: `pod-a` serves three
+/// requests of one key and admits two, `pod-b` (named last after a retry)
+/// the same, so 4 of 6 pass where one instance would pass 2.
+#[test]
+fn from_trace_sends_each_request_to_the_replica_its_line_names() {
+    let dir = std::env::temp_dir().join(format!("ratelab-from-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("served.csv");
+    std::fs::write(
+        &trace,
+        "t_ms,key,replica\n0,k,pod-a\n10,k,pod-a\n20,k,\"pod-c, pod-b\"\n30,k,pod-b\n40,k,pod-a\n50,k,pod-b\n60,j,-\n",
+    )
+    .unwrap();
+    let scenario = |replicas: u64| {
+        let v = json!({"name": "fleet-t", "kind": "decision_accuracy", "seed": 7, "shapes": [],
+            "policy": {"limit": 2, "interval_ms": 1000},
+            "trace": {"path": trace.to_str().unwrap()},
+            "deployment": {"replicas": replicas, "balancer": "from_trace",
+                "strategies": [{"strategy": "local", "model": "fixed_window_counter", "align": "aligned"}]}});
+        Scenario::parse(std::path::Path::new("fleet-t.json"), &v.to_string()).unwrap()
+    };
+    let s = scenario(2);
+    let j = decision::run(&s, &RunContext::for_scenario(&s))
+        .unwrap()
+        .json;
+    let r = row(
+        &j,
+        "local Redis INCR+EXPIRE per key (aligned) x2 from_trace",
+    );
+    assert_eq!(u(r, "allowed"), 4);
+    let f = &j["fleet"][0];
+    assert_eq!(u(f, "unserved"), 1, "the '-' line: no replica served it");
+    let per: Vec<(u64, u64)> = f["per_replica"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (u(p, "requests"), u(p, "allowed")))
+        .collect();
+    assert_eq!(per, [(3, 2), (3, 2)]);
+    // A third distinct replica on a fleet of two is an error naming it.
+    let s = scenario(1);
+    let e = decision::run(&s, &RunContext::for_scenario(&s)).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("\"pod-b\"") && msg.contains("line 4"), "{msg}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The estimate made before a run grows with replicas x fleets: a grid
+/// that fits on 4 replicas is refused on 4,096, naming the deployment and
+/// the replica count, before anything runs.
+#[test]
+fn the_memory_estimate_grows_with_replicas_and_fleets() {
+    let scenario = |replicas: u64| {
+        let v = json!({"name": "fleet-t", "kind": "decision_accuracy", "seed": 7, "shapes": [],
+            "policy": {"limit": 10, "interval_ms": 1000},
+            "workload": {"type": "poisson", "keys": {"type": "uniform", "keys": 200000}, "rate": 50000.0, "duration_s": 2.0},
+            "deployment": {"replicas": replicas,
+                "strategies": [{"strategy": "gubernator", "behavior": "global"},
+                               {"strategy": "local", "model": "token_bucket"}]}});
+        Scenario::parse(std::path::Path::new("fleet-t.json"), &v.to_string()).unwrap()
+    };
+    let s = scenario(4096);
+    let e = decision::run(&s, &RunContext::for_scenario(&s)).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("deployment") && msg.contains("8192 replicas in 2 fleets"),
+        "{msg}"
+    );
+    let small = scenario(4);
+    assert!(decision::run(&small, &RunContext::for_scenario(&small)).is_ok());
+}

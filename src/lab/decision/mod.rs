@@ -418,6 +418,9 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     cands.extend(extra);
     unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
+    if let (Some(f), Some(w)) = (&fleets, &p.workload) {
+        f.check_budget(scenario, w.max_events(), w.key_space() as f64, ctx)?;
+    }
     let source = Source::open(scenario, &p, ctx)?;
     let mut decisions = match &ctx.decisions {
         Some(path) => {

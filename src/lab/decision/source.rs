@@ -32,44 +32,9 @@ impl Source {
         Ok(match (&p.workload, &p.trace) {
             (Some(w), _) => Source::Workload(w.events(derive_seed(ctx.seed, &[stream::WORKLOAD]))),
             (None, Some(t)) => {
-                let unit = match &t.unit {
-                    Some(u) => u
-                        .parse::<TimeUnit>()
-                        .map_err(|m| scenario.field_error("trace.unit", m))?,
-                    None => TimeUnit::Ns,
-                };
-                let opts = TraceOptions {
-                    unit,
-                    disorder: match t.sort_window_ms {
-                        Some(ms) => Disorder::SortWithin(ms.saturating_mul(MILLI)),
-                        None => Disorder::Reject,
-                    },
-                    max_buffered: None,
-                    skip_late: t.skip_late,
-                    spread: match &t.spread {
-                        Some(s) => Some(
-                            s.parse::<Spread>()
-                                .map_err(|m| scenario.field_error("trace.spread", m))?,
-                        ),
-                        None => None,
-                    },
-                    spread_seed: derive_seed(ctx.seed, &[stream::WORKLOAD]),
-                };
-                let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
-                let path = if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path))
-                {
-                    std::path::PathBuf::from("-")
-                } else {
-                    scenario.resolve(&t.path)
-                };
-                if spec.is_none() && t.spread.is_some() {
-                    return Err(scenario.field_error(
-                        "trace.spread",
-                        "applies to access logs with whole-second times (trace.format combined, common, nginx, cloudfront)",
-                    ));
-                }
+                let reader = open_trace(scenario, t, ctx.seed, None)?;
                 Source::Trace {
-                    reader: Box::new(TraceReader::open_with(&path, opts, spec.as_ref())?),
+                    reader: Box::new(reader),
                     // Ids are u32 whatever the cap.
                     ids: KeyInterner::with_cap(
                         usize::try_from(ctx.max_memory / PER_KEY_BYTES)
@@ -152,6 +117,63 @@ impl Source {
             Source::Trace { t0, .. } => t0.unwrap_or(0) % interval,
         }
     }
+}
+
+/// Opens the scenario's trace as the lab reads it (unit, reordering,
+/// spread seeded from `seed`, access-log format). `key`: read this column
+/// or field as the key instead (a fleet's `from_trace` balancer reads the
+/// replica that served each request from the same lines, in the same
+/// order).
+pub(super) fn open_trace(
+    scenario: &Scenario,
+    t: &super::TraceSpec,
+    seed: u64,
+    key: Option<&str>,
+) -> Result<TraceReader> {
+    let unit = match &t.unit {
+        Some(u) => u
+            .parse::<TimeUnit>()
+            .map_err(|m| scenario.field_error("trace.unit", m))?,
+        None => TimeUnit::Ns,
+    };
+    let opts = TraceOptions {
+        unit,
+        disorder: match t.sort_window_ms {
+            Some(ms) => Disorder::SortWithin(ms.saturating_mul(MILLI)),
+            None => Disorder::Reject,
+        },
+        max_buffered: None,
+        skip_late: t.skip_late,
+        spread: match &t.spread {
+            Some(s) => Some(
+                s.parse::<Spread>()
+                    .map_err(|m| scenario.field_error("trace.spread", m))?,
+            ),
+            None => None,
+        },
+        spread_seed: derive_seed(seed, &[stream::WORKLOAD]),
+    };
+    let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
+    let path = if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
+        std::path::PathBuf::from("-")
+    } else {
+        scenario.resolve(&t.path)
+    };
+    if spec.is_none() && t.spread.is_some() {
+        return Err(scenario.field_error(
+            "trace.spread",
+            "applies to access logs with whole-second times (trace.format combined, common, nginx, cloudfront)",
+        ));
+    }
+    let mut spec = spec;
+    if let (Some(k), Some(s)) = (key, spec.as_mut()) {
+        s.key = Some(k.to_string());
+    }
+    let mut reader = TraceReader::open_with(&path, opts, spec.as_ref())?;
+    if let (Some(k), None) = (key, &spec) {
+        reader.set_key_column(k);
+    }
+    Ok(reader)
 }
 
 /// The first flash crowd in `w`: (key id, start s, duration s).

@@ -20,7 +20,7 @@ impl TraceReader {
         for (i, n) in names.iter().enumerate() {
             if let Some(unit) = time_column(n, self.opts.unit) {
                 time = Some((i, unit));
-            } else if *n == "key" {
+            } else if *n == self.key_column {
                 key = Some(i);
             } else if *n == "weight" || *n == "n" {
                 weight = Some(i);
@@ -35,7 +35,8 @@ impl TraceReader {
                 width: names.len(),
             }),
             _ => Err(self.err(format!(
-                "header {line:?}: expected a time column (t_ns, t_ms, t_s, time or timestamp) and a key column, optionally weight"
+                "header {line:?}: expected a time column (t_ns, t_ms, t_s, time or timestamp) and a {} column, optionally weight",
+                self.key_column
             ))),
         }
     }
@@ -142,13 +143,16 @@ impl TraceReader {
         }
         let t =
             time.ok_or_else(|| self.err("no time field (t_ns, t_ms, t_s, time or timestamp)"))?;
-        let key = match obj.get("key") {
+        let key = match obj.get(self.key_column.as_str()) {
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(serde_json::Value::Number(n)) => n.to_string(),
             Some(other) => {
-                return Err(self.err(format!("key {other}: expected a string or a number")))
+                return Err(self.err(format!(
+                    "{} {other}: expected a string or a number",
+                    self.key_column
+                )))
             }
-            None => return Err(self.err("no key field")),
+            None => return Err(self.err(format!("no {} field", self.key_column))),
         };
         let weight = match obj.get("weight").or_else(|| obj.get("n")) {
             None => 1,

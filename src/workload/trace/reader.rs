@@ -39,6 +39,9 @@ pub struct TraceReader {
     pub(super) late: u64,
     /// Spreading whole-second times.
     pub(super) spread: Spreader,
+    /// The CSV column or JSON field read as the key (`key`; a fleet's
+    /// `from_trace` balancer reads `replica` instead).
+    pub(super) key_column: String,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -141,7 +144,15 @@ impl TraceReader {
             log: None,
             late: 0,
             spread: Spreader::default(),
+            key_column: "key".into(),
         }
+    }
+
+    /// Reads the CSV column or JSON field `name` as each event's key
+    /// instead of `key` (before the first line; access logs choose their
+    /// key with [`LogSpec::key`]).
+    pub fn set_key_column(&mut self, name: &str) {
+        self.key_column = name.to_string();
     }
 
     /// An error about the whole file (for checks made by callers).

@@ -5,29 +5,40 @@
 //! 0). Replica `i` is the host `10.0.<i / 250>.<i % 250 + 1>:8080`, the
 //! string Envoy hashes for a host without `use_hostname_for_hashing`.
 //!
-//! * ring hash: `source/extensions/load_balancing_policies/ring_hash/
-//!   ring_hash_lb.cc`, `Ring::Ring` (hashes `"<address>_<i>"`, scale =
-//!   `min(ceil(min_w * min_ring_size) / min_w, max_ring_size)`, running
-//!   sums `current_hashes < target_hashes`, sorted by hash) and
-//!   `Ring::chooseHost` (the ketama binary search with signed indices,
-//!   ported as is: a hash above the last point or at most the first wraps
-//!   to the first);
-//! * maglev: `maglev/maglev_lb.cc`, `constructMaglevTableInternal` (hosts
-//!   sorted by address, offset `xxHash64(addr) % M`, skip
-//!   `xxHash64(addr, 1) % (M - 1) + 1`) and
-//!   `OriginalMaglevTable::constructImplementationInternals` (each round a
-//!   host claims its next free slot when `iteration * weight >=
-//!   target_weight`), lookup `table[hash % M]`; M = 65537 by default
+//! * ring hash (envoyproxy/envoy at e7495d2,
+//!   `source/extensions/load_balancing_policies/ring_hash/
+//!   ring_hash_lb.cc`): `Ring::Ring` (lines 143-239: hashes
+//!   `"<address>_<i>"`, scale = `min(ceil(min_w * min_ring_size) / min_w,
+//!   max_ring_size)` at 160-162, running sums `current_hashes <
+//!   target_hashes` at 202-221, sorted by hash at 226-228) and
+//!   `Ring::chooseHost` (93-140: the ketama binary search with signed
+//!   indices, ported as is: a hash above the last point or at most the
+//!   first wraps to the first);
+//! * maglev (envoyproxy/envoy at a6b64f4, `.../maglev/maglev_lb.cc`):
+//!   `constructMaglevTableInternal` (88-140: hosts sorted by address at
+//!   110, offset `xxHash64(addr) % M` and skip `xxHash64(addr, 1) % (M -
+//!   1) + 1` at 120-122) and
+//!   `OriginalMaglevTable::constructImplementationInternals` (142-172:
+//!   each round a host claims its next free slot when `iteration * weight
+//!   >= target_weight`, line 156; the compact table Envoy picks for few
+//!   hosts, 183-225, fills the same slots), lookup `table[hash % M]`
+//!   (`chooseHost`, 253-266); M = 65537 by default
 //!   (`MaglevTable::DefaultTableSize`, a prime);
 //! * least request: Envoy's `LeastRequestLoadBalancer::unweightedHostPick`
 //!   (`choice_count` draws with replacement, the first of the fewest
 //!   active requests kept); a request is active for `service_ms`.
 //! * round robin with weights: an earliest-deadline-first pick (Envoy's
 //!   `EdfScheduler`: deadline += 1 / weight, ties to the lower index).
+//! * from the trace: the replica each line names (a `replica` column, or
+//!   an access log's `$upstream_addr` / `%UPSTREAM_HOST%`), replicas
+//!   numbered in order of first appearance; see [`ReplicaFeed`].
 
 use crate::clock::Nanos;
+use crate::error::Result;
 use crate::rng::SimRng;
+use crate::workload::trace::TraceReader;
 use rand::Rng;
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use xxhash_rust::xxh64::xxh64;
 
@@ -208,6 +219,87 @@ pub enum Kind {
         /// Mean connection life (exponential), ns.
         mean_connection: Nanos,
     },
+    /// The replica the trace names for each request.
+    FromTrace {
+        /// The CSV column / JSON field / access-log field naming it.
+        field: String,
+    },
+}
+
+/// The replica that served each request, read from the trace in step with
+/// the requests: a second reader over the same lines, in the same order,
+/// whose key is the replica field. Replicas are numbered in order of first
+/// appearance. nginx's `$upstream_addr` lists every upstream tried
+/// (`a:80, b:80` after a retry, `a : b` after an internal redirect): the
+/// last one answered, and it is the one taken. A `-` or empty value (Envoy
+/// writes `-` when no upstream was chosen, e.g. a local reply) is a
+/// request no replica served.
+pub struct ReplicaFeed {
+    reader: TraceReader,
+    ids: HashMap<String, usize>,
+    t0: Option<Nanos>,
+    max: usize,
+}
+
+impl ReplicaFeed {
+    /// A feed over `reader` allowing `max` distinct replicas.
+    pub fn new(reader: TraceReader, max: usize) -> Self {
+        Self {
+            reader,
+            ids: HashMap::new(),
+            t0: None,
+            max,
+        }
+    }
+
+    /// The replica of the next request, which the lab decides at `now`
+    /// (ns since the first request); an error when the feed is out of step
+    /// or names more replicas than the fleet has.
+    pub fn next(&mut self, now: Nanos) -> Result<Option<usize>> {
+        let (t, name) = match self.reader.next_ref() {
+            Some(Ok((t, name, _))) => (t, last_upstream(name).to_string()),
+            Some(Err(e)) => return Err(e),
+            None => {
+                return Err(self
+                    .reader
+                    .file_error("the replica column ended before the requests"))
+            }
+        };
+        let start = *self.t0.get_or_insert(t);
+        if t - start != now {
+            return Err(self.reader.line_error(format!(
+                "replica {name:?} at {} ns, but the request decided is at {now} ns: the replicas must come from the trace's own lines",
+                t - start
+            )));
+        }
+        if name.is_empty() || name == "-" {
+            return Ok(None);
+        }
+        let next = self.ids.len();
+        let id = *self.ids.entry(name.clone()).or_insert(next);
+        if id >= self.max {
+            return Err(self.reader.line_error(format!(
+                "replica {name:?} is distinct replica number {}: deployment.replicas is {}",
+                id + 1,
+                self.max
+            )));
+        }
+        Ok(Some(id))
+    }
+}
+
+/// The upstream that answered, from an `$upstream_addr` value.
+///
+/// # Examples
+/// ```
+/// use ratelab::lab::decision::deployment::last_upstream;
+/// assert_eq!(last_upstream("10.0.0.1:80, 10.0.0.2:80"), "10.0.0.2:80");
+/// assert_eq!(last_upstream("10.0.0.1:80 : 10.0.0.3:80"), "10.0.0.3:80");
+/// assert_eq!(last_upstream("pod-a"), "pod-a");
+/// ```
+pub fn last_upstream(v: &str) -> &str {
+    let v = v.rsplit(", ").next().unwrap_or(v);
+    v.rsplit(" : ").next().unwrap_or(v).trim()
 }
 
 /// A balancer over the replicas `0..n`, some of which may be down.
@@ -224,6 +316,7 @@ pub struct Balancer {
     rng: SimRng,
     /// The healthy replicas' weights differ.
     uneven: bool,
+    feed: Option<Box<ReplicaFeed>>,
 }
 
 impl Balancer {
@@ -242,6 +335,23 @@ impl Balancer {
             sticky: Vec::new(),
             rng,
             uneven: false,
+            feed: None,
+        }
+    }
+
+    /// Reads each request's replica from `feed` (the `from_trace` kind).
+    pub fn with_feed(mut self, feed: ReplicaFeed) -> Self {
+        self.feed = Some(Box::new(feed));
+        self
+    }
+
+    /// The replica serving a request of `key` at `t`, as [`pick`](Self::pick),
+    /// or the one the trace names (whether or not it is healthy: the log
+    /// records who served it).
+    pub fn pick_checked(&mut self, key: u32, t: Nanos) -> Result<Option<usize>> {
+        match &mut self.feed {
+            Some(f) => f.next(t),
+            None => Ok(self.pick(key, t)),
         }
     }
 
@@ -342,6 +452,8 @@ impl Balancer {
                     r
                 }
             }
+            // Without its feed (never built so): the first healthy one.
+            Kind::FromTrace { .. } => self.healthy[0],
         })
     }
 
@@ -363,7 +475,8 @@ impl Balancer {
 
     /// Bytes the balancer holds (its ring or table, sticky pins).
     pub fn memory_bytes(&self) -> u64 {
-        (self.ring.len() * 16 + self.table.len() * 8 + self.sticky.len() * 12) as u64
+        let feed = self.feed.as_ref().map_or(0, |f| f.ids.len() * 48);
+        (self.ring.len() * 16 + self.table.len() * 8 + self.sticky.len() * 12 + feed) as u64
     }
 }
 

@@ -25,6 +25,25 @@
 //!   returns the value before the increment, lines 406-414; the handler
 //!   stops when `limit - usage <= 0`, handler.lua:108). Windows are
 //!   aligned (`timestamp.get_timestamps`), every request counts, weight 1.
+//! * `redis_gcra`: the GCRA Lua script of go-redis/redis_rate (v10,
+//!   `lua.go:7-65`, from rwz/redis-gcra), as `AllowN` runs it
+//!   (`rate.go:95-127`: arguments burst, rate, period in seconds, cost).
+//!   In double arithmetic, as Lua has it: `emission_interval = period /
+//!   rate`, `increment = emission_interval * cost`, `burst_offset =
+//!   emission_interval * burst` (lua.go:17-19); `now` is Redis `TIME` as
+//!   seconds since 2017-01-01 plus microseconds / 1e6 (28-30); the stored
+//!   TAT (absent: now) is raised to now (32-40); `new_tat = tat +
+//!   increment`, `remaining = (now - (new_tat - burst_offset)) /
+//!   emission_interval`, denied when negative without writing anything
+//!   (42-57); admitted, `SET key new_tat EX ceil(new_tat - now)` (59-62).
+//!   The burst defaults to the limit, as `PerSecond`/`PerMinute` set it
+//!   (rate.go:51-57). The virtual clock's zero is 2026-01-01 00:00 UTC for
+//!   `TIME`, so the doubles round as they would today. Redis stores the
+//!   TAT exactly (a Lua number argument is written with all its digits).
+//!   A quirk the doubles bring, kept: at today's `TIME` (2.8e8 s after
+//!   2017) a full burst at one instant loses its last request (burst 10:
+//!   the tenth sees `diff = -2.4e-7` and is denied), as the script's own
+//!   comment on the precision of `now` foresees.
 //!
 //! The store applies requests in the order the replicas send them (exact
 //! for a fixed latency; with a random one, two requests whose round trips
@@ -34,10 +53,10 @@
 //! (default true: admit).
 
 use super::strategy::{Env, Strategy};
-use crate::clock::{Nanos, SECOND};
+use super::FastMap;
+use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::model::Decision;
-use std::collections::HashMap;
 
 /// Which store protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,13 +65,78 @@ pub enum Store {
     EnvoyRatelimit,
     /// Kong rate-limiting, redis policy, `sync_rate = -1`.
     KongRedis,
+    /// go-redis/redis_rate's GCRA script.
+    RedisGcra,
+}
+
+/// Unix seconds of the virtual clock's zero for Redis `TIME`
+/// (2026-01-01 00:00:00 UTC).
+pub const TIME_ZERO_UNIX_S: u64 = 1_767_225_600;
+
+/// redis_rate's epoch for `TIME` (`jan_1_2017`, lua.go:28).
+const JAN_1_2017: u64 = 1_483_228_800;
+
+/// One `allowN` call of redis_rate's script on a key's stored `(tat,
+/// expiry ms)` at store time `at`: whether it is allowed, and the new
+/// stored value when it writes.
+///
+/// # Examples
+/// ```
+/// use ratelab::lab::decision::deployment::gcra_allow_n;
+/// // 10 per second, burst 10, eleven requests at one instant: nine pass.
+/// // The script's doubles at 2026's TIME (2.8e8 s since 2017) round the
+/// // tenth's `now - allow_at` to -2.4e-7 instead of 0.
+/// let mut stored = None;
+/// let ok = (0..11)
+///     .filter(|_| {
+///         let (ok, new) = gcra_allow_n(stored, 10, 10, 1.0, 1, 5_000_000);
+///         stored = new.or(stored);
+///         ok
+///     })
+///     .count();
+/// assert_eq!(ok, 9);
+/// ```
+pub fn gcra_allow_n(
+    stored: Option<(f64, u64)>,
+    burst: u64,
+    rate: u64,
+    period_s: f64,
+    cost: u64,
+    at: Nanos,
+) -> (bool, Option<(f64, u64)>) {
+    let emission_interval = period_s / rate as f64;
+    let increment = emission_interval * cost as f64;
+    let burst_offset = emission_interval * burst as f64;
+    let us = at / 1000;
+    let secs = TIME_ZERO_UNIX_S + us / 1_000_000;
+    let now = (secs - JAN_1_2017) as f64 + (us % 1_000_000) as f64 / 1_000_000.0;
+    let now_ms = at / MILLI;
+    let tat = match stored {
+        // Redis drops the key when now > its expiry.
+        Some((tat, exp_ms)) if now_ms <= exp_ms => tat,
+        _ => now,
+    };
+    let tat = tat.max(now);
+    let new_tat = tat + increment;
+    let allow_at = new_tat - burst_offset;
+    let diff = now - allow_at;
+    let remaining = diff / emission_interval;
+    if remaining < 0.0 {
+        return (false, None);
+    }
+    let reset_after = new_tat - now;
+    if reset_after > 0.0 {
+        let ex_s = libm::ceil(reset_after) as u64;
+        return (true, Some((new_tat, now_ms + ex_s * 1000)));
+    }
+    (true, None)
 }
 
 /// Counters of a Redis shared by the fleet: `(key, window) -> value`, old
 /// windows dropped as they expire.
 #[derive(Debug, Default)]
 pub struct Counters {
-    map: HashMap<(u32, u64), i64>,
+    map: FastMap<(u32, u64), i64>,
     newest: u64,
 }
 
@@ -89,8 +173,11 @@ pub struct Central {
     stop_increment: bool,
     fail_open: bool,
     /// Per replica: key -> (window, the cache entry's arrival).
-    cache: Vec<HashMap<u32, (u64, Nanos)>>,
+    cache: Vec<FastMap<u32, (u64, Nanos)>>,
     peak_cache: Vec<usize>,
+    /// redis_gcra: the burst, and each key's stored (TAT, expiry ms).
+    burst: u64,
+    tats: FastMap<u32, (f64, u64)>,
 }
 
 impl Central {
@@ -113,9 +200,17 @@ impl Central {
             local_cache,
             stop_increment,
             fail_open,
-            cache: vec![HashMap::new(); n],
+            cache: vec![FastMap::default(); n],
             peak_cache: vec![0; n],
+            burst: limit,
+            tats: FastMap::default(),
         }
+    }
+
+    /// redis_gcra's burst (default: the limit).
+    pub fn with_burst(mut self, burst: u64) -> Self {
+        self.burst = burst;
+        self
     }
 }
 
@@ -154,6 +249,21 @@ impl Strategy for Central {
                 }
                 Ok(Decision::from_allowed(!over))
             }
+            Store::RedisGcra => {
+                let Some(rtt) = env.round_trip(2) else {
+                    return Ok(Decision::from_allowed(self.fail_open));
+                };
+                let stored = self.tats.get(&key).copied();
+                let period_s = self.divider_s as f64;
+                let (ok, new) =
+                    gcra_allow_n(stored, self.burst, self.limit, period_s, w, t + rtt / 2);
+                if let Some(v) = new {
+                    // TIME, GET and the SET.
+                    env.cost.store_ops += 1;
+                    self.tats.insert(key, v);
+                }
+                Ok(Decision::from_allowed(ok))
+            }
             Store::KongRedis => {
                 if env.round_trip(2).is_none() {
                     return Ok(Decision::from_allowed(self.fail_open));
@@ -165,7 +275,7 @@ impl Strategy for Central {
     }
 
     fn resize(&mut self, n: usize, _t: Nanos) -> Result<()> {
-        self.cache.resize_with(n, HashMap::new);
+        self.cache.resize_with(n, FastMap::default);
         self.peak_cache.resize(n, 0);
         Ok(())
     }

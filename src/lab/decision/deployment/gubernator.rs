@@ -34,12 +34,13 @@
 //!   one more firing.
 
 use super::strategy::{Env, Strategy};
+use super::FastMap;
 use crate::clock::{Nanos, MILLI};
 use crate::error::Result;
 use crate::model::Decision;
 use md5::{Digest, Md5};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// Points a peer puts on the ring (`defaultReplicas`).
 const RING_REPLICAS: usize = 512;
@@ -168,7 +169,7 @@ pub struct Gubernator {
     duration_ms: i64,
     n: usize,
     ring: Vec<(u64, usize)>,
-    caches: Vec<HashMap<u32, Item>>,
+    caches: Vec<FastMap<u32, Item>>,
     /// GLOBAL: hits queued per peer, summed per key.
     hits: Vec<BTreeMap<u32, i64>>,
     hits_iv: Vec<Interval>,
@@ -176,12 +177,12 @@ pub struct Gubernator {
     updates: Vec<BTreeMap<u32, ()>>,
     bc_iv: Vec<Interval>,
     /// Messages in flight: batch id -> contents.
-    in_flight: HashMap<u64, Vec<(u32, i64, Item)>>,
+    in_flight: FastMap<u64, Vec<(u32, i64, Item)>>,
     next_batch: u64,
     timers: BinaryHeap<Reverse<(Nanos, u64, Due)>>,
     seq: u64,
     /// Forwarding: (peer, owner) -> (batch opened at, requests in it).
-    batches: HashMap<(usize, usize), (Nanos, usize)>,
+    batches: FastMap<(usize, usize), (Nanos, usize)>,
     peak: Vec<usize>,
 }
 
@@ -204,16 +205,16 @@ impl Gubernator {
             duration_ms: (interval / MILLI) as i64,
             n,
             ring: owner_ring(n),
-            caches: vec![HashMap::new(); n],
+            caches: vec![FastMap::default(); n],
             hits: vec![BTreeMap::new(); n],
             hits_iv: vec![Interval::default(); n],
             updates: vec![BTreeMap::new(); n],
             bc_iv: vec![Interval::default(); n],
-            in_flight: HashMap::new(),
+            in_flight: FastMap::default(),
             next_batch: 0,
             timers: BinaryHeap::new(),
             seq: 0,
-            batches: HashMap::new(),
+            batches: FastMap::default(),
             peak: vec![0; n],
         }
     }
@@ -420,7 +421,7 @@ impl Strategy for Gubernator {
     fn resize(&mut self, n: usize, _t: Nanos) -> Result<()> {
         self.n = n;
         self.ring = owner_ring(n);
-        self.caches.resize_with(n, HashMap::new);
+        self.caches.resize_with(n, FastMap::default);
         self.hits.resize_with(n, BTreeMap::new);
         self.hits_iv.resize(n, Interval::default());
         self.updates.resize_with(n, BTreeMap::new);

@@ -32,17 +32,18 @@
 
 use super::central::Counters;
 use super::strategy::{Env, Strategy};
+use super::FastMap;
 use crate::clock::{Nanos, SECOND};
 use crate::error::Result;
 use crate::model::Decision;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 /// One replica's tables.
 #[derive(Debug, Default, Clone)]
 struct Worker {
-    usage: HashMap<(u32, u64), i64>,
-    delta: HashMap<(u32, u64), i64>,
+    usage: FastMap<(u32, u64), i64>,
+    delta: FastMap<(u32, u64), i64>,
     pending: bool,
     /// Bumped on a restart: its old timers are void.
     epoch: u32,

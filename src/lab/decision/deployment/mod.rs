@@ -26,20 +26,26 @@
 //! replicas x balancers). Modules: `balancer` (which replica serves a
 //! request), `network` (round trips, loss), `strategy` (the seam, `local`
 //! and `divided`), `central` (a shared store per decision), `kong_sync`
-//! (periodic sync), `gubernator` (owner by consistent hash, forwarding or
+//! and `apisix_sync` (periodic sync), `gubernator` (owner by consistent hash, forwarding or
 //! GLOBAL). Each fleet is decided in time order by one thread, so
 //! reports are the same at any thread count.
 
+mod apisix_sync;
 mod balancer;
 mod central;
+mod converge;
 mod gubernator;
 mod kong_sync;
 mod network;
 mod spec;
 mod strategy;
 
-pub use balancer::{host_address, key_hash, maglev, ring, ring_pick, Balancer, Kind};
-pub use central::{Central, Counters, Store};
+pub use apisix_sync::ApisixSync;
+pub use balancer::{
+    host_address, key_hash, last_upstream, maglev, ring, ring_pick, Balancer, Kind, ReplicaFeed,
+};
+pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
+pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
 pub use gubernator::{fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item};
 pub use kong_sync::KongSync;
 pub use network::{parse_samples, Latency, Network};
@@ -49,7 +55,14 @@ pub use strategy::{divided_limit, Cost, Env, MakeReplica, PerReplica, Rounding, 
 use crate::clock::Nanos;
 use crate::error::Result;
 use crate::model::{Admit, Decision};
+use crate::oracle::limiters::SlidingLogLimiter;
 use std::sync::{Arc, Mutex};
+
+/// The strategies' hash maps: ahash with its fixed keys (a fifth of the
+/// CDN-edge fleet's time went to SipHash inserts; nothing depends on the
+/// iteration order, which std's per-process random keys would vary).
+pub(crate) type FastMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<ahash::AHasher>>;
 
 /// Something that happens to the fleet at a virtual time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +128,11 @@ pub struct FleetReport {
     pub admitted_per_s: Vec<u64>,
     /// Scale events: (time, replicas after).
     pub scale_events: Vec<(Nanos, usize)>,
+    /// The events after which convergence is measured: (time, label).
+    pub disturbances: Vec<(Nanos, String)>,
+    /// Requests the fleet-wide exact sliding log admits in each second
+    /// (kept by the first fleet of a run with events only).
+    pub exact_per_s: Vec<u64>,
 }
 
 /// Most one-second bins of the admitted timeline (a day).
@@ -135,6 +153,20 @@ pub struct Fleet {
     unserved: u64,
     peak: usize,
     per_s: Vec<u64>,
+    /// The fleet-wide exact policy and its admitted per second (for the
+    /// time to converge).
+    exact: Option<(SlidingLogLimiter, Vec<u64>)>,
+}
+
+/// Counts one admitted request in its one-second bin.
+fn bin(v: &mut Vec<u64>, now: Nanos) {
+    let b = (now / crate::clock::SECOND) as usize;
+    if b < MAX_BINS {
+        if b >= v.len() {
+            v.resize(b + 1, 0);
+        }
+        v[b] += 1;
+    }
 }
 
 impl Fleet {
@@ -157,6 +189,19 @@ impl Fleet {
                 _ => None,
             })
             .collect();
+        let disturbances = events
+            .iter()
+            .filter_map(|e| {
+                let label = match e.kind {
+                    EventKind::ScaleTo(m) => format!("scale to {m}"),
+                    EventKind::Restart(r) => format!("restart of replica {r}"),
+                    EventKind::ReplicaDown(r, false) => format!("replica {r} back"),
+                    EventKind::StoreDown(false) => "store back".to_string(),
+                    EventKind::ReplicaDown(_, true) | EventKind::StoreDown(true) => return None,
+                };
+                Some((e.at, label))
+            })
+            .collect();
         balancer.set_healthy((0..n).collect());
         let report = Arc::new(Mutex::new(FleetReport {
             replicas: n,
@@ -166,6 +211,7 @@ impl Fleet {
             sync_ms: params.0,
             skew: params.1,
             scale_events,
+            disturbances,
             ..FleetReport::default()
         }));
         let fleet = Self {
@@ -182,8 +228,16 @@ impl Fleet {
             unserved: 0,
             peak: n,
             per_s: Vec::new(),
+            exact: None,
         };
         (fleet, report)
+    }
+
+    /// Also runs the fleet-wide exact sliding log (`limit` per `interval`)
+    /// and records what it admits per second, for the time to converge.
+    pub fn with_exact(mut self, limit: u64, interval: Nanos) -> Self {
+        self.exact = Some((SlidingLogLimiter::new(limit, interval), Vec::new()));
+        self
     }
 
     fn healthy(&self) -> Vec<usize> {
@@ -224,6 +278,9 @@ impl Fleet {
             rep.peak_replicas = self.peak;
             rep.balancer_bytes = self.balancer.memory_bytes();
             rep.admitted_per_s.clone_from(&self.per_s);
+            if let Some((_, x)) = &self.exact {
+                rep.exact_per_s.clone_from(x);
+            }
             rep.per_replica = self
                 .tallies
                 .iter()
@@ -250,20 +307,23 @@ impl Admit for Fleet {
             self.next_event += 1;
             self.apply(e)?;
         }
+        if let Some((x, bins)) = &mut self.exact {
+            if x.allow(key, w, now) {
+                bin(bins, now);
+            }
+        }
         self.strategy.advance(now, &mut self.env)?;
-        let Some(r) = self.balancer.pick(key, now) else {
+        let Some(r) = self
+            .balancer
+            .pick_checked(key, now)?
+            .filter(|&r| r < self.n)
+        else {
             self.unserved += 1;
             return Ok(Decision::DENY);
         };
         let d = self.strategy.admit(r, key, w, now, &mut self.env)?;
         if d.allowed {
-            let b = (now / crate::clock::SECOND) as usize;
-            if b < MAX_BINS {
-                if b >= self.per_s.len() {
-                    self.per_s.resize(b + 1, 0);
-                }
-                self.per_s[b] += 1;
-            }
+            bin(&mut self.per_s, now);
         }
         let t = &mut self.tallies[r];
         t.requests += 1;

@@ -2,7 +2,8 @@
 //! grid and built into fleet candidates; and the fleets' costs added to
 //! the report.
 
-use super::balancer::{Balancer, Kind};
+use super::apisix_sync::ApisixSync;
+use super::balancer::{Balancer, Kind, ReplicaFeed};
 use super::central::{Central, Store};
 use super::gubernator::Gubernator;
 use super::kong_sync::KongSync;
@@ -32,6 +33,27 @@ pub const MAX_REPLICAS: u64 = 4096;
 #[derive(Default)]
 pub struct Fleets {
     fleets: Vec<(String, Arc<Mutex<FleetReport>>)>,
+    /// The policy interval in whole seconds (at least 1): the window of the
+    /// time to converge.
+    window_s: usize,
+    /// Per fleet: (most replicas at once, the state a replica keeps per
+    /// key it sees, the work of a request relative to one limiter's).
+    plan: Vec<(usize, Footprint, f64)>,
+}
+
+/// How a fleet's replicas hold per-key state, for the memory estimate.
+#[derive(Debug, Clone, Copy)]
+enum Footprint {
+    /// Dense per-key state on every replica (a lab model per replica, or
+    /// gubernator GLOBAL's cache of every key on every peer): bytes a key.
+    EveryKey(f64),
+    /// Tables of the keys a replica saw (at most its share of the
+    /// requests): bytes a key.
+    SeenKeys(f64),
+    /// One shared store: bytes a key, once for the fleet (Kong's periodic
+    /// sync is counted so too: its replicas wipe their tables at every
+    /// sync, so they hold the keys of one sync period, not of the run).
+    Store(f64),
 }
 
 const FAILURE: Param = Param::choice(
@@ -59,16 +81,18 @@ const DIVIDED: &[Param] = &[
 ];
 
 const CENTRAL: &[Param] = &[
-    Param::choice("store", &["envoy_ratelimit", "kong_redis"], "envoyproxy/ratelimit's Redis fixed window (default) or Kong's redis policy with sync_rate = -1"),
+    Param::choice("store", &["envoy_ratelimit", "kong_redis", "redis_gcra"], "envoyproxy/ratelimit's Redis fixed window (default), Kong's redis policy with sync_rate = -1, or go-redis/redis_rate's GCRA Lua script"),
+    Param::int("burst", 1, 1_000_000_000, "redis_gcra: the burst (default: the limit, as redis_rate's PerSecond sets it)"),
     Param::flag("local_cache", "envoy_ratelimit: remember over-limit keys per replica for the window (LOCAL_CACHE_SIZE_IN_BYTES > 0; default false)"),
     Param::flag("stop_increment_when_over_limit", "envoy_ratelimit: a GET round trip before the INCRBY (default false)"),
     FAILURE,
 ];
 
 const SYNC: &[Param] = &[
-    Param::choice("flavor", &["kong"], "whose sync: kong (rate-limiting, redis policy, sync_rate > 0)"),
-    Param::int("sync_ms", 1, 86_400_000, "the sync period in ms (Kong's sync_rate x 1000; required)"),
-    Param::flag("lose_in_flight", "deltas added while a sync is in flight are wiped with the tables, as Kong does (default true)"),
+    Param::choice("flavor", &["kong", "apisix"], "whose sync: kong (rate-limiting, redis policy, sync_rate > 0; default) or apisix (limit-count, redis policy, sync_interval)"),
+    Param::int("sync_ms", 1, 86_400_000, "the sync period in ms (Kong's sync_rate x 1000, APISIX's sync_interval x 1000: 100 up to the window, exclusive; required)"),
+    Param::flag("lose_in_flight", "kong: deltas added while a sync is in flight are wiped with the tables, as Kong does (default true)"),
+    Param::flag("recount_flushed_delta", "apisix: the request whose read flushed the local delta also subtracts it from the fresh remaining, as APISIX does (default true)"),
     FAILURE,
 ];
 
@@ -137,7 +161,7 @@ fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f6
             ))
         }
     };
-    const TYPES: &str = "round_robin, random, least_request, ring_hash, maglev, sticky";
+    const TYPES: &str = "round_robin, random, least_request, ring_hash, maglev, sticky, from_trace";
     let ty = obj.get("type").and_then(Value::as_str).ok_or_else(|| {
         err(
             format!("{field}.type"),
@@ -150,6 +174,7 @@ fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f6
         "ring_hash" => &["type", "min_ring_size", "max_ring_size"],
         "maglev" => &["type", "table_size"],
         "sticky" => &["type", "mean_connection_s"],
+        "from_trace" => &["type", "field"],
         other => {
             return Err(err(
                 format!("{field}.type"),
@@ -241,6 +266,21 @@ fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f6
             Kind::Maglev {
                 table_size: m as u64,
             }
+        }
+        "from_trace" => {
+            let f = match obj.get("field") {
+                None => String::new(),
+                Some(Value::String(f)) if !f.trim().is_empty() => f.clone(),
+                Some(v) => {
+                    return Err(err(
+                        format!("{field}.field"),
+                        format!(
+                            "value {v}: expected the name of the trace's replica column or field"
+                        ),
+                    ))
+                }
+            };
+            Kind::FromTrace { field: f }
         }
         _ => {
             let s = num(&obj, "mean_connection_s", field, 0.000_001, 1e7)?.unwrap_or(10.0);
@@ -445,8 +485,23 @@ fn events(v: Option<&Value>, max_replicas: u64) -> Result<Vec<Event>, FieldErr> 
 /// replicas).
 type Build = Box<dyn Fn(usize) -> Result<Box<dyn Strategy>>>;
 
-/// A strategy grid point: label, sync period if any, builder.
-type Planned = (String, Option<u64>, Build);
+/// A strategy grid point: label, sync period if any, builder, and for the
+/// budget its per-key footprint and the work of a request (a function of
+/// the replica count).
+type Planned = (String, Option<u64>, Build, Footprint, fn(usize) -> f64);
+
+fn one(_n: usize) -> f64 {
+    1.0
+}
+
+fn twice(_n: usize) -> f64 {
+    2.0
+}
+
+/// gubernator GLOBAL: the owner broadcasts each update to every peer.
+fn broadcast(n: usize) -> f64 {
+    1.0 + n as f64 / 4.0
+}
 
 fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>, FieldErr> {
     let o = entry.as_object().ok_or_else(|| {
@@ -497,6 +552,8 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                         });
                         Ok(Box::new(PerReplica::new(make, n, limit, divide)?) as Box<dyn Strategy>)
                     }),
+                    Footprint::EveryKey(16.0),
+                    one as fn(usize) -> f64,
                 ));
             }
             Ok(out)
@@ -514,7 +571,12 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 let (fixed, varying) = a.suffixes(&["behavior"]);
                 let head = if global { "gubernator GLOBAL" } else { "gubernator forwarding" };
                 let label = join(head, &fixed, &varying);
-                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait)) as Box<dyn Strategy>))));
+                let (foot, work): (Footprint, fn(usize) -> f64) = if global {
+                    (Footprint::EveryKey(112.0), broadcast as fn(usize) -> f64)
+                } else {
+                    (Footprint::SeenKeys(112.0), twice as fn(usize) -> f64)
+                };
+                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait)) as Box<dyn Strategy>)), foot, work));
             }
             Ok(out)
         }
@@ -534,23 +596,47 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 if which == "central" {
                     let store = match a.str("store").unwrap_or("envoy_ratelimit") {
                         "kong_redis" => Store::KongRedis,
+                        "redis_gcra" => Store::RedisGcra,
                         _ => Store::EnvoyRatelimit,
                     };
+                    let burst = a.u64("burst");
+                    if burst.is_some() && store != Store::RedisGcra {
+                        return Err(err(format!("{field}.burst"), "a redis_gcra setting: expected store \"redis_gcra\""));
+                    }
+                    let burst = burst.unwrap_or(limit);
                     let cache = a.bool("local_cache").unwrap_or(false);
                     let stop = a.bool("stop_increment_when_over_limit").unwrap_or(false);
                     let name = match store {
                         Store::EnvoyRatelimit => "envoy ratelimit redis",
                         Store::KongRedis => "kong redis sync_rate=-1",
+                        Store::RedisGcra => "redis_rate gcra",
                     };
                     let label = join(&format!("central {name}"), &fixed, &varying);
-                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open)) as Box<dyn Strategy>))));
+                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open).with_burst(burst)) as Box<dyn Strategy>)), Footprint::Store(64.0), one as fn(usize) -> f64));
                 } else {
                     let Some(ms) = a.u64("sync_ms") else {
                         return Err(err(format!("{field}.sync_ms"), "missing: expected the sync period in ms"));
                     };
+                    if a.str("flavor") == Some("apisix") {
+                        for k in ["lose_in_flight", "failure"] {
+                            if a.str(k).is_some() || a.bool(k).is_some() {
+                                return Err(err(format!("{field}.{k}"), "not an APISIX setting: its delayed sync falls back to a local limit-count when Redis fails"));
+                            }
+                        }
+                        if ms < 100 || ms >= setup.policy.interval_ms {
+                            return Err(err(format!("{field}.sync_ms"), format!("value {ms}: APISIX refuses a sync_interval below 0.1 s or not below the time window ({} ms)", setup.policy.interval_ms)));
+                        }
+                        let recount = a.bool("recount_flushed_delta").unwrap_or(true);
+                        let label = join("periodic_sync apisix", &fixed, &varying);
+                        out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(ApisixSync::new(n, limit, interval, ms * MILLI, recount)) as Box<dyn Strategy>)), Footprint::SeenKeys(120.0), twice as fn(usize) -> f64));
+                        continue;
+                    }
+                    if a.bool("recount_flushed_delta").is_some() {
+                        return Err(err(format!("{field}.recount_flushed_delta"), "an APISIX setting: expected flavor \"apisix\""));
+                    }
                     let lose = a.bool("lose_in_flight").unwrap_or(true);
                     let label = join("periodic_sync kong", &fixed, &varying);
-                    out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>))));
+                    out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>)), Footprint::Store(128.0), twice as fn(usize) -> f64));
                 }
             }
             Ok(out)
@@ -648,8 +734,20 @@ pub fn fleet_candidates(
         ));
     }
     let mut cands = Vec::new();
-    let mut fleets = Fleets::default();
-    for (label, sync_ms, build) in &built {
+    let mut fleets = Fleets {
+        window_s: setup.interval_ns().div_ceil(SECOND).max(1) as usize,
+        ..Fleets::default()
+    };
+    let limit_all = setup.policy.limit;
+    let peak_events = evs
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ScaleTo(m) => Some(m),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    for (label, sync_ms, build, foot, work) in &built {
         for &n in &replicas {
             for (kind, weights, blabel, skew) in &balancers {
                 let idx = cands.len() as u64;
@@ -659,14 +757,17 @@ pub fn fleet_candidates(
                     store_down: false,
                     cost: Default::default(),
                 };
-                let bal = Balancer::new(
+                let mut bal = Balancer::new(
                     kind.clone(),
                     weights.clone(),
                     sim_rng(derive_seed(seed, &[2])),
                 );
+                if let Kind::FromTrace { field } = kind {
+                    bal = bal.with_feed(replica_feed(scenario, setup, field, n)?);
+                }
                 let strategy = build(n)
                     .map_err(|e| scenario.field_error("deployment.strategies", e.message()))?;
-                let (fleet, report) = Fleet::new(
+                let (mut fleet, report) = Fleet::new(
                     n,
                     bal,
                     strategy,
@@ -675,7 +776,14 @@ pub fn fleet_candidates(
                     (blabel.clone(), label.clone()),
                     (*sync_ms, *skew),
                 );
+                if idx == 0 && !evs.is_empty() {
+                    // One exact policy for the run: every fleet sees the
+                    // same requests.
+                    fleet = fleet.with_exact(limit_all, setup.interval_ns());
+                }
                 let name = format!("{label} x{n} {blabel}");
+                let peak = n.max(peak_events);
+                fleets.plan.push((peak, *foot, work(peak)));
                 fleets.fleets.push((name.clone(), report));
                 cands.push(Candidate {
                     name,
@@ -686,6 +794,36 @@ pub fn fleet_candidates(
         }
     }
     Ok((cands, fleets))
+}
+
+/// The `from_trace` balancer's feed: the scenario's trace opened again
+/// with the replica field as its key (default: a `replica` column,
+/// Envoy's `UPSTREAM_HOST`, nginx's `upstream_addr`).
+fn replica_feed(scenario: &Scenario, setup: &Setup, field: &str, n: usize) -> Result<ReplicaFeed> {
+    let p: crate::lab::decision::Params = scenario.params()?;
+    let Some(t) = p.trace.as_ref() else {
+        return Err(scenario.field_error(
+            "deployment.balancer",
+            "from_trace reads the replica of each request from the trace: expected a trace, not a workload",
+        ));
+    };
+    if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
+        return Err(scenario.field_error(
+            "deployment.balancer",
+            "from_trace reads the trace a second time: expected a file, not standard input",
+        ));
+    }
+    let field = if !field.is_empty() {
+        field
+    } else {
+        match t.format.as_deref() {
+            None | Some("csv") | Some("jsonl") => "replica",
+            Some(f) if f.starts_with("envoy") && f != "envoy-json" => "UPSTREAM_HOST",
+            Some(_) => "upstream_addr",
+        }
+    };
+    let reader = crate::lab::decision::source::open_trace(scenario, t, setup.seed, Some(field))?;
+    Ok(ReplicaFeed::new(reader, n))
 }
 
 /// The largest `scale_to` of the events (0 when none).
@@ -701,6 +839,57 @@ fn scale_max(v: Option<&Value>) -> u64 {
 }
 
 impl Fleets {
+    /// Refuses a grid whose replicas would need more work or memory than
+    /// the budget allows, before any runs: the state grows with replicas x
+    /// fleets (a replica's state for the keys it sees, at most its share
+    /// of the requests; or every key on every replica, for dense per-key
+    /// models and gubernator GLOBAL's cache), and so does the work
+    /// (GLOBAL broadcasts each update to every peer).
+    pub(crate) fn check_budget(
+        &self,
+        scenario: &Scenario,
+        events: f64,
+        keys: f64,
+        ctx: &crate::lab::RunContext,
+    ) -> Result<()> {
+        if self.plan.is_empty() {
+            return Ok(());
+        }
+        let keys = keys.min(events.max(1.0));
+        let mut bytes = 0.0;
+        let mut work = 0.0;
+        let mut replicas = 0;
+        for &(n, foot, w) in &self.plan {
+            replicas += n;
+            work += w;
+            bytes += match foot {
+                Footprint::EveryKey(b) => n as f64 * keys * b,
+                Footprint::SeenKeys(b) => (n as f64 * keys).min(events) * b,
+                Footprint::Store(b) => keys * b,
+            };
+        }
+        ctx.check_work(
+            scenario,
+            "deployment",
+            events * work,
+            6.0,
+            &format!(
+                "up to {events:.0} requests x {} fleets ({replicas} replicas in all)",
+                self.plan.len()
+            ),
+        )?;
+        ctx.check_memory(
+            scenario,
+            "deployment",
+            bytes,
+            &format!(
+                "{replicas} replicas in {} fleets, up to {keys:.0} keys each",
+                self.plan.len()
+            ),
+            "fewer replicas or strategies",
+        )
+    }
+
     /// Adds each fleet's costs to the report: `fleet` in report.json (one
     /// entry per fleet, with its per-replica breakdown) and a table in
     /// table.md. `duration_ns` turns counts into rates, `requests` is the
@@ -761,6 +950,17 @@ impl Fleets {
                 })).collect::<Vec<_>>(),
             }));
         }
+        let converge = self.converge();
+        if !converge.is_empty() {
+            for (row, c) in rows.iter_mut().zip(&converge) {
+                row["converge"] = Value::Array(
+                    c.iter()
+                        .map(|(label, at, t)| json!({"event": label, "at_s": round3(*at as f64 / SECOND as f64), "time_to_converge_s": t}))
+                        .collect(),
+                );
+            }
+            md.push_str(&self.converge_table(&converge));
+        }
         if let Some(m) = out.json.as_object_mut() {
             m.insert("fleet".into(), Value::Array(rows));
         }
@@ -775,6 +975,68 @@ impl Fleets {
             out.charts.push(chart::render(&spec)?);
         }
         Ok(())
+    }
+
+    /// Per fleet, each disturbance's (label, time, time to converge);
+    /// empty when the run has no events.
+    fn converge(&self) -> Vec<Vec<(String, Nanos, Option<f64>)>> {
+        let reps: Vec<FleetReport> = self
+            .fleets
+            .iter()
+            .filter_map(|(_, r)| r.lock().ok().map(|r| r.clone()))
+            .collect();
+        let Some(exact) = reps.iter().map(|r| &r.exact_per_s).find(|x| !x.is_empty()) else {
+            return Vec::new();
+        };
+        reps.iter()
+            .map(|r| {
+                r.disturbances
+                    .iter()
+                    .map(|(at, label)| {
+                        let t = super::time_to_converge(
+                            &r.admitted_per_s,
+                            exact,
+                            *at,
+                            self.window_s,
+                            super::CONVERGE_TOLERANCE,
+                        );
+                        (label.clone(), *at, t)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The table of times to converge: a column per disturbance.
+    fn converge_table(&self, conv: &[Vec<(String, Nanos, Option<f64>)>]) -> String {
+        let Some(first) = conv.first().filter(|c| !c.is_empty()) else {
+            return String::new();
+        };
+        let mut md = format!(
+            "\n## Time to converge\n\nSeconds after each event until the fleet's admitted requests per {} s window stay within {:.0}% of the fleet-wide exact sliding log's for a full window (none: not before the run ends).\n\n| fleet |",
+            self.window_s,
+            super::CONVERGE_TOLERANCE * 100.0
+        );
+        for (label, at, _) in first {
+            md.push_str(&format!(
+                " {label} at {} s |",
+                round3(*at as f64 / SECOND as f64)
+            ));
+        }
+        md.push_str("\n|---|");
+        md.push_str(&"---:|".repeat(first.len()));
+        md.push('\n');
+        for ((name, _), c) in self.fleets.iter().zip(conv) {
+            md.push_str(&format!("| {name} |"));
+            for (_, _, t) in c {
+                match t {
+                    Some(t) => md.push_str(&format!(" {t:.1} s |")),
+                    None => md.push_str(" none |"),
+                }
+            }
+            md.push('\n');
+        }
+        md
     }
 
     /// The fleet charts this run has data for: excess against the sync

@@ -6,6 +6,23 @@
 //! model (any row of the decision lab's table, `exec` included: one child
 //! per replica), with the full limit or the limit divided by the replica
 //! count. The store-backed strategies have their own files.
+//!
+//! No gateway we could find divides a limit by the replica count in its
+//! code; `divided` models what operators are told to do by hand. At
+//! nginx/nginx-gateway-fabric e55bfe3 the `RateLimitPolicy` becomes
+//! `limit_req` on every NGINX instance with the limit as written
+//! (`internal/controller/nginx/config/policies/ratelimit/generator.go`;
+//! `docs/proposals/rate-limiting.md:29`: "each NGINX instance will have
+//! independent limits"), and a `Scale` field that would compute the rate
+//! from the number of replicas is future work (same file, line 467).
+//! Kyma's `RateLimit` resource (kyma-project/api-gateway,
+//! `docs/user/custom-resources/ratelimit/04-00-ratelimit.md`) configures
+//! Envoy's local token bucket on each selected pod, undivided. So the
+//! rounding, the margin and whether a scale event re-divides are
+//! switches here, not one source's behaviour: floor (integer division)
+//! is what a hand-written `limit / replicas` gives, and `redivide`
+//! stands for redeploying the configuration when the replica count
+//! changes (fresh state on every replica, as a reload gives).
 
 use super::network::Network;
 use crate::clock::Nanos;
