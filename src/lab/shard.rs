@@ -13,10 +13,16 @@
 //! the report with the same code as an unsharded run: the folder is byte for
 //! byte the one `ratelab run` writes.
 //!
-//! Only sweep kinds (`estimator_accuracy`) split. Any other kind runs whole on
-//! shard 0 and is skipped on the other shards, so `reproduce --shard i/n`
+//! A `decision_accuracy` scenario splits by key instead: shard `i` replays
+//! the requests of the keys with [`key_shard`]` == i` and carries per-key
+//! tallies (see [`crate::lab::decision::split`]); the same file format
+//! carries them, with the same identity and content hashes.
+//!
+//! Any other kind (and a decision scenario with a `deployment`) runs whole
+//! on shard 0 and is skipped on the other shards, so `reproduce --shard i/n`
 //! covers every scenario.
 
+use super::decision::split::DecisionPart;
 use super::estimator_accuracy::{self, CellOutcome, QUANTILES};
 use super::RunContext;
 use crate::error::{Error, Result};
@@ -30,7 +36,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The `format` field of shard files.
-pub const FORMAT: &str = "ratelab-shard/2";
+pub const FORMAT: &str = "ratelab-shard/3";
 /// Largest shard file read (a sweep cell takes a few KB).
 pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 
@@ -49,10 +55,35 @@ impl Shard {
         cell % self.count as usize == self.index as usize
     }
 
+    /// Whether key `key` (a trace's key, or a workload key's id in
+    /// decimal) belongs to this shard: [`key_shard`].
+    pub fn owns_key(&self, key: &str) -> bool {
+        key_shard(key, self.count) == self.index
+    }
+
     /// `<name>.shard-i-of-n.json`.
     pub fn file_name(&self, scenario: &str) -> String {
         format!("{scenario}.shard-{}-of-{}.json", self.index, self.count)
     }
+}
+
+/// Seed of the key split's hash: the bytes of "ratelab" and a zero.
+pub const KEY_SPLIT_SEED: u64 = 0x7261_7465_6c61_6200;
+
+/// The shard of `count` a key belongs to: xxh3-64 of the key's bytes with
+/// [`KEY_SPLIT_SEED`], modulo `count`. Portable (the same on every machine
+/// and build) and the same for every scenario, so logs pre-split by this
+/// rule land where `--shard` expects them.
+///
+/// # Examples
+/// ```
+/// use ratelab::lab::shard::key_shard;
+/// assert_eq!(key_shard("10.0.0.1", 1), 0);
+/// assert!(key_shard("10.0.0.1", 4) < 4);
+/// ```
+pub fn key_shard(key: &str, count: u32) -> u32 {
+    let h = xxhash_rust::xxh3::xxh3_64_with_seed(key.as_bytes(), KEY_SPLIT_SEED);
+    (h % u64::from(count.max(1))) as u32
 }
 
 /// Parses `i/n` (0 <= i < n).
@@ -73,6 +104,16 @@ pub fn is_sweep(kind: &str) -> bool {
     super::kind(kind).is_some_and(|k| k.sweep)
 }
 
+/// The kind whose requests split by key.
+const BY_KEY: &str = "decision_accuracy";
+
+/// Whether `--shard` splits a scenario (a sweep by cell, a decision
+/// scenario without a fleet by key); the others run whole on shard 0.
+pub fn splits(scenario: &Scenario) -> bool {
+    is_sweep(&scenario.common.kind)
+        || (scenario.common.kind == BY_KEY && super::decision::split::splits(scenario))
+}
+
 /// The scenario as one JSON object (common fields, then the kind's params).
 fn scenario_value(scenario: &Scenario) -> Value {
     let c = &scenario.common;
@@ -86,6 +127,12 @@ fn scenario_value(scenario: &Scenario) -> Value {
     }
     if let Some(e) = &c.expect {
         m.insert("expect".into(), e.clone());
+    }
+    if let Some(t) = &c.tolerance {
+        m.insert("tolerance".into(), t.clone());
+    }
+    if let Some(l) = &c.look_at {
+        m.insert("look_at".into(), l.clone().into());
     }
     for (k, v) in &scenario.params {
         m.insert(k.clone(), v.clone());
@@ -232,7 +279,11 @@ struct ShardFile {
     scenario_json: Value,
     first: Option<WorkloadSummary>,
     cells: Vec<CellRecord>,
-    /// Hash of the identity, the shard index, `first` and the cells.
+    /// A decision scenario's shard (split by key; no cells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    decision: Option<DecisionPart>,
+    /// Hash of the identity, the shard index, `first`, the cells and the
+    /// decision part.
     content: String,
 }
 
@@ -242,35 +293,52 @@ fn content_hash(
     shard: u32,
     first: &Option<WorkloadSummary>,
     cells: &[CellRecord],
-) -> String {
-    let v = json!({"identity": identity, "shard": shard, "first": first, "cells": cells});
-    format!(
+    decision: &Option<DecisionPart>,
+) -> Result<String> {
+    let mut v = json!({"identity": identity, "shard": shard, "first": first, "cells": cells});
+    if let Some(d) = decision {
+        // Hashed from its bytes: a big part is not built as a JSON tree.
+        let bytes = serde_json::to_vec(d)
+            .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))?;
+        v["decision"] = format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)).into();
+    }
+    Ok(format!(
         "xxh3:{:016x}",
         xxhash_rust::xxh3::xxh3_64(v.to_string().as_bytes())
-    )
+    ))
 }
 
 const SCHEME: &str = "cell k = shape_index * runs + run goes to shard k mod shards";
 
-/// Runs `shard`'s cells of a sweep scenario; returns the shard file's bytes.
-pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<(Vec<u8>, usize)> {
-    if !is_sweep(&scenario.common.kind) {
+const KEY_SCHEME: &str = "key k goes to shard xxh3_64_with_seed(k, 0x72617465_6c616200) mod shards; candidates whose keys share state run on shard 0 over every key";
+
+/// Runs `shard`'s part of a scenario that splits ([`splits`]): a sweep's
+/// cells, or a decision scenario's keys. Returns the shard file's bytes
+/// and what it holds, in a few words ("8 sweep cells").
+pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<(Vec<u8>, String)> {
+    if !splits(scenario) {
         return Err(Error::input_at(
             &scenario.path,
             "field kind",
             format!(
-                "value {:?}: only estimator_accuracy sweeps can be split with --shard",
+                "value {:?}: only estimator_accuracy sweeps and decision_accuracy scenarios without a deployment can be split with --shard",
                 scenario.common.kind
             ),
         ));
     }
-    let (runs, first, cells) =
-        estimator_accuracy::run_cells(scenario, ctx, |k| shard.owns(k), shard.index == 0)?;
+    let (runs, first, cells, decision, what, scheme) = if is_sweep(&scenario.common.kind) {
+        let (runs, first, cells) =
+            estimator_accuracy::run_cells(scenario, ctx, |k| shard.owns(k), shard.index == 0)?;
+        let cells: Vec<CellRecord> = cells.iter().map(|(k, o)| CellRecord::new(*k, o)).collect();
+        let what = format!("{} sweep cells", cells.len());
+        (runs, first, cells, None, what, SCHEME)
+    } else {
+        let (part, what) = super::decision::split::run_shard(scenario, ctx, shard)?;
+        (1, None, Vec::new(), Some(part), what, KEY_SCHEME)
+    };
     let sv = scenario_value(scenario);
-    let cells: Vec<CellRecord> = cells.iter().map(|(k, o)| CellRecord::new(*k, o)).collect();
     let id = identity(&sv, ctx.seed, runs, shard.count);
-    let content = content_hash(&id, shard.index, &first, &cells);
-    let n_cells = cells.len();
+    let content = content_hash(&id, shard.index, &first, &cells, &decision)?;
     let file = ShardFile {
         format: FORMAT.into(),
         scenario: scenario.common.name.clone(),
@@ -278,7 +346,7 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
         identity: id,
         shard: shard.index,
         shards: shard.count,
-        scheme: SCHEME.into(),
+        scheme: scheme.into(),
         seed: ctx.seed,
         runs,
         ratelab_version: env!("CARGO_PKG_VERSION").into(),
@@ -286,12 +354,13 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
         scenario_json: sv,
         first,
         cells,
+        decision,
         content,
     };
     let mut bytes = serde_json::to_vec(&file)
         .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))?;
     bytes.push(b'\n');
-    Ok((bytes, n_cells))
+    Ok((bytes, what))
 }
 
 fn read_shard(path: &Path) -> Result<ShardFile> {
@@ -339,7 +408,36 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
             ),
         ));
     }
-    if file.content != content_hash(&file.identity, file.shard, &file.first, &file.cells) {
+    let by_key = file.kind == BY_KEY;
+    if by_key != file.decision.is_some() || (by_key && !file.cells.is_empty()) {
+        return Err(Error::input_at(
+            path,
+            "field decision",
+            format!(
+                "{}: a {} shard carries {}",
+                if file.decision.is_some() {
+                    "present"
+                } else {
+                    "missing"
+                },
+                file.kind,
+                if by_key {
+                    "a decision part and no cells"
+                } else {
+                    "cells and no decision part"
+                }
+            ),
+        ));
+    }
+    if file.content
+        != content_hash(
+            &file.identity,
+            file.shard,
+            &file.first,
+            &file.cells,
+            &file.decision,
+        )?
+    {
         return Err(Error::input_at(
             path,
             "field content",
@@ -418,6 +516,14 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
         Path::new(&shard0.scenario_path),
         &shard0.scenario_json.to_string(),
     )?;
+    if shard0.decision.is_some() {
+        let parts: Vec<super::decision::split::ShardRef> = shards
+            .iter()
+            .filter_map(|(p, f)| f.decision.as_ref().map(|d| (p.as_path(), f.shard, d)))
+            .collect();
+        let out = super::decision::split::merge(&scenario, shard0.seed, &parts, n)?;
+        return Ok((scenario, out));
+    }
     let first = shard0.first.ok_or_else(|| {
         Error::input_at(
             shard0_path,
