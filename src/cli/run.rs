@@ -247,7 +247,10 @@ pub fn merge(files: &[std::path::PathBuf], out: &Path) -> Result<i32> {
     // Every shard is read and merged, and every report folder checked,
     // before the first report is written: a bad second scenario leaves the
     // first one's earlier report as it was.
-    let merged = shard::merge(files)?;
+    let merged = match shard::merge_files(files)? {
+        shard::Merged::Reports(r) => r,
+        shard::Merged::Size(s) => return super::size::merge(&s, out),
+    };
     for (scenario, _) in &merged {
         let dir = out.join(&scenario.common.name);
         if dir.symlink_metadata().is_ok_and(|m| !m.is_dir()) {

@@ -13,7 +13,10 @@ use crate::model::estimator::Variant;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::Plan;
 use crate::sizing::input::{read_trace_input, Columns, InputOptions, TraceInput};
-use crate::sizing::limit::{parse_near, run_limit_job, LimitJob};
+use crate::lab::shard::{Shard, SizeShards};
+use crate::sizing::limit::{
+    parse_near, run_limit_job_with, Classes, ClassesPart, LimitJob, LimitPolicy, VerdictsOf,
+};
 use crate::sizing::{run_job, Generated, SizeJob, SizeReport, WorkloadSource};
 use crate::workload::trace::{LogSpec, Spread, TimeUnit};
 use crate::workload::Workload;
@@ -120,6 +123,15 @@ pub struct SizeArgs {
     /// Never draw the progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// With --trace and --limit: compute only the exact verdicts (sliding log) of the
+    /// keys of shard I of N (a seeded xxh3 of the key) and write <OUT>/size.shard-I-of-N.json;
+    /// `ratelab merge` of every shard re-reads the trace, runs the search and writes the
+    /// size folder byte-identical to the unsharded run's. The search replays one sketch
+    /// shared by every key, so it is not split.
+    // The doc comment is the --help text, placeholders and all.
+    #[allow(rustdoc::invalid_html_tags)]
+    #[arg(long, value_name = "I/N", requires = "limit", value_parser = crate::lab::shard::parse_shard)]
+    pub shard: Option<crate::lab::shard::Shard>,
 }
 
 fn parse_variant(s: &str) -> Result<Variant> {
@@ -175,7 +187,7 @@ fn parse_modes(s: &str) -> Result<Vec<RateMode>> {
 /// Reads `--trace` and, when it has times or `--limit` is given, sizes for
 /// the limit ([`crate::sizing::limit`]); a plain `key,count` table goes to
 /// the count-min search. `None`: not a `--trace` sizing.
-fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
+fn compute_trace(a: &SizeArgs, verdicts: Option<VerdictsOf>) -> Result<Option<SizeReport>> {
     let Some(path) = &a.trace else {
         if a.limit.is_some() || a.interval_ms.is_some() {
             return Err(Error::input(
@@ -220,7 +232,7 @@ fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
         progress: !a.no_progress,
         source,
     };
-    run_limit_job(&job, input).map(Some)
+    run_limit_job_with(&job, input, verdicts).map(Some)
 }
 
 /// How to read `--trace`: every option checked, alone and together.
@@ -312,7 +324,7 @@ fn validate(a: &SizeArgs) -> Result<()> {
 /// Runs the search for parsed arguments (without writing anything).
 pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
     validate(a)?;
-    if let Some(r) = compute_trace(a)? {
+    if let Some(r) = compute_trace(a, None)? {
         return Ok(r);
     }
     let (workload, shape) = a.workload_source().build()?;
@@ -341,9 +353,109 @@ fn compute_counts(
     run_job(&job, workload, shape)
 }
 
+/// `ratelab size --shard i/n`: the exact verdicts of the shard's keys, in
+/// `<out>/size.shard-i-of-n.json`.
+fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
+    validate(a)?;
+    let (Some(path), Some(limit), Some(interval_ms)) = (&a.trace, a.limit, a.interval_ms) else {
+        return Err(Error::input(
+            "--shard splits a --limit sizing of a time-stamped --trace: give --trace, --limit and --interval-ms",
+        ));
+    };
+    if limit == 0 || limit > u64::from(u32::MAX) {
+        return Err(Error::input(format!("--limit {limit}: expected 1..=4294967295")));
+    }
+    if interval_ms == 0 || interval_ms > 86_400_000 {
+        return Err(Error::input(format!(
+            "--interval-ms {interval_ms}: expected 1..=86400000"
+        )));
+    }
+    let TraceInput::Timed(trace) = read_trace_input(path, &input_options(a)?)? else {
+        return Err(Error::input(format!(
+            "--shard: {} is a key,count table; only a time-stamped trace's keys split",
+            path.display()
+        )));
+    };
+    let part = ClassesPart::of(&trace, LimitPolicy { limit, interval_ms }, shard);
+    let keys = part.names.len();
+    let bytes = crate::lab::shard::size_shard_bytes(&job_argv(), a.seed, shard, part)?;
+    let file = a.out.join(shard.file_name("size"));
+    crate::report::atomic::write_file(&file, &bytes)?;
+    outln!(
+        "== size shard {}/{}: exact verdicts of {keys} of {} keys -> {}",
+        shard.index,
+        shard.count,
+        trace.names.len(),
+        file.display()
+    );
+    Ok(0)
+}
+
+/// The arguments of this `ratelab size` as the shards' identity: every one
+/// after `size` but --shard, --out, --threads and --no-progress (which do
+/// not change the result). `merge` parses them again.
+fn job_argv() -> Vec<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let start = args.iter().position(|a| a == "size").map_or(args.len(), |i| i + 1);
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in &args[start..] {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        match a.as_str() {
+            "--shard" | "--out" | "--threads" => skip = true,
+            "--no-progress" => {}
+            s if ["--shard=", "--out=", "--threads="]
+                .iter()
+                .any(|p| s.starts_with(p)) => {}
+            s => out.push(s.to_string()),
+        }
+    }
+    out
+}
+
+/// `ratelab merge` of a `size --shard` job's shards: the sizing run on
+/// their verdicts, its folder written to `out`.
+pub fn merge(shards: &SizeShards, out: &std::path::Path) -> Result<i32> {
+    use clap::Parser as _;
+    let argv = std::iter::once("ratelab".to_string())
+        .chain(std::iter::once("size".to_string()))
+        .chain(shards.argv.iter().cloned())
+        .chain(["--no-progress".to_string()]);
+    let cli = super::Cli::try_parse_from(argv).map_err(|e| {
+        Error::input_at(
+            &shards.parts[0].0,
+            "field scenario_json.argv",
+            format!(
+                "not arguments this ratelab takes: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            ),
+        )
+    })?;
+    let super::Command::Size { args } = cli.command else {
+        return Err(Error::internal("size arguments parsed to another command"));
+    };
+    validate(&args)?;
+    let verdicts = |t: &crate::sizing::input::TimedTrace| Classes::of_shards(t, &shards.parts);
+    let report = compute_trace(&args, Some(&verdicts))?
+        .ok_or_else(|| Error::internal("a size shard without --trace"))?;
+    report.write(out)?;
+    outln!("== size (merged from {} shards)", shards.parts.len());
+    out!("{}", report.console);
+    outln!("-> {}", out.display());
+    match report.failure {
+        Some(msg) if !report.met => Err(Error::check(msg)),
+        _ => Ok(0),
+    }
+}
+
 /// `ratelab size`.
 pub fn run(a: &SizeArgs) -> Result<i32> {
     init_threads(a.threads)?;
+    if let Some(shard) = a.shard {
+        return run_shard(a, shard);
+    }
     let report = compute(a)?;
     report.write(&a.out)?;
     out!("{}", report.console);

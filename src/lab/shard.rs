@@ -23,6 +23,7 @@
 //! covers every scenario.
 
 use super::decision::split::DecisionPart;
+use crate::sizing::limit::ClassesPart;
 use super::estimator_accuracy::{self, CellOutcome, QUANTILES};
 use super::RunContext;
 use crate::error::{Error, Result};
@@ -282,6 +283,9 @@ struct ShardFile {
     /// A decision scenario's shard (split by key; no cells).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     decision: Option<DecisionPart>,
+    /// A `size --limit` shard: the exact verdicts of its keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    size: Option<ClassesPart>,
     /// Hash of the identity, the shard index, `first`, the cells and the
     /// decision part.
     content: String,
@@ -294,13 +298,20 @@ fn content_hash(
     first: &Option<WorkloadSummary>,
     cells: &[CellRecord],
     decision: &Option<DecisionPart>,
+    size: &Option<ClassesPart>,
 ) -> Result<String> {
     let mut v = json!({"identity": identity, "shard": shard, "first": first, "cells": cells});
+    // Hashed from their bytes: a big part is not built as a JSON tree.
+    let hash = |bytes: serde_json::Result<Vec<u8>>| {
+        bytes
+            .map(|b| format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(&b)))
+            .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))
+    };
     if let Some(d) = decision {
-        // Hashed from its bytes: a big part is not built as a JSON tree.
-        let bytes = serde_json::to_vec(d)
-            .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))?;
-        v["decision"] = format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)).into();
+        v["decision"] = hash(serde_json::to_vec(d))?.into();
+    }
+    if let Some(c) = size {
+        v["size"] = hash(serde_json::to_vec(c))?.into();
     }
     Ok(format!(
         "xxh3:{:016x}",
@@ -338,7 +349,7 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
     };
     let sv = scenario_value(scenario);
     let id = identity(&sv, ctx.seed, runs, shard.count);
-    let content = content_hash(&id, shard.index, &first, &cells, &decision)?;
+    let content = content_hash(&id, shard.index, &first, &cells, &decision, &None)?;
     let file = ShardFile {
         format: FORMAT.into(),
         scenario: scenario.common.name.clone(),
@@ -355,6 +366,7 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
         first,
         cells,
         decision,
+        size: None,
         content,
     };
     let mut bytes = serde_json::to_vec(&file)
@@ -408,23 +420,31 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
             ),
         ));
     }
-    let by_key = file.kind == BY_KEY;
-    if by_key != file.decision.is_some() || (by_key && !file.cells.is_empty()) {
+    let (by_key, sizing) = (file.kind == BY_KEY, file.kind == SIZE_KIND);
+    let parts = (
+        !file.cells.is_empty() || file.first.is_some(),
+        file.decision.is_some(),
+        file.size.is_some(),
+    );
+    let fits = match parts {
+        (_, false, false) => !by_key && !sizing,
+        (false, true, false) => by_key,
+        (false, false, true) => sizing,
+        _ => false,
+    };
+    if !fits {
         return Err(Error::input_at(
             path,
-            "field decision",
+            "field kind",
             format!(
-                "{}: a {} shard carries {}",
-                if file.decision.is_some() {
-                    "present"
-                } else {
-                    "missing"
-                },
+                "value {:?}: its shard carries {}",
                 file.kind,
                 if by_key {
-                    "a decision part and no cells"
+                    "a decision part, no cells"
+                } else if sizing {
+                    "a size part, no cells"
                 } else {
-                    "cells and no decision part"
+                    "cells, no decision or size part"
                 }
             ),
         ));
@@ -436,6 +456,7 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
             &file.first,
             &file.cells,
             &file.decision,
+            &file.size,
         )?
     {
         return Err(Error::input_at(
@@ -453,6 +474,34 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
 /// Merges shard files (of one or several scenarios) into reports, in the
 /// order of the scenarios' first files.
 pub fn merge(files: &[PathBuf]) -> Result<Vec<(Scenario, Output)>> {
+    match merge_files(files)? {
+        Merged::Reports(r) => Ok(r),
+        Merged::Size(_) => Err(Error::input(
+            "size shards: merge them with `ratelab merge`, which writes the size folder",
+        )),
+    }
+}
+
+/// What a set of shard files merges to.
+pub enum Merged {
+    /// Scenario reports, in the order of the scenarios' first files.
+    Reports(Vec<(Scenario, Output)>),
+    /// The shards of one `size --limit` job, checked: the sizing still to run.
+    Size(SizeShards),
+}
+
+/// The shards of one `size --limit --shard` job: its arguments and every
+/// shard's exact verdicts, checked to be one job's shards 0..n, each once.
+pub struct SizeShards {
+    /// The `size` arguments (without --shard, --out, --threads, --no-progress).
+    pub argv: Vec<String>,
+    /// Each shard's file and verdicts, in shard order.
+    pub parts: Vec<(PathBuf, Shard, ClassesPart)>,
+}
+
+/// Reads, checks and merges shard files: scenario shards into reports, or
+/// the shards of one `size` job (alone: they write `--out` itself).
+pub fn merge_files(files: &[PathBuf]) -> Result<Merged> {
     let mut groups: Vec<(String, Vec<(PathBuf, ShardFile)>)> = Vec::new();
     for path in files {
         let f = read_shard(path)?;
@@ -461,14 +510,96 @@ pub fn merge(files: &[PathBuf]) -> Result<Vec<(Scenario, Output)>> {
             None => groups.push((f.scenario.clone(), vec![(path.clone(), f)])),
         }
     }
+    if let Some(i) = groups
+        .iter()
+        .position(|(_, g)| g.iter().any(|(_, f)| f.kind == SIZE_KIND))
+    {
+        if groups.len() > 1 {
+            let (path, _) = &groups[if i == 0 { 1 } else { 0 }].1[0];
+            return Err(Error::input_at(
+                path,
+                "field scenario",
+                "a scenario's shard merged with size shards: merge a size job's shards on their own (they write the size folder at --out)",
+            ));
+        }
+        let mut shards = groups.remove(0).1;
+        check_set(&mut shards)?;
+        let argv = shards[0]
+            .1
+            .scenario_json
+            .get("argv")
+            .and_then(|a| serde_json::from_value::<Vec<String>>(a.clone()).ok())
+            .ok_or_else(|| {
+                Error::input_at(
+                    &shards[0].0,
+                    "field scenario_json.argv",
+                    "missing: expected the size arguments",
+                )
+            })?;
+        let parts = shards
+            .into_iter()
+            .map(|(p, f)| {
+                let sh = Shard {
+                    index: f.shard,
+                    count: f.shards,
+                };
+                (p, sh, f.size.unwrap_or_default())
+            })
+            .collect();
+        return Ok(Merged::Size(SizeShards { argv, parts }));
+    }
     groups
         .into_iter()
         .map(|(_, shards)| merge_one(shards))
-        .collect()
+        .collect::<Result<_>>()
+        .map(Merged::Reports)
 }
 
-fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)> {
+/// The `kind` of a `size --limit` shard.
+pub const SIZE_KIND: &str = "size_limit";
+
+/// A `size --limit --shard` shard file: the job's arguments (its
+/// identity), its seed, and the exact verdicts of the shard's keys.
+pub fn size_shard_bytes(
+    argv: &[String],
+    seed: u64,
+    shard: Shard,
+    part: ClassesPart,
+) -> Result<Vec<u8>> {
+    let sv = json!({"name": "size", "kind": SIZE_KIND, "argv": argv});
+    let id = identity(&sv, seed, 1, shard.count);
+    let size = Some(part);
+    let content = content_hash(&id, shard.index, &None, &[], &None, &size)?;
+    let file = ShardFile {
+        format: FORMAT.into(),
+        scenario: "size".into(),
+        kind: SIZE_KIND.into(),
+        identity: id,
+        shard: shard.index,
+        shards: shard.count,
+        scheme: "key k goes to shard xxh3_64_with_seed(k, 0x72617465_6c616200) mod shards; a shard holds its keys' exact sliding-log verdicts, merge runs the search".into(),
+        seed,
+        runs: 1,
+        ratelab_version: env!("CARGO_PKG_VERSION").into(),
+        scenario_path: String::new(),
+        scenario_json: sv,
+        first: None,
+        cells: Vec::new(),
+        decision: None,
+        size,
+        content,
+    };
+    let mut bytes = serde_json::to_vec(&file)
+        .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Checks that `shards` are one identity's shards `0..n`, each once, and
+/// sorts them by index.
+fn check_set(shards: &mut [(PathBuf, ShardFile)]) -> Result<()> {
     shards.sort_by_key(|(_, f)| f.shard);
+
     let (first_path, head) = &shards[0];
     for (path, f) in &shards[1..] {
         if f.identity != head.identity {
@@ -510,6 +641,12 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
             missing.join(", ")
         )));
     }
+    Ok(())
+}
+
+fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)> {
+    check_set(&mut shards)?;
+    let n = shards[0].1.shards;
     let (shard0_path, shard0) = &shards[0];
     let runs = shard0.runs;
     let scenario = Scenario::parse(
@@ -531,7 +668,7 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
             "missing: shard 0 must carry the workload facts",
         )
     })?;
-    let outcomes = collect_cells(&shards, n, &head.scenario)?;
+    let outcomes = collect_cells(&shards, n, &shard0.scenario)?;
     let ctx = RunContext {
         seed: shard0.seed,
         runs: Some(runs),
@@ -626,5 +763,33 @@ mod tests {
         let s = Shard { index: 1, count: 3 };
         assert!(s.owns(1) && s.owns(4) && !s.owns(3));
         assert_eq!(s.file_name("x"), "x.shard-1-of-3.json");
+    }
+
+    #[test]
+    fn the_key_split_is_stable_and_even() {
+        // Pinned: a key's shard must not change between builds, machines
+        // or versions (logs pre-split by it, shards of two machines).
+        for (key, h) in [
+            ("10.0.0.1", 0xabb9_250b_a3c2_6c0d_u64),
+            ("alice", 0x9842_9cf9_08f3_7efe),
+            ("abuser-3", 0xcbf8_f1b6_e7ba_082c),
+            ("205", 0xf483_be7e_a9d7_e251),
+        ] {
+            for n in [1u32, 2, 3, 4, 7] {
+                assert_eq!(key_shard(key, n), (h % u64::from(n)) as u32, "{key} {n}");
+            }
+        }
+        assert_eq!(key_shard("abuser-3", 3), 2);
+        // Every key on exactly one shard, and about a quarter on each.
+        let mut per = [0u32; 4];
+        for k in 0..10_000 {
+            let key = format!("10.{}.{}.7", k / 250, k % 250);
+            let owners: Vec<u32> = (0..4)
+                .filter(|&i| Shard { index: i, count: 4 }.owns_key(&key))
+                .collect();
+            assert_eq!(owners.len(), 1, "{key}");
+            per[owners[0] as usize] += 1;
+        }
+        assert!(per.iter().all(|&c| (2300..2700).contains(&c)), "{per:?}");
     }
 }

@@ -241,3 +241,79 @@ fn a_fleet_runs_whole_on_shard_0_and_decisions_are_refused() {
     ]);
     assert!(e.contains("--decisions with --shard"), "{e}");
 }
+
+/// `size --limit` on the generated trace: the arguments of every run.
+fn size_args<'a>(trace: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "size",
+        "--trace",
+        trace,
+        "--limit",
+        "10",
+        "--interval-ms",
+        "1000",
+        "--target",
+        "compliant_denied_pct<=0.5",
+        "--seeds",
+        "3",
+        "--no-progress",
+        "--out",
+        out,
+    ];
+    a.extend(extra);
+    a
+}
+
+#[test]
+fn size_limit_split_by_key_merges_to_the_unsharded_size_folder_for_2_3_and_4_shards() {
+    let (d, _) = trace_scenario();
+    let trace = d.path().join("trace.csv");
+    let t = trace.to_str().unwrap();
+    let whole = tempfile::tempdir().unwrap();
+    ok(&size_args(t, whole.path().to_str().unwrap(), &[]));
+    let want = tree(whole.path());
+    assert!(want.iter().any(|(n, _)| n.ends_with("size.json")));
+    assert!(want.iter().any(|(n, _)| n.ends_with("frontier.png")));
+    for n in [2, 3, 4] {
+        let parts = tempfile::tempdir().unwrap();
+        let p = parts.path().to_str().unwrap();
+        let mut files = Vec::new();
+        for i in 0..n {
+            let spec = format!("{i}/{n}");
+            let out = ok(&size_args(t, p, &["--shard", &spec]));
+            assert!(out.contains("exact verdicts of"), "{out}");
+            files.push(format!("{p}/size.shard-{i}-of-{n}.json"));
+        }
+        let merged = tempfile::tempdir().unwrap();
+        merge(&files, merged.path());
+        assert_eq!(tree(merged.path()), want, "N = {n}");
+    }
+}
+
+#[test]
+fn size_shards_of_another_job_or_mixed_with_a_scenario_are_refused() {
+    let (d, scenario) = trace_scenario();
+    let trace = d.path().join("trace.csv");
+    let t = trace.to_str().unwrap();
+    let parts = tempfile::tempdir().unwrap();
+    let p = parts.path().to_str().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    ok(&size_args(t, p, &["--shard", "0/2"]));
+    let other = tempfile::tempdir().unwrap();
+    let q = other.path().to_str().unwrap();
+    // Another limit: another job.
+    let mut args = size_args(t, q, &["--shard", "1/2"]);
+    args[4] = "12";
+    ok(&args);
+    let a = format!("{p}/size.shard-0-of-2.json");
+    let b = format!("{q}/size.shard-1-of-2.json");
+    let e = fails(&["merge", "--out", o, &a, &b]);
+    assert!(e.contains(&b) && e.contains("cannot be merged"), "{e}");
+    let e = fails(&["merge", "--out", o, &a]);
+    assert!(e.contains("missing shard(s) 1/2"), "{e}");
+    let files = shards(&scenario, other.path(), "shard-decision", 2, &[]);
+    let e = fails(&["merge", "--out", o, &a, &files[0], &files[1]]);
+    assert!(e.contains("merged with size shards"), "{e}");
+    assert!(tree(out.path()).is_empty());
+}
