@@ -9,11 +9,11 @@
 use super::{init_threads, parse_size};
 use crate::error::{Error, Result};
 use crate::hash::HasherKind;
+use crate::lab::shard::{Shard, SizeShards};
 use crate::model::estimator::Variant;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::Plan;
 use crate::sizing::input::{read_trace_input, Columns, InputOptions, TraceInput};
-use crate::lab::shard::{Shard, SizeShards};
 use crate::sizing::limit::{
     parse_near, run_limit_job_with, Classes, ClassesPart, LimitJob, LimitPolicy, VerdictsOf,
 };
@@ -363,7 +363,9 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
         ));
     };
     if limit == 0 || limit > u64::from(u32::MAX) {
-        return Err(Error::input(format!("--limit {limit}: expected 1..=4294967295")));
+        return Err(Error::input(format!(
+            "--limit {limit}: expected 1..=4294967295"
+        )));
     }
     if interval_ms == 0 || interval_ms > 86_400_000 {
         return Err(Error::input(format!(
@@ -396,7 +398,10 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
 /// not change the result). `merge` parses them again.
 fn job_argv() -> Vec<String> {
     let args: Vec<String> = std::env::args().collect();
-    let start = args.iter().position(|a| a == "size").map_or(args.len(), |i| i + 1);
+    let start = args
+        .iter()
+        .position(|a| a == "size")
+        .map_or(args.len(), |i| i + 1);
     let mut out = Vec::new();
     let mut skip = false;
     for a in &args[start..] {

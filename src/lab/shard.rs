@@ -23,7 +23,6 @@
 //! covers every scenario.
 
 use super::decision::split::DecisionPart;
-use crate::sizing::limit::ClassesPart;
 use super::estimator_accuracy::{self, CellOutcome, QUANTILES};
 use super::RunContext;
 use crate::error::{Error, Result};
@@ -31,6 +30,7 @@ use crate::metrics::ErrorStats;
 use crate::model::estimator::Fault;
 use crate::report::Output;
 use crate::scenario::Scenario;
+use crate::sizing::limit::ClassesPart;
 use crate::workload::counts::WorkloadSummary;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -170,7 +170,10 @@ fn a_workload_split_by_key_merges_to_the_unsharded_report() {
     // nginx's zone is shared by every key: shard 0 ran it over all of them.
     let shard1 = std::fs::read_to_string(&files[1]).unwrap();
     assert!(shard1.contains("\"shared\":true"), "nginx is marked shared");
-    assert!(shard1.contains("\"shared\":null"), "only shard 0 replays it");
+    assert!(
+        shard1.contains("\"shared\":null"),
+        "only shard 0 replays it"
+    );
 }
 
 #[test]
@@ -182,9 +185,18 @@ fn bad_shard_sets_are_refused_naming_the_file() {
     let o = out.path().to_str().unwrap();
     let files = shards(&scenario, parts.path(), "shard-decision", 2, &[]);
     // Another seed.
-    let seeded = shards(&scenario, other.path(), "shard-decision", 2, &["--seed", "6"]);
+    let seeded = shards(
+        &scenario,
+        other.path(),
+        "shard-decision",
+        2,
+        &["--seed", "6"],
+    );
     let e = fails(&["merge", "--out", o, &files[0], &seeded[1]]);
-    assert!(e.contains(&seeded[1]) && e.contains("cannot be merged"), "{e}");
+    assert!(
+        e.contains(&seeded[1]) && e.contains("cannot be merged"),
+        "{e}"
+    );
     // Another shard count.
     let three = tempfile::tempdir().unwrap();
     let by3 = shards(&scenario, three.path(), "shard-decision", 3, &[]);
@@ -209,7 +221,10 @@ fn bad_shard_sets_are_refused_naming_the_file() {
     // A truncated file.
     std::fs::write(&bad, &text[..text.len() / 2]).unwrap();
     let e = fails(&["merge", "--out", o, &files[0], bad.to_str().unwrap()]);
-    assert!(e.contains("edited.json") && e.contains("malformed JSON"), "{e}");
+    assert!(
+        e.contains("edited.json") && e.contains("malformed JSON"),
+        "{e}"
+    );
     // Nothing was written.
     assert!(tree(out.path()).is_empty());
 }

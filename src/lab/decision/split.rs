@@ -224,8 +224,9 @@ pub(crate) fn run_shard(
         });
     }
     part.candidates = records;
+    let own: u64 = part.keys.requests.iter().map(|&r| u64::from(r)).sum();
     let mut line = format!(
-        "{} of {} keys' requests through {} per-key candidates",
+        "{} keys, {own} of {} requests, through {} per-key candidates",
         part.keys.order.len(),
         part.requests,
         per_key.len()
@@ -233,12 +234,12 @@ pub(crate) fn run_shard(
     if !shared.is_empty() {
         line = if shard.index == 0 {
             format!(
-                "{line}; all requests through {} shared-state candidates",
+                "{line}; every request through {} shared-state candidates",
                 shared.len()
             )
         } else {
             format!(
-                "{line} ({} shared-state candidates on shard 0)",
+                "{line} ({} shared-state candidates: on shard 0)",
                 shared.len()
             )
         };

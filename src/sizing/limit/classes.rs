@@ -128,9 +128,7 @@ impl ClassesPart {
     /// Shard `shard`'s part of `trace`: its keys' verdicts, the others'
     /// never computed.
     pub fn of(trace: &TimedTrace, policy: LimitPolicy, shard: Shard) -> ClassesPart {
-        let c = Classes::of_keys(trace, policy, |k| {
-            shard.owns_key(&trace.names[k as usize])
-        });
+        let c = Classes::of_keys(trace, policy, |k| shard.owns_key(&trace.names[k as usize]));
         let ids: Vec<usize> = (0..c.requests.len())
             .filter(|&k| c.requests[k] > 0)
             .collect();
@@ -147,7 +145,10 @@ impl Classes {
     /// The classes of `trace` from its shards' verdicts, checked against
     /// the trace: every key on the shard its hash names, once, with the
     /// trace's request lines (an error names the shard file).
-    pub fn of_shards(trace: &TimedTrace, parts: &[(PathBuf, Shard, ClassesPart)]) -> Result<Classes> {
+    pub fn of_shards(
+        trace: &TimedTrace,
+        parts: &[(PathBuf, Shard, ClassesPart)],
+    ) -> Result<Classes> {
         let ids: HashMap<&str, u32> = trace
             .names
             .iter()
