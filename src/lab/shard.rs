@@ -15,7 +15,7 @@
 //!
 //! A `decision_accuracy` scenario splits by key instead: shard `i` replays
 //! the requests of the keys with [`key_shard`]` == i` and carries per-key
-//! tallies (see [`crate::lab::decision::split`]); the same file format
+//! tallies (see the decision module's `split`); the same file format
 //! carries them, with the same identity and content hashes.
 //!
 //! Any other kind (and a decision scenario with a `deployment`) runs whole
