@@ -169,6 +169,10 @@ pub enum Command {
         /// Folder the reports go to (one sub-folder per scenario).
         #[arg(long, default_value = "reports", value_parser = crate::report::atomic::parse_out_path)]
         out: PathBuf,
+        /// Largest memory the merged per-key tallies of a decision scenario may take
+        /// (estimated from the shards before anything is built), e.g. 1GiB, 4GiB.
+        #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+        max_memory: u64,
     },
     /// Rerun scenarios and compare them with the committed baselines and their `expect` thresholds.
     #[command(
@@ -301,7 +305,11 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
         Command::List { models: true, .. } => run::list_models(),
         Command::List { scenarios, .. } => run::list(&scenarios),
-        Command::Merge { files, out } => run::merge(&files, &out),
+        Command::Merge {
+            files,
+            out,
+            max_memory,
+        } => run::merge(&files, &out, max_memory),
         Command::Replay { args } => crate::replay::run(&args).map(|()| 0),
         Command::Check { args } => check::check(&args),
         Command::Report { out, embed } => {

@@ -243,11 +243,11 @@ fn start_order(scenarios: &[Scenario]) -> Vec<usize> {
 }
 
 /// `ratelab merge`.
-pub fn merge(files: &[std::path::PathBuf], out: &Path) -> Result<i32> {
+pub fn merge(files: &[std::path::PathBuf], out: &Path, max_memory: u64) -> Result<i32> {
     // Every shard is read and merged, and every report folder checked,
     // before the first report is written: a bad second scenario leaves the
     // first one's earlier report as it was.
-    let merged = match shard::merge_files(files)? {
+    let merged = match shard::merge_files(files, max_memory)? {
         shard::Merged::Reports(r) => r,
         shard::Merged::Size(s) => return super::size::merge(&s, out),
     };

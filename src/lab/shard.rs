@@ -474,7 +474,7 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
 /// Merges shard files (of one or several scenarios) into reports, in the
 /// order of the scenarios' first files.
 pub fn merge(files: &[PathBuf]) -> Result<Vec<(Scenario, Output)>> {
-    match merge_files(files)? {
+    match merge_files(files, super::DEFAULT_MAX_MEMORY)? {
         Merged::Reports(r) => Ok(r),
         Merged::Size(_) => Err(Error::input(
             "size shards: merge them with `ratelab merge`, which writes the size folder",
@@ -500,8 +500,10 @@ pub struct SizeShards {
 }
 
 /// Reads, checks and merges shard files: scenario shards into reports, or
-/// the shards of one `size` job (alone: they write `--out` itself).
-pub fn merge_files(files: &[PathBuf]) -> Result<Merged> {
+/// the shards of one `size` job (alone: they write `--out` itself). A
+/// decision scenario whose merged per-key tallies would take more than
+/// `max_memory` is refused before they are built.
+pub fn merge_files(files: &[PathBuf], max_memory: u64) -> Result<Merged> {
     let mut groups: Vec<(String, Vec<(PathBuf, ShardFile)>)> = Vec::new();
     for path in files {
         let f = read_shard(path)?;
@@ -550,7 +552,7 @@ pub fn merge_files(files: &[PathBuf]) -> Result<Merged> {
     }
     groups
         .into_iter()
-        .map(|(_, shards)| merge_one(shards))
+        .map(|(_, shards)| merge_one(shards, max_memory))
         .collect::<Result<_>>()
         .map(Merged::Reports)
 }
@@ -644,7 +646,7 @@ fn check_set(shards: &mut [(PathBuf, ShardFile)]) -> Result<()> {
     Ok(())
 }
 
-fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)> {
+fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>, max_memory: u64) -> Result<(Scenario, Output)> {
     check_set(&mut shards)?;
     let n = shards[0].1.shards;
     let (shard0_path, shard0) = &shards[0];
@@ -658,7 +660,7 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
             .iter()
             .filter_map(|(p, f)| f.decision.as_ref().map(|d| (p.as_path(), f.shard, d)))
             .collect();
-        let out = super::decision::split::merge(&scenario, shard0.seed, &parts, n)?;
+        let out = super::decision::split::merge(&scenario, shard0.seed, &parts, n, max_memory)?;
         return Ok((scenario, out));
     }
     let first = shard0.first.ok_or_else(|| {

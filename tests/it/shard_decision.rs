@@ -332,3 +332,36 @@ fn size_shards_of_another_job_or_mixed_with_a_scenario_are_refused() {
     assert!(e.contains("merged with size shards"), "{e}");
     assert!(tree(out.path()).is_empty());
 }
+
+#[test]
+fn a_merge_over_its_memory_cap_is_refused_before_building_anything() {
+    let (_d, scenario) = trace_scenario();
+    let parts = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    let files = shards(&scenario, parts.path(), "shard-decision", 2, &[]);
+    // About 2,900 keys x 11 tallies: about 1 MB.
+    let e = fails(&[
+        "merge",
+        "--out",
+        o,
+        "--max-memory",
+        "100KiB",
+        &files[0],
+        &files[1],
+    ]);
+    assert!(
+        e.contains("merge --max-memory") && e.contains("keys x 11 tallies"),
+        "{e}"
+    );
+    assert!(tree(out.path()).is_empty());
+    ok(&[
+        "merge",
+        "--out",
+        o,
+        "--max-memory",
+        "4MiB",
+        &files[0],
+        &files[1],
+    ]);
+}

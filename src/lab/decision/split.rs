@@ -266,7 +266,13 @@ pub(crate) type ShardRef<'a> = (&'a Path, u32, &'a DecisionPart);
 
 /// Merges the parts of shards `0..n` (in shard order, each once, of one
 /// identity: the caller checked) into the unsharded run's report.
-pub(crate) fn merge(scenario: &Scenario, seed: u64, shards: &[ShardRef], n: u32) -> Result<Output> {
+pub(crate) fn merge(
+    scenario: &Scenario,
+    seed: u64,
+    shards: &[ShardRef],
+    n: u32,
+    max_memory: u64,
+) -> Result<Output> {
     let bad = |path: &Path, field: &str, what: String| {
         Error::input_at(path, format!("field decision.{field}"), what)
     };
@@ -341,8 +347,26 @@ pub(crate) fn merge(scenario: &Scenario, seed: u64, shards: &[ShardRef], n: u32)
             ));
         }
     }
+    // What the merged per-key state takes, before any is built: a
+    // 24-byte record per key and tally, the key's string and its entries
+    // in the sort, the id maps and the name check.
+    let keys: usize = shards.iter().map(|(_, _, d)| d.keys.order.len()).sum();
+    let name_bytes: usize = shards
+        .iter()
+        .flat_map(|(_, _, d)| d.keys.name.iter().map(String::len))
+        .sum();
+    let rows = head.candidates.len() + 2;
+    let need = keys as f64 * (24.0 * rows as f64 + 112.0) + name_bytes as f64;
+    if need > max_memory as f64 {
+        return Err(Error::input(format!(
+            "{}: merging {keys} keys x {rows} tallies needs about {}, over the memory cap of {} (raise it with merge --max-memory)",
+            scenario.common.name,
+            crate::report::fmt::bytes_human(need as u64),
+            crate::report::fmt::bytes_human(max_memory)
+        )));
+    }
     // Every key once, back in stream order: the unsharded run's ids.
-    let mut all: Vec<(u64, usize, usize)> = Vec::new();
+    let mut all: Vec<(u64, usize, usize)> = Vec::with_capacity(keys);
     for (si, &(_, _, d)) in shards.iter().enumerate() {
         all.extend(d.keys.order.iter().enumerate().map(|(i, &o)| (o, si, i)));
     }
