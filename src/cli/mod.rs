@@ -99,9 +99,11 @@ pub struct RunOpts {
     /// first field that differs, instead of trusting the determinism guarantee.
     #[arg(long)]
     pub check_determinism: bool,
-    /// Run only shard I of N of each sweep (cell k goes to shard k mod N) and write
-    /// <OUT>/<name>.shard-I-of-N.json for `ratelab merge`. Non-sweep kinds run whole
-    /// on shard 0 and are skipped on the others.
+    /// Run only shard I of N and write <OUT>/<name>.shard-I-of-N.json for `ratelab
+    /// merge`: a sweep's cells (cell k goes to shard k mod N), or a decision_accuracy
+    /// scenario's keys (a seeded xxh3 of the key; candidates whose keys share state, such
+    /// as sketches or one tower, run on shard 0 over every key). Other kinds, and fleets
+    /// (a deployment), run whole on shard 0 and are skipped on the others.
     // The doc comment is the --help text, placeholders and all.
     #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "I/N", value_parser = crate::lab::shard::parse_shard)]
@@ -158,7 +160,7 @@ pub enum Command {
     },
     /// Combine the shard files of sharded runs into the reports an unsharded run writes.
     #[command(
-        after_help = "Every shard 0..N of a scenario must be given once; files of several scenarios may be mixed.\nThe report is byte-identical to `ratelab run` without --shard.\n\nExample:\n  parallel ratelab run scenarios/estimator-zipf.json --out parts --shard {}/4 ::: 0 1 2 3\n  ratelab merge parts/estimator-zipf.shard-*-of-4.json --out reports"
+        after_help = "Every shard 0..N of a scenario must be given once; files of several scenarios may be mixed.\nThe report is byte-identical to `ratelab run` without --shard: a sweep split by cell, a decision_accuracy\nscenario split by key. The shards of a `size --limit --shard` job are merged on their own: merge re-reads\nthe trace (paths as the shards were given them), runs the search and writes the size folder at --out.\n\nExamples:\n  parallel ratelab run scenarios/estimator-zipf.json --out parts --shard {}/4 ::: 0 1 2 3\n  ratelab merge parts/estimator-zipf.shard-*-of-4.json --out reports\n  ratelab merge parts/size.shard-*-of-4.json --out reports/size"
     )]
     Merge {
         /// Shard files written by `run --shard` or `reproduce --shard`.
@@ -167,6 +169,10 @@ pub enum Command {
         /// Folder the reports go to (one sub-folder per scenario).
         #[arg(long, default_value = "reports", value_parser = crate::report::atomic::parse_out_path)]
         out: PathBuf,
+        /// Largest memory the merged per-key tallies of a decision scenario may take
+        /// (estimated from the shards before anything is built), e.g. 1GiB, 4GiB.
+        #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+        max_memory: u64,
     },
     /// Rerun scenarios and compare them with the committed baselines and their `expect` thresholds.
     #[command(
@@ -269,7 +275,11 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
         Command::List { models: true, .. } => run::list_models(),
         Command::List { scenarios, .. } => run::list(&scenarios),
-        Command::Merge { files, out } => run::merge(&files, &out),
+        Command::Merge {
+            files,
+            out,
+            max_memory,
+        } => run::merge(&files, &out, max_memory),
         Command::Replay { args } => crate::replay::run(&args).map(|()| 0),
         Command::Check { args } => check::check(&args),
         Command::Report { out, embed } => {

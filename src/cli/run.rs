@@ -65,11 +65,11 @@ fn compute(scenario: &Scenario, opts: &RunOpts) -> Result<Pending> {
     }
     let ctx = context(scenario, opts);
     if let Some(shard) = opts.shard {
-        if shard::is_sweep(&scenario.common.kind) {
-            let (bytes, cells) = shard::run_shard(scenario, &ctx, shard)?;
+        if shard::splits(scenario) {
+            let (bytes, what) = shard::run_shard(scenario, &ctx, shard)?;
             let path = opts.out.join(shard.file_name(&scenario.common.name));
             let line = format!(
-                "== {} shard {}/{}: {cells} sweep cells -> {}\n",
+                "== {} shard {}/{}: {what} -> {}\n",
                 scenario.common.name,
                 shard.index,
                 shard.count,
@@ -79,8 +79,15 @@ fn compute(scenario: &Scenario, opts: &RunOpts) -> Result<Pending> {
         }
         if shard.index != 0 {
             return Ok(Pending::Skipped(format!(
-                "== {}: kind {} is not a sweep; shard 0/{} runs it whole, skipped here\n",
-                scenario.common.name, scenario.common.kind, shard.count
+                "== {}: kind {}{} does not split; shard 0/{} runs it whole, skipped here\n",
+                scenario.common.name,
+                scenario.common.kind,
+                if scenario.common.kind == "decision_accuracy" {
+                    " with a deployment"
+                } else {
+                    ""
+                },
+                shard.count
             )));
         }
     }
@@ -236,11 +243,14 @@ fn start_order(scenarios: &[Scenario]) -> Vec<usize> {
 }
 
 /// `ratelab merge`.
-pub fn merge(files: &[std::path::PathBuf], out: &Path) -> Result<i32> {
+pub fn merge(files: &[std::path::PathBuf], out: &Path, max_memory: u64) -> Result<i32> {
     // Every shard is read and merged, and every report folder checked,
     // before the first report is written: a bad second scenario leaves the
     // first one's earlier report as it was.
-    let merged = shard::merge(files)?;
+    let merged = match shard::merge_files(files, max_memory)? {
+        shard::Merged::Reports(r) => r,
+        shard::Merged::Size(s) => return super::size::merge(&s, out),
+    };
     for (scenario, _) in &merged {
         let dir = out.join(&scenario.common.name);
         if dir.symlink_metadata().is_ok_and(|m| !m.is_dir()) {

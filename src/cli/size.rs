@@ -8,11 +8,119 @@
 
 use super::init_threads;
 use crate::error::{Error, Result};
+use crate::lab::shard::{Shard, SizeShards};
 pub use crate::sizing::command::{compute, SizeArgs};
+use crate::sizing::command::{compute_trace, input_options, validate};
+use crate::sizing::input::{read_trace_input, TraceInput};
+use crate::sizing::limit::{Classes, ClassesPart, LimitPolicy};
+/// `ratelab size --shard i/n`: the exact verdicts of the shard's keys, in
+/// `<out>/size.shard-i-of-n.json`.
+fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
+    validate(a)?;
+    let (Some(path), Some(limit), Some(interval_ms)) = (&a.trace, a.limit, a.interval_ms) else {
+        return Err(Error::input(
+            "--shard splits a --limit sizing of a time-stamped --trace: give --trace, --limit and --interval-ms",
+        ));
+    };
+    if limit == 0 || limit > u64::from(u32::MAX) {
+        return Err(Error::input(format!(
+            "--limit {limit}: expected 1..=4294967295"
+        )));
+    }
+    if interval_ms == 0 || interval_ms > 86_400_000 {
+        return Err(Error::input(format!(
+            "--interval-ms {interval_ms}: expected 1..=86400000"
+        )));
+    }
+    let TraceInput::Timed(trace) = read_trace_input(path, &input_options(a)?)? else {
+        return Err(Error::input(format!(
+            "--shard: {} is a key,count table; only a time-stamped trace's keys split",
+            path.display()
+        )));
+    };
+    let part = ClassesPart::of(&trace, LimitPolicy { limit, interval_ms }, shard);
+    let keys = part.names.len();
+    let bytes = crate::lab::shard::size_shard_bytes(&job_argv(), a.seed, shard, part)?;
+    let file = a.out.join(shard.file_name("size"));
+    crate::report::atomic::write_file(&file, &bytes)?;
+    outln!(
+        "== size shard {}/{}: exact verdicts of {keys} of {} keys -> {}",
+        shard.index,
+        shard.count,
+        trace.names.len(),
+        file.display()
+    );
+    Ok(0)
+}
+
+/// The arguments of this `ratelab size` as the shards' identity: every one
+/// after `size` but --shard, --out, --threads and --no-progress (which do
+/// not change the result). `merge` parses them again.
+fn job_argv() -> Vec<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let start = args
+        .iter()
+        .position(|a| a == "size")
+        .map_or(args.len(), |i| i + 1);
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in &args[start..] {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        match a.as_str() {
+            "--shard" | "--out" | "--threads" => skip = true,
+            "--no-progress" => {}
+            s if ["--shard=", "--out=", "--threads="]
+                .iter()
+                .any(|p| s.starts_with(p)) => {}
+            s => out.push(s.to_string()),
+        }
+    }
+    out
+}
+
+/// `ratelab merge` of a `size --shard` job's shards: the sizing run on
+/// their verdicts, its folder written to `out`.
+pub fn merge(shards: &SizeShards, out: &std::path::Path) -> Result<i32> {
+    use clap::Parser as _;
+    let argv = std::iter::once("ratelab".to_string())
+        .chain(std::iter::once("size".to_string()))
+        .chain(shards.argv.iter().cloned())
+        .chain(["--no-progress".to_string()]);
+    let cli = super::Cli::try_parse_from(argv).map_err(|e| {
+        Error::input_at(
+            &shards.parts[0].0,
+            "field scenario_json.argv",
+            format!(
+                "not arguments this ratelab takes: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            ),
+        )
+    })?;
+    let super::Command::Size { args } = cli.command else {
+        return Err(Error::internal("size arguments parsed to another command"));
+    };
+    validate(&args)?;
+    let verdicts = |t: &crate::sizing::input::TimedTrace| Classes::of_shards(t, &shards.parts);
+    let report = compute_trace(&args, Some(&verdicts))?
+        .ok_or_else(|| Error::internal("a size shard without --trace"))?;
+    report.write(out)?;
+    outln!("== size (merged from {} shards)", shards.parts.len());
+    out!("{}", report.console);
+    outln!("-> {}", out.display());
+    match report.failure {
+        Some(msg) if !report.met => Err(Error::check(msg)),
+        _ => Ok(0),
+    }
+}
 
 /// `ratelab size`.
 pub fn run(a: &SizeArgs) -> Result<i32> {
     init_threads(a.threads)?;
+    if let Some(shard) = a.shard {
+        return run_shard(a, shard);
+    }
     let report = compute(a)?;
     report.write(&a.out)?;
     out!("{}", report.console);

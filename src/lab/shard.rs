@@ -13,10 +13,16 @@
 //! the report with the same code as an unsharded run: the folder is byte for
 //! byte the one `ratelab run` writes.
 //!
-//! Only sweep kinds (`estimator_accuracy`) split. Any other kind runs whole on
-//! shard 0 and is skipped on the other shards, so `reproduce --shard i/n`
+//! A `decision_accuracy` scenario splits by key instead: shard `i` replays
+//! the requests of the keys with [`key_shard`]` == i` and carries per-key
+//! tallies (see the decision module's `split`); the same file format
+//! carries them, with the same identity and content hashes.
+//!
+//! Any other kind (and a decision scenario with a `deployment`) runs whole
+//! on shard 0 and is skipped on the other shards, so `reproduce --shard i/n`
 //! covers every scenario.
 
+use super::decision::split::DecisionPart;
 use super::estimator_accuracy::{self, CellOutcome, QUANTILES};
 use super::RunContext;
 use crate::error::{Error, Result};
@@ -24,13 +30,14 @@ use crate::metrics::ErrorStats;
 use crate::model::estimator::Fault;
 use crate::report::Output;
 use crate::scenario::Scenario;
+use crate::sizing::limit::ClassesPart;
 use crate::workload::counts::WorkloadSummary;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The `format` field of shard files.
-pub const FORMAT: &str = "ratelab-shard/2";
+pub const FORMAT: &str = "ratelab-shard/3";
 /// Largest shard file read (a sweep cell takes a few KB).
 pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 
@@ -49,10 +56,35 @@ impl Shard {
         cell % self.count as usize == self.index as usize
     }
 
+    /// Whether key `key` (a trace's key, or a workload key's id in
+    /// decimal) belongs to this shard: [`key_shard`].
+    pub fn owns_key(&self, key: &str) -> bool {
+        key_shard(key, self.count) == self.index
+    }
+
     /// `<name>.shard-i-of-n.json`.
     pub fn file_name(&self, scenario: &str) -> String {
         format!("{scenario}.shard-{}-of-{}.json", self.index, self.count)
     }
+}
+
+/// Seed of the key split's hash: the bytes of "ratelab" and a zero.
+pub const KEY_SPLIT_SEED: u64 = 0x7261_7465_6c61_6200;
+
+/// The shard of `count` a key belongs to: xxh3-64 of the key's bytes with
+/// [`KEY_SPLIT_SEED`], modulo `count`. Portable (the same on every machine
+/// and build) and the same for every scenario, so logs pre-split by this
+/// rule land where `--shard` expects them.
+///
+/// # Examples
+/// ```
+/// use ratelab::lab::shard::key_shard;
+/// assert_eq!(key_shard("10.0.0.1", 1), 0);
+/// assert!(key_shard("10.0.0.1", 4) < 4);
+/// ```
+pub fn key_shard(key: &str, count: u32) -> u32 {
+    let h = xxhash_rust::xxh3::xxh3_64_with_seed(key.as_bytes(), KEY_SPLIT_SEED);
+    (h % u64::from(count.max(1))) as u32
 }
 
 /// Parses `i/n` (0 <= i < n).
@@ -73,6 +105,16 @@ pub fn is_sweep(kind: &str) -> bool {
     super::kind(kind).is_some_and(|k| k.sweep)
 }
 
+/// The kind whose requests split by key.
+const BY_KEY: &str = "decision_accuracy";
+
+/// Whether `--shard` splits a scenario (a sweep by cell, a decision
+/// scenario without a fleet by key); the others run whole on shard 0.
+pub fn splits(scenario: &Scenario) -> bool {
+    is_sweep(&scenario.common.kind)
+        || (scenario.common.kind == BY_KEY && super::decision::split::splits(scenario))
+}
+
 /// The scenario as one JSON object (common fields, then the kind's params).
 fn scenario_value(scenario: &Scenario) -> Value {
     let c = &scenario.common;
@@ -86,6 +128,12 @@ fn scenario_value(scenario: &Scenario) -> Value {
     }
     if let Some(e) = &c.expect {
         m.insert("expect".into(), e.clone());
+    }
+    if let Some(t) = &c.tolerance {
+        m.insert("tolerance".into(), t.clone());
+    }
+    if let Some(l) = &c.look_at {
+        m.insert("look_at".into(), l.clone().into());
     }
     for (k, v) in &scenario.params {
         m.insert(k.clone(), v.clone());
@@ -232,7 +280,14 @@ struct ShardFile {
     scenario_json: Value,
     first: Option<WorkloadSummary>,
     cells: Vec<CellRecord>,
-    /// Hash of the identity, the shard index, `first` and the cells.
+    /// A decision scenario's shard (split by key; no cells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    decision: Option<DecisionPart>,
+    /// A `size --limit` shard: the exact verdicts of its keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    size: Option<ClassesPart>,
+    /// Hash of the identity, the shard index, `first`, the cells and the
+    /// decision part.
     content: String,
 }
 
@@ -242,35 +297,59 @@ fn content_hash(
     shard: u32,
     first: &Option<WorkloadSummary>,
     cells: &[CellRecord],
-) -> String {
-    let v = json!({"identity": identity, "shard": shard, "first": first, "cells": cells});
-    format!(
+    decision: &Option<DecisionPart>,
+    size: &Option<ClassesPart>,
+) -> Result<String> {
+    let mut v = json!({"identity": identity, "shard": shard, "first": first, "cells": cells});
+    // Hashed from their bytes: a big part is not built as a JSON tree.
+    let hash = |bytes: serde_json::Result<Vec<u8>>| {
+        bytes
+            .map(|b| format!("xxh3:{:016x}", xxhash_rust::xxh3::xxh3_64(&b)))
+            .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))
+    };
+    if let Some(d) = decision {
+        v["decision"] = hash(serde_json::to_vec(d))?.into();
+    }
+    if let Some(c) = size {
+        v["size"] = hash(serde_json::to_vec(c))?.into();
+    }
+    Ok(format!(
         "xxh3:{:016x}",
         xxhash_rust::xxh3::xxh3_64(v.to_string().as_bytes())
-    )
+    ))
 }
 
 const SCHEME: &str = "cell k = shape_index * runs + run goes to shard k mod shards";
 
-/// Runs `shard`'s cells of a sweep scenario; returns the shard file's bytes.
-pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<(Vec<u8>, usize)> {
-    if !is_sweep(&scenario.common.kind) {
+const KEY_SCHEME: &str = "key k goes to shard xxh3_64_with_seed(k, 0x72617465_6c616200) mod shards; candidates whose keys share state run on shard 0 over every key";
+
+/// Runs `shard`'s part of a scenario that splits ([`splits`]): a sweep's
+/// cells, or a decision scenario's keys. Returns the shard file's bytes
+/// and what it holds, in a few words ("8 sweep cells").
+pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<(Vec<u8>, String)> {
+    if !splits(scenario) {
         return Err(Error::input_at(
             &scenario.path,
             "field kind",
             format!(
-                "value {:?}: only estimator_accuracy sweeps can be split with --shard",
+                "value {:?}: only estimator_accuracy sweeps and decision_accuracy scenarios without a deployment can be split with --shard",
                 scenario.common.kind
             ),
         ));
     }
-    let (runs, first, cells) =
-        estimator_accuracy::run_cells(scenario, ctx, |k| shard.owns(k), shard.index == 0)?;
+    let (runs, first, cells, decision, what, scheme) = if is_sweep(&scenario.common.kind) {
+        let (runs, first, cells) =
+            estimator_accuracy::run_cells(scenario, ctx, |k| shard.owns(k), shard.index == 0)?;
+        let cells: Vec<CellRecord> = cells.iter().map(|(k, o)| CellRecord::new(*k, o)).collect();
+        let what = format!("{} sweep cells", cells.len());
+        (runs, first, cells, None, what, SCHEME)
+    } else {
+        let (part, what) = super::decision::split::run_shard(scenario, ctx, shard)?;
+        (1, None, Vec::new(), Some(part), what, KEY_SCHEME)
+    };
     let sv = scenario_value(scenario);
-    let cells: Vec<CellRecord> = cells.iter().map(|(k, o)| CellRecord::new(*k, o)).collect();
     let id = identity(&sv, ctx.seed, runs, shard.count);
-    let content = content_hash(&id, shard.index, &first, &cells);
-    let n_cells = cells.len();
+    let content = content_hash(&id, shard.index, &first, &cells, &decision, &None)?;
     let file = ShardFile {
         format: FORMAT.into(),
         scenario: scenario.common.name.clone(),
@@ -278,7 +357,7 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
         identity: id,
         shard: shard.index,
         shards: shard.count,
-        scheme: SCHEME.into(),
+        scheme: scheme.into(),
         seed: ctx.seed,
         runs,
         ratelab_version: env!("CARGO_PKG_VERSION").into(),
@@ -286,12 +365,14 @@ pub fn run_shard(scenario: &Scenario, ctx: &RunContext, shard: Shard) -> Result<
         scenario_json: sv,
         first,
         cells,
+        decision,
+        size: None,
         content,
     };
     let mut bytes = serde_json::to_vec(&file)
         .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))?;
     bytes.push(b'\n');
-    Ok((bytes, n_cells))
+    Ok((bytes, what))
 }
 
 fn read_shard(path: &Path) -> Result<ShardFile> {
@@ -339,7 +420,45 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
             ),
         ));
     }
-    if file.content != content_hash(&file.identity, file.shard, &file.first, &file.cells) {
+    let (by_key, sizing) = (file.kind == BY_KEY, file.kind == SIZE_KIND);
+    let parts = (
+        !file.cells.is_empty() || file.first.is_some(),
+        file.decision.is_some(),
+        file.size.is_some(),
+    );
+    let fits = match parts {
+        (_, false, false) => !by_key && !sizing,
+        (false, true, false) => by_key,
+        (false, false, true) => sizing,
+        _ => false,
+    };
+    if !fits {
+        return Err(Error::input_at(
+            path,
+            "field kind",
+            format!(
+                "value {:?}: its shard carries {}",
+                file.kind,
+                if by_key {
+                    "a decision part, no cells"
+                } else if sizing {
+                    "a size part, no cells"
+                } else {
+                    "cells, no decision or size part"
+                }
+            ),
+        ));
+    }
+    if file.content
+        != content_hash(
+            &file.identity,
+            file.shard,
+            &file.first,
+            &file.cells,
+            &file.decision,
+            &file.size,
+        )?
+    {
         return Err(Error::input_at(
             path,
             "field content",
@@ -355,6 +474,36 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
 /// Merges shard files (of one or several scenarios) into reports, in the
 /// order of the scenarios' first files.
 pub fn merge(files: &[PathBuf]) -> Result<Vec<(Scenario, Output)>> {
+    match merge_files(files, super::DEFAULT_MAX_MEMORY)? {
+        Merged::Reports(r) => Ok(r),
+        Merged::Size(_) => Err(Error::input(
+            "size shards: merge them with `ratelab merge`, which writes the size folder",
+        )),
+    }
+}
+
+/// What a set of shard files merges to.
+pub enum Merged {
+    /// Scenario reports, in the order of the scenarios' first files.
+    Reports(Vec<(Scenario, Output)>),
+    /// The shards of one `size --limit` job, checked: the sizing still to run.
+    Size(SizeShards),
+}
+
+/// The shards of one `size --limit --shard` job: its arguments and every
+/// shard's exact verdicts, checked to be one job's shards 0..n, each once.
+pub struct SizeShards {
+    /// The `size` arguments (without --shard, --out, --threads, --no-progress).
+    pub argv: Vec<String>,
+    /// Each shard's file and verdicts, in shard order.
+    pub parts: Vec<(PathBuf, Shard, ClassesPart)>,
+}
+
+/// Reads, checks and merges shard files: scenario shards into reports, or
+/// the shards of one `size` job (alone: they write `--out` itself). A
+/// decision scenario whose merged per-key tallies would take more than
+/// `max_memory` is refused before they are built.
+pub fn merge_files(files: &[PathBuf], max_memory: u64) -> Result<Merged> {
     let mut groups: Vec<(String, Vec<(PathBuf, ShardFile)>)> = Vec::new();
     for path in files {
         let f = read_shard(path)?;
@@ -363,14 +512,96 @@ pub fn merge(files: &[PathBuf]) -> Result<Vec<(Scenario, Output)>> {
             None => groups.push((f.scenario.clone(), vec![(path.clone(), f)])),
         }
     }
+    if let Some(i) = groups
+        .iter()
+        .position(|(_, g)| g.iter().any(|(_, f)| f.kind == SIZE_KIND))
+    {
+        if groups.len() > 1 {
+            let (path, _) = &groups[if i == 0 { 1 } else { 0 }].1[0];
+            return Err(Error::input_at(
+                path,
+                "field scenario",
+                "a scenario's shard merged with size shards: merge a size job's shards on their own (they write the size folder at --out)",
+            ));
+        }
+        let mut shards = groups.remove(0).1;
+        check_set(&mut shards)?;
+        let argv = shards[0]
+            .1
+            .scenario_json
+            .get("argv")
+            .and_then(|a| serde_json::from_value::<Vec<String>>(a.clone()).ok())
+            .ok_or_else(|| {
+                Error::input_at(
+                    &shards[0].0,
+                    "field scenario_json.argv",
+                    "missing: expected the size arguments",
+                )
+            })?;
+        let parts = shards
+            .into_iter()
+            .map(|(p, f)| {
+                let sh = Shard {
+                    index: f.shard,
+                    count: f.shards,
+                };
+                (p, sh, f.size.unwrap_or_default())
+            })
+            .collect();
+        return Ok(Merged::Size(SizeShards { argv, parts }));
+    }
     groups
         .into_iter()
-        .map(|(_, shards)| merge_one(shards))
-        .collect()
+        .map(|(_, shards)| merge_one(shards, max_memory))
+        .collect::<Result<_>>()
+        .map(Merged::Reports)
 }
 
-fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)> {
+/// The `kind` of a `size --limit` shard.
+pub const SIZE_KIND: &str = "size_limit";
+
+/// A `size --limit --shard` shard file: the job's arguments (its
+/// identity), its seed, and the exact verdicts of the shard's keys.
+pub fn size_shard_bytes(
+    argv: &[String],
+    seed: u64,
+    shard: Shard,
+    part: ClassesPart,
+) -> Result<Vec<u8>> {
+    let sv = json!({"name": "size", "kind": SIZE_KIND, "argv": argv});
+    let id = identity(&sv, seed, 1, shard.count);
+    let size = Some(part);
+    let content = content_hash(&id, shard.index, &None, &[], &None, &size)?;
+    let file = ShardFile {
+        format: FORMAT.into(),
+        scenario: "size".into(),
+        kind: SIZE_KIND.into(),
+        identity: id,
+        shard: shard.index,
+        shards: shard.count,
+        scheme: "key k goes to shard xxh3_64_with_seed(k, 0x72617465_6c616200) mod shards; a shard holds its keys' exact sliding-log verdicts, merge runs the search".into(),
+        seed,
+        runs: 1,
+        ratelab_version: env!("CARGO_PKG_VERSION").into(),
+        scenario_path: String::new(),
+        scenario_json: sv,
+        first: None,
+        cells: Vec::new(),
+        decision: None,
+        size,
+        content,
+    };
+    let mut bytes = serde_json::to_vec(&file)
+        .map_err(|e| Error::internal(format!("cannot serialise a shard: {e}")))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Checks that `shards` are one identity's shards `0..n`, each once, and
+/// sorts them by index.
+fn check_set(shards: &mut [(PathBuf, ShardFile)]) -> Result<()> {
     shards.sort_by_key(|(_, f)| f.shard);
+
     let (first_path, head) = &shards[0];
     for (path, f) in &shards[1..] {
         if f.identity != head.identity {
@@ -412,12 +643,26 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
             missing.join(", ")
         )));
     }
+    Ok(())
+}
+
+fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>, max_memory: u64) -> Result<(Scenario, Output)> {
+    check_set(&mut shards)?;
+    let n = shards[0].1.shards;
     let (shard0_path, shard0) = &shards[0];
     let runs = shard0.runs;
     let scenario = Scenario::parse(
         Path::new(&shard0.scenario_path),
         &shard0.scenario_json.to_string(),
     )?;
+    if shard0.decision.is_some() {
+        let parts: Vec<super::decision::split::ShardRef> = shards
+            .iter()
+            .filter_map(|(p, f)| f.decision.as_ref().map(|d| (p.as_path(), f.shard, d)))
+            .collect();
+        let out = super::decision::split::merge(&scenario, shard0.seed, &parts, n, max_memory)?;
+        return Ok((scenario, out));
+    }
     let first = shard0.first.ok_or_else(|| {
         Error::input_at(
             shard0_path,
@@ -425,7 +670,7 @@ fn merge_one(mut shards: Vec<(PathBuf, ShardFile)>) -> Result<(Scenario, Output)
             "missing: shard 0 must carry the workload facts",
         )
     })?;
-    let outcomes = collect_cells(&shards, n, &head.scenario)?;
+    let outcomes = collect_cells(&shards, n, &shard0.scenario)?;
     let ctx = RunContext {
         seed: shard0.seed,
         runs: Some(runs),
@@ -520,5 +765,33 @@ mod tests {
         let s = Shard { index: 1, count: 3 };
         assert!(s.owns(1) && s.owns(4) && !s.owns(3));
         assert_eq!(s.file_name("x"), "x.shard-1-of-3.json");
+    }
+
+    #[test]
+    fn the_key_split_is_stable_and_even() {
+        // Pinned: a key's shard must not change between builds, machines
+        // or versions (logs pre-split by it, shards of two machines).
+        for (key, h) in [
+            ("10.0.0.1", 0xabb9_250b_a3c2_6c0d_u64),
+            ("alice", 0x9842_9cf9_08f3_7efe),
+            ("abuser-3", 0xcbf8_f1b6_e7ba_082c),
+            ("205", 0xf483_be7e_a9d7_e251),
+        ] {
+            for n in [1u32, 2, 3, 4, 7] {
+                assert_eq!(key_shard(key, n), (h % u64::from(n)) as u32, "{key} {n}");
+            }
+        }
+        assert_eq!(key_shard("abuser-3", 3), 2);
+        // Every key on exactly one shard, and about a quarter on each.
+        let mut per = [0u32; 4];
+        for k in 0..10_000 {
+            let key = format!("10.{}.{}.7", k / 250, k % 250);
+            let owners: Vec<u32> = (0..4)
+                .filter(|&i| Shard { index: i, count: 4 }.owns_key(&key))
+                .collect();
+            assert_eq!(owners.len(), 1, "{key}");
+            per[owners[0] as usize] += 1;
+        }
+        assert!(per.iter().all(|&c| (2300..2700).contains(&c)), "{per:?}");
     }
 }

@@ -14,7 +14,7 @@ use crate::model::estimator::Variant;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::Plan;
 use crate::sizing::input::{read_trace_input, Columns, InputOptions, TraceInput};
-use crate::sizing::limit::{parse_near, run_limit_job, LimitJob};
+use crate::sizing::limit::{parse_near, run_limit_job_with, LimitJob, VerdictsOf};
 use crate::sizing::{run_job, Generated, SizeJob, SizeReport, WorkloadSource};
 use crate::units::parse_size;
 use crate::workload::trace::{LogSpec, Spread, TimeUnit};
@@ -122,6 +122,15 @@ pub struct SizeArgs {
     /// Never draw the progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// With --trace and --limit: compute only the exact verdicts (sliding log) of the
+    /// keys of shard I of N (a seeded xxh3 of the key) and write <OUT>/size.shard-I-of-N.json;
+    /// `ratelab merge` of every shard re-reads the trace, runs the search and writes the
+    /// size folder byte-identical to the unsharded run's. The search replays one sketch
+    /// shared by every key, so it is not split.
+    // The doc comment is the --help text, placeholders and all.
+    #[allow(rustdoc::invalid_html_tags)]
+    #[arg(long, value_name = "I/N", requires = "limit", value_parser = crate::lab::shard::parse_shard)]
+    pub shard: Option<crate::lab::shard::Shard>,
 }
 
 fn parse_variant(s: &str) -> Result<Variant> {
@@ -177,7 +186,7 @@ fn parse_modes(s: &str) -> Result<Vec<RateMode>> {
 /// Reads `--trace` and, when it has times or `--limit` is given, sizes for
 /// the limit ([`crate::sizing::limit`]); a plain `key,count` table goes to
 /// the count-min search. `None`: not a `--trace` sizing.
-fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
+pub fn compute_trace(a: &SizeArgs, verdicts: Option<VerdictsOf>) -> Result<Option<SizeReport>> {
     let Some(path) = &a.trace else {
         if a.limit.is_some() || a.interval_ms.is_some() {
             return Err(Error::input(
@@ -222,11 +231,11 @@ fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
         progress: !a.no_progress,
         source,
     };
-    run_limit_job(&job, input).map(Some)
+    run_limit_job_with(&job, input, verdicts).map(Some)
 }
 
 /// How to read `--trace`: every option checked, alone and together.
-fn input_options(a: &SizeArgs) -> Result<InputOptions> {
+pub fn input_options(a: &SizeArgs) -> Result<InputOptions> {
     let log = match a.format.as_deref() {
         None | Some("csv") => {
             for (given, flag) in [
@@ -283,7 +292,7 @@ fn input_options(a: &SizeArgs) -> Result<InputOptions> {
 
 /// Parses every option, whichever path (count search, limit search) will
 /// use it, so a bad value is refused the same way in every combination.
-fn validate(a: &SizeArgs) -> Result<()> {
+pub fn validate(a: &SizeArgs) -> Result<()> {
     if a.seeds == 0 {
         return Err(Error::input("--seeds 0: expected at least 1 seed"));
     }
@@ -314,7 +323,7 @@ fn validate(a: &SizeArgs) -> Result<()> {
 /// Runs the search for parsed arguments (without writing anything).
 pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
     validate(a)?;
-    if let Some(r) = compute_trace(a)? {
+    if let Some(r) = compute_trace(a, None)? {
         return Ok(r);
     }
     let (workload, shape) = a.workload_source().build()?;

@@ -6,8 +6,8 @@
 //! one grammar for the command and the file, and the file reads like the
 //! command it stands for. A relative `--trace` or `--workload` is read
 //! against the scenario's folder; the seed is the scenario's `seed` (so
-//! `--seed` is refused in `args`), and `--out`, `--threads` and
-//! `--no-progress` belong to the run, not to the scenario.
+//! `--seed` is refused in `args`), and `--out`, `--threads`,
+//! `--no-progress` and `--shard` belong to the run, not to the scenario.
 //!
 //! The report folder holds what `ratelab size --out` writes (`size.json`,
 //! `size.md`, `frontier.svg`/`.png`) plus `report.json`, whose `size` field
@@ -58,7 +58,7 @@ struct Command {
 }
 
 /// Flags that belong to the run, not to the scenario.
-const RUN_FLAGS: [&str; 4] = ["--out", "--seed", "--threads", "--no-progress"];
+const RUN_FLAGS: [&str; 5] = ["--out", "--seed", "--threads", "--no-progress", "--shard"];
 
 /// The `size` kind.
 pub struct SizeScenario;

@@ -47,6 +47,7 @@ mod report_html;
 mod reproduce_concurrent;
 mod samplers;
 mod shard;
+mod shard_decision;
 mod size_limit;
 mod size_search;
 mod sizing_guarantee;

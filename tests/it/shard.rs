@@ -98,7 +98,7 @@ fn non_sweep_kinds_run_whole_on_shard_0_only() {
         "--shard",
         "1/2",
     ]);
-    assert!(o.contains("not a sweep"), "{o}");
+    assert!(o.contains("does not split"), "{o}");
     assert!(tree(out.path()).is_empty());
     ok(&[
         "run",

@@ -14,7 +14,8 @@
 //!
 //! Modules: [`candidates`] (the table), `source` (workload or trace as dense
 //! key ids), `tally` (counting each decision against the exact limiters),
-//! `render` (tables, report.json, charts).
+//! `render` (tables, report.json, charts), `split` (the run split by key
+//! across shards, and merged back).
 //!
 //! Memory: sketches are `2 × hashes × slots × 8` bytes (two windows);
 //! keyed limiters are keys × the real library's per-key state (each
@@ -37,6 +38,7 @@ mod render;
 mod rows;
 mod source;
 pub mod spec;
+pub(crate) mod split;
 mod tally;
 
 pub use candidates::{
@@ -384,6 +386,64 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
 /// # Ok::<(), ratelab::error::Error>(())
 /// ```
 pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Result<Output> {
+    let Prepared {
+        p,
+        mut cands,
+        fleets,
+    } = prepare(scenario, ctx, extra)?;
+    let source = Source::open(scenario, &p, ctx, None)?;
+    let mut decisions = match &ctx.decisions {
+        Some(path) => {
+            let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
+            writeln!(f, "t_ns,key,candidate,allowed,delay_ns").map_err(|e| Error::io(path, e))?;
+            Some(f)
+        }
+        None => None,
+    };
+    let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
+    lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
+    lab.replay(&mut cands, decisions.as_mut())?;
+    // Children are told `end` and must exit cleanly (a line after the last
+    // answer is a fault), in table order.
+    for c in &mut cands {
+        c.limiter.finish()?;
+    }
+    if let (Some(w), None) = (&p.watch, lab.watch_id) {
+        return Err(unseen_watch(scenario, w));
+    }
+    // The report is rendered before the decisions replace an earlier file:
+    // a failure there leaves the earlier file as it was.
+    let mut out = render::output(&lab, &cands)?;
+    if let Some(f) = &fleets {
+        f.annotate(&mut out, lab.duration_ns, lab.requests)?;
+    }
+    if let Some(f) = decisions {
+        f.commit()?;
+    }
+    Ok(out)
+}
+
+/// The error of a watched key no request has.
+fn unseen_watch(scenario: &Scenario, w: &Watch) -> Error {
+    scenario.field_error(
+        "watch.key",
+        format!(
+            "value {:?}: no request of the workload or trace has this key",
+            w.key
+        ),
+    )
+}
+
+/// A scenario checked and its candidates built, before any request is read.
+struct Prepared {
+    p: Params,
+    cands: Vec<Candidate>,
+    fleets: Option<deployment::Fleets>,
+}
+
+/// Checks every field, builds the candidates (the default set, a
+/// `limiters` list or a fleet's, then `extra`) and checks the budget.
+fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Result<Prepared> {
     let p: Params = scenario.params()?;
     validate(scenario, &p, ctx)?;
     let setup = Setup {
@@ -421,42 +481,7 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     if let (Some(f), Some(w)) = (&fleets, &p.workload) {
         f.check_budget(scenario, w.max_events(), w.key_space() as f64, ctx)?;
     }
-    let source = Source::open(scenario, &p, ctx)?;
-    let mut decisions = match &ctx.decisions {
-        Some(path) => {
-            let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
-            writeln!(f, "t_ns,key,candidate,allowed,delay_ns").map_err(|e| Error::io(path, e))?;
-            Some(f)
-        }
-        None => None,
-    };
-    let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
-    lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
-    lab.replay(&mut cands, decisions.as_mut())?;
-    // Children are told `end` and must exit cleanly (a line after the last
-    // answer is a fault), in table order.
-    for c in &mut cands {
-        c.limiter.finish()?;
-    }
-    if let (Some(w), None) = (&p.watch, lab.watch_id) {
-        return Err(scenario.field_error(
-            "watch.key",
-            format!(
-                "value {:?}: no request of the workload or trace has this key",
-                w.key
-            ),
-        ));
-    }
-    // The report is rendered before the decisions replace an earlier file:
-    // a failure there leaves the earlier file as it was.
-    let mut out = render::output(&lab, &cands)?;
-    if let Some(f) = &fleets {
-        f.annotate(&mut out, lab.duration_ns, lab.requests)?;
-    }
-    if let Some(f) = decisions {
-        f.commit()?;
-    }
-    Ok(out)
+    Ok(Prepared { p, cands, fleets })
 }
 
 /// The candidates of a `limiters` list: every entry checked and expanded

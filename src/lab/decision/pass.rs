@@ -154,6 +154,14 @@ impl<'a> Lab<'a> {
             let (t, k, w) = ev?;
             o.align
                 .get_or_insert_with(|| self.source.align(lim.interval));
+            let Some(k) = k else {
+                // Another shard's key: in the totals only.
+                self.count_elsewhere(t, w);
+                if self.requests % (1 << 20) == 0 {
+                    o.progress.inc(1 << 20);
+                }
+                continue;
+            };
             if self.names_wanted
                 && self
                     .per_key_requests
@@ -250,6 +258,14 @@ impl<'a> Lab<'a> {
             self.per_key_requests.resize(ki + 1, 0);
         }
         self.per_key_requests[ki] = self.per_key_requests[ki].saturating_add(1);
+    }
+
+    /// Counts a request of another shard's key in the traffic totals (not
+    /// per key: its key has no id here).
+    pub(super) fn count_elsewhere(&mut self, t: Nanos, w: u64) {
+        self.requests += 1;
+        self.weight_total += w;
+        self.duration_ns = t;
     }
 
     /// The watched key's timeline bin of a request, if any.

@@ -4,6 +4,7 @@
 use super::{Params, PER_KEY_BYTES};
 use crate::clock::{Nanos, MILLI};
 use crate::error::Result;
+use crate::lab::shard::Shard;
 use crate::lab::RunContext;
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
@@ -11,8 +12,19 @@ use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::{Disorder, KeyInterner, Spread, TimeUnit, TraceOptions, TraceReader};
 
 /// The event source: a seeded workload or a trace, as dense key ids.
+///
+/// With a key split (`run --shard i/n`), a request whose key belongs to
+/// another shard comes out as `None` instead of a key id: it still counts
+/// in the traffic totals, but its key is never interned, so a shard's
+/// memory is its own keys'.
 pub(super) enum Source {
-    Workload(crate::workload::timed::TimedEvents),
+    Workload {
+        events: crate::workload::timed::TimedEvents,
+        /// The shard kept, if any.
+        split: Option<Shard>,
+        /// Per workload key id: 0 not yet hashed, 1 this shard's, 2 another's.
+        owner: Vec<u8>,
+    },
     Trace {
         reader: Box<TraceReader>,
         /// Key → id in order of first appearance, interned from the
@@ -23,14 +35,34 @@ pub(super) enum Source {
         t0: Option<Nanos>,
         /// Requests read so far (an empty trace is refused at its end).
         seen: u64,
+        /// The shard kept, if any.
+        split: Option<Shard>,
+        /// Per key id: the index of the request it first appeared in.
+        first_seen: Vec<u64>,
+    },
+    /// The keys of merged shards (`ratelab merge`), by dense id: names
+    /// only, nothing is read.
+    Merged {
+        names: Vec<String>,
+        note: Option<String>,
     },
 }
 
 impl Source {
-    /// The scenario's source: its `workload`, or its `trace` opened.
-    pub(super) fn open(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<Self> {
+    /// The scenario's source: its `workload`, or its `trace` opened; with
+    /// `split`, only that shard's keys get ids.
+    pub(super) fn open(
+        scenario: &Scenario,
+        p: &Params,
+        ctx: &RunContext,
+        split: Option<Shard>,
+    ) -> Result<Self> {
         Ok(match (&p.workload, &p.trace) {
-            (Some(w), _) => Source::Workload(w.events(derive_seed(ctx.seed, &[stream::WORKLOAD]))),
+            (Some(w), _) => Source::Workload {
+                events: w.events(derive_seed(ctx.seed, &[stream::WORKLOAD])),
+                split,
+                owner: Vec::new(),
+            },
             (None, Some(t)) => {
                 let reader = open_trace(scenario, t, ctx.seed, None)?;
                 Source::Trace {
@@ -43,20 +75,44 @@ impl Source {
                     ),
                     t0: None,
                     seen: 0,
+                    split,
+                    first_seen: Vec::new(),
                 }
             }
             (None, None) => return Err(scenario.field_error("workload", "missing")),
         })
     }
 
-    pub(super) fn next(&mut self) -> Option<Result<(Nanos, u32, u64)>> {
+    /// The next request: (time since the first, key id, weight); the key
+    /// id is None for a key another shard owns.
+    pub(super) fn next(&mut self) -> Option<Result<(Nanos, Option<u32>, u64)>> {
         match self {
-            Source::Workload(ev) => ev.next().map(|(t, k)| Ok((t, k as u32, 1))),
+            Source::Workload {
+                events,
+                split,
+                owner,
+            } => events.next().map(|(t, k)| {
+                let id = k as u32;
+                let Some(s) = split else {
+                    return Ok((t, Some(id), 1));
+                };
+                let i = id as usize;
+                if i >= owner.len() {
+                    owner.resize(i + 1, 0);
+                }
+                if owner[i] == 0 {
+                    owner[i] = if s.owns_key(&id.to_string()) { 1 } else { 2 };
+                }
+                Ok((t, (owner[i] == 1).then_some(id), 1))
+            }),
+            Source::Merged { .. } => None,
             Source::Trace {
                 reader,
                 ids,
                 t0,
                 seen,
+                split,
+                first_seen,
             } => {
                 let (t, key, w) = match reader.next_ref() {
                     Some(Ok(e)) => e,
@@ -71,6 +127,9 @@ impl Source {
                 };
                 *seen += 1;
                 let start = *t0.get_or_insert(t);
+                if split.is_some_and(|s| !s.owns_key(key)) {
+                    return Some(Ok((t - start, None, w)));
+                }
                 let Some(id) = ids.intern(key) else {
                     let msg = format!(
                         "key {key:?} is distinct key number {}: the per-key state of more keys would pass the memory cap ({} bytes a key; raise it with --max-memory)",
@@ -79,7 +138,10 @@ impl Source {
                     );
                     return Some(Err(reader.line_error(msg)));
                 };
-                Some(Ok((t - start, id, w)))
+                if id as usize == first_seen.len() {
+                    first_seen.push(*seen - 1);
+                }
+                Some(Ok((t - start, Some(id), w)))
             }
         }
     }
@@ -88,32 +150,48 @@ impl Source {
     /// Lines file (format, key, spread, late lines skipped).
     pub(super) fn note(&self) -> Option<String> {
         match self {
-            Source::Workload(_) => None,
+            Source::Workload { .. } => None,
             Source::Trace { reader, .. } => {
                 let d = reader.describe();
                 (d != "csv" && d != "jsonl").then_some(d)
             }
+            Source::Merged { note, .. } => note.clone(),
         }
     }
 
     pub(super) fn name(&self, id: u32) -> String {
         match self {
-            Source::Workload(_) => id.to_string(),
+            Source::Workload { .. } => id.to_string(),
             Source::Trace { ids, .. } => ids.name(id).unwrap_or_default().to_string(),
+            Source::Merged { names, .. } => names.get(id as usize).cloned().unwrap_or_default(),
         }
     }
 
     pub(super) fn id_of(&self, key: &str) -> Option<u32> {
         match self {
-            Source::Workload(_) => key.parse().ok(),
+            Source::Workload { .. } => key.parse().ok(),
             Source::Trace { ids, .. } => ids.get(key),
+            Source::Merged { names, .. } => names.iter().position(|n| n == key).map(|i| i as u32),
+        }
+    }
+
+    /// Where key `id` comes in the whole stream's key order: the index of
+    /// the request it first appeared in (a trace), or its own id (a
+    /// workload, whose ids are the workload's). Merged shards put their
+    /// keys back in this order, which is the unsharded run's id order.
+    pub(super) fn order(&self, id: u32) -> u64 {
+        match self {
+            Source::Trace { first_seen, .. } => {
+                first_seen.get(id as usize).copied().unwrap_or(u64::MAX)
+            }
+            _ => u64::from(id),
         }
     }
 
     /// Offset making aligned windows multiples of the interval since the epoch.
     pub(super) fn align(&self, interval: Nanos) -> Nanos {
         match self {
-            Source::Workload(_) => 0,
+            Source::Workload { .. } | Source::Merged { .. } => 0,
             Source::Trace { t0, .. } => t0.unwrap_or(0) % interval,
         }
     }

@@ -2,6 +2,7 @@
 //! limiters as the requests stream by.
 
 use crate::clock::Nanos;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// What one candidate did.
@@ -171,6 +172,111 @@ impl Tally {
             let slot = &mut self.keys[r.key as usize];
             slot.wrong = slot.wrong.saturating_add(1);
         }
+    }
+}
+
+/// A tally as a shard file carries it (`run --shard`): every sum and
+/// maximum, the watched key's figures (on its own shard only), and per key
+/// of the shard's key list, in that order, the requests denied and the
+/// decisions wrong. Merging the parts of every shard gives the tally of
+/// the unsharded run: each key's requests were all on one shard.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TallyPart {
+    allowed: u64,
+    worst_window: u64,
+    last_leak: Option<Nanos>,
+    false_allow: u64,
+    false_deny: u64,
+    fixed_false_allow: u64,
+    fixed_false_deny: u64,
+    first_deny: Option<Nanos>,
+    bins: Vec<u64>,
+    onset: Vec<u64>,
+    denied: Vec<u32>,
+    wrong: Vec<u32>,
+}
+
+impl Tally {
+    /// This tally as a shard carries it, per key of `ids` (in that order).
+    pub(super) fn part(&self, ids: &[u32]) -> TallyPart {
+        let slot = |k: u32| self.keys.get(k as usize).copied().unwrap_or_default();
+        TallyPart {
+            allowed: self.allowed,
+            worst_window: self.worst_window,
+            last_leak: self.last_leak,
+            false_allow: self.false_allow,
+            false_deny: self.false_deny,
+            fixed_false_allow: self.fixed_false_allow,
+            fixed_false_deny: self.fixed_false_deny,
+            first_deny: self.first_deny,
+            bins: self.bins.clone(),
+            onset: self.onset.clone(),
+            denied: ids.iter().map(|&k| slot(k).denied).collect(),
+            wrong: ids.iter().map(|&k| slot(k).wrong).collect(),
+        }
+    }
+
+    /// Adds one shard's part; its key `i` is key `ids[i]` here. Err: what
+    /// is wrong with the part (lengths that do not fit, a watched key's
+    /// figure given by two shards).
+    pub(super) fn absorb(&mut self, part: &TallyPart, ids: &[u32]) -> Result<(), String> {
+        if part.denied.len() != ids.len() || part.wrong.len() != ids.len() {
+            return Err(format!(
+                "{} denied and {} wrong counts for {} keys",
+                part.denied.len(),
+                part.wrong.len(),
+                ids.len()
+            ));
+        }
+        if part.bins.len() != self.bins.len() || part.onset.len() != self.onset.len() {
+            return Err(format!(
+                "{} timeline and {} onset bins: expected {} and {}",
+                part.bins.len(),
+                part.onset.len(),
+                self.bins.len(),
+                self.onset.len()
+            ));
+        }
+        for (mine, theirs, what) in [
+            (&mut self.last_leak, part.last_leak, "last_leak"),
+            (&mut self.first_deny, part.first_deny, "first_deny"),
+        ] {
+            if let Some(v) = theirs {
+                if mine.replace(v).is_some() {
+                    return Err(format!(
+                        "{what} given by two shards: only the watched key's shard has one"
+                    ));
+                }
+            }
+        }
+        self.allowed = self.allowed.saturating_add(part.allowed);
+        self.worst_window = self.worst_window.max(part.worst_window);
+        for (a, b) in [
+            (&mut self.false_allow, part.false_allow),
+            (&mut self.false_deny, part.false_deny),
+            (&mut self.fixed_false_allow, part.fixed_false_allow),
+            (&mut self.fixed_false_deny, part.fixed_false_deny),
+        ] {
+            *a = a.saturating_add(b);
+        }
+        for (a, b) in self.bins.iter_mut().zip(&part.bins) {
+            *a = a.saturating_add(*b);
+        }
+        for (a, b) in self.onset.iter_mut().zip(&part.onset) {
+            *a = a.saturating_add(*b);
+        }
+        if let Some(&max) = ids.iter().max() {
+            if max as usize >= self.keys.len() {
+                self.keys.resize(max as usize + 1, KeyTally::default());
+            }
+        }
+        for ((&k, &d), &w) in ids.iter().zip(&part.denied).zip(&part.wrong) {
+            let slot = &mut self.keys[k as usize];
+            slot.denied = d;
+            slot.wrong = w;
+        }
+        Ok(())
     }
 }
 

@@ -32,7 +32,7 @@ pub mod search;
 pub mod targets;
 pub mod windows;
 
-pub use classes::{Classes, LimitPolicy};
+pub use classes::{Classes, ClassesPart, LimitPolicy};
 pub use replay::{lab_hash_seed, replay_fast, replay_model, Figures, RateShape, Stop};
 pub use search::{search_mode, Ctx, ModeResult};
 pub use targets::{LimitMetric, LimitTarget};
@@ -116,8 +116,22 @@ const FULL_VERIFICATIONS: f64 = 4.0;
 /// reads and adds on cells precomputed per key.
 const UNITS_PER_REQUEST: f64 = 3.0;
 
+/// The exact verdicts of a limit sizing, when they come from elsewhere
+/// than one pass over the trace here: merged shards (`size --shard`).
+pub type VerdictsOf<'a> = &'a (dyn Fn(&TimedTrace) -> Result<Classes> + Sync);
+
 /// Runs a limit sizing on a `--trace` input and renders its report.
 pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
+    run_limit_job_with(job, input, None)
+}
+
+/// [`run_limit_job`], the exact verdicts from `verdicts` when given (they
+/// must be what [`Classes::of`] computes: the report is the same bytes).
+pub fn run_limit_job_with(
+    job: &LimitJob,
+    input: TraceInput,
+    verdicts: Option<VerdictsOf>,
+) -> Result<SizeReport> {
     let targets = job
         .targets
         .iter()
@@ -173,8 +187,17 @@ pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
             (None, Some(c)) => Windows::of_counts(c),
             _ => Windows::default(),
         },
-        || trace.as_ref().map(|t| Classes::of(t, policy)),
+        || {
+            trace
+                .as_ref()
+                .map(|t| match verdicts {
+                    Some(f) => f(t),
+                    None => Ok(Classes::of(t, policy)),
+                })
+                .transpose()
+        },
     );
+    let classes = classes?;
     if !decision && windows.near_pairs(near) == 0 {
         return Err(Error::input(format!(
             "no key is near the limit in any window (true count in {}..={}): widen --near-limit or check --limit",

@@ -1,0 +1,597 @@
+//! A decision scenario split by key (`run --shard i/n`), and its shards
+//! merged back into the unsharded report (`ratelab merge`).
+//!
+//! Every shard reads the whole trace or workload (so it knows the totals,
+//! the first request's time and each key's place in the stream), but only
+//! the requests of its own keys ([`Shard::owns_key`]: a seeded xxh3 of the
+//! key's string) go through the exact limiters, the tallies and every
+//! candidate whose keys are independent
+//! ([`crate::model::Admit::keys_independent`]). Each key's requests are
+//! then all on one shard and in time order, so what they decide is what the
+//! unsharded run decides; every figure of the report is a sum or a maximum
+//! over requests or keys, or the watched key's (on its shard only).
+//!
+//! A candidate whose keys share state (a count-min sketch, pingora's
+//! windows that flip for all keys, nginx's LRU zone, one tower instance, a
+//! child process) cannot be split by key: shard 0 replays it over every
+//! request in a second pass (with its own exact limiters, for the truth it
+//! is compared with). Its cost is not divided: a scenario listing only
+//! per-key candidates splits evenly. A scenario with a `deployment` (a
+//! fleet of replicas) is not split at all: it runs whole on shard 0.
+//!
+//! A shard carries, per key of its own, the key's string, its place in the
+//! stream (the request it first appeared in; a workload key's id) and its
+//! requests, and per tally the key's denied and wrong counts: `merge` puts
+//! the keys back in stream order, which is the unsharded run's key ids, so
+//! the tie-breaks (the worst key is the first of the most wrong) come out
+//! the same.
+
+use super::pass::Lab;
+use super::tally::{Tally, TallyPart};
+use super::{find_flash, prepare, render, unseen_watch, Candidate, Params, Prepared, Source};
+use super::{BINS, ONSET_BINS};
+use crate::clock::Nanos;
+use crate::error::{Error, Result};
+use crate::lab::shard::Shard;
+use crate::lab::RunContext;
+use crate::model::{Admit, Decision};
+use crate::report::Output;
+use crate::scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A decision scenario's shard, as its shard file carries it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DecisionPart {
+    /// Requests read, whatever their key (the same on every shard).
+    requests: u64,
+    /// Their weight.
+    weight: u64,
+    /// The last request's time since the first.
+    duration_ns: Nanos,
+    /// How the trace was read (access-log format, key, spread...).
+    note: Option<String>,
+    /// Every candidate, in table order.
+    candidates: Vec<CandidateRecord>,
+    /// This shard's keys.
+    keys: KeyList,
+    /// The exact sliding log's tally, the aligned window's, then each
+    /// per-key candidate's (table order), over this shard's keys.
+    tallies: Vec<TallyPart>,
+    /// What the watched key offered per timeline and onset bin (zero but on
+    /// its shard).
+    offered: Vec<u64>,
+    offered_onset: Vec<u64>,
+    /// The watched key, on the shard that owns it.
+    watched: Option<String>,
+    /// Shard 0 only: the candidates whose keys share state, over every key.
+    shared: Option<SharedPart>,
+}
+
+/// A candidate's label and what its shard says about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CandidateRecord {
+    name: String,
+    family: String,
+    /// Its keys share state: it ran on shard 0 over every request.
+    shared: bool,
+    /// Memory the model reports for what this shard gave it (a per-key
+    /// candidate's memory is its keys' state: the shards' sum).
+    memory_bytes: u64,
+}
+
+/// Keys, one column per field.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyList {
+    /// The index of the request the key first appeared in (a trace), or
+    /// the workload's key id.
+    order: Vec<u64>,
+    /// The key's string.
+    name: Vec<String>,
+    /// Its requests.
+    requests: Vec<u32>,
+}
+
+/// The candidates whose keys share state, run over every key.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SharedPart {
+    keys: KeyList,
+    /// Each shared candidate's tally (table order).
+    tallies: Vec<TallyPart>,
+}
+
+/// What one pass leaves: the lab after the replay and its candidates.
+fn pass<'a>(
+    scenario: &'a Scenario,
+    p: &'a Params,
+    ctx: &'a RunContext,
+    split: Option<Shard>,
+    cands: &mut [Candidate],
+) -> Result<Lab<'a>> {
+    let source = Source::open(scenario, p, ctx, split)?;
+    let mut lab = Lab::new(scenario, p, ctx, source, cands.len());
+    lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
+    lab.replay(cands, None)?;
+    for c in cands.iter_mut() {
+        c.limiter.finish()?;
+    }
+    Ok(lab)
+}
+
+/// The keys a pass saw (in id order) and their ids.
+fn key_list(lab: &Lab) -> (KeyList, Vec<u32>) {
+    let ids: Vec<u32> = (0..lab.per_key_requests.len() as u32)
+        .filter(|&k| lab.per_key_requests[k as usize] > 0)
+        .collect();
+    let list = KeyList {
+        order: ids.iter().map(|&k| lab.source.order(k)).collect(),
+        name: ids.iter().map(|&k| lab.source.name(k)).collect(),
+        requests: ids
+            .iter()
+            .map(|&k| lab.per_key_requests[k as usize])
+            .collect(),
+    };
+    (list, ids)
+}
+
+/// Whether a decision scenario splits by key: not with a `deployment`.
+pub(crate) fn splits(scenario: &Scenario) -> bool {
+    !scenario.params.contains_key("deployment")
+}
+
+/// Runs shard `shard` of a decision scenario; returns its part and a line
+/// saying what it did.
+pub(crate) fn run_shard(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    shard: Shard,
+) -> Result<(DecisionPart, String)> {
+    if ctx.decisions.is_some() {
+        return Err(Error::input(
+            "--decisions with --shard: a shard decides only its own keys' requests; write the decisions from an unsharded run",
+        ));
+    }
+    let Prepared { p, cands, fleets } = prepare(scenario, ctx, Vec::new())?;
+    if fleets.is_some() {
+        return Err(scenario.field_error(
+            "deployment",
+            "a fleet's replicas share state across keys: it runs whole, without --shard",
+        ));
+    }
+    let mut records = Vec::new();
+    let (mut per_key, mut shared) = (Vec::new(), Vec::new());
+    for c in cands {
+        let s = !c.limiter.keys_independent();
+        records.push(CandidateRecord {
+            name: c.name.clone(),
+            family: c.family.clone(),
+            shared: s,
+            memory_bytes: 0,
+        });
+        if s {
+            shared.push(c);
+        } else {
+            per_key.push(c);
+        }
+    }
+    let lab = pass(scenario, &p, ctx, Some(shard), &mut per_key)?;
+    if let (Some(w), None) = (&p.watch, lab.watch_id) {
+        if shard.owns_key(&w.key) {
+            return Err(unseen_watch(scenario, w));
+        }
+    }
+    let (keys, ids) = key_list(&lab);
+    let mut tallies = vec![lab.oracle.part(&ids), lab.fixed_oracle.part(&ids)];
+    tallies.extend(lab.tallies.iter().map(|t| t.part(&ids)));
+    let seen = lab.keys_seen();
+    let mut mems = per_key.iter().map(|c| c.limiter.memory_bytes(seen));
+    for r in records.iter_mut().filter(|r| !r.shared) {
+        r.memory_bytes = mems.next().unwrap_or(0);
+    }
+    let watched = lab
+        .watch_id
+        .map(|k| lab.source.name(k))
+        .filter(|name| shard.owns_key(name));
+    let mut part = DecisionPart {
+        requests: lab.requests,
+        weight: lab.weight_total,
+        duration_ns: lab.duration_ns,
+        note: lab.source.note(),
+        candidates: Vec::new(),
+        keys,
+        tallies,
+        offered: lab.offered.clone(),
+        offered_onset: lab.offered_onset.clone(),
+        watched,
+        shared: None,
+    };
+    drop(lab);
+    if shard.index == 0 && !shared.is_empty() {
+        let lab = pass(scenario, &p, ctx, None, &mut shared)?;
+        let (keys, ids) = key_list(&lab);
+        let seen = lab.keys_seen();
+        let mut mems = shared.iter().map(|c| c.limiter.memory_bytes(seen));
+        for r in records.iter_mut().filter(|r| r.shared) {
+            r.memory_bytes = mems.next().unwrap_or(0);
+        }
+        part.shared = Some(SharedPart {
+            keys,
+            tallies: lab.tallies.iter().map(|t| t.part(&ids)).collect(),
+        });
+    }
+    part.candidates = records;
+    let own: u64 = part.keys.requests.iter().map(|&r| u64::from(r)).sum();
+    let mut line = format!(
+        "{} keys, {own} of {} requests, through {} per-key candidates",
+        part.keys.order.len(),
+        part.requests,
+        per_key.len()
+    );
+    if !shared.is_empty() {
+        line = if shard.index == 0 {
+            format!(
+                "{line}; every request through {} shared-state candidates",
+                shared.len()
+            )
+        } else {
+            format!(
+                "{line} ({} shared-state candidates: on shard 0)",
+                shared.len()
+            )
+        };
+    }
+    Ok((part, line))
+}
+
+/// A merged candidate: its label and memory, nothing to decide.
+struct Recorded(u64);
+
+impl Admit for Recorded {
+    fn admit(&mut self, _key: u32, _w: u64, _now: Nanos) -> Result<Decision> {
+        Err(Error::internal(
+            "a merged shard's candidate decides nothing",
+        ))
+    }
+    fn memory_bytes(&self, _keys: u64) -> u64 {
+        self.0
+    }
+}
+
+/// One shard as `merge` sees it: its file, its index, its part.
+pub(crate) type ShardRef<'a> = (&'a Path, u32, &'a DecisionPart);
+
+/// Merges the parts of shards `0..n` (in shard order, each once, of one
+/// identity: the caller checked) into the unsharded run's report.
+pub(crate) fn merge(
+    scenario: &Scenario,
+    seed: u64,
+    shards: &[ShardRef],
+    n: u32,
+    max_memory: u64,
+) -> Result<Output> {
+    let bad = |path: &Path, field: &str, what: String| {
+        Error::input_at(path, format!("field decision.{field}"), what)
+    };
+    let (path0, _, head) = shards[0];
+    let p: Params = scenario.params()?;
+    let per_key = head.candidates.iter().filter(|c| !c.shared).count();
+    let any_shared = head.candidates.iter().any(|c| c.shared);
+    for &(path, idx, d) in shards {
+        if (d.requests, d.weight, d.duration_ns) != (head.requests, head.weight, head.duration_ns)
+            || d.note != head.note
+        {
+            return Err(bad(path, "requests", format!(
+                "{} requests of weight {} over {} ns; {} read {}, {}, {}: shards of different traces cannot be merged",
+                d.requests, d.weight, d.duration_ns, path0.display(), head.requests, head.weight, head.duration_ns
+            )));
+        }
+        let label = |c: &CandidateRecord| (c.name.clone(), c.family.clone(), c.shared);
+        if d.candidates
+            .iter()
+            .map(label)
+            .ne(head.candidates.iter().map(label))
+        {
+            return Err(bad(
+                path,
+                "candidates",
+                format!("differ from those of {}", path0.display()),
+            ));
+        }
+        let k = &d.keys;
+        if k.name.len() != k.order.len() || k.requests.len() != k.order.len() {
+            return Err(bad(path, "keys", "columns of different lengths".into()));
+        }
+        if d.tallies.len() != 2 + per_key {
+            return Err(bad(
+                path,
+                "tallies",
+                format!(
+                    "{} tallies: expected {} (two exact limiters and {per_key} per-key candidates)",
+                    d.tallies.len(),
+                    2 + per_key
+                ),
+            ));
+        }
+        if d.offered.len() != BINS as usize || d.offered_onset.len() != ONSET_BINS as usize {
+            return Err(bad(
+                path,
+                "offered",
+                format!("expected {BINS} and {ONSET_BINS} bins"),
+            ));
+        }
+        if d.shared.is_some() != (idx == 0 && any_shared) {
+            return Err(bad(
+                path,
+                "shared",
+                "the shared-state candidates' tallies belong on shard 0, there only".into(),
+            ));
+        }
+        if let Some(name) = k.name.iter().find(|name| {
+            !Shard {
+                index: idx,
+                count: n,
+            }
+            .owns_key(name)
+        }) {
+            return Err(bad(
+                path,
+                "keys",
+                format!(
+                    "key {name:?} belongs to shard {} of {n}, not {idx}",
+                    crate::lab::shard::key_shard(name, n)
+                ),
+            ));
+        }
+    }
+    // What the merged per-key state takes, before any is built: a
+    // 24-byte record per key and tally, the key's string and its entries
+    // in the sort, the id maps and the name check.
+    let keys: usize = shards.iter().map(|(_, _, d)| d.keys.order.len()).sum();
+    let name_bytes: usize = shards
+        .iter()
+        .flat_map(|(_, _, d)| d.keys.name.iter().map(String::len))
+        .sum();
+    let rows = head.candidates.len() + 2;
+    let need = keys as f64 * (24.0 * rows as f64 + 112.0) + name_bytes as f64;
+    if need > max_memory as f64 {
+        return Err(Error::input(format!(
+            "{}: merging {keys} keys x {rows} tallies needs about {}, over the memory cap of {} (raise it with merge --max-memory)",
+            scenario.common.name,
+            crate::report::fmt::bytes_human(need as u64),
+            crate::report::fmt::bytes_human(max_memory)
+        )));
+    }
+    // Every key once, back in stream order: the unsharded run's ids.
+    let mut all: Vec<(u64, usize, usize)> = Vec::with_capacity(keys);
+    for (si, &(_, _, d)) in shards.iter().enumerate() {
+        all.extend(d.keys.order.iter().enumerate().map(|(i, &o)| (o, si, i)));
+    }
+    all.sort_unstable();
+    for w in all.windows(2) {
+        if w[0].0 == w[1].0 {
+            let (path, _, d) = shards[w[1].1];
+            return Err(bad(
+                path,
+                "keys",
+                format!(
+                    "key {:?} is at stream position {}, as another key of {}",
+                    d.keys.name[w[1].2],
+                    w[1].0,
+                    shards[w[0].1].0.display()
+                ),
+            ));
+        }
+    }
+    let mut ids: Vec<Vec<u32>> = shards
+        .iter()
+        .map(|(_, _, d)| vec![0; d.keys.order.len()])
+        .collect();
+    let mut names = Vec::with_capacity(all.len());
+    let mut per_key_requests = Vec::with_capacity(all.len());
+    let mut seen_names = std::collections::HashSet::with_capacity(all.len());
+    for (dense, &(_, si, i)) in all.iter().enumerate() {
+        let d = shards[si].2;
+        ids[si][i] = dense as u32;
+        if !seen_names.insert(d.keys.name[i].as_str()) {
+            return Err(bad(
+                shards[si].0,
+                "keys",
+                format!("key {:?} given twice", d.keys.name[i]),
+            ));
+        }
+        names.push(d.keys.name[i].clone());
+        per_key_requests.push(d.keys.requests[i]);
+    }
+    drop(seen_names);
+    let total: u64 = per_key_requests.iter().map(|&r| u64::from(r)).sum();
+    if total != head.requests && !per_key_requests.contains(&u32::MAX) {
+        return Err(bad(
+            path0,
+            "keys",
+            format!(
+                "the shards' keys have {total} requests, not the {} read: a shard is missing keys",
+                head.requests
+            ),
+        ));
+    }
+    // The tallies: sums and maxima over the shards.
+    let fresh = || Tally::with_bins(BINS as usize, ONSET_BINS as usize);
+    let mut oracle = fresh();
+    let mut fixed = Tally::default();
+    let mut tallies: Vec<Tally> = head.candidates.iter().map(|_| fresh()).collect();
+    let mut memory = vec![0u64; head.candidates.len()];
+    let per_key_at: Vec<usize> = (0..head.candidates.len())
+        .filter(|&i| !head.candidates[i].shared)
+        .collect();
+    let absorb = |t: &mut Tally, part: &TallyPart, ids: &[u32], path: &Path, who: &str| {
+        t.absorb(part, ids)
+            .map_err(|m| bad(path, "tallies", format!("{who}: {m}")))
+    };
+    let mut offered = vec![0u64; BINS as usize];
+    let mut offered_onset = vec![0u64; ONSET_BINS as usize];
+    let mut watched: Option<(&Path, &str)> = None;
+    for (si, &(path, _, d)) in shards.iter().enumerate() {
+        absorb(
+            &mut oracle,
+            &d.tallies[0],
+            &ids[si],
+            path,
+            "the exact sliding log",
+        )?;
+        absorb(
+            &mut fixed,
+            &d.tallies[1],
+            &ids[si],
+            path,
+            "the exact aligned window",
+        )?;
+        for (&c, part) in per_key_at.iter().zip(&d.tallies[2..]) {
+            absorb(
+                &mut tallies[c],
+                part,
+                &ids[si],
+                path,
+                &head.candidates[c].name,
+            )?;
+            memory[c] = memory[c].saturating_add(d.candidates[c].memory_bytes);
+        }
+        for (a, b) in offered.iter_mut().zip(&d.offered) {
+            *a = a.saturating_add(*b);
+        }
+        for (a, b) in offered_onset.iter_mut().zip(&d.offered_onset) {
+            *a = a.saturating_add(*b);
+        }
+        if let Some(w) = &d.watched {
+            if let Some((other, _)) = watched {
+                return Err(bad(
+                    path,
+                    "watched",
+                    format!(
+                        "also given by {}: one shard owns the watched key",
+                        other.display()
+                    ),
+                ));
+            }
+            watched = Some((path, w));
+        }
+    }
+    if let Some(s) = &head.shared {
+        shared_tallies(s, &all, shards, head, &mut tallies, &mut memory)
+            .map_err(|m| bad(path0, "shared", m))?;
+    }
+    let expect_watch = p.watch.is_some()
+        || p.workload
+            .as_ref()
+            .is_some_and(|w| find_flash(w, 0).is_some());
+    if expect_watch != watched.is_some() {
+        return Err(bad(
+            path0,
+            "watched",
+            format!(
+                "{}: the scenario {} a watched key",
+                match watched {
+                    Some((path, _)) => format!("given by {}", path.display()),
+                    None => "given by no shard".into(),
+                },
+                if expect_watch { "has" } else { "has no" }
+            ),
+        ));
+    }
+    let watch_id = watched.map(|(_, w)| match names.iter().position(|n| n == w) {
+        Some(i) => i as u32,
+        None => {
+            // A workload's flash key without a request: named, no requests.
+            names.push(w.to_string());
+            (names.len() - 1) as u32
+        }
+    });
+    let ctx = RunContext {
+        seed,
+        ..RunContext::for_scenario(scenario)
+    };
+    let source = Source::Merged {
+        names,
+        note: head.note.clone(),
+    };
+    let mut lab = Lab::new(scenario, &p, &ctx, source, head.candidates.len());
+    lab.tallies = tallies;
+    lab.oracle = oracle;
+    lab.fixed_oracle = fixed;
+    lab.offered = offered;
+    lab.offered_onset = offered_onset;
+    lab.requests = head.requests;
+    lab.weight_total = head.weight;
+    lab.per_key_requests = per_key_requests;
+    lab.duration_ns = head.duration_ns;
+    lab.watch_id = watch_id;
+    let cands: Vec<Candidate> = head
+        .candidates
+        .iter()
+        .zip(&memory)
+        .map(|(c, &m)| Candidate {
+            name: c.name.clone(),
+            family: c.family.clone(),
+            limiter: Box::new(Recorded(m)),
+        })
+        .collect();
+    let mut out = render::output(&lab, &cands)?;
+    out.json["schema"] = crate::report::SCHEMA.into();
+    Ok(out)
+}
+
+/// Shard 0's shared-state candidates: their keys are every key, the same
+/// as the shards' together (same places, same requests).
+fn shared_tallies(
+    s: &SharedPart,
+    all: &[(u64, usize, usize)],
+    shards: &[ShardRef],
+    head: &DecisionPart,
+    tallies: &mut [Tally],
+    memory: &mut [u64],
+) -> std::result::Result<(), String> {
+    let k = &s.keys;
+    if k.name.len() != k.order.len() || k.requests.len() != k.order.len() {
+        return Err("keys: columns of different lengths".into());
+    }
+    if k.order.len() != all.len() {
+        return Err(format!(
+            "{} keys, but the shards have {} together",
+            k.order.len(),
+            all.len()
+        ));
+    }
+    let mut by_order: Vec<usize> = (0..k.order.len()).collect();
+    by_order.sort_unstable_by_key(|&i| k.order[i]);
+    let mut ids = vec![0u32; k.order.len()];
+    for (dense, (&i, &(o, si, j))) in by_order.iter().zip(all).enumerate() {
+        let d = shards[si].2;
+        if k.order[i] != o || k.name[i] != d.keys.name[j] || k.requests[i] != d.keys.requests[j] {
+            return Err(format!(
+                "key {:?} ({} requests) where the shards have {:?} ({} requests)",
+                k.name[i], k.requests[i], d.keys.name[j], d.keys.requests[j]
+            ));
+        }
+        ids[i] = dense as u32;
+    }
+    let at: Vec<usize> = (0..head.candidates.len())
+        .filter(|&i| head.candidates[i].shared)
+        .collect();
+    if s.tallies.len() != at.len() {
+        return Err(format!(
+            "{} tallies for {} shared-state candidates",
+            s.tallies.len(),
+            at.len()
+        ));
+    }
+    for (&c, part) in at.iter().zip(&s.tallies) {
+        tallies[c]
+            .absorb(part, &ids)
+            .map_err(|m| format!("{}: {m}", head.candidates[c].name))?;
+        memory[c] = head.candidates[c].memory_bytes;
+    }
+    Ok(())
+}
