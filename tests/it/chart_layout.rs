@@ -566,11 +566,11 @@ fn rendered_charts() -> Vec<(String, String)> {
 #[test]
 #[ignore = "slow: renders every chart of every committed scenario; .ci/run runs it"]
 fn every_chart_is_laid_out_cleanly() {
-    let charts = match std::env::var_os("RATELAB_LAYOUT_DIR") {
-        Some(d) => svgs_in(Path::new(&d)),
-        None => rendered_charts(),
+    let (charts, least) = match std::env::var_os("RATELAB_LAYOUT_DIR") {
+        Some(d) => (svgs_in(Path::new(&d)), 1),
+        None => (rendered_charts(), 20),
     };
-    assert!(charts.len() >= 20, "{} charts", charts.len());
+    assert!(charts.len() >= least, "{} charts", charts.len());
     let mut bad = Vec::new();
     for (name, svg) in &charts {
         for p in problems(svg) {
