@@ -352,7 +352,8 @@ fn chart(p: &Params, rows: &[Row]) -> ChartSpec {
     let at = |t: usize| threads.iter().position(|&x| x == t).unwrap_or(0) as f64;
     for &i in &p.intervals_ms {
         // builds with the same counts: one series naming them all
-        let mut groups: Vec<(Vec<&str>, Vec<(f64, f64)>)> = Vec::new();
+        type Group<'a> = (Vec<&'a str>, Vec<(f64, f64)>);
+        let mut groups: Vec<Group> = Vec::new();
         for &b in &p.builds {
             let pts: Vec<(f64, f64)> = rows
                 .iter()

@@ -480,7 +480,7 @@ mod tests {
         );
         let (lo, hi) = (10f64.powf(a.lo), 10f64.powf(a.hi));
         assert!(
-            lo > 15.0 && lo <= 20.0 && hi >= 500.0 && hi < 600.0,
+            (15.0..=20.0).contains(&lo) && (500.0..600.0).contains(&hi),
             "{lo}..{hi}"
         );
         let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
