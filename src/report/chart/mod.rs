@@ -17,7 +17,16 @@
 //!   [`SeriesStyle::Points`]);
 //! * percentile axes in HdrHistogram's style ([`ChartSpec::x_percentile`]):
 //!   x = percentile on a 1/(1−p) log axis, so the tail gets the room;
-//! * shaded bands ([`Band`]) under the series.
+//! * shaded bands ([`Band`]) under the series; on a log y axis a band's
+//!   edge at zero is cut at the axis' bottom (the legend says so) instead
+//!   of filling empty decades down to the "0" row;
+//! * axes that hold the data: log axes end at the 1-2-5 steps around it,
+//!   and a marker line far outside the data is an arrow at the axis' edge
+//!   (`bound →`), not an axis stretched to it;
+//! * the typographic minus (U+2212) for signs and for ` - ` in every text;
+//! * `data-axis-note-x`/`-y` on the plot area when the chart says why its
+//!   data fill little of an axis ([`ChartSpec::x_note`]; small multiples
+//!   that share one forced range get it without asking).
 //!
 //! # Examples
 //!
