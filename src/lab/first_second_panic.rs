@@ -344,21 +344,39 @@ fn chart(p: &Params, rows: &[Row]) -> ChartSpec {
         "threads observing at once",
         "threads panicked",
     )
-    .caption("How many of N threads panic when they all call Rate::observe in lockstep during the first interval after Rate::new (faithful model), one series per build and interval; thread counts are discrete, so points, not lines. Builds with the same counts are drawn once, joined by \"=\" (the release build's wrong-window assertion and the debug build's overflow panic hit the same threads).");
-    for &b in &p.builds {
-        for &i in &p.intervals_ms {
+    .caption("How many of N threads panic when they all call Rate::observe in lockstep during the first interval after Rate::new (faithful model), one series per interval and build; thread counts are categories (1, 2, 4, 8 threads), so points, not lines. Builds with the same counts are drawn once and named together (the release build's wrong-window assertion and the debug build's overflow panic hit the same threads).");
+    let mut threads: Vec<usize> = rows.iter().map(|r| r.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    chart.x_categories = threads.iter().map(|t| t.to_string()).collect();
+    let at = |t: usize| threads.iter().position(|&x| x == t).unwrap_or(0) as f64;
+    for &i in &p.intervals_ms {
+        // builds with the same counts: one series naming them all
+        type Group<'a> = (Vec<&'a str>, Vec<(f64, f64)>);
+        let mut groups: Vec<Group> = Vec::new();
+        for &b in &p.builds {
             let pts: Vec<(f64, f64)> = rows
                 .iter()
                 .filter(|r| r.build == b && r.interval_ms == i && r.flavor == RateFlavor::Faithful)
-                .map(|r| (r.threads as f64, r.lockstep_panicked as f64))
+                .map(|r| (at(r.threads), r.lockstep_panicked as f64))
                 .collect();
-            if !pts.is_empty() {
-                chart.series.push(Series::new(
-                    format!("{} build, interval {} ms", name_build(b), i),
-                    pts,
-                    SeriesStyle::Points,
-                ));
+            if pts.is_empty() {
+                continue;
             }
+            match groups.iter_mut().find(|g| g.1 == pts) {
+                Some(g) => g.0.push(name_build(b)),
+                None => groups.push((vec![name_build(b)], pts)),
+            }
+        }
+        for (builds, pts) in groups {
+            let label = format!(
+                "interval {i} ms, {} build{}",
+                builds.join(" and "),
+                if builds.len() == 1 { "" } else { "s" }
+            );
+            chart
+                .series
+                .push(Series::new(label, pts, SeriesStyle::Points));
         }
     }
     chart.legend = Legend::UpperLeft;

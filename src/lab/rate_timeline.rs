@@ -393,9 +393,16 @@ fn chart(p: &Params, tl: &Timeline, pts: &[(u64, f64, f64, f64)]) -> ChartSpec {
         pts.iter().map(|s| (s.0 as f64, s.3)).collect(),
         SeriesStyle::Dashed,
     ));
+    // Reads where both answers are equal are one marker of their own
+    // (two markers on one spot would hide one).
+    let same = |r: &&Row| r.rate == r.proportional;
     let mut reads = Series::new(
         "the table's reads: rate()",
-        tl.rows.iter().map(|r| (r.t_ms as f64, r.rate)).collect(),
+        tl.rows
+            .iter()
+            .filter(|r| !same(r))
+            .map(|r| (r.t_ms as f64, r.rate))
+            .collect(),
         SeriesStyle::Points,
     );
     reads.color = Some(0);
@@ -404,13 +411,29 @@ fn chart(p: &Params, tl: &Timeline, pts: &[(u64, f64, f64, f64)]) -> ChartSpec {
         "the table's reads: proportional",
         tl.rows
             .iter()
+            .filter(|r| !same(r))
             .map(|r| (r.t_ms as f64, r.proportional))
             .collect(),
         SeriesStyle::Points,
     );
     preads.color = Some(1);
     chart.series.push(preads);
-    for s in chart.series.iter_mut().skip(3) {
+    let both: Vec<(f64, f64)> = tl
+        .rows
+        .iter()
+        .filter(same)
+        .map(|r| (r.t_ms as f64, r.rate))
+        .collect();
+    if !both.is_empty() {
+        let mut s = Series::new(
+            "the table's reads: rate() = proportional",
+            both,
+            SeriesStyle::Points,
+        );
+        s.color = Some(2);
+        chart.series.push(s);
+    }
+    for s in chart.series.iter_mut().skip(3).take(2) {
         // the reads keep their line's colour (markers instead of a line)
         s.share_color = true;
     }

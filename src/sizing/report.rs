@@ -507,10 +507,12 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<Chart> {
     if exact {
         spec.y_range = Some((0.0, 100.0));
     }
+    // the pick is its own marker, not also a "meets" one under it
+    let pick = rec.map(|c| (c.hashes, c.slots));
     let pts = |pass: bool| -> Vec<(f64, f64)> {
         r.evaluated
             .iter()
-            .filter(|c| c.meets == pass)
+            .filter(|c| c.meets == pass && Some((c.hashes, c.slots)) != pick)
             .map(|c| (kib(c), m.of_summary(&c.summary)))
             .collect()
     };
@@ -532,12 +534,9 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<Chart> {
     );
     frontier.color = Some(0);
     let xs: Vec<f64> = r.evaluated.iter().map(kib).collect();
-    let (mut xmin, mut xmax) = xs
+    let (mut xmin, xmax) = xs
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-    if let Some(mb) = r.bound.memory_bytes {
-        xmax = xmax.max(mb as f64 / 1024.0);
-    }
     if !xmin.is_finite() {
         xmin = 1.0;
     }
@@ -564,7 +563,7 @@ fn frontier_chart(r: &SizeResult, rec: Option<&Candidate>) -> Option<Chart> {
     if let (Some(w), Some(mb)) = (r.bound.slots, r.bound.memory_bytes) {
         spec.vlines.push((
             mb as f64 / 1024.0,
-            format!("bound: {}x{}", r.bound.hashes, w),
+            format!("bound: {}x{} ({})", r.bound.hashes, w, mem_label(mb)),
         ));
     }
     render(&spec).ok()

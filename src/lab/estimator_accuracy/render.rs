@@ -151,7 +151,7 @@ Statistical: the crate seeds its hashers at random, so these numbers change from
         )
         .csv(&table)
         .console(&format!("{}\n{}", first.headline(), table.text()))
-        .charts(&charts(rows, &label, first.keys as usize))?;
+        .charts(&charts(rows, &label, first.keys as usize, runs))?;
     Ok(report.finish())
 }
 
@@ -275,26 +275,126 @@ fn json_rows(rows: &[Row], multi_backend: bool) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The three charts: error by rank, the error percentiles and error
-/// against memory.
-fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSpec; 3] {
-    let bins = rank_bins(keys);
+/// Rank bins per decade of the rank chart: coarse enough that each holds
+/// several of the fine (8%-wide) bins past the first few ranks.
+const RANK_BINS_PER_DECADE: f64 = 4.0;
+
+/// The fine rank bins of `keys` keys regrouped in log-spaced bins of
+/// [`RANK_BINS_PER_DECADE`]: per bin, its rank (geometric middle), the
+/// key-weighted mean of the fine bins' means, and their smallest and
+/// largest mean (the band).
+fn coarse_rank_bins(keys: usize, means: &[f64]) -> Vec<(f64, f64, f64, f64)> {
+    let mut out: Vec<(usize, usize, f64, f64, f64, f64)> = Vec::new();
+    let mut last = None;
+    for (&(s, e), &m) in rank_bins(keys).iter().zip(means) {
+        let k = (libm::log10(s as f64) * RANK_BINS_PER_DECADE + 1e-9).floor() as i64;
+        let w = (e - s) as f64;
+        if last == Some(k) {
+            if let Some(b) = out.last_mut() {
+                b.1 = e;
+                b.2 += w * m;
+                b.3 += w;
+                b.4 = b.4.min(m);
+                b.5 = b.5.max(m);
+            }
+        } else {
+            out.push((s, e, w * m, w, m, m));
+            last = Some(k);
+        }
+    }
+    out.into_iter()
+        .map(|(s, e, sum, w, lo, hi)| (((s * (e - 1)) as f64).sqrt(), sum / w, lo, hi))
+        .collect()
+}
+
+/// Rows that differ only in variant (or in backend): one colour per
+/// shape, and a pair's second member dashed. The two sides' names when
+/// every shape has exactly one row of each.
+fn pairing(rows: &[Row]) -> (Vec<usize>, Vec<bool>, Option<(String, String)>) {
+    let mut shapes: Vec<(usize, usize)> = Vec::new();
+    let mut colour = Vec::new();
+    let mut second = Vec::new();
+    for r in rows {
+        let k = (r.config.hashes, r.config.slots);
+        let i = match shapes.iter().position(|&s| s == k) {
+            Some(i) => {
+                second.push(true);
+                i
+            }
+            None => {
+                shapes.push(k);
+                second.push(false);
+                shapes.len() - 1
+            }
+        };
+        colour.push(i);
+    }
+    let side = |r: &Row| format!("{} {}", r.config.variant.name(), r.backend_name());
+    let firsts: Vec<&Row> = rows
+        .iter()
+        .zip(&second)
+        .filter(|x| !*x.1)
+        .map(|x| x.0)
+        .collect();
+    let seconds: Vec<&Row> = rows
+        .iter()
+        .zip(&second)
+        .filter(|x| *x.1)
+        .map(|x| x.0)
+        .collect();
+    let name = |rs: &[&Row]| {
+        let n = side(rs.first()?);
+        rs.iter().all(|r| side(r) == n).then_some(n)
+    };
+    let sides = if !seconds.is_empty() && seconds.len() == firsts.len() {
+        match (name(&firsts), name(&seconds)) {
+            (Some(a), Some(b)) if a != b => Some((
+                a.replace(" model", "").trim().to_string(),
+                b.replace(" model", "").trim().to_string(),
+            )),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    (colour, second, sides)
+}
+
+/// The charts: error by rank, the error percentiles, error against
+/// memory, and for paired rows (two variants or backends of each shape)
+/// their difference with ±3 standard errors.
+fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize, runs: u32) -> Vec<ChartSpec> {
+    let (colour, second, sides) = pairing(rows);
+    let paired = sides.is_some();
+    let look = |s: &mut Series, i: usize| {
+        s.color = Some(colour[i]);
+        if paired {
+            s.share_color = true;
+            if second[i] {
+                s.style = SeriesStyle::Dashed;
+            }
+        }
+    };
+    let pair_note = match &sides {
+        Some((a, b)) => format!(" Each shape has one colour: {a} solid, {b} dashed."),
+        None => String::new(),
+    };
     let mut by_rank = ChartSpec::new(
         "error_vs_rank",
         "Overcount by key rank (mean over runs)",
         "key rank (1 = busiest key, log scale)",
-        "mean error = estimate - true count (events, log)",
+        "mean error = estimate − true count (events, log)",
     )
     .log_log(0.0)
-    .caption("Mean overcount of the keys in each rank bin (1 = busiest key), log-log; a shape whose bins average 0 sits on the \"0\" row under the axis. Collisions add about the same expected count to every key, so the absolute error is flat across ranks for every shape (noisier where a bin holds few keys); relative to the true count it is largest for the cold keys, whose counts are smallest.");
+    .caption(format!("Mean overcount of the keys in each rank bin (1 = busiest key; {RANK_BINS_PER_DECADE} bins per decade), log-log, with a band from the smallest to the largest mean of the 8%-wide bins inside it (a band reaching 0 is cut at the axis' bottom); a bin whose keys average 0 sits on the \"0\" row under the axis. Collisions add about the same expected count to every key, so the absolute error is flat across ranks for every shape; relative to the true count it is largest for the cold keys, whose counts are smallest.{pair_note}"));
     by_rank.legend = Legend::UpperLeft;
     let mut pct = ChartSpec::new(
         "error_percentiles",
         "Per-key error by percentile of keys (mean over runs)",
-        "percentile of keys (1/(1-p) scale: 90%, 99%, 99.9% equally spaced)",
-        "error = estimate - true count (events, log)",
+        "percentile of keys (1/(1−p) scale: 90%, 99%, 99.9% equally spaced)",
+        "error = estimate − true count (events, log)",
     )
-    .caption("HdrHistogram-style percentile plot: for each percentile p of keys (x on a 1/(1-p) axis, so the tail gets the room), the error that p of the keys stay at or below; the right end of each line is the largest error. Percentiles at which the error is 0 are on the \"0\" row.");
+    .caption(format!("HdrHistogram-style percentile plot: for each percentile p of keys (x on a 1/(1−p) axis, so the tail gets the room), the error that p of the keys stay at or below; the right end of each line is the largest error. Percentiles at which the error is 0 are on the \"0\" row.{pair_note}"));
     pct.x_percentile = true;
     pct.y_log = true;
     pct.legend = Legend::UpperLeft;
@@ -307,14 +407,22 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
     .log_log(0.0)
     .caption("Mean error per key against sketch memory, one line per row count; points at the same memory differ in rows vs slots (each point is labelled with its shape). A shape with mean error 0 is on the \"0\" row.");
     for (i, r) in rows.iter().enumerate() {
-        let pts = bins
-            .iter()
-            .zip(&r.rank_bin_means)
-            .map(|(&(s, e), &m)| (((s * (e - 1)) as f64).sqrt(), m))
-            .collect();
-        let mut s = Series::new(label(r), pts, SeriesStyle::Line);
-        s.color = Some(i);
+        let bins = coarse_rank_bins(keys, &r.rank_bin_means);
+        let mut s = Series::new(
+            label(r),
+            bins.iter().map(|b| (b.0, b.1)).collect(),
+            SeriesStyle::Line,
+        );
+        look(&mut s, i);
         by_rank.series.push(s);
+        let mut band = crate::report::chart::Band::new(
+            "",
+            bins.iter().map(|b| (b.0, b.2)).collect(),
+            bins.iter().map(|b| (b.0, b.3)).collect(),
+            colour[i],
+        );
+        band.opacity = 0.12;
+        by_rank.bands.push(band);
         let n = keys.max(1) as f64;
         let q = &r.quantiles;
         let mut pts: Vec<(f64, f64)> = q
@@ -329,15 +437,16 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
             pts.push((100.0 * (1.0 - 1.0 / n), max));
         }
         let mut s = Series::new(label(r), pts, SeriesStyle::Step);
-        s.color = Some(i);
+        look(&mut s, i);
         pct.series.push(s);
     }
     // Memory chart: one series per (variant, hashes), points labelled by shape.
     let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
     for r in rows {
         let g = format!(
-            "{} rows{}{}",
+            "{} row{}{}{}",
             r.config.hashes,
+            if r.config.hashes == 1 { "" } else { "s" },
             if rows.iter().any(|o| o.config.variant != r.config.variant) {
                 format!(" {}", r.config.variant.name())
             } else {
@@ -354,13 +463,32 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
             None => groups.push((g, vec![r])),
         }
     }
+    // paired rows: one colour per row count, the pair's second dashed
+    let mut hashes: Vec<usize> = rows.iter().map(|r| r.config.hashes).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
     for (name, mut group) in groups {
+        let first = group[0];
+        let pair_second = paired
+            && rows
+                .iter()
+                .zip(&second)
+                .any(|(r, &sec)| sec && std::ptr::eq(r, first));
         group.sort_by_key(|r| r.config.memory_bytes());
         let pts = group
             .iter()
             .map(|r| (r.config.memory_bytes() as f64 / 1024.0, r.summary.mean.mean))
             .collect();
-        let mut s = Series::new(name, pts, SeriesStyle::LinePoints);
+        let style = if pair_second {
+            SeriesStyle::Dashed
+        } else {
+            SeriesStyle::LinePoints
+        };
+        let mut s = Series::new(name, pts, style);
+        if paired {
+            s.color = hashes.iter().position(|&h| h == first.config.hashes);
+            s.share_color = true;
+        }
         s.point_labels = Some(
             group
                 .iter()
@@ -369,7 +497,71 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize) -> [ChartSp
         );
         mem.series.push(s);
     }
-    [by_rank, pct, mem]
+    let mut out = vec![by_rank, pct, mem];
+    if let Some((a, b)) = &sides {
+        out.push(difference_chart(rows, &second, runs, a, b));
+    }
+    out
+}
+
+/// The pairs' difference in mean error per key (second − first member,
+/// shapes in order of memory) with a ±3 standard error band over the
+/// runs, like criterion's comparison plots: a band clear of 0 is a real
+/// difference.
+fn difference_chart(rows: &[Row], second: &[bool], runs: u32, a: &str, b: &str) -> ChartSpec {
+    let mut pairs: Vec<(&Row, &Row)> = Vec::new();
+    for (r, &sec) in rows.iter().zip(second) {
+        if sec {
+            continue;
+        }
+        if let Some(o) = rows.iter().zip(second).find(|(o, &s2)| {
+            s2 && o.config.hashes == r.config.hashes && o.config.slots == r.config.slots
+        }) {
+            pairs.push((r, o.0));
+        }
+    }
+    pairs.sort_by_key(|(r, _)| (r.config.memory_bytes(), r.config.hashes));
+    let mut spec = ChartSpec::new(
+        "difference",
+        format!("Mean error per key: {b} − {a}, per shape (mean over runs)"),
+        "shape (rows x slots, by memory)",
+        format!("{b} − {a} (events per key)"),
+    )
+    .caption(format!("The difference in mean error per key between {b} and {a} for each shape, with a band of ±3 standard errors over the {runs} runs (the runs' spread of each side, combined); where the band stays clear of the dashed 0 line the difference is larger than run-to-run noise."));
+    spec.x_categories = pairs
+        .iter()
+        .map(|(r, _)| format!("{}x{}", r.config.hashes, r.config.slots))
+        .collect();
+    let n = f64::from(runs.max(1));
+    let mut pts = Vec::new();
+    let (mut lo, mut hi) = (Vec::new(), Vec::new());
+    for (k, (r, o)) in pairs.iter().enumerate() {
+        let (x, y) = (&r.summary.mean, &o.summary.mean);
+        let d = y.mean - x.mean;
+        let se = ((x.std * x.std + y.std * y.std) / n).sqrt();
+        pts.push((k as f64, d));
+        lo.push((k as f64, d - 3.0 * se));
+        hi.push((k as f64, d + 3.0 * se));
+    }
+    let last = pairs.len().saturating_sub(1) as f64;
+    spec.bands.push(crate::report::chart::Band::new(
+        "±3 standard errors",
+        lo,
+        hi,
+        0,
+    ));
+    spec.series.push(
+        Series::new(
+            "no difference",
+            vec![(0.0, 0.0), (last, 0.0)],
+            SeriesStyle::Dashed,
+        )
+        .color(7),
+    );
+    spec.series
+        .push(Series::new(format!("{b} − {a}"), pts, SeriesStyle::LinePoints).color(0));
+    spec.legend = Legend::LowerRight;
+    spec
 }
 
 /// The model against the real crate.

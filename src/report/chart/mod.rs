@@ -17,7 +17,16 @@
 //!   [`SeriesStyle::Points`]);
 //! * percentile axes in HdrHistogram's style ([`ChartSpec::x_percentile`]):
 //!   x = percentile on a 1/(1−p) log axis, so the tail gets the room;
-//! * shaded bands ([`Band`]) under the series.
+//! * shaded bands ([`Band`]) under the series; on a log y axis a band's
+//!   edge at zero is cut at the axis' bottom (the legend says so) instead
+//!   of filling empty decades down to the "0" row;
+//! * axes that hold the data: log axes end at the 1-2-5 steps around it,
+//!   and a marker line far outside the data is an arrow at the axis' edge
+//!   (`bound →`), not an axis stretched to it;
+//! * the typographic minus (U+2212) for signs and for ` - ` in every text;
+//! * `data-axis-note-x`/`-y` on the plot area when the chart says why its
+//!   data fill little of an axis ([`ChartSpec::x_note`]; small multiples
+//!   that share one forced range get it without asking).
 //!
 //! # Examples
 //!
@@ -207,6 +216,12 @@ pub struct ChartSpec {
     pub x_categories: Vec<String>,
     /// Categories on y, as [`ChartSpec::x_categories`] (a dot plot's rows).
     pub y_categories: Vec<String>,
+    /// Why the data may fill little of the x axis (a range shared with
+    /// other panels, a reference that must show): written on the plot
+    /// area as `data-axis-note-x` for the layout test. Empty: none.
+    pub x_note: String,
+    /// The same for the y axis (`data-axis-note-y`).
+    pub y_note: String,
 }
 
 impl ChartSpec {
@@ -235,6 +250,8 @@ impl ChartSpec {
             legend: Legend::UpperRight,
             x_categories: Vec::new(),
             y_categories: Vec::new(),
+            x_note: String::new(),
+            y_note: String::new(),
         }
     }
 
@@ -320,7 +337,8 @@ pub fn render_grid(
     let rows = panels.len().div_ceil(cols).max(1) as u32;
     let size = (SIZE.0, 40 + rows * PANEL_HEIGHT);
     let fail = |e: String| Error::internal(format!("chart {name}: {e}"));
-    let svg = draw::svg_grid(title, caption, panels, cols, size).map_err(fail)?;
+    let panels = shared_axes_noted(panels);
+    let svg = draw::svg_grid(title, caption, &panels, cols, size).map_err(fail)?;
     let rgb = style::rasterise(&svg, size).map_err(fail)?;
     let png = encode_png(&rgb, size).map_err(|e| fail(e.to_string()))?;
     Ok(Chart {
@@ -329,6 +347,30 @@ pub fn render_grid(
         png,
         caption: caption.to_string(),
     })
+}
+
+/// Panels that all force one x (or y) range share that axis on purpose,
+/// so they compare at a glance: each says so on the axis
+/// ([`ChartSpec::x_note`]) unless it has a note of its own.
+fn shared_axes_noted(panels: &[ChartSpec]) -> Vec<ChartSpec> {
+    let shared = |f: fn(&ChartSpec) -> Option<(f64, f64)>| {
+        panels.len() > 1 && f(&panels[0]).is_some() && panels.iter().all(|p| f(p) == f(&panels[0]))
+    };
+    let (x, y) = (shared(|p| p.x_range), shared(|p| p.y_range));
+    let note = format!("shared by the {} panels, so they compare", panels.len());
+    panels
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            if x && p.x_note.is_empty() {
+                p.x_note = note.clone();
+            }
+            if y && p.y_note.is_empty() {
+                p.y_note = note.clone();
+            }
+            p
+        })
+        .collect()
 }
 
 fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> std::result::Result<Vec<u8>, png::EncodingError> {

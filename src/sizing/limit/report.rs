@@ -473,7 +473,10 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
     // The frontiers fall from upper left to lower right: the lower left is free.
     spec.legend = Legend::LowerLeft;
     let kib = |b: u64| b as f64 / 1024.0;
-    let (mut xmin, mut xmax) = (f64::INFINITY, 0.0f64);
+    let (mut xmin, mut xmax) = (f64::INFINITY, 0.0f64); // data only
+                                                        // Later modes first: the first mode's frontier, often a part of the
+                                                        // others', is drawn last (with markers) so it is not hidden.
+    let mut lines: Vec<Series> = Vec::new();
     for (mi, r) in inp.results.iter().enumerate() {
         let pts: Vec<(f64, f64)> = frontier(&r.confirmed)
             .into_iter()
@@ -489,9 +492,14 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
             xmin = xmin.min(p.0);
             xmax = xmax.max(p.0);
         }
-        let mut line = Series::new(format!("{} frontier", r.mode), pts, SeriesStyle::Line);
+        let style = if mi == 0 {
+            SeriesStyle::LinePoints
+        } else {
+            SeriesStyle::Line
+        };
+        let mut line = Series::new(format!("{} frontier", r.mode), pts, style);
         line.color = Some(mi);
-        spec.series.push(line);
+        lines.insert(0, line);
         if let Some(p) = r.pick.map(|i| &r.evaluated[i]) {
             if let Some(f) = r
                 .confirmed
@@ -517,6 +525,7 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
     if !xmin.is_finite() {
         return None;
     }
+    spec.series.splice(0..0, lines);
     if let Some(t) = ctx
         .targets
         .iter()
@@ -535,13 +544,10 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
     }
     if let (Some(w), Some(m)) = (inp.bound.slots, inp.bound.memory_bytes) {
         let x = kib(m);
-        if x <= xmax * 64.0 {
-            spec.vlines
-                .push((x, format!("bound: {}x{w}", inp.bound.hashes)));
-            xmax = xmax.max(x);
-        }
+        // far from the data it is an arrow at the axis' edge
+        spec.vlines
+            .push((x, format!("bound: {}x{w} ({})", inp.bound.hashes, mem(m))));
     }
-    spec.x_range = Some((xmin / 1.25, xmax * 1.25));
     spec.caption = format!(
         "For each estimate mode, the shapes replayed through pingora Rate on the trace (decision lab seed {}): the share of compliant keys' requests denied against the memory of both windows' sketches, the Pareto frontier as a line (no cheaper shape denies fewer), the pick as a point{}, the count-min bound's shape as a marked memory. Shapes that deny none sit on the bottom row.",
         ctx.seed,

@@ -71,6 +71,9 @@ pub(super) fn linear_label(v: f64, dec: usize, big: bool) -> String {
     }
 }
 
+use crate::report::chart::human;
+
+#[cfg(test)]
 pub(super) fn decade_label(k: i32) -> String {
     log_tick_label(1, k)
 }
@@ -178,20 +181,47 @@ pub(super) fn axis(
     };
     match scale {
         Scale::Log => {
-            let (a, mut b) = (lo.floor(), hi.ceil());
+            // Bounds at the 1-2-5 steps around the data (not whole
+            // decades: a decade of data would get an axis of two); a
+            // forced range as it is.
+            let steps = [0.0, 2f64.log10(), 5f64.log10(), 1.0];
+            let down = |v: f64| {
+                let k = v.floor();
+                k + steps
+                    .iter()
+                    .rev()
+                    .find(|&&c| k + c <= v + 1e-9)
+                    .unwrap_or(&0.0)
+            };
+            let up = |v: f64| {
+                let k = v.floor();
+                k + steps.iter().find(|&&c| k + c >= v - 1e-9).unwrap_or(&1.0)
+            };
+            let (a, mut b) = if forced.is_some() {
+                (lo, hi)
+            } else {
+                (down(lo), up(hi))
+            };
             if b <= a {
-                b = a + 1.0;
+                b = up(a + 0.01);
             }
             let span = b - a;
             let mut ticks = Vec::new();
-            for k in a as i32..=b as i32 {
-                ticks.push((f64::from(k), decade_label(k)));
-                if span <= 2.0 && k < b as i32 {
+            for k in a.floor() as i32..=b.ceil() as i32 {
+                let mut at = vec![(1u32, f64::from(k))];
+                if span <= 2.0 {
                     for m in [2u32, 5] {
-                        let v = f64::from(k) + f64::from(m).log10();
+                        at.push((m, f64::from(k) + f64::from(m).log10()));
+                    }
+                }
+                for (m, v) in at {
+                    if v >= a - 1e-9 && v <= b + 1e-9 {
                         ticks.push((v, log_tick_label(m, k)));
                     }
                 }
+            }
+            if ticks.len() < 2 {
+                ticks = vec![(a, human(10f64.powf(a))), (b, human(10f64.powf(b)))];
             }
             let pad = if forced.is_some() { 0.0 } else { 0.03 * span };
             Axis {

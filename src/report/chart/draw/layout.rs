@@ -143,15 +143,21 @@ impl Ctx<'_> {
             let Some(t) = fwd(self.xs, *x, self.floor.max(f64::MIN_POSITIVE)) else {
                 continue;
             };
-            if t < xa.lo || t > xa.hi {
-                continue;
-            }
+            // Off the axis: a labelled arrow at its edge, not an axis
+            // stretched to it (the label should say where it is).
+            let label = if t < xa.lo {
+                format!("\u{2190} {label}")
+            } else if t > xa.hi {
+                format!("{label} \u{2192}")
+            } else {
+                label.clone()
+            };
             let px = x_of(t);
             if label.is_empty() {
                 vline_px.push((px, None));
                 continue;
             }
-            let mut txt = Txt::new(label, px, 0.0, size::LABEL, "middle");
+            let mut txt = Txt::new(&label, px, 0.0, size::LABEL, "middle");
             txt.fill = MUTED;
             let w = txt.width();
             txt.x = px.clamp(8.0 + w / 2.0, W - 8.0 - w / 2.0);
@@ -169,7 +175,7 @@ impl Ctx<'_> {
                     vline_px.push((px, Some(r as f64)));
                 }
                 None => {
-                    dropped.push(label.clone());
+                    dropped.push(label);
                     vline_px.push((px, None));
                 }
             }
@@ -325,7 +331,11 @@ impl Ctx<'_> {
                         x_of_ref(
                             fwd(self.xs, x, self.floor.max(f64::MIN_POSITIVE)).unwrap_or(xa.lo),
                         ),
-                        y_of_ref(fwd(self.ys, y, self.floor)),
+                        // an edge at zero: cut at the axis' bottom
+                        y_of_ref(fwd(self.ys, y, self.floor).or(match self.ys {
+                            Scale::Log => Some(self.ya.lo),
+                            _ => None,
+                        })),
                     )
                 };
                 let mut poly: Vec<(f64, f64)> = b.lower.iter().map(map).collect();

@@ -222,19 +222,33 @@ fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (
             .iter()
             .filter_map(|p| fwd(xs, p.0, floor.max(f64::MIN_POSITIVE))),
     );
+    // Marker lines widen the axis only when near the data (within a
+    // quarter of its span); one far outside is an arrow at the edge.
+    let (dlo, dhi) = xv
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let reach = if dhi > dlo {
+        0.25 * (dhi - dlo)
+    } else {
+        f64::INFINITY
+    };
     xv.extend(
         spec.vlines
             .iter()
-            .filter_map(|v| fwd(xs, v.0, floor.max(f64::MIN_POSITIVE))),
+            .filter_map(|v| fwd(xs, v.0, floor.max(f64::MIN_POSITIVE)))
+            .filter(|&t| !dlo.is_finite() || (t >= dlo - reach && t <= dhi + reach)),
     );
     let mut yv: Vec<f64> = preps
         .iter()
         .flat_map(|p| p.pts.iter().filter_map(|q| q.1))
         .collect();
     yv.extend(band_all.iter().filter_map(|p| fwd(ys, p.1, floor)));
-    let has_zero = ys == Scale::Log
-        && (preps.iter().any(|p| p.pts.iter().any(|q| q.1.is_none()))
-            || band_all.iter().any(|p| fwd(ys, p.1, floor).is_none()));
+    // A band's edge at zero is cut at the axis' bottom (see
+    // `band_cut`), not drawn down to the zero row across empty decades.
+    let has_zero = ys == Scale::Log && preps.iter().any(|p| p.pts.iter().any(|q| q.1.is_none()));
     let under_floor = spec
         .series
         .iter()
@@ -259,13 +273,23 @@ fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (
     (xa, ya)
 }
 
+/// Whether band `b` reaches zero (or under the floor) on a log y axis:
+/// that edge is drawn at the axis' bottom and the legend says so.
+fn band_cut(spec: &ChartSpec, b: &super::Band) -> bool {
+    spec.y_log
+        && b.lower
+            .iter()
+            .chain(&b.upper)
+            .any(|p| p.1.is_finite() && (p.1 <= 0.0 || p.1 < spec.log_floor))
+}
+
 /// The legend's rows: labelled series, then labelled bands.
 fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry> {
     let mut entries: Vec<Entry> = Vec::new();
     for (i, p) in preps.iter().enumerate() {
         if !p.label.is_empty() {
             entries.push(Entry {
-                label: fit_label(&p.label),
+                label: fit_label(&plot::sign_minus(&p.label)),
                 target: format!("series-{i}"),
                 look: Some(looks[i].clone()),
                 band: None,
@@ -274,8 +298,13 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
     }
     for (i, b) in spec.bands.iter().enumerate() {
         if !b.label.is_empty() {
+            let label = if band_cut(spec, b) {
+                format!("{} (down to 0: cut at the axis)", b.label)
+            } else {
+                b.label.clone()
+            };
             entries.push(Entry {
-                label: fit_label(&b.label),
+                label: fit_label(&plot::sign_minus(&label)),
                 target: format!("band-{i}"),
                 look: None,
                 band: Some((b.color, b.opacity)),
@@ -376,9 +405,13 @@ fn panel(
     if !entries.is_empty() && frame.legend.is_none() {
         // Under the plot a tall legend squeezes it flat: beside it then,
         // if it fits the height and leaves the plot half the width.
+        // A narrow legend goes beside the plot; a wide one that is short
+        // goes under it (beside, it would halve the plot's width).
         let squeezes = ctx.h - legend_h < 330.0;
-        place = if (legend_w <= 430.0 && legend_h <= 430.0)
-            || (squeezes && legend_h <= ctx.h - 80.0 && legend_w <= ctx.w * 0.5)
+        let wide_and_short = legend_w > 0.3 * ctx.w && legend_h <= 0.25 * ctx.h;
+        place = if !wide_and_short
+            && ((legend_w <= 430.0 && legend_h <= 430.0)
+                || (squeezes && legend_h <= ctx.h - 80.0 && legend_w <= ctx.w * 0.5))
         {
             Place::Right
         } else {
@@ -416,6 +449,59 @@ struct Ctx<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signs_get_the_typographic_minus() {
+        assert_eq!(plot::sign_minus("-72% excess"), "\u{2212}72% excess");
+        assert_eq!(
+            plot::sign_minus("estimate - true"),
+            "estimate \u{2212} true"
+        );
+        assert_eq!(
+            plot::sign_minus("(-3, x=-0.5)"),
+            "(\u{2212}3, x=\u{2212}0.5)"
+        );
+        for kept in ["count-min", "2-4 ms", "x-1", "1e-3"] {
+            assert_eq!(plot::sign_minus(kept), kept);
+        }
+    }
+
+    /// A log axis ends at the 1-2-5 steps around the data, not at whole
+    /// decades: data from 30 to 400 get 20..500, not 10..1000.
+    #[test]
+    fn log_axes_hug_the_data() {
+        let a = axis(
+            Scale::Log,
+            &[30f64.log10(), 400f64.log10()],
+            None,
+            0.0,
+            false,
+            None,
+        );
+        let (lo, hi) = (10f64.powf(a.lo), 10f64.powf(a.hi));
+        assert!(
+            (15.0..=20.0).contains(&lo) && (500.0..600.0).contains(&hi),
+            "{lo}..{hi}"
+        );
+        let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["20", "50", "100", "200", "500"]);
+    }
+
+    /// A marker line far from the data does not stretch the axis: it is
+    /// an arrow at the edge, labelled.
+    #[test]
+    fn a_far_marker_line_is_an_arrow_at_the_edge() {
+        let mut spec = ChartSpec::new("t", "t", "x", "y");
+        spec.series.push(super::super::Series::new(
+            "s",
+            vec![(0.0, 1.0), (10.0, 2.0)],
+            SeriesStyle::Line,
+        ));
+        spec.vlines.push((1000.0, "bound".into()));
+        let svg = svg(&spec).unwrap();
+        assert!(svg.contains("bound \u{2192}"), "{svg}");
+        assert!(!svg.replace('\n', "").contains(">1000</text>"));
+    }
 
     #[test]
     fn ticks_are_readable() {

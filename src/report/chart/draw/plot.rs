@@ -104,6 +104,28 @@ fn minus(label: &str) -> String {
     }
 }
 
+/// A text with the typographic minus (U+2212) for every hyphen that is a
+/// sign: before a digit, at the start or after a space, bracket, `=`,
+/// `/` or `±` (`-72%`, `(-3)`), or alone between spaces (`a - b`); `2-4`,
+/// `x-1`, `count-min` keep their hyphen.
+pub(super) fn sign_minus(text: &str) -> String {
+    let cs: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in cs.iter().enumerate() {
+        let next_digit = cs
+            .get(i + 1)
+            .is_some_and(|n| n.is_ascii_digit() || *n == '.');
+        let after_gap = i == 0 || " ([{=,:/±≈<>".contains(cs[i - 1]);
+        let spaced = i > 0 && cs[i - 1] == ' ' && cs.get(i + 1) == Some(&' ');
+        if c == '-' && ((next_digit && after_gap) || spaced) {
+            out.push('\u{2212}');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
@@ -125,7 +147,18 @@ where
 }
 
 fn group(o: &mut String, id: &str, body: &str) {
-    let _ = writeln!(o, "<g id=\"{id}\">");
+    group_with(o, id, &[], body);
+}
+
+/// A group with `data-*` attributes (name, value) for the layout test.
+fn group_with(o: &mut String, id: &str, attrs: &[(&str, &str)], body: &str) {
+    let _ = write!(o, "<g id=\"{id}\"");
+    for (k, v) in attrs {
+        if !v.is_empty() {
+            let _ = write!(o, " {k}=\"{}\"", esc(v));
+        }
+    }
+    let _ = writeln!(o, ">");
     o.push_str(body);
     o.push_str("</g>\n");
 }
@@ -307,7 +340,7 @@ fn texts<'t>(root: &Area<'_>, ts: impl Iterator<Item = &'t Txt>) -> Result<(), S
         let top = t.y - 0.76 * t.size;
         let st = text_style(t.size, t.fill, t.bold).pos(Pos::new(h, VPos::Top));
         root.draw(&Text::new(
-            t.text.clone(),
+            sign_minus(&t.text),
             (t.x.round() as i32, top.round() as i32),
             st,
         ))
@@ -380,8 +413,8 @@ impl Ctx<'_> {
         let yl = |v: &f64| label(&f.y_ticks, *v);
         chart
             .configure_mesh()
-            .x_desc(self.spec.x_label.as_str())
-            .y_desc(self.spec.y_label.as_str())
+            .x_desc(sign_minus(&self.spec.x_label))
+            .y_desc(sign_minus(&self.spec.y_label))
             .axis_desc_style(text_style(f.titles.0.min(f.titles.1), INK, false))
             .label_style(text_style(size::TICK, INK, false))
             .bold_line_style(color(GRID))
@@ -454,7 +487,7 @@ impl Ctx<'_> {
             chart
                 .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
                 .map_err(err)?
-                .label(e.label.as_str())
+                .label(sign_minus(&e.label))
                 .legend({
                     let (look, band) = (e.look.clone(), e.band);
                     move |at| Swatch {
@@ -510,7 +543,15 @@ impl Ctx<'_> {
             Some(k) => format!("{base}-{k}"),
             None => base.to_string(),
         };
-        group(&mut o, &id("plot-area"), &plot_rect);
+        group_with(
+            &mut o,
+            &id("plot-area"),
+            &[
+                ("data-axis-note-x", spec.x_note.as_str()),
+                ("data-axis-note-y", spec.y_note.as_str()),
+            ],
+            &plot_rect,
+        );
         o.push_str(&layer(&|root| self.mesh(root, f))?);
         let named = |kind: &str, i: usize| {
             let target = format!("{kind}-{i}");

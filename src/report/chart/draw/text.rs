@@ -29,7 +29,7 @@ impl Txt {
         anchor: &'static str,
     ) -> Self {
         Self {
-            text: text.into(),
+            text: plot::sign_minus(&text.into()),
             x,
             y,
             size,
