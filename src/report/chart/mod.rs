@@ -318,7 +318,7 @@ pub fn render_grid(
 ) -> Result<Chart> {
     let cols = cols.max(1);
     let rows = panels.len().div_ceil(cols).max(1) as u32;
-    let size = (SIZE.0, 40 + rows * PANEL_HEIGHT);
+    let size = (SIZE.0, draw::grid_top(panels) + rows * PANEL_HEIGHT);
     let fail = |e: String| Error::internal(format!("chart {name}: {e}"));
     let svg = draw::svg_grid(title, caption, panels, cols, size).map_err(fail)?;
     let rgb = style::rasterise(&svg, size).map_err(fail)?;
