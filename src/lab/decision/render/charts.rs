@@ -228,10 +228,53 @@ fn panel_title(name: &str, diff: &[usize], at: impl Fn(usize) -> String) -> Stri
     }
 }
 
+/// Colour of the candidate in every panel (its name is the panel's title).
+const CANDIDATE: usize = 0;
+/// Colour of the exact limiter's area under the candidate, and its opacity.
+const EXACT: (usize, f64) = (7, 0.35);
+/// Colour of the policy rate's line.
+const POLICY: usize = 1;
+
+/// One panel's exact limiter: the area under its curve, light grey, drawn
+/// under the candidate, so that where they coincide the candidate's line
+/// runs along its edge and where they differ both show.
+fn exact_area(pts: &[(f64, f64)]) -> Band {
+    let (lo, hi) = (
+        pts.first().map_or(0.0, |p| p.0),
+        pts.last().map_or(0.0, |p| p.0),
+    );
+    let mut b = Band::new(
+        "exact sliding log",
+        vec![(lo, 0.0), (hi, 0.0)],
+        pts.to_vec(),
+        EXACT.0,
+    );
+    b.opacity = EXACT.1;
+    b
+}
+
+/// The candidate of a panel, in the same colour and legend entry in every
+/// panel (the grid's one legend names it).
+fn candidate_line(pts: Vec<(f64, f64)>) -> Series {
+    let mut s = Series::new("candidate (named over its panel)", pts, SeriesStyle::Line);
+    s.color = Some(CANDIDATE);
+    s
+}
+
+/// A staircase's corners: each bin's value held from its start to the
+/// next bin's (the last bin drawn too).
+fn staircase(r: &[f64], to_s: impl Fn(usize) -> f64) -> Vec<(f64, f64)> {
+    r.iter()
+        .enumerate()
+        .flat_map(|(b, &v)| [(to_s(b), v), (to_s(b + 1), v)])
+        .collect()
+}
+
 /// The watched key's admitted rate over time, small multiples: one panel
 /// per per-key family (its first candidate), shared axes, the exact
-/// sliding log drawn over each as a black dashed outline, the policy rate
-/// as a grey line. What the key offered is in the title.
+/// sliding log as a light area under each candidate's line, the policy
+/// rate as an orange strip, one legend for the grid. What the key offered is
+/// in the title.
 pub(super) fn timeline_chart(
     lab: &Lab,
     cands: &[Candidate],
@@ -246,9 +289,6 @@ pub(super) fn timeline_chart(
     };
     let per_s = SECOND as f64 / lab.bin_w as f64;
     let rate = |bins: &[u64]| -> Vec<f64> { bins.iter().map(|&v| v as f64 * per_s).collect() };
-    let step = |r: &[f64]| -> Vec<(f64, f64)> {
-        r.iter().enumerate().map(|(b, &v)| (to_s(b), v)).collect()
-    };
     let lim = p.policy.limit as f64 * SECOND as f64 / (p.policy.interval_ms * MILLI) as f64;
     let exact = rate(&lab.oracle.bins);
     let picks = picks(cands, fams);
@@ -273,19 +313,20 @@ pub(super) fn timeline_chart(
                 "time (s)",
                 format!("requests/s ({bin_ms} ms bins)"),
             );
-            let mut s = Series::new("this candidate", step(&mine), SeriesStyle::Step);
-            s.color = Some(ci % 6);
-            c.series.push(s);
-            let mut s = Series::new(
-                format!("policy ({lim} /s)"),
-                vec![(x_range.0, lim), (x_range.1, lim)],
-                SeriesStyle::Line,
+            c.bands.push(exact_area(&staircase(&exact, to_s)));
+            c.series.push(candidate_line(staircase(&mine, to_s)));
+            // The policy rate as a thin strip under the candidate: a
+            // candidate admitting exactly the policy runs along it, and
+            // neither hides the other.
+            let half = 0.012 * top * 1.05;
+            let mut b = Band::new(
+                format!("policy ({lim}/s)"),
+                vec![(x_range.0, lim - half), (x_range.1, lim - half)],
+                vec![(x_range.0, lim + half), (x_range.1, lim + half)],
+                POLICY,
             );
-            s.color = Some(7);
-            c.series.push(s);
-            let mut s = Series::new("exact sliding log", step(&exact), SeriesStyle::Dashed);
-            s.color = Some(6);
-            c.series.push(s);
+            b.opacity = 0.7;
+            c.bands.push(b);
             c.vlines.push((from as f64 / SECOND as f64, String::new()));
             c.x_range = Some(x_range);
             c.y_range = Some((0.0, top * 1.05));
@@ -299,7 +340,7 @@ pub(super) fn timeline_chart(
         from as f64 / SECOND as f64,
     );
     let caption = format!(
-        "requests per second of the watched key admitted by each per-key family's first candidate (one panel each, the same axes), with the exact sliding log drawn over it as a black dashed line and the policy rate ({lim}/s) in grey; a panel's title says when the candidate equals the exact limiter, or at which bins alone it differs. The dotted line is where the key's abuse starts; what it offered is in the title."
+        "requests per second of the watched key admitted by each per-key family's first candidate (one panel each, named over it, the same axes): the candidate's line over the exact sliding log's light grey area, so where the line runs along the area's edge the two are equal and where they part both show; the policy rate ({lim}/s) an orange strip. A panel's title says when the candidate equals the exact limiter, or at which bins alone it differs. The dotted line is where the key's abuse starts; what it offered is in the title."
     );
     Some(crate::report::chart::render_grid(
         "watched_timeline",
@@ -464,8 +505,8 @@ pub(super) const ONSET_DRAWN: std::ops::RangeInclusive<usize> = 40..=200;
 
 /// The watched key's onset: cumulative admitted requests, counted from one
 /// interval before its abuse starts, drawn over its first intervals, small
-/// multiples: one panel per per-key family, the exact sliding log over each
-/// (black, dashed), shared axes. What it offered is in the title: as a
+/// multiples: one panel per per-key family, the exact sliding log as a
+/// light area under each candidate's line, shared axes, one legend. What it offered is in the title: as a
 /// line it dwarfed the admitted ones.
 pub(super) fn onset_chart(
     lab: &Lab,
@@ -526,16 +567,11 @@ pub(super) fn onset_chart(
                 "time since the abuse started (s)",
                 "admitted (cumulative)",
             );
-            let mut s = Series::new("this candidate", pts, SeriesStyle::Line);
-            s.color = Some(ci % 6);
-            c.series.push(s);
-            let mut s = Series::new("exact sliding log", exact.clone(), SeriesStyle::Dashed);
-            s.color = Some(6);
-            c.series.push(s);
+            c.bands.push(exact_area(&exact));
+            c.series.push(candidate_line(pts));
             c.vlines.push((0.0, String::new()));
             c.x_range = Some(x_range);
             c.y_range = Some((0.0, top * 1.05));
-            c.legend = Legend::LowerRight;
             c
         })
         .collect();
@@ -545,7 +581,7 @@ pub(super) fn onset_chart(
         offered,
         secs(at(end).saturating_sub(from)),
     );
-    let caption = "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, the exact sliding log drawn over each as a black dashed line. How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs.".to_string();
+    let caption = "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, the candidate's line over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs.".to_string();
     Some(crate::report::chart::render_grid(
         "watched_onset",
         &title,

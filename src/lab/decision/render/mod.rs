@@ -6,7 +6,7 @@ use super::tally::{worst, Tally};
 use super::{Candidate, Lab, BINS};
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
-use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::chart::{Band, ChartSpec, Series, SeriesStyle};
 use crate::report::fmt::bytes_human;
 use crate::report::{Heading, Output, ReportBuilder, Table};
 use serde_json::{json, Value};
