@@ -192,6 +192,90 @@ pub(super) fn harm_memory_chart(
     c
 }
 
+/// Against burst, when the scenario sweeps one: limited excess and the
+/// worst window over the limit, one line per burst family (families that
+/// coincide drawn once, names joined), each point labelled with its value;
+/// the bursts are categories (the sweep's values, equally spaced).
+pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec<ChartSpec> {
+    let bfams: Vec<&str> = fams
+        .iter()
+        .copied()
+        .filter(|f| burst_family(cands, f))
+        .collect();
+    if bfams.is_empty() {
+        return Vec::new();
+    }
+    let mut bursts: Vec<u64> = cands.iter().filter_map(burst_of).collect();
+    bursts.sort_unstable();
+    bursts.dedup();
+    let col = |b: u64| bursts.iter().position(|&x| x == b).unwrap_or(0) as f64;
+    let p = lab.p;
+    let hs: Vec<Harm> = lab
+        .tallies
+        .iter()
+        .take(cands.len())
+        .map(|t| harm(lab, t))
+        .collect();
+    let chart = |name: &str,
+                 title: String,
+                 y_label: &str,
+                 y: &dyn Fn(&Harm) -> f64,
+                 fmt: &dyn Fn(f64) -> String| {
+        let mut c = ChartSpec::new(name, title, "burst (requests; the sweep's values)", y_label);
+        c.x_categories = bursts.iter().map(|b| b.to_string()).collect();
+        let key: Vec<(f64, f64)> = (0..cands.len())
+            .map(|i| (burst_of(&cands[i]).map_or(f64::NAN, col), y(&hs[i])))
+            .collect();
+        for (fi, (label, mut members)) in family_lines(cands, &bfams, &key, (false, false))
+            .into_iter()
+            .enumerate()
+        {
+            members.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0));
+            let mut s = Series::new(
+                label,
+                members.iter().map(|&i| key[i]).collect(),
+                SeriesStyle::LinePoints,
+            );
+            s.point_labels = Some(members.iter().map(|&i| fmt(key[i].1)).collect());
+            s.color = Some(fi);
+            c.series.push(s);
+        }
+        let ys: Vec<f64> = key.iter().map(|k| k.1).filter(|v| v.is_finite()).collect();
+        let hi = ys.iter().copied().fold(0.0, f64::max);
+        c.y_range = Some((
+            0.0f64.min(ys.iter().copied().fold(0.0, f64::min)),
+            hi * 1.15,
+        ));
+        c
+    };
+    let mut excess = chart(
+        "excess_vs_burst",
+        format!(
+            "Limited excess vs burst ({} per key per {} ms)",
+            p.policy.limit, p.policy.interval_ms
+        ),
+        "limited keys: admitted beyond the exact limiter (%)",
+        &|h| excess_pct(h),
+        &signed_pct,
+    );
+    excess.caption = "requests of limited keys admitted beyond the exact sliding log (% of what it admitted) against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value. The bursts are the sweep's values, equally spaced.".into();
+    let mut worst = chart(
+        "worst_window_vs_burst",
+        format!(
+            "Worst window vs burst ({} per key per {} ms)",
+            p.policy.limit, p.policy.interval_ms
+        ),
+        "most admitted for one key in one interval / limit",
+        &|h| h.worst_window_ratio,
+        &|v| format!("{v:.2}"),
+    );
+    worst.caption = format!(
+        "the most requests admitted for one key in one aligned {} ms interval, over the limit ({}), against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value: 1 is the policy, 1 + burst/limit a full bucket on top of it. The bursts are the sweep's values, equally spaced.",
+        p.policy.interval_ms, p.policy.limit
+    );
+    vec![excess, worst]
+}
+
 /// The per-key families' first candidates (the global ones limit no key:
 /// their picture is the table's), in order.
 fn picks(cands: &[Candidate], fams: &[&str]) -> Vec<usize> {
@@ -199,6 +283,22 @@ fn picks(cands: &[Candidate], fams: &[&str]) -> Vec<usize> {
         .filter(|fam| !fam.contains("global"))
         .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam))
         .collect()
+}
+
+/// A candidate's burst, read from its label's swept parameters
+/// (`... burst=200`): the word after its family's name.
+pub(super) fn burst_of(cd: &Candidate) -> Option<u64> {
+    cd.name
+        .strip_prefix(cd.family.as_str())?
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("burst=")?.parse().ok())
+}
+
+/// Whether `fam` is a sweep over bursts: several members, each with its
+/// burst.
+pub(super) fn burst_family(cands: &[Candidate], fam: &str) -> bool {
+    let members: Vec<&Candidate> = cands.iter().filter(|c| c.family == fam).collect();
+    members.len() > 1 && members.iter().all(|c| burst_of(c).is_some())
 }
 
 /// Columns of the small multiples.
@@ -542,25 +642,48 @@ pub(super) fn onset_chart(
         .sum();
     let secs = |t: Nanos| t as f64 / SECOND as f64;
     let exact = cumulative(&lab.oracle.onset);
-    let picks = picks(cands, fams);
-    let lines: Vec<(usize, Vec<(f64, f64)>)> = picks
+    // One panel per per-key family's first candidate, or per member of a
+    // family swept over bursts; candidates drawing the same line at the
+    // same burst share a panel (names joined).
+    let mut panels_of: Vec<(Vec<String>, String, Vec<(f64, f64)>)> = Vec::new();
+    for &first in &picks(cands, fams) {
+        let fam = &cands[first].family;
+        let swept = burst_family(cands, fam);
+        let members: Vec<usize> = if swept {
+            (0..cands.len())
+                .filter(|&i| cands[i].family == *fam)
+                .collect()
+        } else {
+            vec![first]
+        };
+        for i in members {
+            let pts = cumulative(&lab.tallies[i].onset);
+            let (name, suffix) = match burst_of(&cands[i]).filter(|_| swept) {
+                Some(b) => (fam.clone(), format!(", burst {b}")),
+                None => (cands[i].name.clone(), String::new()),
+            };
+            match panels_of.iter_mut().find(|p| p.1 == suffix && p.2 == pts) {
+                Some(p) => p.0.push(name),
+                None => panels_of.push((vec![name], suffix, pts)),
+            }
+        }
+    }
+    let swept = panels_of.iter().any(|p| !p.1.is_empty());
+    let top = panels_of
         .iter()
-        .map(|&i| (i, cumulative(&lab.tallies[i].onset)))
-        .collect();
-    let top = lines
-        .iter()
-        .flat_map(|(_, pts)| pts.iter().map(|p| p.1))
+        .flat_map(|p| p.2.iter().map(|q| q.1))
         .chain(exact.iter().map(|p| p.1))
         .fold(1.0, f64::max);
     let x_range = (to_s(*ONSET_DRAWN.start()), to_s(end));
     let tol = (top / 300.0).max(1.0);
     let ys = |pts: &[(f64, f64)]| pts.iter().map(|p| p.1).collect::<Vec<_>>();
-    let panels: Vec<ChartSpec> = lines
+    let panels: Vec<ChartSpec> = panels_of
         .into_iter()
         .enumerate()
-        .map(|(ci, (i, pts))| {
+        .map(|(ci, (names, suffix, pts))| {
             let diff = differ(&ys(&pts), &ys(&exact), tol);
-            let title = panel_title(&cands[i].name, &diff, |k| format!("{:.2} s", pts[k].0));
+            let name = format!("{}{suffix}", names.join(" = "));
+            let title = panel_title(&name, &diff, |k| format!("{:.2} s", pts[k].0));
             let mut c = ChartSpec::new(
                 format!("panel-{ci}"),
                 title,
@@ -581,7 +704,12 @@ pub(super) fn onset_chart(
         offered,
         secs(at(end).saturating_sub(from)),
     );
-    let caption = "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, the candidate's line over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs.".to_string();
+    let caption = if swept {
+        "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per burst of each family swept over bursts, and per other per-key family (its first candidate), the same axes; candidates drawing the same line at the same burst share a panel (names joined). The candidate's line is over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs."
+    } else {
+        "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, the candidate's line over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs."
+    }
+    .to_string();
     Some(crate::report::chart::render_grid(
         "watched_onset",
         &title,

@@ -50,10 +50,11 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
     ));
     report.console(CONSOLE_MORE);
     report.console_wide(&format!("{head}{}", table.text()));
-    let charts = vec![
+    let mut charts = vec![
         harm_memory_chart(lab, cands, &mems, &fams),
         harm_chart(lab, cands, &fams),
     ];
+    charts.extend(burst_charts(lab, cands, &fams));
     report.charts(&charts)?;
     if let Some(c) = onset_chart(lab, cands, &fams) {
         report.rendered_chart(c?);
