@@ -192,7 +192,8 @@ pub(super) fn harm_memory_chart(
     c
 }
 
-/// Against burst, when the scenario sweeps one: limited excess and the
+/// Against burst, when the scenario sweeps one (three bursts or more):
+/// limited excess and the
 /// worst window over the limit, one line per burst family (families that
 /// coincide drawn once, names joined), each point labelled with its value;
 /// the bursts are categories (the sweep's values, equally spaced).
@@ -202,7 +203,9 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
         .copied()
         .filter(|f| burst_family(cands, f))
         .collect();
-    if bfams.is_empty() {
+    // A sweep of two bursts is two points: the table says it.
+    let sweep = |f: &&str| cands.iter().filter(|c| c.family == *f).count() >= 3;
+    if !bfams.iter().any(sweep) {
         return Vec::new();
     }
     let mut bursts: Vec<u64> = cands.iter().filter_map(burst_of).collect();
@@ -240,7 +243,13 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
             s.color = Some(fi);
             c.series.push(s);
         }
-        let ys: Vec<f64> = key.iter().map(|k| k.1).filter(|v| v.is_finite()).collect();
+        let ys: Vec<f64> = key
+            .iter()
+            .zip(cands)
+            .filter(|(_, cd)| bfams.contains(&cd.family.as_str()))
+            .map(|(k, _)| k.1)
+            .filter(|v| v.is_finite())
+            .collect();
         let hi = ys.iter().copied().fold(0.0, f64::max);
         c.y_range = Some((
             0.0f64.min(ys.iter().copied().fold(0.0, f64::min)),
