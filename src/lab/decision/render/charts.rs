@@ -129,20 +129,24 @@ pub(super) fn harm_memory_chart(
         .map(|i| (mems[i].max(1) as f64, hs[i].0))
         .collect();
     let mut off = 0usize;
-    for (fi, (label, members)) in family_lines(cands, fams, &key, (true, false))
-        .into_iter()
-        .enumerate()
-    {
+    let lines = family_lines(cands, fams, &key, (true, false));
+    // Too many lines for a legend: each named at its last point.
+    let direct = lines.len() > MAX_LINES;
+    for (fi, (label, members)) in lines.into_iter().enumerate() {
         let mut m = members.clone();
         m.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0).then(a.cmp(&b)));
         let pts: Vec<(f64, f64)> = m
             .iter()
             .map(|&i| (key[i].0, at_edge(zoom, key[i].1).0))
             .collect();
+        let last = m.last().copied();
         let labels: Vec<String> = m
             .iter()
             .map(|&i| {
                 let mut parts = Vec::new();
+                if direct && Some(i) == last {
+                    parts.push(label.clone());
+                }
                 if at_edge(zoom, hs[i].0).1 {
                     off += 1;
                     parts.push(format!("limited excess {}", signed_pct(hs[i].0)));
@@ -158,7 +162,7 @@ pub(super) fn harm_memory_chart(
         } else {
             SeriesStyle::Points
         };
-        let mut s = Series::new(label, pts, style);
+        let mut s = Series::new(if direct { String::new() } else { label }, pts, style);
         s.point_labels = Some(labels);
         s.color = Some(fi);
         c.series.push(s);
@@ -177,7 +181,8 @@ pub(super) fn harm_memory_chart(
         c.y_range = Some(r);
     }
     c.caption = format!(
-        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined). A candidate that denies compliant requests says how many beside its point.{}",
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined{}). A candidate that denies compliant requests says how many beside its point.{}",
+        if direct { "; each named at its last point" } else { "" },
         if off == 0 {
             String::new()
         } else {
@@ -309,6 +314,10 @@ pub(super) fn burst_family(cands: &[Candidate], fam: &str) -> bool {
     let members: Vec<&Candidate> = cands.iter().filter(|c| c.family == fam).collect();
     members.len() > 1 && members.iter().all(|c| burst_of(c).is_some())
 }
+
+/// Most lines a chart draws with a legend; beyond, a dot plot or lines
+/// named at their ends.
+const MAX_LINES: usize = 6;
 
 /// Columns of the small multiples.
 const PANEL_COLS: usize = 2;
@@ -489,7 +498,8 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
             if off.len() == 1 { "its" } else { "their" },
         )
     };
-    if hs.iter().all(|h| h.1 == 0.0) {
+    let none_denied = hs.iter().all(|h| h.1 == 0.0);
+    if none_denied || fams.len() > MAX_LINES {
         let mut order: Vec<usize> = (0..cands.len()).collect();
         order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(a.cmp(&b)));
         let mut c = ChartSpec::new("harm", title, x_label, "");
@@ -507,11 +517,14 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
             order
                 .iter()
                 .map(|&i| {
+                    let mut parts = Vec::new();
                     if at_edge(zoom, xs[i]).1 {
-                        signed_pct(xs[i])
-                    } else {
-                        String::new()
+                        parts.push(signed_pct(xs[i]));
                     }
+                    if hs[i].1 > 0.0 {
+                        parts.push(format!("{} of compliant denied", fmt_pct(hs[i].1)));
+                    }
+                    parts.join(": ")
                 })
                 .collect(),
         );
@@ -521,8 +534,13 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         if let Some(r) = zoom {
             c.x_range = Some(r);
         }
+        let denied = if none_denied {
+            "No candidate denied a compliant key's request, so this is the whole harm"
+        } else {
+            "A candidate that denied compliant keys' requests says how many beside its dot (too many families for one line each)"
+        };
         c.caption = format!(
-            "requests of limited keys admitted beyond the exact sliding log (% of what it admitted), one row per candidate, sorted. No candidate denied a compliant key's request, so this is the whole harm: right of the exact limiter's 0 abusers get more through, left of it they are locked out beyond the policy (also harm).{zoomed}"
+            "requests of limited keys admitted beyond the exact sliding log (% of what it admitted), one row per candidate, sorted. {denied}: right of the exact limiter's 0 abusers get more through, left of it they are locked out beyond the policy (also harm).{zoomed}"
         );
         return c;
     }
