@@ -3,10 +3,20 @@
 //! font, as the PNG is drawn), then checked:
 //!
 //! * no two text boxes overlap, and every text box lies inside the canvas;
-//! * the legend box overlaps no plotted point, line segment or band;
+//! * the legend box overlaps no plotted point, line segment or band, and
+//!   takes at most a quarter of its canvas (or panel);
 //! * every series or band named in the legend has a visible mark inside the
 //!   plot area, and no two series draw the very same path (one would hide
-//!   the other).
+//!   the other);
+//! * no series is 90% or more covered by the series drawn after it (within
+//!   1.5 px of their strokes or marks) unless it is said to be merged (a
+//!   `data-merged` attribute on its group, or its label joins names with
+//!   " = " or "≈");
+//! * the data (series and bands) span at least 55% of each axis' plotted
+//!   range, unless the plot area's group says why (`data-axis-note-x`,
+//!   `data-axis-note-y`);
+//! * no two markers of different series sit on one spot (within 2 px)
+//!   without a label of either series near it.
 //!
 //! The SVG marks up what the checks read as groups: `plot-area`,
 //! `series-<i>` and `band-<i>` (with `-legend` appended when the legend
@@ -84,8 +94,9 @@ struct Seen {
     texts: Vec<(String, Bx)>,
     /// Legend boxes (one per panel of small multiples).
     legends: Vec<Bx>,
-    /// Plot areas (one per panel).
+    /// Plot areas (one per panel), and their ids.
     plots: Vec<Bx>,
+    plot_ids: Vec<String>,
     /// Per `series-<i>` / `band-<i>` group: segments, mark boxes, path data.
     groups: Vec<Drawn>,
     legend_targets: Vec<String>,
@@ -95,6 +106,9 @@ struct Seen {
     legend_texts: usize,
     /// Per group: it carries a text (a series labelled directly).
     labelled: Vec<bool>,
+    /// Per group: its id as written (with `-legend`) and its texts.
+    raw_ids: Vec<String>,
+    group_texts: Vec<Vec<(String, Bx)>>,
 }
 
 fn text_of(t: &usvg::Text) -> String {
@@ -119,6 +133,8 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                     seen.groups
                         .push((name, Vec::new(), Vec::new(), String::new()));
                     seen.labelled.push(false);
+                    seen.raw_ids.push(id.clone());
+                    seen.group_texts.push(Vec::new());
                     inner = Some(seen.groups.len() - 1);
                 }
                 if id == "legend" || id.starts_with("legend-") {
@@ -130,6 +146,7 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                 }
                 if id.starts_with("plot-area") {
                     seen.plots.push(Bx::of(g.abs_bounding_box()));
+                    seen.plot_ids.push(id.clone());
                 }
                 walk(g, inner, seen);
             }
@@ -186,6 +203,7 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                 }
                 if let Some(k) = within {
                     seen.labelled[k] = true;
+                    seen.group_texts[k].push((text_of(t), Bx::of(t.abs_bounding_box())));
                 }
                 seen.texts.push((text_of(t), Bx::of(t.abs_bounding_box())));
             }
@@ -281,6 +299,227 @@ fn problems(svg: &str) -> Vec<String> {
             }
         }
     }
+    out.extend(meaning_problems(svg, &seen, w, h));
+    out
+}
+
+/// The value of attribute `attr` on the element with id `id` in the raw
+/// SVG (usvg keeps no `data-*` attributes).
+fn attr_of(svg: &str, id: &str, attr: &str) -> Option<String> {
+    let at = svg.find(&format!("id=\"{id}\""))?;
+    let start = svg[..at].rfind('<')?;
+    let end = at + svg[at..].find('>')?;
+    let tag = &svg[start..end];
+    let key = format!(" {attr}=\"");
+    let i = tag.find(&key)? + key.len();
+    let j = tag[i..].find('"')?;
+    Some(tag[i..i + j].to_string())
+}
+
+/// Pixels of the canvas within a radius of what was painted.
+struct Mask {
+    w: usize,
+    h: usize,
+    on: Vec<bool>,
+}
+
+impl Mask {
+    fn new(w: f32, h: f32) -> Self {
+        let (w, h) = (w.ceil() as usize + 1, h.ceil() as usize + 1);
+        Self {
+            w,
+            h,
+            on: vec![false; w * h],
+        }
+    }
+    fn disc(&mut self, (x, y): (f32, f32), r: f32) {
+        let (x0, x1) = ((x - r).floor().max(0.0), (x + r).ceil());
+        let (y0, y1) = ((y - r).floor().max(0.0), (y + r).ceil());
+        let mut px = x0;
+        while px <= x1 {
+            let mut py = y0;
+            while py <= y1 {
+                let (cx, cy) = (px + 0.5, py + 0.5);
+                if (cx - x).powi(2) + (cy - y).powi(2) <= r * r {
+                    let (i, j) = (px as usize, py as usize);
+                    if i < self.w && j < self.h {
+                        self.on[j * self.w + i] = true;
+                    }
+                }
+                py += 1.0;
+            }
+            px += 1.0;
+        }
+    }
+    fn seg(&mut self, (a, b): Seg, r: f32) {
+        for p in along((a, b), 0.5) {
+            self.disc(p, r);
+        }
+    }
+    fn rect(&mut self, b: &Bx, pad: f32) {
+        let c = ((b.x0 + b.x1) / 2.0, (b.y0 + b.y1) / 2.0);
+        let r = (b.x1 - b.x0).max(b.y1 - b.y0) / 2.0 + pad;
+        self.disc(c, r);
+    }
+    fn at(&self, (x, y): (f32, f32)) -> bool {
+        if x < 0.0 || y < 0.0 {
+            return false;
+        }
+        let (i, j) = (x as usize, y as usize);
+        i < self.w && j < self.h && self.on[j * self.w + i]
+    }
+}
+
+/// Points every `step` px along a segment, both ends included.
+fn along((a, b): Seg, step: f32) -> Vec<(f32, f32)> {
+    let len = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+    let n = (len / step).ceil().max(1.0) as usize;
+    (0..=n)
+        .map(|k| {
+            let t = k as f32 / n as f32;
+            (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1))
+        })
+        .collect()
+}
+
+fn centre(b: &Bx) -> (f32, f32) {
+    ((b.x0 + b.x1) / 2.0, (b.y0 + b.y1) / 2.0)
+}
+
+/// Within 1.5 px of a later stroke: "covered".
+const COVER_PX: f32 = 1.5;
+/// A legend may take this share of its canvas (or panel).
+const LEGEND_SHARE: f32 = 0.25;
+/// The data must span this share of each axis' plotted range.
+const AXIS_USE: f32 = 0.55;
+
+/// Checks of what a reader can see: a series hidden under later ones, a
+/// legend eating the canvas, an axis mostly empty, markers of different
+/// series on one spot with no label.
+fn meaning_problems(svg: &str, seen: &Seen, w: f32, h: f32) -> Vec<String> {
+    let mut out = Vec::new();
+    let in_plot = |p: (f32, f32)| {
+        seen.plots.iter().any(|b| {
+            p.0 >= b.x0 - 1.0 && p.0 <= b.x1 + 1.0 && p.1 >= b.y0 - 1.0 && p.1 <= b.y1 + 1.0
+        })
+    };
+    let merged = |k: usize| {
+        attr_of(svg, &seen.raw_ids[k], "data-merged").is_some()
+            || seen.group_texts[k]
+                .iter()
+                .any(|(t, _)| t.contains(" = ") || t.contains('≈'))
+    };
+    // A series (almost) hidden by the series drawn after it.
+    let mut mask = Mask::new(w, h);
+    for k in (0..seen.groups.len()).rev() {
+        let (id, segs, marks, _) = &seen.groups[k];
+        if !id.starts_with("series-") {
+            continue;
+        }
+        let mut samples: Vec<(f32, f32)> = segs.iter().flat_map(|&s| along(s, 1.0)).collect();
+        samples.extend(marks.iter().map(centre));
+        samples.retain(|&p| in_plot(p));
+        if !samples.is_empty() && !merged(k) {
+            let hidden = samples.iter().filter(|&&p| mask.at(p)).count();
+            let share = hidden as f32 / samples.len() as f32;
+            if share >= 0.9 {
+                out.push(format!(
+                    "{id} is {:.0}% covered by the series drawn after it (and not said to be merged)",
+                    100.0 * share
+                ));
+            }
+        }
+        for &s in segs {
+            mask.seg(s, COVER_PX);
+        }
+        for m in marks {
+            mask.rect(m, COVER_PX);
+        }
+    }
+    // A legend over a quarter of its canvas or panel.
+    let panel_area = w * h / seen.plots.len().max(1) as f32;
+    for lb in &seen.legends {
+        let share = (lb.x1 - lb.x0) * (lb.y1 - lb.y0) / panel_area;
+        if share > LEGEND_SHARE {
+            out.push(format!(
+                "the legend takes {:.0}% of its canvas (at most {:.0}%)",
+                100.0 * share,
+                100.0 * LEGEND_SHARE
+            ));
+        }
+    }
+    // Data (series and bands) spanning too little of an axis.
+    for (plot, pid) in seen.plots.iter().zip(&seen.plot_ids) {
+        let inside = |p: &(f32, f32)| {
+            p.0 >= plot.x0 - 2.0
+                && p.0 <= plot.x1 + 2.0
+                && p.1 >= plot.y0 - 2.0
+                && p.1 <= plot.y1 + 2.0
+        };
+        let mut pts: Vec<(f32, f32)> = Vec::new();
+        for (_, segs, marks, _) in &seen.groups {
+            pts.extend(segs.iter().flat_map(|&(a, b)| [a, b]).filter(|p| inside(p)));
+            pts.extend(marks.iter().map(centre).filter(|p| inside(p)));
+        }
+        if pts.is_empty() {
+            continue;
+        }
+        let span = |f: fn(&(f32, f32)) -> f32| {
+            let lo = pts.iter().map(f).fold(f32::INFINITY, f32::min);
+            let hi = pts.iter().map(f).fold(f32::NEG_INFINITY, f32::max);
+            hi - lo
+        };
+        for (axis, used, room) in [
+            ("x", span(|p| p.0), plot.x1 - plot.x0),
+            ("y", span(|p| p.1), plot.y1 - plot.y0),
+        ] {
+            let share = used / room.max(1.0);
+            if share < AXIS_USE && attr_of(svg, pid, &format!("data-axis-note-{axis}")).is_none() {
+                out.push(format!(
+                    "{pid}: the data use {:.0}% of the {axis} axis (under {:.0}%, and no data-axis-note-{axis} says why)",
+                    100.0 * share,
+                    100.0 * AXIS_USE
+                ));
+            }
+        }
+    }
+    // Markers of different series on one spot, neither labelled there.
+    let mut spots: Vec<((f32, f32), usize)> = Vec::new();
+    for (k, (id, _, marks, _)) in seen.groups.iter().enumerate() {
+        if id.starts_with("series-") {
+            spots.extend(marks.iter().map(|m| (centre(m), k)));
+        }
+    }
+    spots.sort_by(|a, b| a.0 .0.total_cmp(&b.0 .0));
+    let labelled_near = |k: usize, p: (f32, f32)| {
+        seen.group_texts[k].iter().any(|(_, b)| {
+            let c = centre(b);
+            (c.0 - p.0).abs() <= 70.0 && (c.1 - p.1).abs() <= 70.0
+        })
+    };
+    let mut pairs = std::collections::BTreeMap::<(usize, usize), usize>::new();
+    for (i, &(p, a)) in spots.iter().enumerate() {
+        for &(q, b) in spots[i + 1..].iter() {
+            if q.0 - p.0 > 2.0 {
+                break;
+            }
+            if a != b
+                && (q.1 - p.1).abs() <= 2.0
+                && !labelled_near(a, p)
+                && !labelled_near(b, p)
+                && !merged(a)
+                && !merged(b)
+            {
+                *pairs.entry((a.min(b), a.max(b))).or_default() += 1;
+            }
+        }
+    }
+    for ((a, b), n) in pairs {
+        out.push(format!(
+            "{} and {} put {n} unlabelled marker(s) on the same spot",
+            seen.groups[a].0, seen.groups[b].0
+        ));
+    }
     out
 }
 
@@ -375,5 +614,67 @@ fn the_checks_catch_a_bad_chart() {
         "the legend has 2 entries but names 1",
     ] {
         assert!(p.contains(want), "{want}: {p}");
+    }
+}
+
+/// A chart with a hidden series, a legend over a quarter of the canvas,
+/// data on a sliver of the y axis and two series' markers on one spot.
+const MEANINGLESS: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200" font-family="DejaVu Sans">
+<g id="plot-area"PLOTNOTE><rect x="10" y="10" width="380" height="180" fill="#fff"/></g>
+<g id="series-0-legend"MERGED><path d="M10 100L390 101" stroke="#000" stroke-width="2" fill="none"/></g>
+<g id="series-1-legend"><path d="M10 100L390 100" stroke="#f00" stroke-width="2" fill="none"/></g>
+<g id="series-2"><circle cx="200" cy="95" r="4" fill="#0f0"/>LABEL</g>
+<g id="series-3"><circle cx="201.5" cy="95" r="4" fill="#00f"/></g>
+<g id="legend"><rect x="20" y="110" width="LEGENDW" height="70" fill="#fff"/>
+<text x="25" y="130" font-size="10">a</text><text x="25" y="160" font-size="10">b</text></g>
+</svg>"##;
+
+#[test]
+fn the_meaning_checks_catch_a_bad_chart() {
+    let bad = MEANINGLESS
+        .replace("PLOTNOTE", "")
+        .replace("MERGED", "")
+        .replace("LABEL", "")
+        .replace("LEGENDW", "200");
+    let p = problems(&bad).join("\n");
+    for want in [
+        "series-0 is 100% covered by the series drawn after it",
+        "plot-area: the data use 3% of the y axis",
+        "series-2 and series-3 put 1 unlabelled marker(s) on the same spot",
+    ] {
+        assert!(p.contains(want), "{want}: {p}");
+    }
+    // The legend fires over a quarter only.
+    assert!(
+        !p.contains("the legend takes 18% of its canvas (at most"),
+        "{p}"
+    );
+    let wide = MEANINGLESS
+        .replace("PLOTNOTE", "")
+        .replace("MERGED", "")
+        .replace("LABEL", "")
+        .replace("LEGENDW", "300");
+    assert!(
+        problems(&wide)
+            .join("\n")
+            .contains("the legend takes 26% of its canvas (at most 25%)"),
+        "{}",
+        problems(&wide).join("\n")
+    );
+    // Said to be merged, the range explained, the spot labelled: quiet.
+    let good = MEANINGLESS
+        .replace(
+            "PLOTNOTE",
+            r#" data-axis-note-y="the values differ by 1 in 1000""#,
+        )
+        .replace("MERGED", r#" data-merged="equal to b but at the end""#)
+        .replace(
+            "LABEL",
+            r#"<text x="210" y="90" font-size="10">c = d</text>"#,
+        )
+        .replace("LEGENDW", "200");
+    let p = problems(&good).join("\n");
+    for quiet in ["covered", "of the y axis", "same spot", "of its canvas"] {
+        assert!(!p.contains(quiet), "{quiet}: {p}");
     }
 }
