@@ -197,6 +197,43 @@ pub(super) fn harm_memory_chart(
     c
 }
 
+/// Harm when no key went over the limit (no limited excess to show): the
+/// share of compliant requests each candidate denied, a sorted dot plot,
+/// one labelled row per candidate.
+pub(super) fn compliant_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
+    let p = lab.p;
+    let hs = harms(lab, cands);
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by(|&a, &b| hs[a].1.total_cmp(&hs[b].1).then(a.cmp(&b)));
+    let mut c = ChartSpec::new(
+        "harm",
+        format!(
+            "Harm per candidate ({} per key per {} ms)",
+            p.policy.limit, p.policy.interval_ms
+        ),
+        "compliant keys: requests denied (% of their requests)",
+        "",
+    );
+    c.y_categories = order.iter().map(|&i| cands[i].name.clone()).collect();
+    let mut s = Series::new(
+        "",
+        order
+            .iter()
+            .enumerate()
+            .map(|(row, &i)| (hs[i].1, row as f64))
+            .collect(),
+        SeriesStyle::Points,
+    );
+    s.point_labels = Some(order.iter().map(|&i| fmt_pct(hs[i].1)).collect());
+    s.color = Some(0);
+    c.series.push(s);
+    c.vlines.push((0.0, "exact limiter".into()));
+    let hi = hs.iter().map(|h| h.1).fold(0.0, f64::max);
+    c.x_range = Some((0.0, (hi * 1.25).max(1.0)));
+    c.caption = "requests of compliant keys denied (% of their requests), one row per candidate, sorted, each labelled with its value. No key went over the limit in any window, so there is no limited excess: denying a compliant request is the only harm, and the exact limiter's is 0.".into();
+    c
+}
+
 /// Against burst, when the scenario sweeps one (three bursts or more):
 /// limited excess and the
 /// worst window over the limit, one line per burst family (families that

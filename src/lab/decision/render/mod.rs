@@ -50,10 +50,16 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
     ));
     report.console(CONSOLE_MORE);
     report.console_wide(&format!("{head}{}", table.text()));
-    let mut charts = vec![
-        harm_memory_chart(lab, cands, &mems, &fams),
-        harm_chart(lab, cands, &fams),
-    ];
+    // No limited key: limited excess is 0 everywhere, and compliant
+    // denied is the whole picture.
+    let mut charts = if classes(lab).2 == 0 {
+        vec![compliant_chart(lab, cands)]
+    } else {
+        vec![
+            harm_memory_chart(lab, cands, &mems, &fams),
+            harm_chart(lab, cands, &fams),
+        ]
+    };
     charts.extend(burst_charts(lab, cands, &fams));
     report.charts(&charts)?;
     if let Some(c) = onset_chart(lab, cands, &fams) {
