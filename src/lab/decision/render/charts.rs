@@ -663,6 +663,10 @@ pub(super) fn zoom_range(xs: &[f64]) -> Option<(f64, f64)> {
     Some((a - 0.1 * span, b + 0.1 * span))
 }
 
+/// An onset panel: the names drawing its line, the burst suffix of its
+/// title (empty: none), the line.
+type OnsetPanel = (Vec<String>, String, Vec<(f64, f64)>);
+
 /// Onset bins drawn: from a fifth of an interval before the abuse starts
 /// (bin 50 is its start) to three intervals after it.
 pub(super) const ONSET_DRAWN: std::ops::RangeInclusive<usize> = 40..=200;
@@ -709,7 +713,7 @@ pub(super) fn onset_chart(
     // One panel per per-key family's first candidate, or per member of a
     // family swept over bursts; candidates drawing the same line at the
     // same burst share a panel (names joined).
-    let mut panels_of: Vec<(Vec<String>, String, Vec<(f64, f64)>)> = Vec::new();
+    let mut panels_of: Vec<OnsetPanel> = Vec::new();
     for &first in &picks(cands, fams) {
         let fam = &cands[first].family;
         let swept = burst_family(cands, fam);
