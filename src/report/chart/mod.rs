@@ -426,6 +426,29 @@ mod tests {
     }
 
     #[test]
+    fn panels_with_the_same_legend_share_one() {
+        let panel = |label: &str| {
+            let mut c = ChartSpec::new("p", "p", "x", "y");
+            c.series
+                .push(Series::new(label, vec![(0.0, 1.0), (1.0, 2.0)], SeriesStyle::Line).color(0));
+            c.series.push(
+                Series::new("ref", vec![(0.0, 2.0), (1.0, 1.0)], SeriesStyle::Dashed).color(1),
+            );
+            c
+        };
+        let shared = render_grid("g", "t", "", &[panel("a"), panel("a")], 2).unwrap();
+        assert_eq!(shared.svg.matches("id=\"legend").count(), 1);
+        assert!(shared.svg.contains("id=\"series-0.0-legend\""));
+        assert!(
+            shared.svg.contains("id=\"series-1.0\""),
+            "the others name nothing"
+        );
+        // Different legends: each panel keeps its own.
+        let own = render_grid("g", "t", "", &[panel("a"), panel("b")], 2).unwrap();
+        assert_eq!(own.svg.matches("id=\"legend").count(), 2);
+    }
+
+    #[test]
     fn numbers() {
         assert_eq!(human(0.04), "0.04");
         assert_eq!(human(1_500_000.0), "1.5M");
