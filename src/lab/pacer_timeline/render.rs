@@ -280,7 +280,10 @@ fn same_outcome_groups(cases: &[CaseResult]) -> Vec<(String, &CaseResult)> {
     for c in cases {
         let k = key(c);
         match groups.iter_mut().find(|(_, g)| {
-            key(g) == k && g.ideal_per_s == c.ideal_per_s && g.ideal_burst == c.ideal_burst
+            key(g) == k
+                && g.ideal_per_s == c.ideal_per_s
+                && g.ideal_burst == c.ideal_burst
+                && g.ideal_bounds == c.ideal_bounds
         }) {
             Some((labels, _)) => labels.push(c.label.clone()),
             None => groups.push((vec![c.label.clone()], c)),
@@ -391,8 +394,40 @@ fn staircase(name: &str, c: &CaseResult, zoom: Option<(f64, f64)>, color: usize)
         out.push(
             Series::new(format!("{name} (admitted)"), pts, SeriesStyle::Step).color(case_color),
         );
-        if let (Some(r), Some(first)) = (c.ideal_per_s, sorted.first()) {
-            let t0 = first.admitted_ns.unwrap_or(0) as f64 / S;
+        let first = sorted
+            .first()
+            .map(|f| f.admitted_ns.unwrap_or(0) as f64 / S);
+        if let (Some(t0), false) = (first, c.ideal_bounds.is_empty()) {
+            // A MultiLimiter: the least of its buckets' lines, a bend
+            // where one overtakes another.
+            let lines = &c.ideal_bounds;
+            let at = |t: f64| {
+                lines
+                    .iter()
+                    .map(|&(b, r)| b + r * (t - t0))
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let mut ts = vec![t0, end];
+            for (i, &(b1, r1)) in lines.iter().enumerate() {
+                for &(b2, r2) in &lines[..i] {
+                    if r1 != r2 {
+                        let t = t0 + (b2 - b1) / (r1 - r2);
+                        if t > t0 && t < end {
+                            ts.push(t);
+                        }
+                    }
+                }
+            }
+            ts.sort_by(f64::total_cmp);
+            let mut s = Series::new(
+                format!("{name}: ideal (the least of its limiters)"),
+                ts.iter().map(|&t| (t, at(t))).collect(),
+                SeriesStyle::Dashed,
+            )
+            .color(case_color);
+            s.share_color = true;
+            out.push(s);
+        } else if let (Some(r), Some(t0)) = (c.ideal_per_s, first) {
             let b = c.ideal_burst;
             let mut s = Series::new(
                 format!(
@@ -422,6 +457,9 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
         callers.len() <= 1
     });
     let [mut stairs, mut waits, mut dist] = empty_charts(one_caller, merged, zoom);
+    if cases.iter().any(|c| !c.ideal_bounds.is_empty()) {
+        stairs.caption.push_str(" A MultiLimiter's ideal is the least of its limiters' lines (each bucket's burst at once, then its rate; for the buckets every waited-on MultiLimiter goes through), so it bends where the slower one takes over.");
+    }
     let mut color = 0usize;
     let mut max_wait = 0f64;
     for (name, c) in &groups {

@@ -44,6 +44,10 @@ pub struct CaseResult {
     pub ideal_per_s: Option<f64>,
     /// Ideal line intercept.
     pub ideal_burst: f64,
+    /// The buckets every waited-on MultiLimiter of the case goes through,
+    /// as (burst, events/s): its ideal is the least of their lines (empty:
+    /// no MultiLimiter).
+    pub ideal_bounds: Vec<(f64, f64)>,
 }
 
 impl CaseResult {
@@ -137,7 +141,58 @@ fn run_case(sc: &Scenario, ci: usize, c: &Case) -> Result<CaseResult> {
         steps,
         ideal_per_s: c.ideal_per_s,
         ideal_burst: c.ideal_burst.unwrap_or(1.0),
+        ideal_bounds: multi_bounds(sc, ci, c)?,
     })
+}
+
+/// The buckets every MultiLimiter a caller waits on goes through (nested
+/// ones followed), as (burst, events/s): a MultiLimiter admits no more
+/// than the least of their lines, so all of them bound the case's ideal.
+/// Empty when the case waits on no MultiLimiter.
+fn multi_bounds(sc: &Scenario, ci: usize, c: &Case) -> Result<Vec<(f64, f64)>> {
+    fn buckets_of(c: &Case, name: &str, depth: usize, out: &mut Vec<String>) {
+        match c.multis.iter().find(|m| m.name == name) {
+            Some(m) if depth < 16 => {
+                for n in &m.of {
+                    buckets_of(c, n, depth + 1, out);
+                }
+            }
+            Some(_) => {}
+            None => {
+                if c.buckets.iter().any(|b| b.name == name) && !out.iter().any(|o| o == name) {
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    let waited: Vec<&String> = c
+        .callers
+        .iter()
+        .flat_map(|k| k.steps.iter().filter_map(|s| s.wait.as_ref()))
+        .collect();
+    if waited.is_empty()
+        || !waited
+            .iter()
+            .any(|w| c.multis.iter().any(|m| &m.name == *w))
+    {
+        return Ok(Vec::new());
+    }
+    let sets: Vec<Vec<String>> = waited
+        .iter()
+        .map(|w| {
+            let mut out = Vec::new();
+            buckets_of(c, w, 0, &mut out);
+            out
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (bi, b) in c.buckets.iter().enumerate() {
+        if sets.iter().all(|s| s.contains(&b.name)) {
+            let rate = limit_of(sc, &field_of(ci, &format!("buckets[{bi}].limit")), &b.limit)?;
+            out.push((b.burst as f64, rate));
+        }
+    }
+    Ok(out)
 }
 
 /// The limiters of a case, by name: buckets and multis (`names`), pacers

@@ -335,7 +335,7 @@ pub fn render_grid(
 ) -> Result<Chart> {
     let cols = cols.max(1);
     let rows = panels.len().div_ceil(cols).max(1) as u32;
-    let size = (SIZE.0, 40 + rows * PANEL_HEIGHT);
+    let size = (SIZE.0, draw::grid_top(panels) + rows * PANEL_HEIGHT);
     let fail = |e: String| Error::internal(format!("chart {name}: {e}"));
     let panels = shared_axes_noted(panels);
     let svg = draw::svg_grid(title, caption, &panels, cols, size).map_err(fail)?;
@@ -465,6 +465,29 @@ mod tests {
         assert_eq!(&c.png[1..4], b"PNG");
         // deterministic
         assert_eq!(render(&spec).unwrap().png, c.png);
+    }
+
+    #[test]
+    fn panels_with_the_same_legend_share_one() {
+        let panel = |label: &str| {
+            let mut c = ChartSpec::new("p", "p", "x", "y");
+            c.series
+                .push(Series::new(label, vec![(0.0, 1.0), (1.0, 2.0)], SeriesStyle::Line).color(0));
+            c.series.push(
+                Series::new("ref", vec![(0.0, 2.0), (1.0, 1.0)], SeriesStyle::Dashed).color(1),
+            );
+            c
+        };
+        let shared = render_grid("g", "t", "", &[panel("a"), panel("a")], 2).unwrap();
+        assert_eq!(shared.svg.matches("id=\"legend").count(), 1);
+        assert!(shared.svg.contains("id=\"series-0.0-legend\""));
+        assert!(
+            shared.svg.contains("id=\"series-1.0\""),
+            "the others name nothing"
+        );
+        // Different legends: each panel keeps its own.
+        let own = render_grid("g", "t", "", &[panel("a"), panel("b")], 2).unwrap();
+        assert_eq!(own.svg.matches("id=\"legend").count(), 2);
     }
 
     #[test]

@@ -129,20 +129,24 @@ pub(super) fn harm_memory_chart(
         .map(|i| (mems[i].max(1) as f64, hs[i].0))
         .collect();
     let mut off = 0usize;
-    for (fi, (label, members)) in family_lines(cands, fams, &key, (true, false))
-        .into_iter()
-        .enumerate()
-    {
+    let lines = family_lines(cands, fams, &key, (true, false));
+    // Too many lines for a legend: each named at its last point.
+    let direct = lines.len() > MAX_LINES;
+    for (fi, (label, members)) in lines.into_iter().enumerate() {
         let mut m = members.clone();
         m.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0).then(a.cmp(&b)));
         let pts: Vec<(f64, f64)> = m
             .iter()
             .map(|&i| (key[i].0, at_edge(zoom, key[i].1).0))
             .collect();
+        let last = m.last().copied();
         let labels: Vec<String> = m
             .iter()
             .map(|&i| {
                 let mut parts = Vec::new();
+                if direct && Some(i) == last {
+                    parts.push(label.clone());
+                }
                 if at_edge(zoom, hs[i].0).1 {
                     off += 1;
                     parts.push(format!("limited excess {}", signed_pct(hs[i].0)));
@@ -158,7 +162,7 @@ pub(super) fn harm_memory_chart(
         } else {
             SeriesStyle::Points
         };
-        let mut s = Series::new(label, pts, style);
+        let mut s = Series::new(if direct { String::new() } else { label }, pts, style);
         s.point_labels = Some(labels);
         s.color = Some(fi);
         c.series.push(s);
@@ -177,7 +181,8 @@ pub(super) fn harm_memory_chart(
         c.y_range = Some(r);
     }
     c.caption = format!(
-        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined). A candidate that denies compliant requests says how many beside its point.{}",
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined{}). A candidate that denies compliant requests says how many beside its point.{}",
+        if direct { "; each named at its last point" } else { "" },
         if off == 0 {
             String::new()
         } else {
@@ -192,6 +197,136 @@ pub(super) fn harm_memory_chart(
     c
 }
 
+/// Harm when no key went over the limit (no limited excess to show): the
+/// share of compliant requests each candidate denied, a sorted dot plot,
+/// one labelled row per candidate.
+pub(super) fn compliant_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
+    let p = lab.p;
+    let hs = harms(lab, cands);
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by(|&a, &b| hs[a].1.total_cmp(&hs[b].1).then(a.cmp(&b)));
+    let mut c = ChartSpec::new(
+        "harm",
+        format!(
+            "Harm per candidate ({} per key per {} ms)",
+            p.policy.limit, p.policy.interval_ms
+        ),
+        "compliant keys: requests denied (% of their requests)",
+        "",
+    );
+    c.y_categories = order.iter().map(|&i| cands[i].name.clone()).collect();
+    let mut s = Series::new(
+        "",
+        order
+            .iter()
+            .enumerate()
+            .map(|(row, &i)| (hs[i].1, row as f64))
+            .collect(),
+        SeriesStyle::Points,
+    );
+    s.point_labels = Some(order.iter().map(|&i| fmt_pct(hs[i].1)).collect());
+    s.color = Some(0);
+    c.series.push(s);
+    c.vlines.push((0.0, "exact limiter".into()));
+    let hi = hs.iter().map(|h| h.1).fold(0.0, f64::max);
+    c.x_range = Some((0.0, (hi * 1.25).max(1.0)));
+    c.caption = "requests of compliant keys denied (% of their requests), one row per candidate, sorted, each labelled with its value. No key went over the limit in any window, so there is no limited excess: denying a compliant request is the only harm, and the exact limiter's is 0.".into();
+    c
+}
+
+/// Against burst, when the scenario sweeps one (three bursts or more):
+/// limited excess and the
+/// worst window over the limit, one line per burst family (families that
+/// coincide drawn once, names joined), each point labelled with its value;
+/// the bursts are categories (the sweep's values, equally spaced).
+pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec<ChartSpec> {
+    let bfams: Vec<&str> = fams
+        .iter()
+        .copied()
+        .filter(|f| burst_family(cands, f))
+        .collect();
+    // A sweep of two bursts is two points: the table says it.
+    let sweep = |f: &&str| cands.iter().filter(|c| c.family == *f).count() >= 3;
+    if !bfams.iter().any(sweep) {
+        return Vec::new();
+    }
+    let mut bursts: Vec<u64> = cands.iter().filter_map(burst_of).collect();
+    bursts.sort_unstable();
+    bursts.dedup();
+    let col = |b: u64| bursts.iter().position(|&x| x == b).unwrap_or(0) as f64;
+    let p = lab.p;
+    let hs: Vec<Harm> = lab
+        .tallies
+        .iter()
+        .take(cands.len())
+        .map(|t| harm(lab, t))
+        .collect();
+    let chart = |name: &str,
+                 title: String,
+                 y_label: &str,
+                 y: &dyn Fn(&Harm) -> f64,
+                 fmt: &dyn Fn(f64) -> String| {
+        let mut c = ChartSpec::new(name, title, "burst (requests; the sweep's values)", y_label);
+        c.x_categories = bursts.iter().map(|b| b.to_string()).collect();
+        let key: Vec<(f64, f64)> = (0..cands.len())
+            .map(|i| (burst_of(&cands[i]).map_or(f64::NAN, col), y(&hs[i])))
+            .collect();
+        for (fi, (label, mut members)) in family_lines(cands, &bfams, &key, (false, false))
+            .into_iter()
+            .enumerate()
+        {
+            members.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0));
+            let mut s = Series::new(
+                label,
+                members.iter().map(|&i| key[i]).collect(),
+                SeriesStyle::LinePoints,
+            );
+            s.point_labels = Some(members.iter().map(|&i| fmt(key[i].1)).collect());
+            s.color = Some(fi);
+            c.series.push(s);
+        }
+        let ys: Vec<f64> = key
+            .iter()
+            .zip(cands)
+            .filter(|(_, cd)| bfams.contains(&cd.family.as_str()))
+            .map(|(k, _)| k.1)
+            .filter(|v| v.is_finite())
+            .collect();
+        let hi = ys.iter().copied().fold(0.0, f64::max);
+        c.y_range = Some((
+            0.0f64.min(ys.iter().copied().fold(0.0, f64::min)),
+            hi * 1.15,
+        ));
+        c
+    };
+    let mut excess = chart(
+        "excess_vs_burst",
+        format!(
+            "Limited excess vs burst ({} per key per {} ms)",
+            p.policy.limit, p.policy.interval_ms
+        ),
+        "limited keys: admitted beyond the exact limiter (%)",
+        &|h| excess_pct(h),
+        &signed_pct,
+    );
+    excess.caption = "requests of limited keys admitted beyond the exact sliding log (% of what it admitted) against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value. The bursts are the sweep's values, equally spaced.".into();
+    let mut worst = chart(
+        "worst_window_vs_burst",
+        format!(
+            "Worst window vs burst ({} per key per {} ms)",
+            p.policy.limit, p.policy.interval_ms
+        ),
+        "most admitted for one key in one interval / limit",
+        &|h| h.worst_window_ratio,
+        &|v| format!("{v:.2}"),
+    );
+    worst.caption = format!(
+        "the most requests admitted for one key in one aligned {} ms interval, over the limit ({}), against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value: 1 is the policy, 1 + burst/limit a full bucket on top of it. The bursts are the sweep's values, equally spaced.",
+        p.policy.interval_ms, p.policy.limit
+    );
+    vec![excess, worst]
+}
+
 /// The per-key families' first candidates (the global ones limit no key:
 /// their picture is the table's), in order.
 fn picks(cands: &[Candidate], fams: &[&str]) -> Vec<usize> {
@@ -200,6 +335,26 @@ fn picks(cands: &[Candidate], fams: &[&str]) -> Vec<usize> {
         .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam))
         .collect()
 }
+
+/// A candidate's burst, read from its label's swept parameters
+/// (`... burst=200`): the word after its family's name.
+pub(super) fn burst_of(cd: &Candidate) -> Option<u64> {
+    cd.name
+        .strip_prefix(cd.family.as_str())?
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("burst=")?.parse().ok())
+}
+
+/// Whether `fam` is a sweep over bursts: several members, each with its
+/// burst.
+pub(super) fn burst_family(cands: &[Candidate], fam: &str) -> bool {
+    let members: Vec<&Candidate> = cands.iter().filter(|c| c.family == fam).collect();
+    members.len() > 1 && members.iter().all(|c| burst_of(c).is_some())
+}
+
+/// Most lines a chart draws with a legend; beyond, a dot plot or lines
+/// named at their ends.
+const MAX_LINES: usize = 6;
 
 /// Columns of the small multiples.
 const PANEL_COLS: usize = 2;
@@ -228,10 +383,53 @@ fn panel_title(name: &str, diff: &[usize], at: impl Fn(usize) -> String) -> Stri
     }
 }
 
+/// Colour of the candidate in every panel (its name is the panel's title).
+const CANDIDATE: usize = 0;
+/// Colour of the exact limiter's area under the candidate, and its opacity.
+const EXACT: (usize, f64) = (7, 0.35);
+/// Colour of the policy rate's line.
+const POLICY: usize = 1;
+
+/// One panel's exact limiter: the area under its curve, light grey, drawn
+/// under the candidate, so that where they coincide the candidate's line
+/// runs along its edge and where they differ both show.
+fn exact_area(pts: &[(f64, f64)]) -> Band {
+    let (lo, hi) = (
+        pts.first().map_or(0.0, |p| p.0),
+        pts.last().map_or(0.0, |p| p.0),
+    );
+    let mut b = Band::new(
+        "exact sliding log",
+        vec![(lo, 0.0), (hi, 0.0)],
+        pts.to_vec(),
+        EXACT.0,
+    );
+    b.opacity = EXACT.1;
+    b
+}
+
+/// The candidate of a panel, in the same colour and legend entry in every
+/// panel (the grid's one legend names it).
+fn candidate_line(pts: Vec<(f64, f64)>) -> Series {
+    let mut s = Series::new("candidate (named over its panel)", pts, SeriesStyle::Line);
+    s.color = Some(CANDIDATE);
+    s
+}
+
+/// A staircase's corners: each bin's value held from its start to the
+/// next bin's (the last bin drawn too).
+fn staircase(r: &[f64], to_s: impl Fn(usize) -> f64) -> Vec<(f64, f64)> {
+    r.iter()
+        .enumerate()
+        .flat_map(|(b, &v)| [(to_s(b), v), (to_s(b + 1), v)])
+        .collect()
+}
+
 /// The watched key's admitted rate over time, small multiples: one panel
 /// per per-key family (its first candidate), shared axes, the exact
-/// sliding log drawn over each as a black dashed outline, the policy rate
-/// as a grey line. What the key offered is in the title.
+/// sliding log as a light area under each candidate's line, the policy
+/// rate as an orange strip, one legend for the grid. What the key offered is
+/// in the title.
 pub(super) fn timeline_chart(
     lab: &Lab,
     cands: &[Candidate],
@@ -246,9 +444,6 @@ pub(super) fn timeline_chart(
     };
     let per_s = SECOND as f64 / lab.bin_w as f64;
     let rate = |bins: &[u64]| -> Vec<f64> { bins.iter().map(|&v| v as f64 * per_s).collect() };
-    let step = |r: &[f64]| -> Vec<(f64, f64)> {
-        r.iter().enumerate().map(|(b, &v)| (to_s(b), v)).collect()
-    };
     let lim = p.policy.limit as f64 * SECOND as f64 / (p.policy.interval_ms * MILLI) as f64;
     let exact = rate(&lab.oracle.bins);
     let picks = picks(cands, fams);
@@ -273,19 +468,20 @@ pub(super) fn timeline_chart(
                 "time (s)",
                 format!("requests/s ({bin_ms} ms bins)"),
             );
-            let mut s = Series::new("this candidate", step(&mine), SeriesStyle::Step);
-            s.color = Some(ci % 6);
-            c.series.push(s);
-            let mut s = Series::new(
-                format!("policy ({lim} /s)"),
-                vec![(x_range.0, lim), (x_range.1, lim)],
-                SeriesStyle::Line,
+            c.bands.push(exact_area(&staircase(&exact, to_s)));
+            c.series.push(candidate_line(staircase(&mine, to_s)));
+            // The policy rate as a thin strip under the candidate: a
+            // candidate admitting exactly the policy runs along it, and
+            // neither hides the other.
+            let half = 0.012 * top * 1.05;
+            let mut b = Band::new(
+                format!("policy ({lim}/s)"),
+                vec![(x_range.0, lim - half), (x_range.1, lim - half)],
+                vec![(x_range.0, lim + half), (x_range.1, lim + half)],
+                POLICY,
             );
-            s.color = Some(7);
-            c.series.push(s);
-            let mut s = Series::new("exact sliding log", step(&exact), SeriesStyle::Dashed);
-            s.color = Some(6);
-            c.series.push(s);
+            b.opacity = 0.7;
+            c.bands.push(b);
             c.vlines.push((from as f64 / SECOND as f64, String::new()));
             c.x_range = Some(x_range);
             c.y_range = Some((0.0, top * 1.05));
@@ -299,7 +495,7 @@ pub(super) fn timeline_chart(
         from as f64 / SECOND as f64,
     );
     let caption = format!(
-        "requests per second of the watched key admitted by each per-key family's first candidate (one panel each, the same axes), with the exact sliding log drawn over it as a black dashed line and the policy rate ({lim}/s) in grey; a panel's title says when the candidate equals the exact limiter, or at which bins alone it differs. The dotted line is where the key's abuse starts; what it offered is in the title."
+        "requests per second of the watched key admitted by each per-key family's first candidate (one panel each, named over it, the same axes): the candidate's line over the exact sliding log's light grey area, so where the line runs along the area's edge the two are equal and where they part both show; the policy rate ({lim}/s) an orange strip. A panel's title says when the candidate equals the exact limiter, or at which bins alone it differs. The dotted line is where the key's abuse starts; what it offered is in the title."
     );
     Some(crate::report::chart::render_grid(
         "watched_timeline",
@@ -339,7 +535,8 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
             if off.len() == 1 { "its" } else { "their" },
         )
     };
-    if hs.iter().all(|h| h.1 == 0.0) {
+    let none_denied = hs.iter().all(|h| h.1 == 0.0);
+    if none_denied || fams.len() > MAX_LINES {
         let mut order: Vec<usize> = (0..cands.len()).collect();
         order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(a.cmp(&b)));
         let mut c = ChartSpec::new("harm", title, x_label, "");
@@ -357,11 +554,14 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
             order
                 .iter()
                 .map(|&i| {
+                    let mut parts = Vec::new();
                     if at_edge(zoom, xs[i]).1 {
-                        signed_pct(xs[i])
-                    } else {
-                        String::new()
+                        parts.push(signed_pct(xs[i]));
                     }
+                    if hs[i].1 > 0.0 {
+                        parts.push(format!("{} of compliant denied", fmt_pct(hs[i].1)));
+                    }
+                    parts.join(": ")
                 })
                 .collect(),
         );
@@ -371,8 +571,13 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         if let Some(r) = zoom {
             c.x_range = Some(r);
         }
+        let denied = if none_denied {
+            "No candidate denied a compliant key's request, so this is the whole harm"
+        } else {
+            "A candidate that denied compliant keys' requests says how many beside its dot (too many families for one line each)"
+        };
         c.caption = format!(
-            "requests of limited keys admitted beyond the exact sliding log (% of what it admitted), one row per candidate, sorted. No candidate denied a compliant key's request, so this is the whole harm: right of the exact limiter's 0 abusers get more through, left of it they are locked out beyond the policy (also harm).{zoomed}"
+            "requests of limited keys admitted beyond the exact sliding log (% of what it admitted), one row per candidate, sorted. {denied}: right of the exact limiter's 0 abusers get more through, left of it they are locked out beyond the policy (also harm).{zoomed}"
         );
         return c;
     }
@@ -458,14 +663,18 @@ pub(super) fn zoom_range(xs: &[f64]) -> Option<(f64, f64)> {
     Some((a - 0.1 * span, b + 0.1 * span))
 }
 
+/// An onset panel: the names drawing its line, the burst suffix of its
+/// title (empty: none), the line.
+type OnsetPanel = (Vec<String>, String, Vec<(f64, f64)>);
+
 /// Onset bins drawn: from a fifth of an interval before the abuse starts
 /// (bin 50 is its start) to three intervals after it.
 pub(super) const ONSET_DRAWN: std::ops::RangeInclusive<usize> = 40..=200;
 
 /// The watched key's onset: cumulative admitted requests, counted from one
 /// interval before its abuse starts, drawn over its first intervals, small
-/// multiples: one panel per per-key family, the exact sliding log over each
-/// (black, dashed), shared axes. What it offered is in the title: as a
+/// multiples: one panel per per-key family, the exact sliding log as a
+/// light area under each candidate's line, shared axes, one legend. What it offered is in the title: as a
 /// line it dwarfed the admitted ones.
 pub(super) fn onset_chart(
     lab: &Lab,
@@ -501,41 +710,59 @@ pub(super) fn onset_chart(
         .sum();
     let secs = |t: Nanos| t as f64 / SECOND as f64;
     let exact = cumulative(&lab.oracle.onset);
-    let picks = picks(cands, fams);
-    let lines: Vec<(usize, Vec<(f64, f64)>)> = picks
+    // One panel per per-key family's first candidate, or per member of a
+    // family swept over bursts; candidates drawing the same line at the
+    // same burst share a panel (names joined).
+    let mut panels_of: Vec<OnsetPanel> = Vec::new();
+    for &first in &picks(cands, fams) {
+        let fam = &cands[first].family;
+        let swept = burst_family(cands, fam);
+        let members: Vec<usize> = if swept {
+            (0..cands.len())
+                .filter(|&i| cands[i].family == *fam)
+                .collect()
+        } else {
+            vec![first]
+        };
+        for i in members {
+            let pts = cumulative(&lab.tallies[i].onset);
+            let (name, suffix) = match burst_of(&cands[i]).filter(|_| swept) {
+                Some(b) => (fam.clone(), format!(", burst {b}")),
+                None => (cands[i].name.clone(), String::new()),
+            };
+            match panels_of.iter_mut().find(|p| p.1 == suffix && p.2 == pts) {
+                Some(p) => p.0.push(name),
+                None => panels_of.push((vec![name], suffix, pts)),
+            }
+        }
+    }
+    let swept = panels_of.iter().any(|p| !p.1.is_empty());
+    let top = panels_of
         .iter()
-        .map(|&i| (i, cumulative(&lab.tallies[i].onset)))
-        .collect();
-    let top = lines
-        .iter()
-        .flat_map(|(_, pts)| pts.iter().map(|p| p.1))
+        .flat_map(|p| p.2.iter().map(|q| q.1))
         .chain(exact.iter().map(|p| p.1))
         .fold(1.0, f64::max);
     let x_range = (to_s(*ONSET_DRAWN.start()), to_s(end));
     let tol = (top / 300.0).max(1.0);
     let ys = |pts: &[(f64, f64)]| pts.iter().map(|p| p.1).collect::<Vec<_>>();
-    let panels: Vec<ChartSpec> = lines
+    let panels: Vec<ChartSpec> = panels_of
         .into_iter()
         .enumerate()
-        .map(|(ci, (i, pts))| {
+        .map(|(ci, (names, suffix, pts))| {
             let diff = differ(&ys(&pts), &ys(&exact), tol);
-            let title = panel_title(&cands[i].name, &diff, |k| format!("{:.2} s", pts[k].0));
+            let name = format!("{}{suffix}", names.join(" = "));
+            let title = panel_title(&name, &diff, |k| format!("{:.2} s", pts[k].0));
             let mut c = ChartSpec::new(
                 format!("panel-{ci}"),
                 title,
                 "time since the abuse started (s)",
                 "admitted (cumulative)",
             );
-            let mut s = Series::new("this candidate", pts, SeriesStyle::Line);
-            s.color = Some(ci % 6);
-            c.series.push(s);
-            let mut s = Series::new("exact sliding log", exact.clone(), SeriesStyle::Dashed);
-            s.color = Some(6);
-            c.series.push(s);
+            c.bands.push(exact_area(&exact));
+            c.series.push(candidate_line(pts));
             c.vlines.push((0.0, String::new()));
             c.x_range = Some(x_range);
             c.y_range = Some((0.0, top * 1.05));
-            c.legend = Legend::LowerRight;
             c
         })
         .collect();
@@ -545,7 +772,12 @@ pub(super) fn onset_chart(
         offered,
         secs(at(end).saturating_sub(from)),
     );
-    let caption = "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, the exact sliding log drawn over each as a black dashed line. How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs.".to_string();
+    let caption = if swept {
+        "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per burst of each family swept over bursts, and per other per-key family (its first candidate), the same axes; candidates drawing the same line at the same burst share a panel (names joined). The candidate's line is over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs."
+    } else {
+        "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, the candidate's line over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs."
+    }
+    .to_string();
     Some(crate::report::chart::render_grid(
         "watched_onset",
         &title,

@@ -6,7 +6,7 @@ use super::tally::{worst, Tally};
 use super::{Candidate, Lab, BINS};
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
-use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::chart::{Band, ChartSpec, Series, SeriesStyle};
 use crate::report::fmt::bytes_human;
 use crate::report::{Heading, Output, ReportBuilder, Table};
 use serde_json::{json, Value};
@@ -50,10 +50,17 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
     ));
     report.console(CONSOLE_MORE);
     report.console_wide(&format!("{head}{}", table.text()));
-    let charts = vec![
-        harm_memory_chart(lab, cands, &mems, &fams),
-        harm_chart(lab, cands, &fams),
-    ];
+    // No limited key: limited excess is 0 everywhere, and compliant
+    // denied is the whole picture.
+    let mut charts = if classes(lab).2 == 0 {
+        vec![compliant_chart(lab, cands)]
+    } else {
+        vec![
+            harm_memory_chart(lab, cands, &mems, &fams),
+            harm_chart(lab, cands, &fams),
+        ]
+    };
+    charts.extend(burst_charts(lab, cands, &fams));
     report.charts(&charts)?;
     if let Some(c) = onset_chart(lab, cands, &fams) {
         report.rendered_chart(c?);

@@ -317,14 +317,16 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
 /// The SVG of `spec` on the standard canvas.
 pub(super) fn svg(spec: &ChartSpec) -> Result<String, String> {
     let mut o = plot::header(SIZE, &spec.title, &spec.caption)?;
-    o.push_str(&panel(spec, SIZE, (0, 0), None)?);
+    o.push_str(&panel(spec, SIZE, (0, 0), None, Own::Legend)?);
     o.push_str("</svg>\n");
     Ok(o)
 }
 
 /// The SVG of small multiples: `panels` in a grid of `cols` columns on a
-/// `size` canvas under `title` (each panel keeps its own title, axes and
-/// legend; give them the same ranges to share axes).
+/// `size` canvas under `title` (each panel keeps its own title and axes;
+/// give them the same ranges to share axes). Panels whose legends are all
+/// the same get one legend, in a row under the title ([`grid_top`] makes
+/// room for it), and none of their own.
 pub(super) fn svg_grid(
     title: &str,
     caption: &str,
@@ -334,16 +336,29 @@ pub(super) fn svg_grid(
 ) -> Result<String, String> {
     let cols = cols.max(1);
     let rows = panels.len().div_ceil(cols).max(1);
-    let top = GRID_TITLE as u32;
+    let shared = shared_legend(panels);
+    let top = grid_top(panels);
     let (pw, ph) = (size.0 / cols as u32, (size.1 - top) / rows as u32);
     let mut o = plot::header(size, title, caption)?;
     o.push_str(&plot::grid_title(size, title)?);
+    if let Some(entries) = &shared {
+        o.push_str(&plot::row_legend(
+            size,
+            GRID_TITLE + LEGEND_ROW / 2.0,
+            entries,
+        )?);
+    }
     for (k, spec) in panels.iter().enumerate() {
         let at = (
             ((k % cols) as u32 * pw) as i32,
             (top + (k / cols) as u32 * ph) as i32,
         );
-        o.push_str(&panel(spec, (pw, ph), at, Some((k, size)))?);
+        let own = if shared.is_some() {
+            Own::Shared { first: k == 0 }
+        } else {
+            Own::Legend
+        };
+        o.push_str(&panel(spec, (pw, ph), at, Some((k, size)), own)?);
     }
     o.push_str("</svg>\n");
     Ok(o)
@@ -351,15 +366,56 @@ pub(super) fn svg_grid(
 
 /// Height of a grid's title strip (px).
 const GRID_TITLE: f64 = 40.0;
+/// Height of a grid's shared legend row (px).
+const LEGEND_ROW: f64 = 24.0;
 
-/// One chart's groups, laid out on a `size` canvas at `at` (a panel `k` of
-/// a grid on a canvas of its own size, or the whole canvas).
-fn panel(
-    spec: &ChartSpec,
-    size: (u32, u32),
-    at: (i32, i32),
-    grid: Option<(usize, (u32, u32))>,
-) -> Result<String, String> {
+/// Where a grid's panels start (px): under its title, and its shared
+/// legend when the panels have one.
+pub(super) fn grid_top(panels: &[ChartSpec]) -> u32 {
+    let legend = if shared_legend(panels).is_some() {
+        LEGEND_ROW
+    } else {
+        0.0
+    };
+    (GRID_TITLE + legend) as u32
+}
+
+/// Every panel's legend entries, resolved as the panel draws them.
+fn entries_of(spec: &ChartSpec) -> Vec<Entry> {
+    let (xs, ys, floor) = scales(spec);
+    let preps = prepare_series(spec, xs, ys, floor);
+    let looks = style::assign_looks(&preps.iter().map(|p| p.want).collect::<Vec<_>>());
+    legend_entries(spec, &preps, &looks)
+}
+
+/// The one legend of small multiples whose legends are all the same (and
+/// fit one row), else None.
+fn shared_legend(panels: &[ChartSpec]) -> Option<Vec<Entry>> {
+    let first = entries_of(panels.first()?);
+    let same = |e: &[Entry]| {
+        e.len() == first.len()
+            && e.iter().zip(&first).all(|(a, b)| {
+                a.label == b.label && a.target == b.target && a.look == b.look && a.band == b.band
+            })
+    };
+    let fits = plot::row_legend_width(&first) <= f64::from(super::SIZE.0) - 24.0;
+    (panels.len() > 1
+        && !first.is_empty()
+        && fits
+        && panels[1..].iter().all(|p| same(&entries_of(p))))
+    .then_some(first)
+}
+
+/// A panel's legend: its own, or the grid's (drawn once above the grid;
+/// the first panel's series are the ones it names).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Own {
+    Legend,
+    Shared { first: bool },
+}
+
+/// The x and y scales of `spec`, and its log floor.
+fn scales(spec: &ChartSpec) -> (Scale, Scale, f64) {
     let floor = if spec.log_floor > 0.0 {
         spec.log_floor
     } else {
@@ -377,13 +433,35 @@ fn panel(
     } else {
         Scale::Linear
     };
+    (xs, ys, floor)
+}
+
+/// One chart's groups, laid out on a `size` canvas at `at` (a panel `k` of
+/// a grid on a canvas of its own size, or the whole canvas).
+fn panel(
+    spec: &ChartSpec,
+    size: (u32, u32),
+    at: (i32, i32),
+    grid: Option<(usize, (u32, u32))>,
+    own: Own,
+) -> Result<String, String> {
+    let (xs, ys, floor) = scales(spec);
     let mut preps = prepare_series(spec, xs, ys, floor);
     let looks = style::assign_looks(&preps.iter().map(|p| p.want).collect::<Vec<_>>());
     dodge_points(&mut preps, xs);
 
     let (xa, ya) = axes(spec, &preps, xs, ys, floor);
 
-    let entries = legend_entries(spec, &preps, &looks);
+    let mut entries = legend_entries(spec, &preps, &looks);
+    // A grid's shared legend: none laid out here; the first panel's
+    // groups say what it names.
+    let named = match own {
+        Own::Legend => None,
+        Own::Shared { first } => {
+            let all = std::mem::take(&mut entries);
+            Some(if first { all } else { Vec::new() })
+        }
+    };
     let (legend_w, legend_h) = plot::legend_size(&entries);
 
     let ctx = Ctx {
@@ -427,7 +505,7 @@ fn panel(
             frame = ctx.frame(Place::Right, true);
         }
     }
-    ctx.plot(&frame, &entries, &looks, at, grid)
+    ctx.plot(&frame, named.as_ref().unwrap_or(&entries), &looks, at, grid)
 }
 
 struct Ctx<'a> {

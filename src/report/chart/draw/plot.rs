@@ -327,6 +327,43 @@ pub(super) fn grid_title(size: (u32, u32), title: &str) -> Result<String, String
     })
 }
 
+/// Gap between the entries of a row legend (px).
+const ROW_GAP: f64 = 18.0;
+
+/// Width of `entries` as one row: each swatch, its label and a gap.
+pub(super) fn row_legend_width(entries: &[Entry]) -> f64 {
+    entries
+        .iter()
+        .map(|e| f64::from(SWATCH) + style::text_width(&e.label, size::LEGEND))
+        .sum::<f64>()
+        + ROW_GAP * entries.len().saturating_sub(1) as f64
+}
+
+/// A legend as one row centred on the canvas at height `y` (a grid's
+/// shared legend), in the `legend` group.
+pub(super) fn row_legend(size: (u32, u32), y: f64, entries: &[Entry]) -> Result<String, String> {
+    let body = layer(size, (0, 0), size, |root| {
+        let mut x = (f64::from(size.0) - row_legend_width(entries)) / 2.0;
+        for e in entries {
+            let at = (x.round() as i32, y.round() as i32);
+            root.draw(&Swatch {
+                at,
+                look: e.look.clone(),
+                band: e.band,
+            })
+            .map_err(err)?;
+            let st = text_style(size::LEGEND, INK, false).pos(Pos::new(HPos::Left, VPos::Center));
+            root.draw(&Text::new(e.label.clone(), (at.0 + SWATCH, at.1), st))
+                .map_err(err)?;
+            x += f64::from(SWATCH) + style::text_width(&e.label, size::LEGEND) + ROW_GAP;
+        }
+        Ok(())
+    })?;
+    let mut o = String::new();
+    group(&mut o, "legend", &body);
+    Ok(o)
+}
+
 /// Texts placed by the layout (baseline and anchor) as plotters texts.
 fn texts<'t>(root: &Area<'_>, ts: impl Iterator<Item = &'t Txt>) -> Result<(), String> {
     for t in ts {
