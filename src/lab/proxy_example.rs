@@ -206,21 +206,21 @@ fn chart(rows: &[Row]) -> ChartSpec {
         }
     }
     lanes.sort_by_key(|l| (l.is_none(), l.clone()));
-    let lane = |a: &Option<String>| lanes.iter().position(|l| l == a).unwrap_or(0) as f64 + 1.0;
+    let lane = |a: &Option<String>| lanes.iter().position(|l| l == a).unwrap_or(0) as f64;
     let mut chart = ChartSpec::new(
         "proxy-timeline",
         "pingora docs' rate-limited proxy: one shared Rate(1 s), limit 1 per appid per window",
         "time since the first request (ms)",
-        format!(
-            "request lane: {}",
-            lanes
-                .iter()
-                .enumerate()
-                .map(|(i, l)| format!("{}={}", i + 1, l.as_deref().unwrap_or("no appid")))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        "request lane (appid header)",
     );
+    // Lanes are categories, not numbers on a scale: one row each.
+    chart.y_categories = lanes
+        .iter()
+        .map(|l| match l {
+            Some(a) => format!("appid {a}"),
+            None => "no appid".to_string(),
+        })
+        .collect();
     chart.caption = "Each request of the docs' example at its time, in a lane per appid: green circles passed (200), vermillion markers were limited (429); n is the count Rate::observe returned. Dashed lines mark when the shared Rate's window starts (it is created or flips on a call), so requests of different appids share one window clock.".into();
     for (status, color) in [(200u16, 2usize), (429, 3)] {
         let sel: Vec<&Row> = rows.iter().filter(|r| r.status == status).collect();
@@ -256,7 +256,6 @@ fn chart(rows: &[Row]) -> ChartSpec {
             )
         })
         .collect();
-    chart.y_range = Some((0.0, lanes.len() as f64 + 1.0));
     let last = rows.last().map(|r| r.t_ms).unwrap_or(0) as f64;
     chart.x_range = Some((-50.0, last + 100.0));
     chart.legend = Legend::UpperLeft;

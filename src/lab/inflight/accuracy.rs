@@ -418,22 +418,69 @@ fn chart(p: &AccuracyParams, rows: &[AccRow]) -> ChartSpec {
         "mean overcount (requests, log)",
     )
     .log_log(0.0)
-    .caption("Mean overcount of pingora's Inflight estimate at each arrival (estimate - true in-flight count) against the mean in-flight load, log-log, a line per sketch shape: the error grows with load and shrinks with slots. A shape exact at some load has that point on the \"0\" row.");
-    for (c, config) in p.configs.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = rows
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % p.configs.len() == c)
-            .map(|(_, r)| (r.mean_inflight.max(1.0), r.avg[1]))
-            .collect();
-        chart.series.push(Series::new(
-            format!("{} x {}", config.hashes, config.slots),
-            pts,
-            SeriesStyle::LinePoints,
-        ));
-    }
+    .caption("Mean overcount of pingora's Inflight estimate at each arrival (estimate - true in-flight count) against the mean in-flight load, log-log, a line per sketch shape: the error grows with load and shrinks with slots. A shape exact at some load has that point on the \"0\" row; where several shapes are exact at one load, one marker stands for them all, labelled with their shapes.");
+    let mut series: Vec<Series> = p
+        .configs
+        .iter()
+        .enumerate()
+        .map(|(c, config)| {
+            let pts: Vec<(f64, f64)> = rows
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % p.configs.len() == c)
+                .map(|(_, r)| (r.mean_inflight.max(1.0), r.avg[1]))
+                .collect();
+            Series::new(
+                format!("{} x {}", config.hashes, config.slots),
+                pts,
+                SeriesStyle::LinePoints,
+            )
+        })
+        .collect();
+    merge_exact_points(&mut series);
+    chart.series = series;
     chart.legend = Legend::UpperLeft;
     chart
+}
+
+/// Shapes exact (overcount 0) at the same load would put their markers on
+/// one spot of the "0" row: the first of them keeps the point, labelled
+/// with every shape exact there, and the others drop it.
+fn merge_exact_points(series: &mut [Series]) {
+    let xs: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().filter(|q| q.1 <= 0.0).map(|q| q.0))
+        .collect();
+    let mut done: Vec<f64> = Vec::new();
+    for x in xs {
+        if done.contains(&x) {
+            continue;
+        }
+        done.push(x);
+        let at = |s: &Series| s.points.iter().position(|q| q.0 == x && q.1 <= 0.0);
+        let exact: Vec<usize> = (0..series.len())
+            .filter(|&i| at(&series[i]).is_some())
+            .collect();
+        if exact.len() < 2 {
+            continue;
+        }
+        let names: Vec<String> = exact.iter().map(|&i| series[i].label.clone()).collect();
+        for (k, &i) in exact.iter().enumerate() {
+            let Some(j) = at(&series[i]) else { continue };
+            if k == 0 {
+                let n = series[i].points.len();
+                let labels = series[i]
+                    .point_labels
+                    .get_or_insert_with(|| vec![String::new(); n]);
+                labels[j] = format!("exact: {}", names.join(" = "));
+            } else {
+                series[i].points.remove(j);
+                if let Some(l) = series[i].point_labels.as_mut() {
+                    l.remove(j);
+                }
+            }
+        }
+    }
 }
 
 /// The real defaults, for scenario authors and tests.

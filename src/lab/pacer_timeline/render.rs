@@ -72,8 +72,25 @@ pub(super) fn render(
         )
         .field("caller_order", json!(p.caller_order))
         .field("cases", Value::Array(json_cases))
-        .csv(&csv)
-        .charts(&charts(cases, p.staircase_x_s))?;
+        .csv(&csv);
+    let (stairs, waits, dist) = charts(cases, p.staircase_x_s);
+    report.chart(&stairs)?;
+    match waits {
+        Waits::One(spec) => {
+            report.chart(&spec)?;
+        }
+        Waits::Panels(spec, panels) => {
+            let cols = if panels.len() > 1 { 2 } else { 1 };
+            report.rendered_chart(crate::report::chart::render_grid(
+                &spec.name,
+                &spec.title,
+                &spec.caption,
+                &panels,
+                cols,
+            )?);
+        }
+    }
+    report.chart(&dist)?;
     Ok(report.finish())
 }
 
@@ -445,11 +462,23 @@ fn staircase(name: &str, c: &CaseResult, zoom: Option<(f64, f64)>, color: usize)
     out
 }
 
+/// The wait-per-step chart: one chart, or (when its series are too many
+/// to set side by side) small multiples, a panel per group of cases, under
+/// the chart's name, title and caption.
+enum Waits {
+    One(ChartSpec),
+    Panels(ChartSpec, Vec<ChartSpec>),
+}
+
+/// At most this many marker series are set side by side at a shared x
+/// (the chart engine's limit); more go to a panel per case.
+const SIDE_BY_SIDE: usize = 8;
+
 /// The staircase of admissions, the wait of every step and the wait
 /// distribution: one series per group of cases with the same outcome and,
 /// within a case, per caller label (calls of different kinds wait
 /// differently).
-fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
+fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, ChartSpec) {
     let groups = same_outcome_groups(cases);
     let merged = groups.len() < cases.len();
     let one_caller = cases.iter().all(|c| {
@@ -462,7 +491,10 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
     }
     let mut color = 0usize;
     let mut max_wait = 0f64;
+    // (group name, its wait series named by caller label) for the panels
+    let mut panels: Vec<(String, Vec<Series>)> = Vec::new();
     for (name, c) in &groups {
+        let mut panel = Vec::new();
         stairs.series.extend(staircase(name, c, zoom, color));
         let labels = caller_labels(c);
         for label in &labels {
@@ -486,6 +518,9 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
                 })
                 .collect();
             max_wait = wp.iter().map(|p| p.1).fold(max_wait, f64::max);
+            panel.push(
+                Series::new(label.clone(), wp.clone(), SeriesStyle::Points).color(panel.len()),
+            );
             waits
                 .series
                 .push(Series::new(series_name.clone(), wp, SeriesStyle::Points).color(color));
@@ -506,13 +541,48 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
         if labels.is_empty() {
             color += 1;
         }
+        panels.push((name.clone(), panel));
     }
     let top = if max_wait > 0.0 { max_wait * 1.08 } else { 1.0 };
     // a little room under 0, so steps that did not wait sit above the axis
     waits.y_range = Some((-top * 0.04, top));
     dist.y_range = Some((-top * 0.04, top));
+    if max_wait == 0.0 {
+        let note = "every wait is 0: no step had to wait (nothing was limited)";
+        waits.y_note = note.into();
+        dist.y_note = note.into();
+    }
     stairs.x_range = zoom;
-    [stairs, waits, dist]
+    let waits = if waits.series.len() > SIDE_BY_SIDE && panels.len() > 1 {
+        wait_panels(waits, panels)
+    } else {
+        Waits::One(waits)
+    };
+    (stairs, waits, dist)
+}
+
+/// `waits` as small multiples: a panel per group of cases, its series
+/// named by caller label, every panel on the same axes so they compare.
+fn wait_panels(waits: ChartSpec, panels: Vec<(String, Vec<Series>)>) -> Waits {
+    let x_max = panels
+        .iter()
+        .flat_map(|(_, s)| s.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
+        .fold(0f64, f64::max);
+    let specs = panels
+        .into_iter()
+        .map(|(name, series)| {
+            let mut p = ChartSpec::new("panel", name, waits.x_label.clone(), waits.y_label.clone());
+            p.series = series;
+            p.y_range = waits.y_range;
+            p.x_range = Some((-0.5, x_max + 0.5));
+            p.y_note = waits.y_note.clone();
+            p.legend = Legend::UpperLeft;
+            p
+        })
+        .collect();
+    let mut spec = waits;
+    spec.caption.push_str(" Too many series to set side by side: a panel per case (cases with identical outcomes share one, joined by \"=\"), a series per caller label, all panels on the same axes.");
+    Waits::Panels(spec, specs)
 }
 
 #[cfg(test)]
