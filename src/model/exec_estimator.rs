@@ -5,11 +5,14 @@
 //!
 //! The pipe, its timeouts and its fault messages are the limiter's
 //! ([`super::exec::Pipe`]); only the lines differ. Keys are the lab's dense
-//! key ids. This is an adapter beside [`super::estimator::FrequencyEstimator`]
+//! key ids; a child answering the hello with `ratelab-exec 2 ok
+//! keys=strings` is also sent each key's string once, on a `keys` line
+//! before the first `incr` batch naming it (as a limiter child is): a
+//! sketch that hashes keys as production does collides on the strings. This is an adapter beside [`super::estimator::FrequencyEstimator`]
 //! rather than an implementation of it: the trait decides one key at a time
 //! and reads through `&self`, while a child answers whole batches.
 
-use super::exec::{excerpt, ExecConfig, Pipe};
+use super::exec::{escape, excerpt, ExecConfig, Pipe};
 use crate::error::{Error, Result};
 use std::io::Write;
 
@@ -17,14 +20,69 @@ use std::io::Write;
 pub struct ExecEstimator {
     pipe: Pipe,
     seq: u64,
+    /// The child asked for key strings (`keys=strings`, version 2).
+    wants_strings: bool,
+    /// Ids whose string the child has been sent.
+    named: Vec<bool>,
 }
 
 impl ExecEstimator {
     /// Starts the child and exchanges hellos (`ratelab-exec 1 estimator
     /// key=value…` / `ratelab-exec 1 ok`).
     pub fn start(cfg: ExecConfig, fields: &[(&str, String)]) -> Result<Self> {
-        let (pipe, _words) = Pipe::start(cfg, "estimator", fields)?;
-        Ok(Self { pipe, seq: 0 })
+        let (mut pipe, words) = Pipe::start(cfg, "estimator", fields)?;
+        let mut wants_strings = false;
+        for w in &words {
+            if let Some(v) = w.strip_prefix("keys=") {
+                if pipe.version() < 2 || v != "strings" {
+                    return Err(pipe.fault(format!(
+                        "hello field {w:?}: expected keys=strings, and only in a version 2 hello (\"ratelab-exec 2 ok keys=strings\")"
+                    )));
+                }
+                wants_strings = true;
+            }
+        }
+        Ok(Self {
+            pipe,
+            seq: 0,
+            wants_strings,
+            named: Vec::new(),
+        })
+    }
+
+    /// Whether the child asked for key strings.
+    pub fn wants_strings(&self) -> bool {
+        self.wants_strings
+    }
+
+    /// Sends `keys <n> <id> <string> …` for the ids of `items` the child
+    /// has not been told yet, when it asked for strings; `name` gives an
+    /// id's string.
+    pub fn name_keys(&mut self, items: &[(u32, i64)], name: &dyn Fn(u32) -> String) -> Result<()> {
+        if !self.wants_strings {
+            return Ok(());
+        }
+        let mut new = Vec::new();
+        for &(k, _) in items {
+            let i = k as usize;
+            if i >= self.named.len() {
+                self.named.resize(i + 1, false);
+            }
+            if !self.named[i] {
+                self.named[i] = true;
+                new.push(k);
+            }
+        }
+        if new.is_empty() {
+            return Ok(());
+        }
+        let mut line = Vec::with_capacity(16 + new.len() * 16);
+        let _ = write!(line, "keys {}", new.len());
+        for k in new {
+            let _ = write!(line, " {k} {}", escape(&name(k)));
+        }
+        line.push(b'\n');
+        self.pipe.send(line)
     }
 
     /// `incr <seq> <n> <k1> <v1> …`: adds each value to its key, in order;

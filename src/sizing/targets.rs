@@ -237,8 +237,6 @@ impl<M: TargetMetric> Target<M> {
     /// # Examples
     ///
     /// ```
-    /// use ratelab::sizing::{Metric, Target};
-    ///
     /// use ratelab::sizing::limit::{LimitMetric, LimitTarget};
     /// use ratelab::sizing::{Metric, Target};
     ///

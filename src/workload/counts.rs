@@ -342,6 +342,16 @@ impl Workload {
         }
     }
 
+    /// The key's text: its name from a trace or counts file, else its id in
+    /// decimal (a numbered key has no other text; a sketch hashes its id's
+    /// eight little-endian bytes, [`Workload::key_bytes`]).
+    pub fn key_text(&self, id: usize) -> Cow<'_, str> {
+        match self.names.as_ref().and_then(|n| n.get(id)) {
+            Some(name) => Cow::Borrowed(name.as_str()),
+            None => Cow::Owned(id.to_string()),
+        }
+    }
+
     /// The bytes a sketch hashes for key `id`.
     pub fn key_bytes(&self, id: usize) -> Cow<'_, [u8]> {
         match self.names.as_ref().and_then(|n| n.get(id)) {

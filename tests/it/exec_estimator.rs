@@ -211,3 +211,71 @@ fn a_bad_estimators_entry_is_a_field_error() {
         common::stderr(&o)
     );
 }
+
+/// A child that answers `ratelab-exec 2 ok keys=strings` is told each key's
+/// string (the counts file's name) once, before the first `incr` naming it:
+/// this one counts by string, refuses an id it was not told, and writes
+/// every string it learnt to a file the test compares with the workload's.
+#[test]
+fn an_estimator_child_asking_for_strings_gets_each_key_name_once() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let mut counts = String::from("key,count\n");
+    for i in 0..300 {
+        counts.push_str(&format!("user-{i:03},{}\n", 1 + (i * 7) % 40));
+    }
+    std::fs::write(p.join("counts.csv"), &counts).unwrap();
+    let seen = p.join("seen.txt");
+    let child = format!(
+        r#"import sys
+sys.stdin.readline()
+print("ratelab-exec 2 ok keys=strings", flush=True)
+names, count, told = {{}}, {{}}, []
+for line in sys.stdin:
+    p = line.split()
+    if p[0] == "end":
+        break
+    if p[0] == "keys":
+        for i in range(int(p[1])):
+            k, s = p[2 + 2 * i], p[3 + 2 * i]
+            if k in names:
+                sys.exit("key " + k + " named twice")
+            names[k] = s
+            told.append(s)
+        continue
+    n = int(p[2])
+    if p[0] == "incr":
+        for i in range(n):
+            k = p[3 + 2 * i]
+            if k not in names:
+                sys.exit("incr of key " + k + " before its name")
+            count[names[k]] = count.get(names[k], 0) + int(p[4 + 2 * i])
+        print("ok")
+    else:
+        print(" ".join(str(count.get(names[k], 0)) for k in p[3:]))
+    sys.stdout.flush()
+open({seen:?}, "w").write("\n".join(sorted(told)))
+"#,
+        seen = seen.to_str().unwrap()
+    );
+    std::fs::write(p.join("strings.py"), child).unwrap();
+    let sc = json!({
+        "name": "sketch", "kind": "estimator_accuracy", "seed": 5, "runs": 1,
+        "workload": {"type": "csv", "path": "counts.csv"},
+        "configs": [{"hashes": 2, "slots": 64}],
+        "estimators": [{"model": "exec", "command": ["python3", p.join("strings.py").to_str().unwrap()], "name": "bystring"}]
+    })
+    .to_string();
+    let (code, err, report) = common::run_exec_scenario(p, "sketch", &sc);
+    assert_eq!(code, Some(0), "{err}");
+    let told = std::fs::read_to_string(&seen).unwrap();
+    let want: Vec<String> = (0..300).map(|i| format!("user-{i:03}")).collect();
+    assert_eq!(told.lines().collect::<Vec<_>>(), want);
+    // Counting by string is exact: every key of its row is estimated exactly.
+    let r = report.unwrap();
+    let ours = rows(&r, "bystring");
+    assert!(!ours.is_empty(), "{r}");
+    for row in ours {
+        assert_eq!(row["exact_pct"].as_f64(), Some(100.0), "{row}");
+    }
+}

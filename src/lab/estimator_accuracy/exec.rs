@@ -134,6 +134,9 @@ pub fn replay_exec(
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
     let mut est = ExecEstimator::start(entry.cfg.clone(), &fields)?;
+    // A key's string, for a child that asked for them: its name from the
+    // trace or counts file, else its id in decimal.
+    let name = |k: u32| workload.key_text(k as usize).into_owned();
     let mut truth = vec![0u64; workload.key_space()];
     let mut buf: Vec<(u32, i64)> = Vec::with_capacity(BATCH);
     let mut failed: Option<Error> = None;
@@ -144,7 +147,10 @@ pub fn replay_exec(
         truth[k as usize] += 1;
         buf.push((k, 1));
         if buf.len() == BATCH {
-            if let Err(e) = est.incr_batch(&buf) {
+            if let Err(e) = est
+                .name_keys(&buf, &name)
+                .and_then(|()| est.incr_batch(&buf))
+            {
                 failed = Some(e);
             }
             buf.clear();
@@ -154,6 +160,7 @@ pub fn replay_exec(
         return Err(e);
     }
     if !buf.is_empty() {
+        est.name_keys(&buf, &name)?;
         est.incr_batch(&buf)?;
     }
     let order = rank_order(&truth);
