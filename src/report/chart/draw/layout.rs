@@ -106,15 +106,32 @@ impl Ctx<'_> {
 
         self.label_points(&mut frame, &mut dropped);
         if !dropped.is_empty() {
-            let mut t = Txt::new(
-                format!("Not labelled for lack of room: {}", dropped.join("; ")),
-                10.0,
-                H - 8.0,
-                size::LABEL,
-                "start",
-            );
-            t.fill = MUTED;
-            frame.footnote = Some(fit(t, W - 20.0));
+            // As many of the dropped labels as fit at the smallest size,
+            // then how many more.
+            let line = |n: usize| {
+                let more = dropped.len() - n;
+                let mut t = Txt::new(
+                    format!(
+                        "Not labelled for lack of room: {}{}",
+                        dropped[..n].join("; "),
+                        match more {
+                            0 => String::new(),
+                            m => format!("{}and {m} more", if n > 0 { "; " } else { "" }),
+                        }
+                    ),
+                    10.0,
+                    H - 8.0,
+                    size::LABEL,
+                    "start",
+                );
+                t.fill = MUTED;
+                fit(t, W - 20.0)
+            };
+            let n = (0..=dropped.len())
+                .rev()
+                .find(|&n| !line(n).text.ends_with('\u{2026}'))
+                .unwrap_or(0);
+            frame.footnote = Some(line(n));
         }
         if footnote {
             if let Some(f) = frame.footnote.take() {
