@@ -15,8 +15,36 @@ impl Ctx<'_> {
             Txt::new(&spec.title, W / 2.0, 26.0, size::TITLE, "middle"),
             W - 24.0,
         );
-        let top = 26.0 + style::text_extent(title.size).1 + 8.0;
-        texts.push(title);
+        // A title that would shrink below 11 px (a panel's, naming merged
+        // candidates) is wrapped onto two lines at the word that evens
+        // them out.
+        let words: Vec<&str> = spec.title.split(' ').collect();
+        let top = if title.size < 11.0 && words.len() > 1 {
+            let halves = |k: usize| (words[..k].join(" "), words[k..].join(" "));
+            let wide = |k: usize| {
+                let (a, b) = halves(k);
+                style::text_width(&a, size::TITLE).max(style::text_width(&b, size::TITLE))
+            };
+            let k = (1..words.len())
+                .min_by(|&a, &b| wide(a).total_cmp(&wide(b)))
+                .unwrap_or(1);
+            let (a, b) = halves(k);
+            let first = fit(Txt::new(a, W / 2.0, 22.0, size::TITLE, "middle"), W - 24.0);
+            let second = fit(Txt::new(b, W / 2.0, 22.0, size::TITLE, "middle"), W - 24.0);
+            let size = first.size.min(second.size);
+            let (asc, desc) = style::text_extent(size);
+            let y2 = 22.0 + asc + desc + 2.0;
+            for (mut t, y) in [(first, 22.0), (second, y2)] {
+                t.size = size;
+                t.y = y;
+                texts.push(fit(t, W - 24.0));
+            }
+            y2 + desc + 8.0
+        } else {
+            let top = 26.0 + style::text_extent(title.size).1 + 8.0;
+            texts.push(title);
+            top
+        };
         // Left: y label and tick widths.
         let tick_w = ya
             .ticks
