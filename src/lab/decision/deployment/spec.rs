@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::lab::decision::candidates::{self, Candidate, Setup};
 use crate::lab::decision::spec::{self as lspec, Args, Param};
 use crate::report::chart;
-use crate::report::fmt::bytes_human;
+use crate::report::fmt::{bytes_human, pct_scaled};
 use crate::report::{ChartSpec, Output, Series, SeriesStyle};
 use crate::rng::{derive_seed, sim_rng};
 use crate::scenario::Scenario;
@@ -1057,18 +1057,25 @@ impl Fleets {
                 .unwrap_or(0.0)
         };
         let mut out = Vec::new();
-        // Sync interval: one line per (replicas, strategy family).
+        // Sync interval: one line per (replicas, strategy without its
+        // interval), drawn when some line has two intervals or more (one
+        // interval is a point, and the table says it).
         let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         for (name, r) in &reps {
             if let Some(ms) = r.sync_ms {
-                let fam = r.strategy.split(" sync_ms=").next().unwrap_or(&r.strategy);
+                let fam: Vec<&str> = r
+                    .strategy
+                    .split_whitespace()
+                    .filter(|w| !w.starts_with("sync_ms="))
+                    .collect();
                 lines
-                    .entry(format!("{} replicas, {fam}", r.replicas))
+                    .entry(format!("{} replicas, {}", r.replicas, fam.join(" ")))
                     .or_default()
                     .push((ms as f64, row(name, "limited_excess_pct")));
             }
         }
-        if lines.values().any(|p| p.len() >= 2) {
+        let swept = |p: &Vec<(f64, f64)>| p.iter().any(|q| q.0 != p[0].0);
+        if lines.values().any(swept) {
             let mut c = ChartSpec::new(
                 "excess_vs_sync_interval",
                 "Excess over the exact limit against the sync interval",
@@ -1101,11 +1108,22 @@ impl Fleets {
                 "skew s (replica i gets weight 1 / (i + 1)^s)",
                 "compliant keys: requests denied (%)",
             )
-            .caption("Each line one strategy: an uneven balancer sends more than its share to the first replicas, and a divided limit then denies clients that are within the policy.");
+            .caption("Each line one strategy, each point above 0 labelled with its value: an uneven balancer sends more than its share to the first replicas, and a divided limit then denies clients that are within the policy.");
             for (label, mut pts) in lines {
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                c.series
-                    .push(Series::new(label, pts, SeriesStyle::LinePoints));
+                let labels = pts
+                    .iter()
+                    .map(|p| {
+                        if p.1 > 0.0 {
+                            pct_scaled(p.1)
+                        } else {
+                            String::new()
+                        }
+                    })
+                    .collect();
+                let mut s = Series::new(label, pts, SeriesStyle::LinePoints);
+                s.point_labels = Some(labels);
+                c.series.push(s);
             }
             out.push(c);
         }

@@ -506,7 +506,8 @@ pub(super) fn timeline_chart(
     ))
 }
 
-/// Harm per candidate. When no candidate denies a compliant request, a
+/// Harm per candidate. When fewer than two candidates deny a compliant
+/// request (the one that does says how many beside its dot), a
 /// sorted dot plot of limited excess, one labelled row per candidate;
 /// otherwise compliant denied (log, the "0" row under it) against limited
 /// excess, one line per family through its sweep (ann-benchmarks' style),
@@ -535,8 +536,11 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
             if off.len() == 1 { "its" } else { "their" },
         )
     };
-    let none_denied = hs.iter().all(|h| h.1 == 0.0);
-    if none_denied || fams.len() > MAX_LINES {
+    let denying = hs.iter().filter(|h| h.1 > 0.0).count();
+    let none_denied = denying == 0;
+    // A second axis for compliant denied needs two candidates off its "0"
+    // row: with one, it would be a single point on an empty axis.
+    if denying < 2 || fams.len() > MAX_LINES {
         let mut order: Vec<usize> = (0..cands.len()).collect();
         order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(a.cmp(&b)));
         let mut c = ChartSpec::new("harm", title, x_label, "");
@@ -573,6 +577,8 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         }
         let denied = if none_denied {
             "No candidate denied a compliant key's request, so this is the whole harm"
+        } else if denying == 1 {
+            "The one candidate that denied compliant keys' requests says how many beside its dot"
         } else {
             "A candidate that denied compliant keys' requests says how many beside its dot (too many families for one line each)"
         };
@@ -750,7 +756,7 @@ pub(super) fn onset_chart(
         .enumerate()
         .map(|(ci, (names, suffix, pts))| {
             let diff = differ(&ys(&pts), &ys(&exact), tol);
-            let name = format!("{}{suffix}", names.join(" = "));
+            let name = format!("{}{suffix}", merged_name(&names));
             let title = panel_title(&name, &diff, |k| format!("{:.2} s", pts[k].0));
             let mut c = ChartSpec::new(
                 format!("panel-{ci}"),
@@ -785,4 +791,71 @@ pub(super) fn onset_chart(
         &panels,
         PANEL_COLS,
     ))
+}
+
+/// Names of candidates drawing one line, joined with " = " and the words
+/// they share named once, so the title fits its panel: `divided x8
+/// ring_hash` and `divided x8 maglev` give `divided x8: ring_hash =
+/// maglev`; a shared tail stands after an ellipsis for the varying part
+/// (`central … x8 round_robin: envoy = kong`).
+fn merged_name(names: &[String]) -> String {
+    if names.len() < 2 {
+        return names.join(" = ");
+    }
+    let words: Vec<Vec<&str>> = names.iter().map(|n| n.split(' ').collect()).collect();
+    let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
+    let shared = |at: &dyn Fn(&Vec<&str>, usize) -> String| {
+        (0..shortest)
+            .take_while(|&k| words.iter().all(|w| at(w, k) == at(&words[0], k)))
+            .count()
+    };
+    let head = shared(&|w, k| w[k].to_string());
+    let tail = shared(&|w, k| w[w.len() - 1 - k].to_string()).min(shortest - head);
+    // Every name keeps at least one word of its own.
+    let (head, tail) = if head + tail >= shortest {
+        (head.min(shortest - 1), 0)
+    } else {
+        (head, tail)
+    };
+    let rest: Vec<String> = words
+        .iter()
+        .map(|w| w[head..w.len() - tail].join(" "))
+        .collect();
+    let first = &words[0];
+    let (pre, post) = (
+        first[..head].join(" "),
+        first[first.len() - tail..].join(" "),
+    );
+    let common = match (pre.is_empty(), post.is_empty()) {
+        (true, true) => return rest.join(" = "),
+        (false, true) => pre,
+        (true, false) => format!("\u{2026} {post}"),
+        (false, false) => format!("{pre} \u{2026} {post}"),
+    };
+    format!("{common}: {}", rest.join(" = "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged_name;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn merged_names_share_their_common_words_once() {
+        assert_eq!(merged_name(&s(&["a b"])), "a b");
+        assert_eq!(
+            merged_name(&s(&["div x8 ring", "div x8 maglev"])),
+            "div x8: ring = maglev"
+        );
+        assert_eq!(
+            merged_name(&s(&["c envoy x8 rr", "c kong sync x8 rr"])),
+            "c \u{2026} x8 rr: envoy = kong sync"
+        );
+        assert_eq!(merged_name(&s(&["a x", "b y"])), "a x = b y");
+        // A name that is all shared words keeps its last word.
+        assert_eq!(merged_name(&s(&["a b", "a b c"])), "a: b = b c");
+    }
 }

@@ -15,8 +15,36 @@ impl Ctx<'_> {
             Txt::new(&spec.title, W / 2.0, 26.0, size::TITLE, "middle"),
             W - 24.0,
         );
-        let top = 26.0 + style::text_extent(title.size).1 + 8.0;
-        texts.push(title);
+        // A title that would shrink below 11 px (a panel's, naming merged
+        // candidates) is wrapped onto two lines at the word that evens
+        // them out.
+        let words: Vec<&str> = spec.title.split(' ').collect();
+        let top = if title.size < 11.0 && words.len() > 1 {
+            let halves = |k: usize| (words[..k].join(" "), words[k..].join(" "));
+            let wide = |k: usize| {
+                let (a, b) = halves(k);
+                style::text_width(&a, size::TITLE).max(style::text_width(&b, size::TITLE))
+            };
+            let k = (1..words.len())
+                .min_by(|&a, &b| wide(a).total_cmp(&wide(b)))
+                .unwrap_or(1);
+            let (a, b) = halves(k);
+            let first = fit(Txt::new(a, W / 2.0, 22.0, size::TITLE, "middle"), W - 24.0);
+            let second = fit(Txt::new(b, W / 2.0, 22.0, size::TITLE, "middle"), W - 24.0);
+            let size = first.size.min(second.size);
+            let (asc, desc) = style::text_extent(size);
+            let y2 = 22.0 + asc + desc + 2.0;
+            for (mut t, y) in [(first, 22.0), (second, y2)] {
+                t.size = size;
+                t.y = y;
+                texts.push(fit(t, W - 24.0));
+            }
+            y2 + desc + 8.0
+        } else {
+            let top = 26.0 + style::text_extent(title.size).1 + 8.0;
+            texts.push(title);
+            top
+        };
         // Left: y label and tick widths.
         let tick_w = ya
             .ticks
@@ -106,15 +134,32 @@ impl Ctx<'_> {
 
         self.label_points(&mut frame, &mut dropped);
         if !dropped.is_empty() {
-            let mut t = Txt::new(
-                format!("Not labelled for lack of room: {}", dropped.join("; ")),
-                10.0,
-                H - 8.0,
-                size::LABEL,
-                "start",
-            );
-            t.fill = MUTED;
-            frame.footnote = Some(fit(t, W - 20.0));
+            // As many of the dropped labels as fit at the smallest size,
+            // then how many more.
+            let line = |n: usize| {
+                let more = dropped.len() - n;
+                let mut t = Txt::new(
+                    format!(
+                        "Not labelled for lack of room: {}{}",
+                        dropped[..n].join("; "),
+                        match more {
+                            0 => String::new(),
+                            m => format!("{}and {m} more", if n > 0 { "; " } else { "" }),
+                        }
+                    ),
+                    10.0,
+                    H - 8.0,
+                    size::LABEL,
+                    "start",
+                );
+                t.fill = MUTED;
+                fit(t, W - 20.0)
+            };
+            let n = (0..=dropped.len())
+                .rev()
+                .find(|&n| !line(n).text.ends_with('\u{2026}'))
+                .unwrap_or(0);
+            frame.footnote = Some(line(n));
         }
         if footnote {
             if let Some(f) = frame.footnote.take() {

@@ -76,10 +76,29 @@ pub(super) fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Shrinks `t` until it is at most `max` wide (not below 9 px).
+/// Shrinks `t` until it is at most `max` wide (not below 9 px); a text
+/// still too wide at 9 px is cut at a word with an ellipsis, so it stays
+/// on the canvas.
 pub(super) fn fit(mut t: Txt, max: f64) -> Txt {
     while t.width() > max && t.size > 9.0 {
         t.size -= 0.5;
+    }
+    if t.width() > max {
+        let full = std::mem::take(&mut t.text);
+        let mut cut = String::new();
+        for word in full.split(' ') {
+            let next = if cut.is_empty() {
+                word.to_string()
+            } else {
+                format!("{cut} {word}")
+            };
+            t.text = format!("{next} \u{2026}");
+            if t.width() > max {
+                break;
+            }
+            cut = next;
+        }
+        t.text = format!("{cut} \u{2026}");
     }
     t
 }
