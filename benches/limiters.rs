@@ -1,6 +1,6 @@
 //! Throughput of the window and pacer models (and of whole commands), with
 //! the real `pingora_limits::rate::Rate` beside the Rate model on the same
-//! key stream. `cargo bench --bench limiters` (add `-- --quick` for a pass).
+//! key stream. `cargo bench -p ratelab-bench --bench limiters` (add `-- --quick` for a pass).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pingora_limits::rate::Rate as RealRate;

@@ -1,7 +1,7 @@
 //! Replay throughput: the model against the real `pingora_limits` Estimator
 //! on the same event stream, in one run, so the ratio is measured side by side.
 //!
-//! `cargo bench --bench replay` (add `-- --quick` for a fast pass).
+//! `cargo bench -p ratelab-bench --bench replay` (add `-- --quick` for a fast pass).
 //!
 //! * `model`: what ratelab's sweeps do — hash every key once into its cells,
 //!   then one plain add per row per event (no atomics: a replay is

@@ -122,7 +122,7 @@ pub struct ReplayArgs {
     /// token-bucket / leaky-bucket: accept t_ns going backwards (a clock stepped back; Go accepts it). Default: an error.
     #[arg(long)]
     pub unsorted: bool,
-    /// limiter: read --trace as an access log: combined, common, nginx, envoy, envoy-json, jsonl, alb, cloudfront (output t_ns since the first request,key,weight,allowed,delay_ns).
+    /// limiter: read --trace as an access log: combined, common, nginx, envoy, envoy-json, jsonl, parquet, alb, cloudfront (output t_ns since the first request,key,weight,allowed,delay_ns).
     #[arg(long)]
     pub format: Option<String>,
     /// limiter: the nginx log_format / Envoy format string of --format nginx / envoy.

@@ -46,7 +46,7 @@ pub struct SizeArgs {
     /// A time-stamped access log (CSV with a time column and key, optional weight; JSON Lines; or any --format), or a `key,count` CSV (any column order; repeated keys summed). `-` reads standard input; gzip and zstd input is decompressed.
     #[arg(long, conflicts_with_all = ["keys", "workload"])]
     pub trace: Option<PathBuf>,
-    /// Format of --trace: csv (default; .jsonl/.ndjson: JSON Lines), combined (nginx/Apache), common (CLF), nginx (with --log-format), envoy, envoy-json, jsonl, alb, cloudfront.
+    /// Format of --trace: csv (default; .jsonl/.ndjson: JSON Lines; .parquet: its rows), combined (nginx/Apache), common (CLF), nginx (with --log-format), envoy, envoy-json, jsonl, parquet, alb, cloudfront.
     #[arg(long, requires = "trace")]
     pub format: Option<String>,
     /// An nginx log_format string (--format nginx) or Envoy format string (--format envoy), e.g. '$remote_addr - $remote_user [$time_local] "$request" $status'.

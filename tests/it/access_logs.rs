@@ -414,6 +414,7 @@ fn without_source(mut v: Value) -> Value {
 }
 
 #[test]
+#[ignore = "slow: the decision lab and size on every format; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn the_decision_lab_and_size_agree_with_the_equivalent_trace() {
     let reqs = traffic();
     let dir = tempfile::tempdir().unwrap();
@@ -658,4 +659,121 @@ mod fuzz {
             }
         }
     }
+}
+
+/// The interpreter with pyarrow: $RATELAB_PYTHON (CI's venv), else python3.
+fn pyarrow_python() -> Option<String> {
+    let py = std::env::var("RATELAB_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = std::process::Command::new(&py)
+        .args(["-c", "import pyarrow.parquet"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(py)
+}
+
+/// A Parquet log written by pyarrow (Apache Arrow's own writer, not this
+/// crate's): a `timestamp[ms, UTC]` column, a `timestamp[ns]` one, the
+/// client address and the bytes, plus `t_ns`/`key` columns; read by name
+/// it is the equivalent trace, and a null time names its row and field.
+#[test]
+fn parquet_written_by_pyarrow_reads_as_its_equivalent_trace() {
+    let Some(py) = pyarrow_python() else {
+        return crate::common::adapters::skip(
+            "parquet_written_by_pyarrow_reads_as_its_equivalent_trace",
+            "no python with pyarrow (pip install -r notebooks/requirements.txt, set RATELAB_PYTHON)",
+        );
+    };
+    let reqs = traffic();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("in.csv");
+    let mut text = String::from("t_ns,ip,bytes\n");
+    for r in &reqs {
+        text.push_str(&format!("{},{},{}\n", r.t, r.ip, r.bytes));
+    }
+    std::fs::write(&csv, &text).unwrap();
+    let pq = dir.path().join("log.parquet");
+    let bad = dir.path().join("bad.parquet");
+    let script = r#"
+import sys, pyarrow as pa, pyarrow.parquet as pq, pyarrow.csv as pc, pyarrow.compute as pcm
+t = pc.read_csv(sys.argv[1], convert_options=pc.ConvertOptions(column_types={"ip": pa.string()}))
+ns = t.column("t_ns")
+table = pa.table({
+    "ts": pcm.divide(ns, 1000000).cast(pa.timestamp("ms", tz="UTC")),
+    "ts_ns": ns.cast(pa.timestamp("ns")),
+    "client_ip": t.column("ip"),
+    "bytes": t.column("bytes"),
+    "t_ns": ns,
+    "key": t.column("ip"),
+})
+pq.write_table(table, sys.argv[2], row_group_size=1000, compression="zstd")
+bad = table.slice(0, 5).set_column(0, "ts", pa.array([1, 2, None, 4, 5], pa.timestamp("ms", tz="UTC")))
+pq.write_table(bad, sys.argv[3])
+"#;
+    let o = std::process::Command::new(&py)
+        .args(["-c", script])
+        .arg(&csv)
+        .arg(&pq)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let eq = dir.path().join("eq.csv");
+    let mut e = String::from("t_ns,key\n");
+    for r in &reqs {
+        e.push_str(&format!("{},{}\n", r.t, r.ip));
+    }
+    std::fs::write(&eq, e).unwrap();
+    let want = timed(&eq, &InputOptions::default());
+    let opts = |cols: &str| InputOptions {
+        columns: Some(Columns::parse(cols).unwrap()),
+        log: Some(LogSpec {
+            format: "parquet".into(),
+            ..LogSpec::default()
+        }),
+        ..InputOptions::default()
+    };
+    for (what, o) in [
+        ("timestamp[ms] by name", opts("time=ts,key=client_ip")),
+        ("timestamp[ns] by name", opts("time=ts_ns,key=client_ip")),
+        // No --format: the t_ns and key columns, as a CSV trace's.
+        ("t_ns and key columns", InputOptions::default()),
+    ] {
+        let got = timed(&pq, &o);
+        assert_eq!(got.len(), reqs.len(), "{what}");
+        assert_eq!(
+            (got.t0, &got.t, &got.key, &got.names),
+            (want.t0, &want.t, &want.key, &want.names),
+            "{what}"
+        );
+    }
+    // A weight from a field works as on any log (0 bytes counts as 1).
+    let w = timed(&pq, &opts("time=ts,key=client_ip,weight=bytes"));
+    let total: u64 = reqs.iter().map(|r| u64::from(r.bytes.max(1))).sum();
+    assert_eq!(w.total_weight(), total);
+    // A null time: exit 2, naming the file, the row and the field.
+    let out = ratelab(&[
+        "size",
+        "--trace",
+        bad.to_str().unwrap(),
+        "--format",
+        "parquet",
+        "--columns",
+        "time=ts,key=client_ip",
+        "--limit",
+        "10",
+        "--interval-ms",
+        "1000",
+        "--target",
+        "compliant_denied_pct<=1",
+        "--no-progress",
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let msg = stderr(&out);
+    assert!(
+        msg.contains("bad.parquet") && msg.contains("row 3") && msg.contains("ts"),
+        "{msg}"
+    );
+    assert_eq!(msg.trim().lines().count(), 1, "{msg}");
 }

@@ -72,6 +72,7 @@ fn report_is_byte_identical_at_one_and_two_threads() {
 /// trace source: the report and every decision are the same at 1 and 2
 /// threads.
 #[test]
+#[ignore = "slow: a grid at two thread counts; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn many_batches_of_a_trace_and_a_grid_are_identical_at_one_and_two_threads() {
     let gen = r#"{"name": "dec-gen", "kind": "decision_accuracy", "seed": 9,
       "policy": {"limit": 10, "interval_ms": 1000}, "shapes": [],

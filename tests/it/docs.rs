@@ -228,11 +228,14 @@ fn output_matches(want: &str, got: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_sh_blocks(slow: bool) -> usize {
+/// Runs the `sh` blocks that `pick` takes (a block, whether it is the
+/// README's); returns how many ran.
+fn check_sh_blocks(pick: impl Fn(&Block, bool) -> bool) -> usize {
     let mut ran = 0;
+    let readme = common::root().join("README.md");
     for page in all_blocks() {
         for (i, b) in page.iter().enumerate() {
-            if b.lang() != "sh" || b.has("slow") != slow {
+            if b.lang() != "sh" || !pick(b, b.file == readme) {
                 continue;
             }
             if b.has("scratch") {
@@ -282,15 +285,24 @@ fn check_sh_blocks(slow: bool) -> usize {
     ran
 }
 
+/// The README's examples: the front door, run by every `cargo test`.
 #[test]
-fn sh_blocks_run_and_print_what_is_shown() {
-    assert!(check_sh_blocks(false) >= 5);
+fn readme_sh_blocks_run_and_print_what_is_shown() {
+    assert!(check_sh_blocks(|b, readme| readme && !b.has("slow")) >= 5);
+}
+
+/// The guide's blocks: a minute of commands at the test profile's
+/// opt-level 0, so opt-in like the long ones.
+#[test]
+#[ignore = "slow: the guide's commands, a minute unoptimised; .ci/run runs it"]
+fn book_sh_blocks_run_and_print_what_is_shown() {
+    assert!(check_sh_blocks(|b, readme| !readme && !b.has("slow")) >= 10);
 }
 
 #[test]
 #[ignore = "slow: the guide's long commands (reproduce and the like); .ci/run runs it"]
 fn slow_sh_blocks_run() {
-    check_sh_blocks(true);
+    check_sh_blocks(|b, _| b.has("slow"));
 }
 
 /// Parses a block as JSON, or as the members of an object.

@@ -40,6 +40,7 @@ fn rows<'a>(j: &'a Value, backend: &str) -> Vec<&'a Value> {
 }
 
 #[test]
+#[ignore = "slow: a Python sketch over a sweep; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn a_python_count_min_joins_the_sweep_and_matches_the_model_in_distribution() {
     let d = tempfile::tempdir().unwrap();
     let entry = json!([{"model": "exec", "command": ["python3", repo("examples/sketches/count_min.py")], "name": "ours"}]);

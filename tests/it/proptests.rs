@@ -171,6 +171,7 @@ proptest! {
     /// Merging the shards of a sweep gives exactly the unsharded report, for
     /// any number of shards, runs and shapes.
     #[test]
+    #[ignore = "slow: sharded sweeps over many cases; unoptimised, the test profile takes too long (.ci/run runs it)"]
     fn merge_of_shards_is_the_unsharded_report(
         keys in 20u64..300,
         shapes in prop::collection::vec((1u64..5, 4u64..200), 1..4),

@@ -50,6 +50,7 @@ fn reproduce(scenarios: &Path, out: &Path, extra: &[&str]) -> std::process::Outp
 }
 
 #[test]
+#[ignore = "slow: reproduces every scenario three ways; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn reproduce_prints_and_writes_the_same_at_one_and_two_threads_as_run_one_by_one() {
     let scenarios = folder(CHEAP);
     let out = tempfile::tempdir().unwrap();
@@ -97,6 +98,7 @@ fn reproduce_prints_and_writes_the_same_at_one_and_two_threads_as_run_one_by_one
 }
 
 #[test]
+#[ignore = "slow: reproduces every scenario; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn the_determinism_check_passes_for_every_scenario_when_they_run_concurrently() {
     let scenarios = folder(CHEAP);
     let out = tempfile::tempdir().unwrap();
@@ -117,6 +119,7 @@ fn the_determinism_check_passes_for_every_scenario_when_they_run_concurrently() 
 }
 
 #[test]
+#[ignore = "slow: reproduces every scenario; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn the_first_failing_scenario_in_file_order_is_reported_and_nothing_after_it_is_written() {
     let scenarios = folder(CHEAP);
     // Loads fine (the file parses) but fails when it runs: the shape is

@@ -84,6 +84,7 @@ fn size(dir: &Path, extra: &[&str]) -> (std::process::Output, Value) {
 }
 
 #[test]
+#[ignore = "slow: the decision lab on 299 fresh seeds; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn recommendation_figures_equal_the_decision_lab_and_hold_on_fresh_seeds() {
     let dir = tempfile::tempdir().unwrap();
     write_trace(&dir.path().join("t.csv"));
@@ -229,6 +230,7 @@ fn recommendation_figures_equal_the_decision_lab_and_hold_on_fresh_seeds() {
 }
 
 #[test]
+#[ignore = "slow: a rate-limit sizing at two thread counts; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn output_does_not_depend_on_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     write_trace(&dir.path().join("t.csv"));

@@ -150,7 +150,7 @@ impl TraceSpec {
                 Ok(None)
             }
             Some(f) => {
-                if self.unit.is_some() && !matches!(f, "jsonl" | "envoy-json") {
+                if self.unit.is_some() && !matches!(f, "jsonl" | "envoy-json" | "parquet") {
                     return Err((
                         "trace.unit".into(),
                         format!("the {f} format's times carry their own unit"),

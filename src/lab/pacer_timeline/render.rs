@@ -12,8 +12,19 @@ use crate::scenario::Scenario;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// Nanoseconds per second, for the charts' axes.
-const S: f64 = 1e9;
+/// A chart axis' time unit: nanoseconds per unit and its name.
+#[derive(Debug, Clone, Copy)]
+struct Unit(f64, &'static str);
+
+/// Seconds, or milliseconds for times that all stay under a second (a
+/// 10 ms cadence reads as 10 ms, not 0.01 s).
+fn unit_for(max_ns: f64) -> Unit {
+    if max_ns > 0.0 && max_ns < 1e9 {
+        Unit(1e6, "ms")
+    } else {
+        Unit(1e9, "s")
+    }
+}
 
 /// The report of `cases`; `clock_start` is t = 0 in seconds since midnight
 /// for `clock` listings.
@@ -63,7 +74,7 @@ pub(super) fn render(
     }
     report
         .md("## Summary\n\n")
-        .md("Waits: p50/p99 from an HdrHistogram (3 significant digits), max exact. \"Admitted at once\" = steps that did not wait.\n\n")
+        .md("Waits of the admitted steps (a refused step has no wait): p50/p99 from an HdrHistogram (3 significant digits), max exact; \"-\" when nothing was admitted. \"Admitted at once\" = steps admitted without waiting.\n\n")
         .md(&summary.markdown())
         .console(&summary.text())
         .field(
@@ -129,7 +140,10 @@ fn listing(format: TimeFormat, clock_start: Option<i64>, c: &CaseResult) -> Stri
             for a in &c.steps {
                 let what = match a.admitted_ns {
                     Some(t) => format!("admitted {}", go_duration(t)),
-                    None => format!("refused ({})", a.error.clone().unwrap_or_default()),
+                    None => match &a.error {
+                        Some(e) => format!("refused ({e})"),
+                        None => "refused".to_string(),
+                    },
                 };
                 listing.push_str(&format!(
                     "#{:<3} {:<16} at {:<8} {what:<22} waited {}{}\n",
@@ -159,7 +173,12 @@ fn label_summary(c: &CaseResult, summary: &mut Table) -> Vec<Value> {
     }
     let mut label_json = Vec::new();
     for ((_, label), steps) in &by_label {
-        let (n, once, p50, p99, max) = wait_stats(steps);
+        let (n, once, waits) = wait_stats(steps);
+        let dur = |v: Option<i64>| v.map(go_duration).unwrap_or_else(|| "-".into());
+        let (p50, p99, max) = match waits {
+            Some((a, b, c)) => (Some(a as i64), Some(b as i64), Some(c)),
+            None => (None, None, None),
+        };
         let callers: std::collections::BTreeSet<usize> = steps.iter().map(|a| a.caller).collect();
         let refused = steps.iter().filter(|a| a.admitted_ns.is_none()).count();
         let last = steps.iter().filter_map(|a| a.admitted_ns).max();
@@ -170,9 +189,9 @@ fn label_summary(c: &CaseResult, summary: &mut Table) -> Vec<Value> {
             n.to_string(),
             once.to_string(),
             refused.to_string(),
-            go_duration(p50 as i64),
-            go_duration(p99 as i64),
-            go_duration(max),
+            dur(p50),
+            dur(p99),
+            dur(max),
             last.map(go_duration).unwrap_or_else(|| "-".into()),
         ]);
         label_json.push(json!({
@@ -259,29 +278,33 @@ fn round3(v: u64) -> u64 {
     (v + scale / 2) / scale * scale
 }
 
-/// Wait-time statistics of a set of steps: (count, admitted at once,
-/// p50, p99 via HdrHistogram, exact max).
-fn wait_stats(steps: &[&Admission]) -> (usize, usize, u64, u64, i64) {
+/// Wait-time statistics of a set of steps: (count, admitted at once, and
+/// over the admitted steps only — a refused step did not wait to be let
+/// through, so its 0 is no wait — p50 and p99 via HdrHistogram and the
+/// exact max; None when none was admitted).
+fn wait_stats(steps: &[&Admission]) -> (usize, usize, Option<(u64, u64, i64)>) {
     let mut h = hdrhistogram::Histogram::<u64>::new(3).ok();
-    let mut max = 0;
+    let mut max = None;
     let mut at_once = 0;
-    for a in steps {
-        if a.admitted_ns.is_some() && a.waited_ns == 0 {
+    for a in steps.iter().filter(|a| a.admitted_ns.is_some()) {
+        if a.waited_ns == 0 {
             at_once += 1;
         }
-        max = max.max(a.waited_ns);
+        max = Some(max.unwrap_or(0).max(a.waited_ns));
         if let Some(h) = h.as_mut() {
             let _ = h.record(a.waited_ns.max(0) as u64);
         }
     }
-    let (p50, p99) = match &h {
-        Some(h) if !h.is_empty() => (
+    let waits = match (&h, max) {
+        (Some(h), Some(max)) if !h.is_empty() => Some((
             round3(h.value_at_quantile(0.5)),
             round3(h.value_at_quantile(0.99)),
-        ),
-        _ => (0, 0),
+            max,
+        )),
+        (_, Some(max)) => Some((0, 0, max)),
+        _ => None,
     };
-    (steps.len(), at_once, p50, p99, max)
+    (steps.len(), at_once, waits)
 }
 
 /// Cases whose every step came out the same, in first-case order: one
@@ -342,11 +365,18 @@ fn caller_labels(c: &CaseResult) -> Vec<String> {
 }
 
 /// The three charts, titled and captioned, without series.
-fn empty_charts(one_caller: bool, merged: bool, zoom: Option<(f64, f64)>) -> [ChartSpec; 3] {
+fn empty_charts(
+    one_caller: bool,
+    merged: bool,
+    zoom: Option<(f64, f64)>,
+    (tu, wu): (Unit, Unit),
+) -> [ChartSpec; 3] {
+    let time_label = format!("virtual time ({})", tu.1);
+    let wait_label = format!("wait ({})", wu.1);
     let mut stairs = ChartSpec::new(
         "admitted-staircase",
         "Admitted calls over time (staircase) vs the ideal rate",
-        "virtual time (s)",
+        time_label,
         "calls admitted (count)",
     )
     .caption(format!(
@@ -360,7 +390,7 @@ fn empty_charts(one_caller: bool, merged: bool, zoom: Option<(f64, f64)>) -> [Ch
             "waits-per-caller",
             "Wait of each limiter step (one caller)",
             "step # of the caller",
-            "wait (s)",
+            wait_label.clone(),
         )
         .caption("How long each limiter step of the single caller waited, one point per step (steps are discrete: points, not lines, series set side by side at each step); cases with identical waits are drawn once, joined by \"=\".")
     } else {
@@ -368,7 +398,7 @@ fn empty_charts(one_caller: bool, merged: bool, zoom: Option<(f64, f64)>) -> [Ch
             "waits-per-caller",
             "Wait of each limiter step, by caller",
             "caller # (file order)",
-            "wait (s)",
+            wait_label.clone(),
         )
         .caption("How long each limiter step waited, one point per step at its caller's number (callers are discrete: points, not lines), a series per case and caller label, set side by side at each caller; cases with identical waits are drawn once, joined by \"=\".")
     };
@@ -377,7 +407,7 @@ fn empty_charts(one_caller: bool, merged: bool, zoom: Option<(f64, f64)>) -> [Ch
         "wait-distribution",
         "Wait-time percentiles per case (exact, every step)",
         "percentile of steps (1/(1-p) scale)",
-        "wait (s)",
+        wait_label,
     )
     .caption("HdrHistogram-style percentile plot of the waits: for each percentile p of the steps (x on a 1/(1-p) axis, so 90%, 99%, 99.9% are equally spaced) the wait that p of the steps stay at or below, a step line per case and caller label; the right end is the longest wait. Flat at 0 up to p: that share of the steps passed at once.");
     dist.x_percentile = true;
@@ -387,21 +417,29 @@ fn empty_charts(one_caller: bool, merged: bool, zoom: Option<(f64, f64)>) -> [Ch
 
 /// A case's admitted staircase and, with an ideal rate, its ideal line in
 /// the same colour (nothing when the case has no admission in the zoom).
-fn staircase(name: &str, c: &CaseResult, zoom: Option<(f64, f64)>, color: usize) -> Vec<Series> {
+fn staircase(
+    name: &str,
+    c: &CaseResult,
+    zoom: Option<(f64, f64)>,
+    color: usize,
+    tu: Unit,
+) -> Vec<Series> {
+    // the ideal's rates are per second; the axis is in `tu`
+    let per_unit = tu.0 / 1e9;
     let sorted = c.admitted_sorted();
     let mut pts = vec![];
     let start = c.steps.iter().map(|a| a.started_ns).min().unwrap_or(0);
-    pts.push((start as f64 / S, 0.0));
+    pts.push((start as f64 / tu.0, 0.0));
     for (k, a) in sorted.iter().enumerate() {
-        pts.push((a.admitted_ns.unwrap_or(0) as f64 / S, (k + 1) as f64));
+        pts.push((a.admitted_ns.unwrap_or(0) as f64 / tu.0, (k + 1) as f64));
     }
     let end = pts.last().map_or(0.0, |p| p.0);
     // Hold the last count a little so the final step shows.
-    let tail = (end + (end * 0.02).max(0.01), sorted.len() as f64);
+    let tail = (end + (end * 0.02).max(0.01 / per_unit), sorted.len() as f64);
     pts.push(tail);
     let in_zoom = zoom.map_or(true, |(a, b)| {
         sorted.iter().any(|x| {
-            let t = x.admitted_ns.unwrap_or(0) as f64 / S;
+            let t = x.admitted_ns.unwrap_or(0) as f64 / tu.0;
             a <= t && t <= b
         })
     });
@@ -413,7 +451,7 @@ fn staircase(name: &str, c: &CaseResult, zoom: Option<(f64, f64)>, color: usize)
         );
         let first = sorted
             .first()
-            .map(|f| f.admitted_ns.unwrap_or(0) as f64 / S);
+            .map(|f| f.admitted_ns.unwrap_or(0) as f64 / tu.0);
         if let (Some(t0), false) = (first, c.ideal_bounds.is_empty()) {
             // A MultiLimiter: the least of its buckets' lines, a bend
             // where one overtakes another.
@@ -421,14 +459,14 @@ fn staircase(name: &str, c: &CaseResult, zoom: Option<(f64, f64)>, color: usize)
             let at = |t: f64| {
                 lines
                     .iter()
-                    .map(|&(b, r)| b + r * (t - t0))
+                    .map(|&(b, r)| b + r * per_unit * (t - t0))
                     .fold(f64::INFINITY, f64::min)
             };
             let mut ts = vec![t0, end];
             for (i, &(b1, r1)) in lines.iter().enumerate() {
                 for &(b2, r2) in &lines[..i] {
                     if r1 != r2 {
-                        let t = t0 + (b2 - b1) / (r1 - r2);
+                        let t = t0 + (b2 - b1) / ((r1 - r2) * per_unit);
                         if t > t0 && t < end {
                             ts.push(t);
                         }
@@ -451,7 +489,7 @@ fn staircase(name: &str, c: &CaseResult, zoom: Option<(f64, f64)>, color: usize)
                     "{name}: ideal {b} at once + {}/s",
                     crate::report::chart::human(r)
                 ),
-                vec![(t0, b), (end, b + r * (end - t0))],
+                vec![(t0, b), (end, b + r * per_unit * (end - t0))],
                 SeriesStyle::Dashed,
             )
             .color(case_color);
@@ -485,17 +523,39 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
         let callers: std::collections::BTreeSet<usize> = c.steps.iter().map(|a| a.caller).collect();
         callers.len() <= 1
     });
-    let [mut stairs, mut waits, mut dist] = empty_charts(one_caller, merged, zoom);
+    let end_ns = cases
+        .iter()
+        .flat_map(|c| &c.steps)
+        .map(|a| a.admitted_ns.unwrap_or(a.started_ns))
+        .max()
+        .unwrap_or(0) as f64;
+    let wait_ns = cases
+        .iter()
+        .flat_map(|c| &c.steps)
+        .filter(|a| a.admitted_ns.is_some())
+        .map(|a| a.waited_ns)
+        .max()
+        .unwrap_or(0) as f64;
+    // A zoom is given in seconds: the time axis stays in seconds.
+    let tu = if zoom.is_some() {
+        Unit(1e9, "s")
+    } else {
+        unit_for(end_ns)
+    };
+    let wu = unit_for(wait_ns);
+    let [mut stairs, mut waits, mut dist] = empty_charts(one_caller, merged, zoom, (tu, wu));
     if cases.iter().any(|c| !c.ideal_bounds.is_empty()) {
         stairs.caption.push_str(" A MultiLimiter's ideal is the least of its limiters' lines (each bucket's burst at once, then its rate; for the buckets every waited-on MultiLimiter goes through), so it bends where the slower one takes over.");
     }
     let mut color = 0usize;
     let mut max_wait = 0f64;
+    let mut refused = 0usize;
+    let mut rows: Vec<StripRow> = Vec::new();
     // (group name, its wait series named by caller label) for the panels
     let mut panels: Vec<(String, Vec<Series>)> = Vec::new();
     for (name, c) in &groups {
         let mut panel = Vec::new();
-        stairs.series.extend(staircase(name, c, zoom, color));
+        stairs.series.extend(staircase(name, c, zoom, color, tu));
         let labels = caller_labels(c);
         for label in &labels {
             let steps: Vec<&Admission> = c.steps.iter().filter(|a| &a.label == label).collect();
@@ -504,6 +564,8 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
             } else {
                 name.clone()
             };
+            // A refused step has no wait: it goes on the "refused" row
+            // under the axis, not at 0 with the steps admitted at once.
             let wp: Vec<(f64, f64)> = steps
                 .iter()
                 .map(|a| {
@@ -513,11 +575,19 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
                         } else {
                             a.caller as f64
                         },
-                        a.waited_ns.max(0) as f64 / S,
+                        match a.admitted_ns {
+                            Some(_) => a.waited_ns.max(0) as f64 / wu.0,
+                            None => f64::NEG_INFINITY,
+                        },
                     )
                 })
                 .collect();
-            max_wait = wp.iter().map(|p| p.1).fold(max_wait, f64::max);
+            refused += steps.iter().filter(|a| a.admitted_ns.is_none()).count();
+            max_wait = wp
+                .iter()
+                .map(|p| p.1)
+                .filter(|w| w.is_finite())
+                .fold(max_wait, f64::max);
             panel.push(
                 Series::new(label.clone(), wp.clone(), SeriesStyle::Points).color(panel.len()),
             );
@@ -526,8 +596,14 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
                 .push(Series::new(series_name.clone(), wp, SeriesStyle::Points).color(color));
             let w: Vec<f64> = steps
                 .iter()
-                .map(|a| a.waited_ns.max(0) as f64 / S)
+                .filter(|a| a.admitted_ns.is_some())
+                .map(|a| a.waited_ns.max(0) as f64 / wu.0)
                 .collect();
+            rows.push(StripRow {
+                name: series_name.clone(),
+                waits: w.clone(),
+                refused: steps.len() - w.len(),
+            });
             dist.series.push(
                 Series::new(
                     series_name,
@@ -547,10 +623,23 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
     // a little room under 0, so steps that did not wait sit above the axis
     waits.y_range = Some((-top * 0.04, top));
     dist.y_range = Some((-top * 0.04, top));
+    if refused > 0 {
+        waits.y_row_below = "refused".into();
+        waits.caption.push_str(" A refused step has no wait: it is on the \"refused\" row under the axis, not at 0.");
+    }
     if max_wait == 0.0 {
-        let note = "every wait is 0: no step had to wait (nothing was limited)";
+        let note = if refused > 0 {
+            "every admitted step passed at once (wait 0); the others were refused"
+        } else {
+            "every wait is 0: no step had to wait (nothing was limited)"
+        };
         waits.y_note = note.into();
         dist.y_note = note.into();
+    }
+    // Percentiles of a handful of waits say less than the waits: under
+    // PERCENTILE_MIN admitted steps in a row, every wait is drawn.
+    if rows.iter().any(|r| r.waits.len() < PERCENTILE_MIN) {
+        dist = strip(&rows, top, &dist.y_note, wu);
     }
     stairs.x_range = zoom;
     let waits = if waits.series.len() > SIDE_BY_SIDE && panels.len() > 1 {
@@ -559,6 +648,59 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
         Waits::One(waits)
     };
     (stairs, waits, dist)
+}
+
+/// A percentile plot needs this many values in each line; with fewer,
+/// the waits are drawn one by one ([`strip`]).
+const PERCENTILE_MIN: usize = 100;
+
+/// One row of the wait strip: a case (and caller label), the waits of its
+/// admitted steps, and how many were refused.
+struct StripRow {
+    name: String,
+    waits: Vec<f64>,
+    refused: usize,
+}
+
+/// The waits as a strip plot: a row per case and caller label, a marker
+/// per distinct wait labelled with how many steps waited it ("×5"), the
+/// refused steps counted in the row's name (they have no wait).
+fn strip(rows: &[StripRow], top: f64, y_note: &str, wu: Unit) -> ChartSpec {
+    let mut c = ChartSpec::new(
+        "wait-distribution",
+        "Every wait, per case (admitted steps)",
+        format!("wait ({})", wu.1),
+        "",
+    )
+    .caption(format!("The wait of every admitted step, one row per case and caller label, one marker per distinct wait labelled with how many steps waited it (×n); refused steps have no wait and are counted in the row's name. Drawn value by value rather than as percentiles: each row has fewer than {PERCENTILE_MIN} steps."));
+    c.y_categories = rows
+        .iter()
+        .map(|r| match (r.refused, r.waits.len()) {
+            (0, _) => r.name.clone(),
+            (k, 0) => format!("{}: all {k} refused", r.name),
+            (k, n) => format!("{}: {k} of {} refused", r.name, k + n),
+        })
+        .collect();
+    let mut pts = Vec::new();
+    let mut labels = Vec::new();
+    for (row, r) in rows.iter().enumerate() {
+        let mut w = r.waits.clone();
+        w.sort_by(f64::total_cmp);
+        for chunk in w.chunk_by(|a, b| a == b) {
+            pts.push((chunk[0], row as f64));
+            labels.push(if chunk.len() > 1 {
+                format!("\u{d7}{}", chunk.len())
+            } else {
+                String::new()
+            });
+        }
+    }
+    let mut s = Series::new("", pts, SeriesStyle::Points).color(0);
+    s.point_labels = Some(labels);
+    c.series.push(s);
+    c.x_range = Some((-top * 0.04, top));
+    c.x_note = y_note.to_string();
+    c
 }
 
 /// `waits` as small multiples: a panel per group of cases, its series

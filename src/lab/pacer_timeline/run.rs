@@ -417,7 +417,7 @@ fn run_allows(world: &mut World, callers: Callers) -> Vec<Admission> {
             admitted_ns: ok.then_some(t),
             waited_ns: 0,
             clock_read_ns: None,
-            error: (!ok).then(|| "refused (AllowN false)".to_string()),
+            error: (!ok).then(|| "AllowN false".to_string()),
         });
         *step += 1;
     }

@@ -11,7 +11,9 @@
 //! * point labels and marker-line labels placed without collisions (nudged,
 //!   then moved away with a leader line, else listed under the plot);
 //! * on a log y axis, values at or below zero on a separate labelled "0" row
-//!   under the axis instead of on it;
+//!   under the axis instead of on it (on a linear one, points with no value
+//!   at all go on a row of their own when the chart names it:
+//!   [`ChartSpec::y_row_below`]);
 //! * identical series drawn once, with a joined label (`a = b = c`);
 //! * integer ticks when every x is an integer (discrete x: draw them as
 //!   [`SeriesStyle::Points`]);
@@ -222,6 +224,10 @@ pub struct ChartSpec {
     pub x_note: String,
     /// The same for the y axis (`data-axis-note-y`).
     pub y_note: String,
+    /// A labelled row under a linear y axis for points that have no value
+    /// on it (y = −∞): refused requests on a chart of waits, say, which
+    /// must not read as "waited 0". Empty: such points are not drawn.
+    pub y_row_below: String,
 }
 
 impl ChartSpec {
@@ -252,6 +258,7 @@ impl ChartSpec {
             y_categories: Vec::new(),
             x_note: String::new(),
             y_note: String::new(),
+            y_row_below: String::new(),
         }
     }
 
@@ -488,6 +495,26 @@ mod tests {
         // Different legends: each panel keeps its own.
         let own = render_grid("g", "t", "", &[panel("a"), panel("b")], 2).unwrap();
         assert_eq!(own.svg.matches("id=\"legend").count(), 2);
+    }
+
+    #[test]
+    fn points_without_a_value_go_on_the_named_row_below() {
+        let mut spec = ChartSpec::new("w", "Waits", "caller", "wait (s)");
+        spec.series.push(Series::new(
+            "case",
+            vec![(0.0, 0.0), (1.0, f64::NEG_INFINITY), (2.0, 2.0)],
+            SeriesStyle::Points,
+        ));
+        let flat = |c: &Chart| c.svg.replace('\n', "");
+        // Not named: the point is not drawn, no row.
+        let bare = render(&spec).unwrap();
+        assert!(!flat(&bare).contains(">refused</text>"));
+        spec.y_row_below = "refused".into();
+        let rowed = render(&spec).unwrap();
+        assert!(flat(&rowed).contains(">refused</text>"), "the row is labelled");
+        // One more marker: the refused point, below the 0 tick's marker.
+        let marks = |c: &Chart| c.svg.matches("<circle").count();
+        assert_eq!(marks(&rowed), marks(&bare) + 1);
     }
 
     #[test]

@@ -54,10 +54,14 @@ pub enum TraceFormat {
 }
 
 impl TraceFormat {
-    /// `.jsonl`/`.ndjson` are JSON Lines; everything else is CSV.
+    /// `.jsonl`/`.ndjson` are JSON Lines, and so is Parquet (`.parquet`,
+    /// or a file starting with Parquet's magic bytes: its rows are read as
+    /// JSON objects, see [`parquet`](super::parquet)); everything else is
+    /// CSV.
     pub fn from_path(path: &Path) -> Self {
         match path.extension().and_then(|e| e.to_str()) {
-            Some("jsonl") | Some("ndjson") => Self::JsonLines,
+            Some("jsonl") | Some("ndjson") | Some("parquet") => Self::JsonLines,
+            _ if super::parquet::is_parquet(path) => Self::JsonLines,
             _ => Self::Csv,
         }
     }

@@ -1,6 +1,7 @@
 //! Opening a trace's bytes: a file or standard input (`-`), decompressed
 //! when it starts with gzip's (`1f 8b`) or zstd's (`28 b5 2f fd`) magic
-//! bytes, whatever its name.
+//! bytes, whatever its name; a Parquet file (`PAR1`) is read row by row as
+//! JSON Lines ([`parquet`](super::parquet)).
 
 use crate::error::{Error, Result};
 use std::io::{BufRead, BufReader, Read};
@@ -50,6 +51,14 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     };
     let mut buf = BufReader::with_capacity(1 << 16, raw);
     let head = buf.fill_buf().map_err(|e| Error::io(path, e))?;
+    if head.starts_with(super::parquet::MAGIC) {
+        if is_stdin(path) {
+            return Err(Error::input(
+                "standard input is a Parquet file: Parquet is read from a file (its index is at the end); give its path",
+            ));
+        }
+        return super::parquet::open(path);
+    }
     if head.starts_with(GZIP) {
         let dec = flate2::bufread::MultiGzDecoder::new(buf);
         return Ok(Box::new(BufReader::with_capacity(

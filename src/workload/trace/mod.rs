@@ -7,6 +7,7 @@
 //!   unit is given by [`TimeUnit`] (`rfc3339` for timestamps such as
 //!   `2026-11-29T18:51:38.123Z`).
 //! * JSON Lines: one object per line with the same field names.
+//! * Parquet: each row read as a JSON Lines object ([`parquet`](mod@parquet)).
 //!
 //! Reading is streaming: memory does not grow with the file (one line at a
 //! time, plus at most the reorder window when sorting is enabled). Bad lines
@@ -45,6 +46,7 @@ pub mod input;
 pub mod intern;
 mod line;
 pub mod log;
+pub mod parquet;
 pub mod parse;
 pub mod reader;
 mod sort;

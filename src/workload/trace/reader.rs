@@ -42,6 +42,8 @@ pub struct TraceReader {
     /// The CSV column or JSON field read as the key (`key`; a fleet's
     /// `from_trace` balancer reads `replica` instead).
     pub(super) key_column: String,
+    /// What a record is called in messages: "line", or "row" in Parquet.
+    pub(super) record: &'static str,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -57,12 +59,16 @@ impl TraceReader {
     /// input is decompressed, found by its magic bytes); the format follows
     /// the extension (without a `.gz`/`.zst` one).
     pub fn open(path: &Path, opts: TraceOptions) -> Result<Self> {
-        Ok(Self::new(
+        let mut r = Self::new(
             path,
             TraceFormat::from_path(&super::input::without_compression(path)),
             super::input::open(path)?,
             opts,
-        ))
+        );
+        if !super::input::is_stdin(path) && super::parquet::is_parquet(path) {
+            r.record = "row";
+        }
+        Ok(r)
     }
 
     /// Opens a trace in an access-log format (`spec`), or as [`open`](Self::open)
@@ -71,6 +77,13 @@ impl TraceReader {
     pub fn open_with(path: &Path, opts: TraceOptions, spec: Option<&LogSpec>) -> Result<Self> {
         let mut r = Self::open(path, opts)?;
         if let Some(spec) = spec {
+            if spec.format == "parquet" && r.record != "row" {
+                return Err(Error::input_at(
+                    path,
+                    "format parquet",
+                    "not a Parquet file (it does not start with PAR1)",
+                ));
+            }
             r.set_log(spec)?;
         }
         Ok(r)
@@ -145,6 +158,7 @@ impl TraceReader {
             late: 0,
             spread: Spreader::default(),
             key_column: "key".into(),
+            record: "line",
         }
     }
 
@@ -166,7 +180,7 @@ impl TraceReader {
     }
 
     pub(super) fn err(&self, msg: impl std::fmt::Display) -> Error {
-        Error::input_at(&self.path, format!("line {}", self.line_no), msg)
+        Error::input_at(&self.path, format!("{} {}", self.record, self.line_no), msg)
     }
 
     /// Reads the next raw line into `self.line` (without the line ending);

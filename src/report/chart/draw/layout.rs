@@ -136,11 +136,19 @@ impl Ctx<'_> {
         if !dropped.is_empty() {
             // As many of the dropped labels as fit at the smallest size,
             // then how many more.
+            let numbered = dropped.iter().filter(|d| d.starts_with('[')).count();
+            let head = if numbered == 0 {
+                "Not labelled for lack of room"
+            } else if numbered == dropped.len() {
+                "Marked by number for lack of room"
+            } else {
+                "For lack of room, marked by number or not labelled"
+            };
             let line = |n: usize| {
                 let more = dropped.len() - n;
                 let mut t = Txt::new(
                     format!(
-                        "Not labelled for lack of room: {}{}",
+                        "{head}: {}{}",
                         dropped[..n].join("; "),
                         match more {
                             0 => String::new(),
@@ -438,6 +446,8 @@ impl Ctx<'_> {
         let mut taken: Vec<R> = frame.texts.iter().map(|t| t.bbox()).collect();
         taken.extend(frame.legend);
         let area = plot.pad(-1.0);
+        let text_width = |t: &str| style::text_width(t, size::LABEL);
+        let mut refs = 0usize;
         for (si, p) in self.preps.iter().enumerate() {
             for (k, label) in p.labels.iter().enumerate() {
                 if label.is_empty() {
@@ -447,42 +457,40 @@ impl Ctx<'_> {
                 if !area.contains((x, y)) {
                     continue;
                 }
-                let tw = style::text_width(label, size::LABEL);
                 let th = lasc + ldesc;
-                let mut placed = None;
-                'search: for (dist, leader) in
-                    [(7.0, false), (20.0, true), (36.0, true), (56.0, true)]
-                {
-                    let cands = [
-                        (x + dist, y - th / 2.0),
-                        (x - dist - tw, y - th / 2.0),
-                        (x - tw / 2.0, y - dist - th),
-                        (x - tw / 2.0, y + dist),
-                        (x + dist * 0.7, y - dist * 0.7 - th),
-                        (x + dist * 0.7, y + dist * 0.7),
-                        (x - dist * 0.7 - tw, y - dist * 0.7 - th),
-                        (x - dist * 0.7 - tw, y + dist * 0.7),
-                    ];
-                    for (bx, by) in cands {
-                        let r = R::new(bx, by, bx + tw, by + th);
-                        if !r.inside(&area) || taken.iter().any(|t| t.overlaps(&r.pad(1.0))) {
-                            continue;
-                        }
-                        if !clear_of_data(&r, frame) {
-                            continue;
-                        }
-                        // A leader must not cross other labels.
-                        let c = ((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0);
-                        if leader && taken.iter().any(|t| t.hits((x, y), c)) {
-                            continue;
-                        }
-                        placed = Some((r, leader));
-                        break 'search;
+                // The label where it fits; else a short reference ("[1]")
+                // at the point, spelled out in the footnote; else only the
+                // footnote.
+                let mut text = label.clone();
+                let mut placed = place_label(frame, &taken, &area, (x, y), text_width(&text), th);
+                if placed.is_none() {
+                    text = format!("[{}]", refs + 1);
+                    placed = place_label(frame, &taken, &area, (x, y), text_width(&text), th);
+                    if placed.is_some() {
+                        refs += 1;
+                    } else {
+                        text.clear();
                     }
+                }
+                let named = if text != *label && !text.is_empty() {
+                    format!("{text} ")
+                } else {
+                    String::new()
+                };
+                if !named.is_empty() {
+                    dropped.push(format!(
+                        "{named}{}{}",
+                        label,
+                        if p.label.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", p.label)
+                        }
+                    ));
                 }
                 match placed {
                     Some((r, leader)) => {
-                        let mut t = Txt::new(label, r.x0, r.y0 + lasc, size::LABEL, "start");
+                        let mut t = Txt::new(&text, r.x0, r.y0 + lasc, size::LABEL, "start");
                         t.fill = MUTED;
                         t.owner = Some(si);
                         taken.push(r);
@@ -512,4 +520,45 @@ impl Ctx<'_> {
             }
         }
     }
+}
+
+/// Where a label `tw` × `th` px goes by the point at `(x, y)`: beside it,
+/// else further away with a leader line (which must not cross another
+/// label); never over data, another text or outside `area`. The box and
+/// whether it needs a leader.
+fn place_label(
+    frame: &Frame,
+    taken: &[R],
+    area: &R,
+    (x, y): (f64, f64),
+    tw: f64,
+    th: f64,
+) -> Option<(R, bool)> {
+    for (dist, leader) in [(7.0, false), (20.0, true), (36.0, true), (56.0, true)] {
+        let cands = [
+            (x + dist, y - th / 2.0),
+            (x - dist - tw, y - th / 2.0),
+            (x - tw / 2.0, y - dist - th),
+            (x - tw / 2.0, y + dist),
+            (x + dist * 0.7, y - dist * 0.7 - th),
+            (x + dist * 0.7, y + dist * 0.7),
+            (x - dist * 0.7 - tw, y - dist * 0.7 - th),
+            (x - dist * 0.7 - tw, y + dist * 0.7),
+        ];
+        for (bx, by) in cands {
+            let r = R::new(bx, by, bx + tw, by + th);
+            if !r.inside(area) || taken.iter().any(|t| t.overlaps(&r.pad(1.0))) {
+                continue;
+            }
+            if !clear_of_data(&r, frame) {
+                continue;
+            }
+            let c = ((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0);
+            if leader && taken.iter().any(|t| t.hits((x, y), c)) {
+                continue;
+            }
+            return Some((r, leader));
+        }
+    }
+    None
 }

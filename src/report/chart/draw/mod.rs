@@ -113,12 +113,15 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
     for s in &spec.series {
         let mut pts = Vec::new();
         let mut labels = Vec::new();
+        // y = −∞ on a linear axis with a row below it: on that row.
+        let row_below = ys == Scale::Linear && !spec.y_row_below.is_empty();
         for (k, &(x, y)) in s.points.iter().enumerate() {
-            if !x.is_finite() || !y.is_finite() {
+            let below = row_below && y == f64::NEG_INFINITY;
+            if !x.is_finite() || !(y.is_finite() || below) {
                 continue;
             }
             let tx = fwd(xs, x, floor.max(f64::MIN_POSITIVE)).unwrap_or(f64::NEG_INFINITY);
-            pts.push((tx, fwd(ys, y, floor)));
+            pts.push((tx, if below { None } else { fwd(ys, y, floor) }));
             labels.push(
                 s.point_labels
                     .as_ref()
@@ -265,11 +268,15 @@ fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (
     } else {
         categorical(&spec.x_categories)
     };
-    let ya = if spec.y_categories.is_empty() {
+    let mut ya = if spec.y_categories.is_empty() {
         axis(ys, &yv, spec.y_range, floor, false, zero_row)
     } else {
         categorical(&spec.y_categories)
     };
+    let below = preps.iter().any(|p| p.pts.iter().any(|q| q.1.is_none()));
+    if ys == Scale::Linear && below && spec.y_categories.is_empty() {
+        ya.zero = Some(spec.y_row_below.clone());
+    }
     (xa, ya)
 }
 

@@ -228,6 +228,15 @@ pub const FORMATS: &[FormatRow] = &[
         },
     },
     FormatRow {
+        name: "parquet",
+        about: "Parquet files, each row read as a JSON object (--columns time=NAME,key=NAME)",
+        default_key: "key",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(json::Json::new("parquet", json::PLAIN, s.unit)))
+        },
+    },
+    FormatRow {
         name: "alb",
         about: "AWS Application Load Balancer access logs",
         default_key: "ip",

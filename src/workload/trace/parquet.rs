@@ -1,0 +1,276 @@
+//! Parquet input: a Parquet file read row by row (the `parquet` crate's
+//! record reader) and handed to the trace reader as JSON Lines, one object
+//! per row with the file's column names, so that everything the JSON Lines
+//! reader does — `--columns time=NAME,key=NAME`, key expressions (`ip/24`,
+//! routes, composites), weights, errors naming the field — works on
+//! Parquet unchanged, and "line N" is row N.
+//!
+//! Values: integers and floats are numbers; strings (and byte arrays that
+//! are UTF-8) are strings; `TIMESTAMP` columns (milliseconds, microseconds,
+//! nanoseconds, and legacy INT96) are ISO 8601 strings in UTC with every
+//! digit the column holds, so they read as times without `--time-unit`;
+//! a plain INT64 of epoch times is a number in `--time-unit`. Nulls,
+//! nested groups, lists, maps and decimals are left out of the row (a
+//! field used as the time or the key is then missing, and the message
+//! says so).
+//!
+//! Why JSON text in between rather than a reader of its own: the JSON
+//! Lines path already owns field lookup, time parsing and key expressions
+//! and their messages; writing each row as text costs far less than the
+//! simulation it feeds (see the guide's performance chapter).
+//!
+//! # Examples
+//! ```
+//! use ratelab::workload::trace::parquet;
+//! use std::io::Read;
+//!
+//! let f = tempfile::NamedTempFile::new().unwrap();
+//! parquet::write_example(f.path(), &[(1_000, "a"), (2_500, "b")]).unwrap();
+//! assert!(parquet::is_parquet(f.path()));
+//! let mut text = String::new();
+//! parquet::open(f.path())?.read_to_string(&mut text).unwrap();
+//! assert_eq!(text, "{\"t_ms\":1000,\"key\":\"a\"}\n{\"t_ms\":2500,\"key\":\"b\"}\n");
+//! # Ok::<(), ratelab::error::Error>(())
+//! ```
+
+use crate::error::{Error, Result};
+use parquet::basic::{LogicalType, TimeUnit};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::reader::RowIter;
+use parquet::record::Field;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// Parquet's magic bytes, at the start (and the end) of every file.
+pub const MAGIC: &[u8] = b"PAR1";
+
+/// Whether the file at `path` starts with Parquet's magic bytes.
+pub fn is_parquet(path: &Path) -> bool {
+    let mut head = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && head == MAGIC
+}
+
+/// The rows of the Parquet file at `path` as JSON Lines text. A file that
+/// is not valid Parquet is an error naming it.
+pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = SerializedFileReader::new(file)
+        .map_err(|e| Error::input_at(path, "file", format!("not a readable Parquet file ({e})")))?;
+    // Columns whose INT64 values are nanosecond timestamps: the record
+    // reader hands them out as plain longs.
+    let nanos: HashSet<String> = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .filter(|c| {
+            matches!(c.logical_type_ref(), Some(LogicalType::Timestamp(t)) if t.unit == TimeUnit::NANOS)
+        })
+        .map(|c| c.name().to_string())
+        .collect();
+    let rows = RowIter::from_file_into(Box::new(reader));
+    Ok(Box::new(BufReader::with_capacity(
+        1 << 16,
+        Rows {
+            rows,
+            nanos,
+            path: path.to_path_buf(),
+            pending: Vec::new(),
+            at: 0,
+            row: 0,
+        },
+    )))
+}
+
+/// Parquet rows rendered as JSON lines on demand.
+struct Rows {
+    rows: RowIter<'static>,
+    nanos: HashSet<String>,
+    path: PathBuf,
+    pending: Vec<u8>,
+    at: usize,
+    row: u64,
+}
+
+impl Read for Rows {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.pending.len() {
+            self.pending.clear();
+            self.at = 0;
+            match self.rows.next() {
+                None => return Ok(0),
+                Some(Err(e)) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "corrupt Parquet data at row {} of {} ({e})",
+                            self.row + 1,
+                            self.path.display()
+                        ),
+                    ))
+                }
+                Some(Ok(row)) => {
+                    self.row += 1;
+                    render_row(&row, &self.nanos, &mut self.pending);
+                }
+            }
+        }
+        let n = buf.len().min(self.pending.len() - self.at);
+        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// One row as a JSON object and a newline.
+fn render_row(row: &parquet::record::Row, nanos: &HashSet<String>, out: &mut Vec<u8>) {
+    out.push(b'{');
+    let mut first = true;
+    for (name, field) in row.get_column_iter() {
+        let Some(value) = render_value(field, nanos.contains(name.as_str())) else {
+            continue;
+        };
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        json_string(name, out);
+        out.push(b':');
+        out.extend_from_slice(value.as_bytes());
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// A field as JSON text (None: left out of the row).
+fn render_value(field: &Field, nanos: bool) -> Option<String> {
+    let mut s = Vec::new();
+    match field {
+        Field::Bool(b) => return Some(b.to_string()),
+        Field::Byte(n) => return Some(n.to_string()),
+        Field::Short(n) => return Some(n.to_string()),
+        Field::Int(n) => return Some(n.to_string()),
+        Field::Long(n) if nanos => return iso(*n as i128, 9),
+        Field::Long(n) => return Some(n.to_string()),
+        Field::UByte(n) => return Some(n.to_string()),
+        Field::UShort(n) => return Some(n.to_string()),
+        Field::UInt(n) => return Some(n.to_string()),
+        Field::ULong(n) => return Some(n.to_string()),
+        Field::Float(x) if x.is_finite() => return Some(x.to_string()),
+        Field::Double(x) if x.is_finite() => return Some(x.to_string()),
+        Field::Str(t) => json_string(t, &mut s),
+        Field::Bytes(b) => json_string(std::str::from_utf8(b.data()).ok()?, &mut s),
+        Field::Date(d) => return iso(i128::from(*d) * 86_400 * 1_000_000_000, 0),
+        Field::TimeMillis(n) => return Some(n.to_string()),
+        Field::TimeMicros(n) => return Some(n.to_string()),
+        Field::TimestampMillis(n) => return iso(i128::from(*n) * 1_000_000, 3),
+        Field::TimestampMicros(n) => return iso(i128::from(*n) * 1_000, 6),
+        _ => return None,
+    }
+    String::from_utf8(s).ok()
+}
+
+/// `t_ns` since the epoch as a quoted ISO 8601 UTC time with `digits`
+/// decimals of the second (None before the epoch: no trace time is).
+fn iso(t_ns: i128, digits: usize) -> Option<String> {
+    if t_ns < 0 {
+        return None;
+    }
+    let secs = i64::try_from(t_ns / 1_000_000_000).ok()?;
+    let sub = (t_ns % 1_000_000_000) as u32;
+    let dt = chrono::DateTime::from_timestamp(secs, sub)?;
+    let base = dt.format("%Y-%m-%dT%H:%M:%S").to_string();
+    Some(match digits {
+        0 => format!("\"{base}Z\""),
+        d => {
+            let frac = format!("{sub:09}");
+            format!("\"{base}.{}Z\"", &frac[..d.min(9)])
+        }
+    })
+}
+
+/// `s` as a JSON string.
+fn json_string(s: &str, out: &mut Vec<u8>) {
+    // serde_json's escaping; writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// Writes a small Parquet file of `(t_ms, key)` rows (INT64 `t_ms`, UTF-8
+/// `key`): for examples and tests of the reader.
+pub fn write_example(path: &Path, rows: &[(i64, &str)]) -> Result<()> {
+    use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use std::sync::Arc;
+    let fail = |e: parquet::errors::ParquetError| Error::io(path, std::io::Error::other(e));
+    let schema = Arc::new(
+        parse_message_type("message trace { REQUIRED INT64 t_ms; REQUIRED BINARY key (UTF8); }")
+            .map_err(fail)?,
+    );
+    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut w = SerializedFileWriter::new(file, schema, Arc::new(WriterProperties::default()))
+        .map_err(fail)?;
+    let mut rg = w.next_row_group().map_err(fail)?;
+    let times: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let keys: Vec<ByteArray> = rows.iter().map(|r| ByteArray::from(r.1)).collect();
+    if let Some(mut c) = rg.next_column().map_err(fail)? {
+        c.typed::<Int64Type>()
+            .write_batch(&times, None, None)
+            .map_err(fail)?;
+        c.close().map_err(fail)?;
+    }
+    if let Some(mut c) = rg.next_column().map_err(fail)? {
+        c.typed::<ByteArrayType>()
+            .write_batch(&keys, None, None)
+            .map_err(fail)?;
+        c.close().map_err(fail)?;
+    }
+    rg.close().map_err(fail)?;
+    w.close().map_err(fail)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_with_their_digits() {
+        assert_eq!(
+            iso(1_728_593_736_123_000_000, 3).as_deref(),
+            Some("\"2024-10-10T20:55:36.123Z\"")
+        );
+        assert_eq!(
+            iso(1_728_593_736_000_000_007, 9).as_deref(),
+            Some("\"2024-10-10T20:55:36.000000007Z\"")
+        );
+        assert_eq!(iso(86_400_000_000_000, 0).as_deref(), Some("\"1970-01-02T00:00:00Z\""));
+        assert_eq!(iso(-1, 3), None);
+    }
+
+    #[test]
+    fn values_render_as_json() {
+        assert_eq!(render_value(&Field::Str("a\"b".into()), false).as_deref(), Some("\"a\\\"b\""));
+        assert_eq!(render_value(&Field::Long(7), false).as_deref(), Some("7"));
+        assert_eq!(
+            render_value(&Field::Long(1_000_000_001), true).as_deref(),
+            Some("\"1970-01-01T00:00:01.000000001Z\"")
+        );
+        assert_eq!(render_value(&Field::Double(f64::NAN), false), None);
+        assert_eq!(render_value(&Field::Null, false), None);
+    }
+
+    #[test]
+    fn a_file_that_is_not_parquet_is_an_error_naming_it() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), b"PAR1 but not really").unwrap();
+        let e = open(f.path()).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("not a readable Parquet file"), "{e}");
+        assert!(e.contains(&f.path().display().to_string()), "{e}");
+    }
+}
