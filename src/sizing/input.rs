@@ -273,7 +273,9 @@ impl InputOptions {
 pub fn read_trace_input(path: &Path, opts: &InputOptions) -> Result<TraceInput> {
     let trace_opts = opts.trace_options();
     if let Some(spec) = opts.log_spec(path)? {
-        if opts.unit.is_some() && !matches!(spec.format.as_str(), "jsonl" | "envoy-json" | "parquet") {
+        if opts.unit.is_some()
+            && !matches!(spec.format.as_str(), "jsonl" | "envoy-json" | "parquet")
+        {
             return Err(Error::input(format!(
                 "--time-unit: the {} format's times carry their own unit (it applies to CSV time/timestamp columns and JSON numbers)",
                 spec.format

@@ -310,7 +310,7 @@ mod tests {
         assert!(covered > 0.999 * draws as f64, "window misses mass");
         let outside: u64 = hist
             .iter()
-            .filter(|(&k, _)| k < lo || k > hi)
+            .filter(|(k, _)| **k < lo || **k > hi)
             .map(|(_, &c)| c)
             .sum();
         assert!(outside <= 2, "{outside} draws outside mean ± 8 sd");

@@ -74,13 +74,13 @@ fn report_is_byte_identical_at_one_and_two_threads() {
 #[test]
 #[ignore = "slow: a grid at two thread counts; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn many_batches_of_a_trace_and_a_grid_are_identical_at_one_and_two_threads() {
-    let gen = r#"{"name": "dec-gen", "kind": "decision_accuracy", "seed": 9,
+    let generator = r#"{"name": "dec-gen", "kind": "decision_accuracy", "seed": 9,
       "policy": {"limit": 10, "interval_ms": 1000}, "shapes": [],
       "workload": {"type": "mix", "parts": [
         {"type": "poisson", "keys": {"type": "zipf", "keys": 3000, "s": 1.1}, "rate": 5000.0, "duration_s": 42.0},
         {"type": "flash_crowd", "keys": {"type": "uniform", "keys": 5}, "rate": 5.0,
          "flash_rate": 300.0, "flash_start_s": 4.0, "flash_duration_s": 3.0, "duration_s": 42.0}]}}"#;
-    let (dir, sc) = temp_file("dec-gen.json", gen.as_bytes());
+    let (dir, sc) = temp_file("dec-gen.json", generator.as_bytes());
     let trace = dir.path().join("t.csv");
     let o = ratelab(&[
         "export",

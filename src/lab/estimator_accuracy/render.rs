@@ -514,8 +514,8 @@ fn difference_chart(rows: &[Row], second: &[bool], runs: u32, a: &str, b: &str) 
         if sec {
             continue;
         }
-        if let Some(o) = rows.iter().zip(second).find(|(o, &s2)| {
-            s2 && o.config.hashes == r.config.hashes && o.config.slots == r.config.slots
+        if let Some(o) = rows.iter().zip(second).find(|(o, s2)| {
+            **s2 && o.config.hashes == r.config.hashes && o.config.slots == r.config.slots
         }) {
             pairs.push((r, o.0));
         }

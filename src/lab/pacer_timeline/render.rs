@@ -625,7 +625,9 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
     dist.y_range = Some((-top * 0.04, top));
     if refused > 0 {
         waits.y_row_below = "refused".into();
-        waits.caption.push_str(" A refused step has no wait: it is on the \"refused\" row under the axis, not at 0.");
+        waits.caption.push_str(
+            " A refused step has no wait: it is on the \"refused\" row under the axis, not at 0.",
+        );
     }
     if max_wait == 0.0 {
         let note = if refused > 0 {

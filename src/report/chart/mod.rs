@@ -511,7 +511,10 @@ mod tests {
         assert!(!flat(&bare).contains(">refused</text>"));
         spec.y_row_below = "refused".into();
         let rowed = render(&spec).unwrap();
-        assert!(flat(&rowed).contains(">refused</text>"), "the row is labelled");
+        assert!(
+            flat(&rowed).contains(">refused</text>"),
+            "the row is labelled"
+        );
         // One more marker: the refused point, below the 0 tick's marker.
         let marks = |c: &Chart| c.svg.matches("<circle").count();
         assert_eq!(marks(&rowed), marks(&bare) + 1);

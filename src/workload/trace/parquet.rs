@@ -249,13 +249,19 @@ mod tests {
             iso(1_728_593_736_000_000_007, 9).as_deref(),
             Some("\"2024-10-10T20:55:36.000000007Z\"")
         );
-        assert_eq!(iso(86_400_000_000_000, 0).as_deref(), Some("\"1970-01-02T00:00:00Z\""));
+        assert_eq!(
+            iso(86_400_000_000_000, 0).as_deref(),
+            Some("\"1970-01-02T00:00:00Z\"")
+        );
         assert_eq!(iso(-1, 3), None);
     }
 
     #[test]
     fn values_render_as_json() {
-        assert_eq!(render_value(&Field::Str("a\"b".into()), false).as_deref(), Some("\"a\\\"b\""));
+        assert_eq!(
+            render_value(&Field::Str("a\"b".into()), false).as_deref(),
+            Some("\"a\\\"b\"")
+        );
         assert_eq!(render_value(&Field::Long(7), false).as_deref(), Some("7"));
         assert_eq!(
             render_value(&Field::Long(1_000_000_001), true).as_deref(),
@@ -269,7 +275,10 @@ mod tests {
     fn a_file_that_is_not_parquet_is_an_error_naming_it() {
         let f = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(f.path(), b"PAR1 but not really").unwrap();
-        let e = open(f.path()).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = open(f.path())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("not a readable Parquet file"), "{e}");
         assert!(e.contains(&f.path().display().to_string()), "{e}");
     }
