@@ -230,7 +230,7 @@ fn replay_callers(
                 When::At(t) => t,
                 When::After(d) => last_wake[c].expect("not a first row").saturating_add(d),
             };
-            if best.map_or(true, |(bt, bi, _)| (t, idx) < (bt, bi)) {
+            if best.is_none_or(|(bt, bi, _)| (t, idx) < (bt, bi)) {
                 best = Some((t, idx, c));
             }
         }

@@ -79,7 +79,7 @@ impl Table {
             for (i, c) in row.iter().enumerate() {
                 let w = width.get(i).copied().unwrap_or(0) + 2;
                 let pad = w.saturating_sub(c.chars().count());
-                line.extend(std::iter::repeat(' ').take(pad));
+                line.extend(std::iter::repeat_n(' ', pad));
                 line.push_str(c);
             }
             out.push_str(line.trim_end());

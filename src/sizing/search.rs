@@ -384,7 +384,7 @@ fn pick_best(targets: &[Target], evaluated: &[Candidate], excluded: &[usize]) ->
         if !c.meets || excluded.contains(&i) {
             continue;
         }
-        if best.map_or(true, |b| better(targets, c, &evaluated[b])) {
+        if best.is_none_or(|b| better(targets, c, &evaluated[b])) {
             best = Some(i);
         }
     }

@@ -352,7 +352,7 @@ fn apisix_reference(
                 w.reps[p].record = None;
             }
         }
-        if q.map_or(true, |q| t >= q.2) {
+        if q.is_none_or(|q| t >= q.2) {
             w.write(p, k, old, t, is_down);
         }
         let r = &mut w.reps[p];
@@ -360,7 +360,7 @@ fn apisix_reference(
         if !r.queue.contains(&k) {
             r.queue.push(k);
         }
-        if r.record.map_or(true, |x| x <= t) {
+        if r.record.is_none_or(|x| x <= t) {
             if let Some(x) = r.timer {
                 r.record = Some(x);
             } else {

@@ -166,7 +166,7 @@ impl<'a> Lab<'a> {
                 && self
                     .per_key_requests
                     .get(k as usize)
-                    .map_or(true, |&c| c == 0)
+                    .is_none_or(|&c| c == 0)
             {
                 batch.new_keys.push((k, self.source.name(k)));
             }
@@ -462,7 +462,7 @@ fn decide_grouped(c: &mut Candidate, batch: &Batch, out: &mut Vec<Decision>) -> 
             out.truncate(j);
             let failed_key = reqs[j].0;
             let at = batch.time_index[j];
-            if first_failure.as_ref().map_or(true, |(t, _)| at < *t) {
+            if first_failure.as_ref().is_none_or(|(t, _)| at < *t) {
                 first_failure = Some((at, e));
             }
             while out.len() < reqs.len() && reqs[out.len()].0 == failed_key {

@@ -437,7 +437,7 @@ fn staircase(
     // Hold the last count a little so the final step shows.
     let tail = (end + (end * 0.02).max(0.01 / per_unit), sorted.len() as f64);
     pts.push(tail);
-    let in_zoom = zoom.map_or(true, |(a, b)| {
+    let in_zoom = zoom.is_none_or(|(a, b)| {
         sorted.iter().any(|x| {
             let t = x.admitted_ns.unwrap_or(0) as f64 / tu.0;
             a <= t && t <= b

@@ -415,7 +415,7 @@ pub fn percentile_points(values: &[f64]) -> Vec<(f64, f64)> {
     for (k, &y) in v.iter().enumerate() {
         let p = k as f64 / n as f64;
         let t = -(1.0 - p).log10();
-        let changes = out.last().map_or(true, |l| l.1 != y);
+        let changes = out.last().is_none_or(|l| l.1 != y);
         if changes && (t - last_t >= 0.025 || k + 1 == n) {
             out.push((100.0 * p, y));
             last_t = t;

@@ -164,7 +164,7 @@ fn tally(
             win = (w, 0);
         }
         win.1 += 1;
-        if worst.map_or(true, |x| win.1 > x.compliant_denied) {
+        if worst.is_none_or(|x| win.1 > x.compliant_denied) {
             worst = Some(WorstWindow {
                 index: w,
                 start_s: (w * interval) as f64 / 1e9,

@@ -377,9 +377,7 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
                     }
             })
             .unwrap_or(0);
-        if best.map_or(true, |b| {
-            evaluated[idx].memory_bytes < evaluated[b].memory_bytes
-        }) {
+        if best.is_none_or(|b| evaluated[idx].memory_bytes < evaluated[b].memory_bytes) {
             best = Some(idx);
         }
     }
@@ -412,7 +410,7 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
         let pick_mem = pick.map(|p| evaluated[p].memory_bytes);
         queue.retain(|(s, _)| {
             !tried.contains(s)
-                && pick_mem.map_or(true, |m| s.memory() < m)
+                && pick_mem.is_none_or(|m| s.memory() < m)
                 && !rejected
                     .iter()
                     .any(|f| f.hashes == s.hashes && f.slots >= s.slots)

@@ -309,7 +309,7 @@ impl Strategy for ApisixSync {
         if node.queued.insert(key, ()).is_none() {
             node.queue.push(key);
         }
-        if node.record.map_or(true, |rec| rec <= t) {
+        if node.record.is_none_or(|rec| rec <= t) {
             match node.timer {
                 None => {
                     let at = t + sync;
