@@ -5,13 +5,18 @@ Replays scenarios/traces/access-log.csv (millisecond times) and the same
 requests logged by nginx in `combined` format (whole seconds,
 scenarios/traces/access-log.combined.log.gz) with each spread rule through
 the default candidates (limit 100/s), and prints each candidate's share of
-compliant requests denied. Usage: benches/access_logs/spread.py [BIN]
-(default target/release/ratelab). Takes a few seconds.
+compliant requests denied: with millisecond times, with whole seconds as
+logged, spread evenly, and spread uniformly (the range over five seeds).
+Usage: benches/access_logs/spread.py [BIN] (default: ratelab on the PATH, else
+target/release/ratelab).
+Takes a few seconds.
 """
-import json, os, subprocess, sys, tempfile
+import json, os, shutil, subprocess, sys, tempfile
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "target/release/ratelab")
+# The binary: the argument, else `ratelab` on the PATH, else the release build.
+binary = sys.argv[1] if len(sys.argv) > 1 else (
+    shutil.which("ratelab") or os.path.join(root, "target/release/ratelab"))
 traces = os.path.join(root, "scenarios/traces")
 runs = [("milliseconds (CSV)", {"path": os.path.join(traces, "access-log.csv"), "unit": "ms"}, None)]
 runs.append(("whole seconds, none", {"format": "combined", "spread": "none"}, 1))
@@ -35,12 +40,18 @@ def lab(trace, seed):
         json.dump(sc, open(path, "w"))
         subprocess.run([binary, "run", path, "--out", os.path.join(d, "out"), "--no-progress"],
                        check=True, stdout=subprocess.DEVNULL)
-        return json.load(open(os.path.join(d, "out", "report.json")))
+        return json.load(open(os.path.join(d, "out", "spread", "report.json")))
 
 results = [(name, lab(t, s)) for name, t, s in runs]
 names = [r["algorithm"] for r in results[0][1]["rows"]]
-print("| candidate | " + " | ".join(n for n, _ in results) + " |")
-print("|---|" + "---|" * len(results))
+pct = lambda r, i: r["rows"][i]["harm"]["compliant_denied_pct"]
+by = dict(results)
+uniform = [r for n, r in results if n.startswith("whole seconds, uniform")]
+print("compliant requests denied (%), limit 100/s:")
+print("| candidate | ms times | whole s, none | whole s, even | whole s, uniform (5 seeds) |")
+print("|---|---|---|---|---|")
 for i, a in enumerate(names):
-    cells = [f'{r["rows"][i]["harm"]["compliant_denied_pct"]:.3f}' for _, r in results]
-    print(f"| {a} | " + " | ".join(cells) + " |")
+    u = sorted(pct(r, i) for r in uniform)
+    span = f"{u[0]:.3f}" if u[0] == u[-1] else f"{u[0]:.3f}-{u[-1]:.3f}"
+    cells = [f"{pct(by[n], i):.3f}" for n in ("milliseconds (CSV)", "whole seconds, none", "whole seconds, even")]
+    print(f"| {a} | " + " | ".join(cells) + f" | {span} |")

@@ -165,10 +165,13 @@ impl Builder {
                 id
             }
         };
+        // Weights are kept from the first request that is not 1 on (the
+        // ones before it were 1); that request's own weight too, also when
+        // it is the very first.
         if w != 1 && tr.weight.is_empty() {
             tr.weight = vec![1; tr.t.len()];
-        }
-        if !tr.weight.is_empty() {
+            tr.weight.push(w);
+        } else if !tr.weight.is_empty() {
             tr.weight.push(w);
         }
         tr.t.push(t - tr.t0);

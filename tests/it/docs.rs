@@ -170,6 +170,15 @@ fn run_sh(b: &Block) -> String {
         .arg(&script)
         .current_dir(common::root())
         .env("RATELAB_BIN", &bin)
+        // Scripts a page runs find the binary under test as `ratelab`.
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.parent().unwrap().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .env("RATELAB_EXAMPLES", &examples)
         .env("NO_COLOR", "1")
         .output()

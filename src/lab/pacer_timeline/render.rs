@@ -668,6 +668,8 @@ struct StripRow {
 /// per distinct wait labelled with how many steps waited it ("×5"), the
 /// refused steps counted in the row's name (they have no wait).
 fn strip(rows: &[StripRow], top: f64, y_note: &str, wu: Unit) -> ChartSpec {
+    // The first case on the top row, as the listings read.
+    let rows: Vec<&StripRow> = rows.iter().rev().collect();
     let mut c = ChartSpec::new(
         "wait-distribution",
         "Every wait, per case (admitted steps)",
@@ -702,6 +704,8 @@ fn strip(rows: &[StripRow], top: f64, y_note: &str, wu: Unit) -> ChartSpec {
     c.series.push(s);
     c.x_range = Some((-top * 0.04, top));
     c.x_note = y_note.to_string();
+    // A row per case: categories, not a range the data should fill.
+    c.y_note = "one row per case and caller label".into();
     c
 }
 
