@@ -474,6 +474,7 @@ fn screenshot_dir() -> PathBuf {
 /// A screenshot of every section of the review page (one PNG per scenario,
 /// `<target>/review-screenshots/<name>.png`) for a person to look at.
 #[test]
+#[ignore = "slow: a Chromium start per scenario, two minutes; .ci/run runs it"]
 fn screenshots_of_every_section() {
     let Some(chrome) = chromium() else {
         eprintln!("SKIPPED screenshots_of_every_section: chromium not installed (apt-get install chromium)");
