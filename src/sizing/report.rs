@@ -98,9 +98,20 @@ fn whole_folder_target<'a>(
 }
 
 /// Memory as the shape tables print it ("256KiB"), with one decimal when it
-/// is not a whole number of KiB.
+/// is not a whole number of KiB; from 10 MiB on in MiB with one decimal
+/// ("40.4MiB", not "41362.7KiB": a reader compares magnitudes at a glance).
+///
+/// ```
+/// use ratelab::sizing::mem_label;
+/// assert_eq!(mem_label(512), "512B");
+/// assert_eq!(mem_label(4000), "3.9KiB");
+/// assert_eq!(mem_label(256 * 1024), "256KiB");
+/// assert_eq!(mem_label(42_355_408), "40.4MiB");
+/// ```
 pub fn mem_label(bytes: u64) -> String {
-    if bytes % 1024 == 0 {
+    if bytes >= 10 << 20 {
+        format!("{:.1}MiB", bytes as f64 / f64::from(1u32 << 20))
+    } else if bytes % 1024 == 0 {
         kib(bytes)
     } else if bytes < 1024 {
         format!("{bytes}B")
