@@ -2,6 +2,22 @@
 //! messages. Every function here is part of the byte-identical contract of
 //! the committed reports: change one and the reports change.
 
+/// The noun for a count of `n`: `one` for 1, `many` otherwise (`1
+/// limited key`, `0 limited keys`, `2 limited keys`).
+///
+/// ```
+/// use ratelab::report::fmt::noun;
+/// assert_eq!(format!("1 {}", noun(1, "key", "keys")), "1 key");
+/// assert_eq!(format!("0 {}", noun(0, "key", "keys")), "0 keys");
+/// ```
+pub fn noun<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
 /// Whole kibibytes with the unit glued on, rounded down: `65536` → `"64KiB"`
 /// (the memory column of the sketch tables).
 ///

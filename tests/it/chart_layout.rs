@@ -16,7 +16,18 @@
 //!   range, unless the plot area's group says why (`data-axis-note-x`,
 //!   `data-axis-note-y`);
 //! * no two markers of different series sit on one spot (within 2 px)
-//!   without a label of either series near it.
+//!   without a label of either series near it;
+//! * a point label names its point unambiguously: beside it (no leader
+//!   line), no other marker is about as near the label (under twice the
+//!   label's gap to its own point, plus 4 px, or 14 px); a point marked by
+//!   number (`[3]`) is spelled out in the footnote;
+//! * on a log y axis no band is filled down to the axis' bottom (where a
+//!   band's lower edge is 0, only its upper edge may be drawn);
+//! * texts use the typographic minus for signs (`WithSlack(−1)`, not
+//!   `-1`) and say `1 key`, not `1 keys`;
+//! * an axis titled in seconds has a tick of at least 1 (milliseconds are
+//!   drawn as ms, not as 0.002 s);
+//! * a chart of one panel uses the canvas' width, not half of it.
 //!
 //! The SVG marks up what the checks read as groups: `plot-area`,
 //! `series-<i>` and `band-<i>` (with `-legend` appended when the legend
@@ -109,6 +120,11 @@ struct Seen {
     /// Per group: its id as written (with `-legend`) and its texts.
     raw_ids: Vec<String>,
     group_texts: Vec<Vec<(String, Bx)>>,
+    /// Point labels in their own groups (`label-…`): id, the series
+    /// group, the label's box.
+    labels: Vec<(String, Option<usize>, Bx)>,
+    /// Per group: its filled shapes' vertices (bands' polygons).
+    fills: Vec<Vec<Vec<(f32, f32)>>>,
 }
 
 fn text_of(t: &usvg::Text) -> String {
@@ -132,6 +148,7 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                     };
                     seen.groups
                         .push((name, Vec::new(), Vec::new(), String::new()));
+                    seen.fills.push(Vec::new());
                     seen.labelled.push(false);
                     seen.raw_ids.push(id.clone());
                     seen.group_texts.push(Vec::new());
@@ -147,6 +164,10 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                 if id.starts_with("plot-area") {
                     seen.plots.push(Bx::of(g.abs_bounding_box()));
                     seen.plot_ids.push(id.clone());
+                }
+                if id.starts_with("label-") {
+                    seen.labels
+                        .push((id.clone(), inner, Bx::of(g.abs_bounding_box())));
                 }
                 walk(g, inner, seen);
             }
@@ -186,6 +207,9 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
                 // a marker: a small filled shape (a dash of a dashed line
                 // is a small unfilled path: a segment)
                 let small = bb.x1 - bb.x0 <= 12.0 && bb.y1 - bb.y0 <= 12.0 && p.fill().is_some();
+                if !small && p.fill().is_some() {
+                    seen.fills[k].push(pts.iter().map(|q| (q.x, q.y)).collect());
+                }
                 let entry = &mut seen.groups[k];
                 if small {
                     entry.2.push(bb);
@@ -520,7 +544,226 @@ fn meaning_problems(svg: &str, seen: &Seen, w: f32, h: f32) -> Vec<String> {
             seen.groups[a].0, seen.groups[b].0
         ));
     }
+    out.extend(label_problems(svg, seen));
+    out.extend(text_problems(seen));
+    out.extend(band_problems(svg, seen));
+    out.extend(panel_problems(seen, w));
     out
+}
+
+/// Distance from `p` to the box `b` (0 inside it).
+fn gap(p: (f32, f32), b: &Bx) -> f32 {
+    let dx = (b.x0 - p.0).max(p.0 - b.x1).max(0.0);
+    let dy = (b.y0 - p.1).max(p.1 - b.y1).max(0.0);
+    (dx * dx + dy * dy).sqrt()
+}
+
+/// Whether box `a` lies within box `b` (half a pixel of slack).
+fn within(a: &Bx, b: &Bx) -> bool {
+    a.x0 >= b.x0 - 0.5 && a.x1 <= b.x1 + 0.5 && a.y0 >= b.y0 - 0.5 && a.y1 <= b.y1 + 0.5
+}
+
+/// A point label: its text, its box, the point it names (when known) and
+/// whether a leader line joins them.
+type PointLabel = (String, Bx, Option<(f32, f32)>, bool);
+
+/// Point labels a reader could take for another point's, and points
+/// marked by a number the footnote does not spell out.
+fn label_problems(svg: &str, seen: &Seen) -> Vec<String> {
+    let mut out = Vec::new();
+    let marks: Vec<(f32, f32)> = seen
+        .groups
+        .iter()
+        .filter(|g| g.0.starts_with("series-"))
+        .flat_map(|g| g.2.iter().map(centre))
+        .collect();
+    let mut labels: Vec<PointLabel> = Vec::new();
+    if seen.labels.is_empty() {
+        // Charts without label groups: a label in a series' group names
+        // that series' nearest marker (one further than 30 px has a
+        // leader line, not checked).
+        for (k, texts) in seen.group_texts.iter().enumerate() {
+            for (t, b) in texts {
+                let own = seen.groups[k]
+                    .2
+                    .iter()
+                    .map(centre)
+                    .min_by(|p, q| gap(*p, b).total_cmp(&gap(*q, b)))
+                    .filter(|p| gap(*p, b) <= 30.0);
+                labels.push((t.clone(), *b, own, false));
+            }
+        }
+    } else {
+        for (id, k, b) in &seen.labels {
+            let text = k
+                .and_then(|k| {
+                    seen.group_texts[k]
+                        .iter()
+                        .find(|(_, tb)| within(tb, b))
+                        .map(|x| x.0.clone())
+                })
+                .unwrap_or_default();
+            let point = attr_of(svg, id, "data-point").and_then(|v| {
+                let (x, y) = v.split_once(',')?;
+                Some((x.parse().ok()?, y.parse().ok()?))
+            });
+            let leader = attr_of(svg, id, "data-leader").is_some();
+            labels.push((text, *b, point, leader));
+        }
+    }
+    for (text, b, own, leader) in &labels {
+        let Some(p) = own else { continue };
+        if *leader {
+            continue;
+        }
+        let mine = gap(*p, b);
+        let need = (2.0 * mine + 4.0).max(14.0);
+        if let Some(q) = marks.iter().find(|q| {
+            ((q.0 - p.0).powi(2) + (q.1 - p.1).powi(2)).sqrt() > 2.5 && gap(**q, b) < need
+        }) {
+            out.push(format!(
+                "label {text:?} ({mine:.0} px from its point) is {:.0} px from another marker at ({:.0}, {:.0}): which point it names is unclear",
+                gap(*q, b),
+                q.0,
+                q.1
+            ));
+        }
+    }
+    // "[3]" at a point: the footnote must say what 3 is.
+    for texts in &seen.group_texts {
+        for (t, _) in texts {
+            let numbered = t.len() > 2
+                && t.starts_with('[')
+                && t.ends_with(']')
+                && t[1..t.len() - 1].chars().all(|c| c.is_ascii_digit());
+            let key = format!("{t} ");
+            if numbered && !seen.texts.iter().any(|(o, _)| o.contains(&key)) {
+                out.push(format!(
+                    "a point is marked {t} but no footnote says what {t} is"
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Hyphens standing for minus signs, "1 keys", and milliseconds drawn
+/// as fractions of a second.
+fn text_problems(seen: &Seen) -> Vec<String> {
+    let mut out = Vec::new();
+    const COUNTED: [&str; 14] = [
+        "keys",
+        "requests",
+        "rows",
+        "steps",
+        "calls",
+        "candidates",
+        "shapes",
+        "seeds",
+        "events",
+        "runs",
+        "threads",
+        "trials",
+        "windows",
+        "replicas",
+    ];
+    for (t, _) in &seen.texts {
+        let cs: Vec<char> = t.chars().collect();
+        let sign = cs.iter().enumerate().any(|(i, &c)| {
+            c == '-'
+                && cs
+                    .get(i + 1)
+                    .is_some_and(|n| n.is_ascii_digit() || *n == '.')
+                && (i == 0 || " ([{=,:/±≈<>".contains(cs[i - 1]))
+        });
+        if sign {
+            out.push(format!("text {t:?} has a hyphen for a minus sign (U+2212)"));
+        }
+        let words: Vec<&str> = t
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words
+            .windows(2)
+            .any(|w| w[0] == "1" && COUNTED.contains(&w[1]))
+        {
+            out.push(format!("text {t:?} counts one in the plural"));
+        }
+    }
+    // An x axis in seconds whose ticks all stay under 1: milliseconds.
+    let num = |t: &str| t.replace('\u{2212}', "-").parse::<f32>().ok();
+    for plot in &seen.plots {
+        let under = |b: &Bx, lo: f32, hi: f32| {
+            b.y0 >= plot.y1 + lo
+                && b.y0 <= plot.y1 + hi
+                && b.x0 >= plot.x0 - 30.0
+                && b.x1 <= plot.x1 + 30.0
+        };
+        let ticks: Vec<f32> = seen
+            .texts
+            .iter()
+            .filter(|(_, b)| under(b, -1.0, 25.0))
+            .filter_map(|(t, _)| num(t))
+            .collect();
+        let title = seen
+            .texts
+            .iter()
+            .find(|(t, b)| num(t).is_none() && under(b, 10.0, 50.0));
+        if let Some((title, _)) = title {
+            if (title.contains("(s)") || title.contains("(s,"))
+                && ticks.iter().filter(|v| **v != 0.0).count() >= 2
+                && ticks.iter().all(|v| v.abs() < 1.0)
+            {
+                out.push(format!(
+                    "the x axis {title:?} is in seconds with every tick under 1 s: milliseconds"
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Bands filled down to the bottom of a log y axis (their zero edge).
+fn band_problems(svg: &str, seen: &Seen) -> Vec<String> {
+    let mut out = Vec::new();
+    for (plot, pid) in seen.plots.iter().zip(&seen.plot_ids) {
+        let Some(bottom) =
+            attr_of(svg, pid, "data-y-log-bottom").and_then(|v| v.parse::<f32>().ok())
+        else {
+            continue;
+        };
+        for (k, (id, _, _, _)) in seen.groups.iter().enumerate() {
+            if !id.starts_with("band-") {
+                continue;
+            }
+            let floored = seen.fills[k].iter().any(|poly| {
+                poly.iter()
+                    .filter(|q| {
+                        q.0 >= plot.x0 - 1.0 && q.0 <= plot.x1 + 1.0 && (q.1 - bottom).abs() <= 0.75
+                    })
+                    .count()
+                    >= 2
+            });
+            if floored {
+                out.push(format!(
+                    "{id} is filled down to the bottom of its log axis (y = {bottom:.0}): a zero edge drawn as if it were data"
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A chart of one panel drawn on under half the canvas' width, the rest
+/// of it empty (a grid's column with no other panel).
+fn panel_problems(seen: &Seen, w: f32) -> Vec<String> {
+    match seen.plots.as_slice() {
+        [one] if one.x1 - one.x0 < 0.45 * w && one.x1 < 0.6 * w => vec![format!(
+            "its one plot is {:.0} px wide on a {w:.0} px canvas, the rest empty",
+            one.x1 - one.x0
+        )],
+        _ => Vec::new(),
+    }
 }
 
 fn svgs_in(dir: &Path) -> Vec<(String, String)> {
@@ -675,6 +918,88 @@ fn the_meaning_checks_catch_a_bad_chart() {
         .replace("LEGENDW", "200");
     let p = problems(&good).join("\n");
     for quiet in ["covered", "of the y axis", "same spot", "of its canvas"] {
+        assert!(!p.contains(quiet), "{quiet}: {p}");
+    }
+}
+
+/// A chart with a label nearer another point than its own, a point
+/// marked by a number no footnote spells out, a band filled down to the
+/// bottom of its log axis, a hyphen for a minus, "1 keys", milliseconds
+/// as fractions of a second and one plot on a third of its canvas.
+const UNCLEAR: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200" font-family="DejaVu Sans">
+<g id="plot-area" data-y-log-bottom="150"><rect x="10" y="10" width="PLOTW" height="150" fill="#fff"/></g>
+<g id="band-0"><path d="M20 100L150 100L150 BANDLOWL20 BANDLOWZ" fill="#00f" fill-opacity="0.2"/></g>
+<g id="series-0"><circle cx="40" cy="60" r="4" fill="#0f0"/><circle cx="100" cy="60" r="4" fill="#0f0"/>
+<g id="label-0.0" data-point="40,60"LEADER><text x="48" y="64" font-size="10">first point label</text></g>
+<text x="104" y="40" font-size="10">[2]</text></g>
+<text x="20" y="175" font-size="10">TICK1</text><text x="80" y="175" font-size="10">TICK2</text>
+<text x="40" y="192" font-size="10">UNIT</text>
+<text x="170" y="30" font-size="10">SIGNS</text>
+FOOT</svg>"##;
+
+#[test]
+fn the_checks_of_labels_bands_and_texts_catch_a_bad_chart() {
+    let fill = |plot_w: &str,
+                low: &str,
+                leader: &str,
+                ticks: (&str, &str),
+                unit: &str,
+                signs: &str,
+                foot: &str| {
+        UNCLEAR
+            .replace("PLOTW", plot_w)
+            .replace("BANDLOW", low)
+            .replace("LEADER", leader)
+            .replace("TICK1", ticks.0)
+            .replace("TICK2", ticks.1)
+            .replace("UNIT", unit)
+            .replace("SIGNS", signs)
+            .replace("FOOT", foot)
+    };
+    let bad = fill(
+        "150",
+        "150",
+        "",
+        ("0.002", "0.004"),
+        "time (s)",
+        "WithSlack(-1), 1 keys",
+        "",
+    );
+    let p = problems(&bad).join("\n");
+    for want in [
+        "label \"first point label\"",
+        "which point it names is unclear",
+        "a point is marked [2] but no footnote says what [2] is",
+        "band-0 is filled down to the bottom of its log axis",
+        "has a hyphen for a minus sign",
+        "counts one in the plural",
+        "is in seconds with every tick under 1 s: milliseconds",
+        "its one plot is 150 px wide on a 400 px canvas",
+    ] {
+        assert!(p.contains(want), "{want}: {p}");
+    }
+    // A leader line to the label, the number's key under the chart, the
+    // band's lower edge off the axis' bottom, signs and counts written
+    // right, milliseconds in ms, the plot across the canvas: quiet.
+    let good = fill(
+        "380",
+        "140",
+        r#" data-leader="1""#,
+        ("2", "4"),
+        "time (ms)",
+        "WithSlack(\u{2212}1), 1 key",
+        r#"<text x="180" y="120" font-size="9">[2] the second point</text>"#,
+    );
+    let p = problems(&good).join("\n");
+    for quiet in [
+        "which point it names",
+        "no footnote says",
+        "filled down to the bottom",
+        "hyphen for a minus",
+        "in the plural",
+        "milliseconds",
+        "its one plot",
+    ] {
         assert!(!p.contains(quiet), "{quiet}: {p}");
     }
 }

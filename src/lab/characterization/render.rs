@@ -25,7 +25,7 @@ pub(super) fn render_output(
     let mut report = ReportBuilder::new(scenario, ctx.seed, None);
     report.heading(Heading::DescriptionIfAny);
     report.md(&format!(
-        "{}. Fixed stream, fresh hash seeds per trial ({} update, {} hasher). Quantiles are nearest-rank over trials at the normal equivalents of ±1, ±2, ±3 σ ({}). Trials double from {} until, from one round to the next, every contour value moves by at most {}% of its value or max({} events, {}% of e·N/w), or {} trials.\n\n",
+        "{}. Fixed stream, fresh hash seeds per trial ({} update, {} hasher). Quantiles are nearest-rank over trials at the normal equivalents of ±1, ±2, ±3 σ ({}). Trials double from {} until, from one round to the next, every contour value moves by at most {}% of its value or max({} {}, {}% of e·N/w), or {} trials.\n\n",
         summary.headline(),
         p.variant.name(),
         p.hasher.name(),
@@ -33,6 +33,7 @@ pub(super) fn render_output(
         p.min_trials,
         p.tolerance_pct,
         p.abs_floor,
+        if p.abs_floor == 1.0 { "event" } else { "events" },
         p.floor_bound_pct,
         p.max_trials
     ));

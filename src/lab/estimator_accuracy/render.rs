@@ -370,9 +370,9 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize, runs: u32) 
         s.color = Some(colour[i]);
         if paired {
             s.share_color = true;
-            if second[i] {
-                s.style = SeriesStyle::Dashed;
-            }
+            // dashed in its own geometry: a percentile line stays a
+            // staircase held to the axis' end, as its solid pair is
+            s.dashed = second[i];
         }
     };
     let pair_note = match &sides {
@@ -386,7 +386,7 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize, runs: u32) 
         "mean error = estimate − true count (events, log)",
     )
     .log_log(0.0)
-    .caption(format!("Mean overcount of the keys in each rank bin (1 = busiest key; {RANK_BINS_PER_DECADE} bins per decade), log-log, with a band from the smallest to the largest mean of the 8%-wide bins inside it (a band reaching 0 is cut at the axis' bottom); a bin whose keys average 0 sits on the \"0\" row under the axis. Collisions add about the same expected count to every key, so the absolute error is flat across ranks for every shape; relative to the true count it is largest for the cold keys, whose counts are smallest.{pair_note}"));
+    .caption(format!("Mean overcount of the keys in each rank bin (1 = busiest key; {RANK_BINS_PER_DECADE} bins per decade), log-log, with a band from the smallest to the largest mean of the 8%-wide bins inside it (where the smallest is 0, which the log axis has no room for, the band stops at the line; where the line is 0 too, its upper edge alone is drawn); a bin whose keys average 0 sits on the \"0\" row under the axis. Collisions add about the same expected count to every key, so the absolute error is flat across ranks for every shape; relative to the true count it is largest for the cold keys, whose counts are smallest.{pair_note}"));
     by_rank.legend = Legend::UpperLeft;
     let mut pct = ChartSpec::new(
         "error_percentiles",
@@ -415,9 +415,14 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize, runs: u32) 
         );
         look(&mut s, i);
         by_rank.series.push(s);
+        // A smallest mean of 0 has no place on the log axis: there the
+        // band stops at the line (and where the line is 0 too, only the
+        // band's upper edge is drawn).
         let mut band = crate::report::chart::Band::new(
             "",
-            bins.iter().map(|b| (b.0, b.2)).collect(),
+            bins.iter()
+                .map(|b| (b.0, if b.2 <= 0.0 { b.1 } else { b.2 }))
+                .collect(),
             bins.iter().map(|b| (b.0, b.3)).collect(),
             colour[i],
         );
@@ -479,12 +484,10 @@ fn charts(rows: &[Row], label: &dyn Fn(&Row) -> String, keys: usize, runs: u32) 
             .iter()
             .map(|r| (r.config.memory_bytes() as f64 / 1024.0, r.summary.mean.mean))
             .collect();
-        let style = if pair_second {
-            SeriesStyle::Dashed
-        } else {
-            SeriesStyle::LinePoints
-        };
-        let mut s = Series::new(name, pts, style);
+        // The pair's second dashed, with markers of its own shape: a shape
+        // drawn as a lone point still says which side it is.
+        let mut s = Series::new(name, pts, SeriesStyle::LinePoints);
+        s.dashed = pair_second;
         if paired {
             s.color = hashes.iter().position(|&h| h == first.config.hashes);
             s.share_color = true;

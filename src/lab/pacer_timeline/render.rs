@@ -5,7 +5,7 @@ use super::params::{Params, TimeFormat};
 use super::run::{Admission, CaseResult};
 use crate::error::Result;
 use crate::lab::RunContext;
-use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::chart::{human, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::fmt::go_duration;
 use crate::report::{Output, ReportBuilder, Table};
 use crate::scenario::Scenario;
@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 struct Unit(f64, &'static str);
 
 /// Seconds, or milliseconds for times that all stay under a second (a
-/// 10 ms cadence reads as 10 ms, not 0.01 s).
+/// 10 ms cadence reads as 10 ms, not 0.01 s; everything at 0 too).
 fn unit_for(max_ns: f64) -> Unit {
-    if max_ns > 0.0 && max_ns < 1e9 {
+    if max_ns < 1e9 {
         Unit(1e6, "ms")
     } else {
         Unit(1e9, "s")
@@ -370,8 +370,13 @@ fn empty_charts(
     merged: bool,
     zoom: Option<(f64, f64)>,
     (tu, wu): (Unit, Unit),
+    origin_s: f64,
 ) -> [ChartSpec; 3] {
-    let time_label = format!("virtual time ({})", tu.1);
+    let time_label = if origin_s > 0.0 {
+        format!("virtual time after {} s ({})", human(origin_s), tu.1)
+    } else {
+        format!("virtual time ({})", tu.1)
+    };
     let wait_label = format!("wait ({})", wu.1);
     let mut stairs = ChartSpec::new(
         "admitted-staircase",
@@ -380,9 +385,21 @@ fn empty_charts(
         "calls admitted (count)",
     )
     .caption(format!(
-        "Cumulative count of admitted calls against virtual time, one staircase per case{}, with the case's ideal (its burst at once, then its rate) dashed in the same colour: a staircase below its ideal is admitting slower than the rate promises.{}",
-        if merged { " (cases with identical admissions drawn once, joined by \"=\")" } else { "" },
-        if zoom.is_some() { " The time axis is zoomed (staircase_x_s)." } else { "" }
+        "Cumulative count of admitted calls against virtual time, one staircase per case{}.{}",
+        if merged {
+            " (cases with identical admissions drawn once, joined by \"=\")"
+        } else {
+            ""
+        },
+        match (zoom.is_some(), origin_s > 0.0) {
+            (true, true) => format!(
+                " The time axis is zoomed (staircase_x_s) and in {} after {} s.",
+                tu.1,
+                human(origin_s)
+            ),
+            (true, false) => " The time axis is zoomed (staircase_x_s).".to_string(),
+            _ => String::new(),
+        }
     ));
     stairs.legend = Legend::UpperLeft;
     let mut waits = if one_caller {
@@ -422,16 +439,17 @@ fn staircase(
     c: &CaseResult,
     zoom: Option<(f64, f64)>,
     color: usize,
-    tu: Unit,
+    (tu, origin): (Unit, f64),
 ) -> Vec<Series> {
-    // the ideal's rates are per second; the axis is in `tu`
+    // the ideal's rates are per second; the axis is in `tu` after `origin`
     let per_unit = tu.0 / 1e9;
+    let at = |ns: f64| (ns - origin) / tu.0;
     let sorted = c.admitted_sorted();
     let mut pts = vec![];
     let start = c.steps.iter().map(|a| a.started_ns).min().unwrap_or(0);
-    pts.push((start as f64 / tu.0, 0.0));
+    pts.push((at(start as f64), 0.0));
     for (k, a) in sorted.iter().enumerate() {
-        pts.push((a.admitted_ns.unwrap_or(0) as f64 / tu.0, (k + 1) as f64));
+        pts.push((at(a.admitted_ns.unwrap_or(0) as f64), (k + 1) as f64));
     }
     let end = pts.last().map_or(0.0, |p| p.0);
     // Hold the last count a little so the final step shows.
@@ -439,7 +457,7 @@ fn staircase(
     pts.push(tail);
     let in_zoom = zoom.is_none_or(|(a, b)| {
         sorted.iter().any(|x| {
-            let t = x.admitted_ns.unwrap_or(0) as f64 / tu.0;
+            let t = at(x.admitted_ns.unwrap_or(0) as f64);
             a <= t && t <= b
         })
     });
@@ -451,7 +469,7 @@ fn staircase(
         );
         let first = sorted
             .first()
-            .map(|f| f.admitted_ns.unwrap_or(0) as f64 / tu.0);
+            .map(|f| at(f.admitted_ns.unwrap_or(0) as f64));
         if let (Some(t0), false) = (first, c.ideal_bounds.is_empty()) {
             // A MultiLimiter: the least of its buckets' lines, a bend
             // where one overtakes another.
@@ -536,14 +554,27 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
         .map(|a| a.waited_ns)
         .max()
         .unwrap_or(0) as f64;
-    // A zoom is given in seconds: the time axis stays in seconds.
-    let tu = if zoom.is_some() {
-        Unit(1e9, "s")
-    } else {
-        unit_for(end_ns)
+    // A zoom is given in seconds: one under a second is drawn in ms after
+    // the whole second at or before its middle (9.99-10.22 s reads as
+    // −10-220 ms after 10 s).
+    let (tu, origin) = match zoom {
+        Some((a, b)) if b - a < 1.0 => (Unit(1e6, "ms"), ((a + b) / 2.0).floor().max(0.0) * 1e9),
+        Some(_) => (Unit(1e9, "s"), 0.0),
+        None => (unit_for(end_ns), 0.0),
     };
+    let zoom = zoom.map(|(a, b)| ((a * 1e9 - origin) / tu.0, (b * 1e9 - origin) / tu.0));
     let wu = unit_for(wait_ns);
-    let [mut stairs, mut waits, mut dist] = empty_charts(one_caller, merged, zoom, (tu, wu));
+    let [mut stairs, mut waits, mut dist] =
+        empty_charts(one_caller, merged, zoom, (tu, wu), origin / 1e9);
+    if cases
+        .iter()
+        .any(|c| c.ideal_per_s.is_some() || !c.ideal_bounds.is_empty())
+    {
+        stairs.caption.push_str(" Each case with a rate has its ideal (its burst at once, then its rate) dashed in the same colour: a staircase below its ideal is admitting slower than the rate promises.");
+    } else {
+        // no case has an ideal line to draw: the title does not promise one
+        stairs.title = "Admitted calls over time (staircase)".into();
+    }
     if cases.iter().any(|c| !c.ideal_bounds.is_empty()) {
         stairs.caption.push_str(" A MultiLimiter's ideal is the least of its limiters' lines (each bucket's burst at once, then its rate; for the buckets every waited-on MultiLimiter goes through), so it bends where the slower one takes over.");
     }
@@ -555,7 +586,9 @@ fn charts(cases: &[CaseResult], zoom: Option<(f64, f64)>) -> (ChartSpec, Waits, 
     let mut panels: Vec<(String, Vec<Series>)> = Vec::new();
     for (name, c) in &groups {
         let mut panel = Vec::new();
-        stairs.series.extend(staircase(name, c, zoom, color, tu));
+        stairs
+            .series
+            .extend(staircase(name, c, zoom, color, (tu, origin)));
         let labels = caller_labels(c);
         for label in &labels {
             let steps: Vec<&Admission> = c.steps.iter().filter(|a| &a.label == label).collect();

@@ -19,9 +19,10 @@
 //!   [`SeriesStyle::Points`]);
 //! * percentile axes in HdrHistogram's style ([`ChartSpec::x_percentile`]):
 //!   x = percentile on a 1/(1−p) log axis, so the tail gets the room;
-//! * shaded bands ([`Band`]) under the series; on a log y axis a band's
-//!   edge at zero is cut at the axis' bottom (the legend says so) instead
-//!   of filling empty decades down to the "0" row;
+//! * shaded bands ([`Band`]) under the series; on a log y axis, where a
+//!   band's lower edge is zero, its upper edge alone as a thin line (the
+//!   legend says so) instead of a fill over empty decades down to the
+//!   axis;
 //! * axes that hold the data: log axes end at the 1-2-5 steps around it,
 //!   and a marker line far outside the data is an arrow at the axis' edge
 //!   (`bound →`), not an axis stretched to it;
@@ -105,6 +106,11 @@ pub struct Series {
     /// Keep the requested colour even if an earlier series has it (a
     /// measurement and its ideal, say); the dash pattern then differs.
     pub share_color: bool,
+    /// Draw the line dashed, whatever the style ([`SeriesStyle::Step`] or
+    /// [`SeriesStyle::LinePoints`] too): the second of a pair (count_min
+    /// solid, conservative dashed) keeps its shape's colour and its
+    /// style's geometry.
+    pub dashed: bool,
 }
 
 impl Series {
@@ -117,6 +123,7 @@ impl Series {
             point_labels: None,
             color: None,
             share_color: false,
+            dashed: false,
         }
     }
 
@@ -313,7 +320,8 @@ pub const PANEL_HEIGHT: u32 = 300;
 /// Renders small multiples: `panels` in a grid of `cols` columns under one
 /// `title`, each panel a chart of its own (title, axes, legend); give them
 /// the same `x_range`/`y_range` to share axes. The canvas is [`SIZE`]'s
-/// width and [`PANEL_HEIGHT`] per row (plus the title's strip).
+/// width and [`PANEL_HEIGHT`] per row (plus the title's strip); a single
+/// panel gets the whole of [`SIZE`].
 ///
 /// # Examples
 ///
@@ -340,9 +348,16 @@ pub fn render_grid(
     panels: &[ChartSpec],
     cols: usize,
 ) -> Result<Chart> {
-    let cols = cols.max(1);
+    // Never more columns than panels, and one panel takes the whole
+    // standard canvas: not a half-width chart beside empty space.
+    let cols = cols.clamp(1, panels.len().max(1));
     let rows = panels.len().div_ceil(cols).max(1) as u32;
-    let size = (SIZE.0, draw::grid_top(panels) + rows * PANEL_HEIGHT);
+    let top = draw::grid_top(panels);
+    let size = if panels.len() == 1 {
+        (SIZE.0, SIZE.1.max(top + PANEL_HEIGHT))
+    } else {
+        (SIZE.0, top + rows * PANEL_HEIGHT)
+    };
     let fail = |e: String| Error::internal(format!("chart {name}: {e}"));
     let panels = shared_axes_noted(panels);
     let svg = draw::svg_grid(title, caption, &panels, cols, size).map_err(fail)?;
@@ -422,6 +437,57 @@ pub fn percentile_points(values: &[f64]) -> Vec<(f64, f64)> {
         }
     }
     out
+}
+
+/// The words every one of `names` holds exactly once (a fleet's replica
+/// count and balancer, say), to be said once in a chart's title rather
+/// than in every label: the words, in the first name's order, joined by
+/// spaces. Empty when there are fewer than two names, or when taking them
+/// out would leave a name empty or two names alike.
+///
+/// ```
+/// use ratelab::report::chart::{shared_words, without_words};
+///
+/// let names = ["local bucket x8 round_robin", "divided bucket x8 round_robin"];
+/// let shared = shared_words(&names);
+/// assert_eq!(shared, "bucket x8 round_robin");
+/// assert_eq!(without_words(names[1], &shared), "divided");
+/// assert_eq!(shared_words(&["a x", "a"]), "");
+/// ```
+pub fn shared_words(names: &[&str]) -> String {
+    let once = |n: &str, w: &str| n.split(' ').filter(|x| *x == w).count() == 1;
+    let shared: Vec<&str> = match names {
+        [first, _, ..] => first
+            .split(' ')
+            .filter(|w| !w.is_empty() && names.iter().all(|n| once(n, w)))
+            .collect(),
+        _ => return String::new(),
+    };
+    let shared = shared.join(" ");
+    let mut short: Vec<String> = names.iter().map(|n| without_words(n, &shared)).collect();
+    short.sort();
+    if short.iter().any(String::is_empty) || short.windows(2).any(|w| w[0] == w[1]) {
+        return String::new();
+    }
+    shared
+}
+
+/// `name` without the words of `shared` ([`shared_words`]); each part of
+/// a joined name (`a = b`) loses them.
+pub fn without_words(name: &str, shared: &str) -> String {
+    if shared.is_empty() {
+        return name.to_string();
+    }
+    let drop: Vec<&str> = shared.split(' ').collect();
+    name.split(" = ")
+        .map(|part| {
+            part.split(' ')
+                .filter(|w| !drop.contains(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join(" = ")
 }
 
 /// A compact human form of a number for tick labels.
@@ -518,6 +584,105 @@ mod tests {
         // One more marker: the refused point, below the 0 tick's marker.
         let marks = |c: &Chart| c.svg.matches("<circle").count();
         assert_eq!(marks(&rowed), marks(&bare) + 1);
+    }
+
+    /// The `<g id="{id}...">` group of `svg`, up to its end.
+    fn group<'a>(svg: &'a str, id: &str) -> &'a str {
+        let at = svg.find(&format!("<g id=\"{id}")).expect(id);
+        let end = svg[at..].find("</g>").map_or(svg.len(), |e| at + e);
+        &svg[at..end]
+    }
+
+    #[test]
+    fn a_log_x_axis_puts_zero_in_a_column_of_its_own() {
+        let mut spec = ChartSpec::new("m", "Memory", "bytes (log)", "excess (%)");
+        spec.x_log = true;
+        spec.series.push(Series::new(
+            "fleet",
+            vec![(0.0, 1.0), (4096.0, 2.0), (1e6, 3.0)],
+            SeriesStyle::Points,
+        ));
+        let svg = render(&spec).unwrap().svg.replace('\n', "");
+        assert!(svg.contains(">0</text>"), "the 0 column is labelled");
+        // all three points drawn: the one at 0 is not dropped
+        assert_eq!(group(&svg, "series-0").matches("<circle").count(), 3);
+    }
+
+    #[test]
+    fn a_band_reaching_zero_on_a_log_axis_draws_its_upper_edge_alone() {
+        let mut spec = ChartSpec::new("b", "Band", "rank", "error (log)");
+        spec.y_log = true;
+        spec.series.push(Series::new(
+            "median",
+            vec![(1.0, 5.0), (2.0, 6.0), (3.0, 5.0)],
+            SeriesStyle::Line,
+        ));
+        spec.bands.push(Band::new(
+            "spread",
+            vec![(1.0, 0.0), (2.0, 0.0), (3.0, 0.0)],
+            vec![(1.0, 20.0), (2.0, 30.0), (3.0, 20.0)],
+            0,
+        ));
+        let svg = render(&spec).unwrap().svg;
+        let band = group(&svg, "band-0");
+        assert!(
+            !band.contains("<polygon"),
+            "no fill down to the axis: {band}"
+        );
+        assert!(band.contains("<polyline"), "its upper edge: {band}");
+        assert!(
+            svg.contains("lower edge 0: its top edge"),
+            "the legend says so"
+        );
+        // Where the lower edge is above 0 the band is filled again.
+        spec.bands[0].lower = vec![(1.0, 0.0), (2.0, 3.0), (3.0, 2.0)];
+        let svg = render(&spec).unwrap().svg;
+        let band = group(&svg, "band-0");
+        assert!(
+            band.contains("<polygon") && band.contains("<polyline"),
+            "{band}"
+        );
+    }
+
+    #[test]
+    fn one_panel_takes_the_whole_canvas() {
+        let mut c = ChartSpec::new("p", "p", "x", "y");
+        c.series.push(Series::new(
+            "s",
+            vec![(0.0, 1.0), (1.0, 2.0)],
+            SeriesStyle::Line,
+        ));
+        let chart = render_grid("g", "One panel", "", &[c], 2).unwrap();
+        assert!(chart
+            .svg
+            .starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"600\""));
+        let plot = group(&chart.svg, "plot-area-0");
+        let w: f64 = plot
+            .split("width=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        assert!(w > 600.0, "plot {w} px wide");
+    }
+
+    #[test]
+    fn shared_words_are_said_once() {
+        let names = [
+            "central redis x16 round_robin",
+            "local bucket x16 round_robin",
+        ];
+        assert_eq!(shared_words(&names), "x16 round_robin");
+        assert_eq!(
+            without_words(
+                "central redis x16 round_robin = local bucket x16 round_robin",
+                "x16 round_robin"
+            ),
+            "central redis = local bucket"
+        );
+        // taking them out would leave two names alike, or one empty: kept
+        assert_eq!(shared_words(&["a b x", "a b y x", "a b x y"]), "");
+        assert_eq!(shared_words(&["a"]), "");
     }
 
     #[test]

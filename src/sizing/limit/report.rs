@@ -8,7 +8,7 @@ use super::search::{frontier, Ctx, ModeResult, ShapeEval, MAX_VERIFICATIONS};
 use super::targets::LimitMetric;
 use super::LimitJob;
 use crate::report::chart::{render as render_chart, ChartSpec, Legend, Series, SeriesStyle};
-use crate::report::fmt::{bytes_human, pct_scaled};
+use crate::report::fmt::{bytes_human, noun, pct_scaled};
 use crate::report::{Chart, Table};
 use crate::sizing::report::SizeReport;
 use serde_json::{json, Value};
@@ -341,20 +341,29 @@ fn headline(inp: &Inputs<'_>) -> String {
     let w = ctx.windows;
     match (ctx.trace, ctx.classes) {
         (Some(t), Some(c)) => format!(
-            "{}: {} requests from {} keys over {:.1} s; limit {} per {} ms: {} compliant keys ({} requests), {} limited keys ({} requests); {} windows, the busiest {} requests; {} key-windows near the limit ({}..={} per window)",
+            "{}: {} {} from {} {} over {:.1} s; limit {} per {} ms: {} {} ({} {}), {} {} ({} {}); {} {}, the busiest {} {}; {} {} near the limit ({}..={} per window)",
             inp.job.source,
             thousands(t.len() as u64),
+            noun(t.len() as u64, "request", "requests"),
             thousands(t.names.len() as u64),
+            noun(t.names.len() as u64, "key", "keys"),
             t.t.last().copied().unwrap_or(0) as f64 / 1e9,
             ctx.policy.limit,
             ctx.policy.interval_ms,
             thousands(c.compliant_keys),
+            noun(c.compliant_keys, "compliant key", "compliant keys"),
             thousands(c.compliant_requests),
+            noun(c.compliant_requests, "request", "requests"),
             thousands(c.limited_keys),
+            noun(c.limited_keys, "limited key", "limited keys"),
             thousands(c.limited_requests),
+            noun(c.limited_requests, "request", "requests"),
             thousands(w.len() as u64),
+            noun(w.len() as u64, "window", "windows"),
             thousands(w.max_events()),
+            noun(w.max_events(), "request", "requests"),
             thousands(w.near_pairs(ctx.near)),
+            noun(w.near_pairs(ctx.near), "key-window", "key-windows"),
             ctx.near.0,
             ctx.near.1
         ),
@@ -462,10 +471,7 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
             ctx.policy.limit, ctx.policy.interval_ms
         ),
         "memory of both windows' sketches (KiB, log scale)",
-        format!(
-            "compliant requests denied (%, decision lab seed {}; log, 0 drawn at the bottom row)",
-            ctx.seed
-        ),
+        format!("compliant requests denied (%, seed {}, log)", ctx.seed),
     );
     spec.x_log = true;
     spec.y_log = true;
@@ -518,6 +524,9 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
                     SeriesStyle::Points,
                 );
                 s.color = Some(mi + 2);
+                // the target's line reaches the pick too
+                xmin = xmin.min(kib(p.memory_bytes));
+                xmax = xmax.max(kib(p.memory_bytes));
                 spec.series.push(s);
             }
         }
@@ -549,7 +558,7 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
             .push((x, format!("bound: {}x{w} ({})", inp.bound.hashes, mem(m))));
     }
     spec.caption = format!(
-        "For each estimate mode, the shapes replayed through pingora Rate on the trace (decision lab seed {}): the share of compliant keys' requests denied against the memory of both windows' sketches, the Pareto frontier as a line (no cheaper shape denies fewer), the pick as a point{}, the count-min bound's shape as a marked memory. Shapes that deny none sit on the bottom row.",
+        "For each estimate mode, the shapes replayed through pingora Rate on the trace (decision lab seed {}): the share of compliant keys' requests denied against the memory of both windows' sketches, the Pareto frontier as a line (no cheaper shape denies fewer), the pick as a point{}, the count-min bound's shape as a marked memory. Shapes that deny none sit on the \"0\" row. A pick right of its frontier's cheapest point: the cheaper shapes met the target on this seed but missed it on fresh hash seeds (size.md lists them as rejected).",
         ctx.seed,
         if ctx.targets.iter().any(|t| t.metric == LimitMetric::CompliantDeniedPct) {
             ", the target dashed"

@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::lab::decision::candidates::{self, Candidate, Setup};
 use crate::lab::decision::spec::{self as lspec, Args, Param};
 use crate::report::chart;
+use crate::report::chart::{shared_words, without_words};
 use crate::report::fmt::{bytes_human, pct_scaled};
 use crate::report::{ChartSpec, Output, Series, SeriesStyle};
 use crate::rng::{derive_seed, sim_rng};
@@ -1102,9 +1103,14 @@ impl Fleets {
             }
         }
         if lines.values().any(|p| p.len() >= 2) {
+            let names: Vec<&str> = lines.keys().map(String::as_str).collect();
+            let shared = shared_words(&names);
             let mut c = ChartSpec::new(
                 "compliant_denied_vs_skew",
-                "Compliant requests denied against the balancer's skew",
+                format!(
+                    "Compliant requests denied against the balancer's skew{}",
+                    all_note(&shared)
+                ),
                 "skew s (replica i gets weight 1 / (i + 1)^s)",
                 "compliant keys: requests denied (%)",
             )
@@ -1121,7 +1127,8 @@ impl Fleets {
                         }
                     })
                     .collect();
-                let mut s = Series::new(label, pts, SeriesStyle::LinePoints);
+                let mut s =
+                    Series::new(without_words(&label, &shared), pts, SeriesStyle::LinePoints);
                 s.point_labels = Some(labels);
                 c.series.push(s);
             }
@@ -1131,9 +1138,14 @@ impl Fleets {
         if let Some(&(at, m)) = reps.iter().find_map(|(_, r)| r.scale_events.first()) {
             let at_s = at as f64 / SECOND as f64;
             let (lo, hi) = (at_s - 30.0, at_s + 30.0);
+            let names: Vec<&str> = reps.iter().map(|(n, _)| n.as_str()).collect();
+            let shared = shared_words(&names);
             let mut c = ChartSpec::new(
                 "scale_event_timeline",
-                format!("Admitted per second around the scale to {m} replicas"),
+                format!(
+                    "Admitted per second around the scale to {m} replicas{}",
+                    all_note(&shared)
+                ),
                 "time (s)",
                 "requests admitted by the fleet per second",
             )
@@ -1148,8 +1160,11 @@ impl Fleets {
                     .filter(|p| p.0 >= lo && p.0 <= hi)
                     .collect();
                 if !pts.is_empty() {
-                    c.series
-                        .push(Series::new(name.clone(), pts, SeriesStyle::Line));
+                    c.series.push(Series::new(
+                        without_words(name, &shared),
+                        pts,
+                        SeriesStyle::Line,
+                    ));
                 }
             }
             if !c.series.is_empty() {
@@ -1157,6 +1172,16 @@ impl Fleets {
             }
         }
         out
+    }
+}
+
+/// A title's note of the words every series' name shares (said once
+/// there, not in each label): ` (all: x10 round_robin)`.
+fn all_note(shared: &str) -> String {
+    if shared.is_empty() {
+        String::new()
+    } else {
+        format!(" (all: {shared})")
     }
 }
 

@@ -16,6 +16,32 @@ pub(super) fn families(cands: &[Candidate]) -> Vec<&str> {
     fams
 }
 
+/// The words every candidate's name holds once (a fleet's replica count
+/// and balancer, say), said once in a chart's title rather than in every
+/// label ([`shared_words`]), and the shortening of a name (or joined
+/// names) without them.
+pub(super) fn shared_of(cands: &[Candidate]) -> (String, impl Fn(&str) -> String) {
+    let names: Vec<&str> = cands.iter().map(|c| c.name.as_str()).collect();
+    let shared = shared_words(&names);
+    let note = shared.clone();
+    (note, move |n: &str| without_words(n, &shared))
+}
+
+/// A chart title's parenthesis: the policy, and the words every
+/// candidate shares (`; all: x16 round_robin`).
+fn policy_note(lab: &Lab, shared: &str) -> String {
+    let p = lab.p;
+    let all = if shared.is_empty() {
+        String::new()
+    } else {
+        format!("; all: {shared}")
+    };
+    format!(
+        "({} per key per {} ms{all})",
+        p.policy.limit, p.policy.interval_ms
+    )
+}
+
 /// Each candidate's harm: (limited excess %, compliant denied %).
 fn harms(lab: &Lab, cands: &[Candidate]) -> Vec<(f64, f64)> {
     lab.tallies
@@ -51,12 +77,15 @@ fn at_edge(zoom: Option<(f64, f64)>, v: f64) -> (f64, bool) {
 
 /// One line per family through its candidates (in the scenario's order,
 /// the parameter sweep), families whose points coincide merged into one
-/// line with their names joined: (label, candidate indices).
+/// line with their names joined (their words in common named once, see
+/// [`merged_name`]), each name shortened by `short`: (label, candidate
+/// indices).
 fn family_lines(
     cands: &[Candidate],
     fams: &[&str],
     key: &[(f64, f64)],
     logs: (bool, bool),
+    short: &dyn Fn(&str) -> String,
 ) -> Vec<(String, Vec<usize>)> {
     // Two families whose points would be drawn on top of each other are one
     // line with both names: on a linear coordinate within 0.4% of the
@@ -84,7 +113,7 @@ fn family_lines(
     };
     let near =
         |a: &(f64, f64), b: &(f64, f64)| close(a.0, b.0, sx, logs.0) && close(a.1, b.1, sy, logs.1);
-    let mut lines: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut lines: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
     for fam in fams {
         let members: Vec<usize> = (0..cands.len())
             .filter(|&i| cands[i].family == *fam)
@@ -93,11 +122,14 @@ fn family_lines(
         match lines.iter_mut().find(|(_, m)| {
             m.len() == pts.len() && m.iter().zip(&pts).all(|(&i, p)| near(&key[i], p))
         }) {
-            Some(l) => l.0 = format!("{} = {}", l.0, fam),
-            None => lines.push((fam.to_string(), members)),
+            Some(l) => l.0.push(short(fam)),
+            None => lines.push((vec![short(fam)], members)),
         }
     }
     lines
+        .into_iter()
+        .map(|(names, m)| (merged_name(&names), m))
+        .collect()
 }
 
 /// The lead chart: what each candidate costs in harm for its memory. Limited
@@ -111,25 +143,25 @@ pub(super) fn harm_memory_chart(
     mems: &[u64],
     fams: &[&str],
 ) -> ChartSpec {
-    let p = lab.p;
     let hs = harms(lab, cands);
+    let (shared, short) = shared_of(cands);
     let mut c = ChartSpec::new(
         "harm_vs_memory",
-        format!(
-            "Harm vs memory ({} per key per {} ms)",
-            p.policy.limit, p.policy.interval_ms
-        ),
+        format!("Harm vs memory {}", policy_note(lab, &shared)),
         "memory (bytes, log scale)",
         "limited keys: admitted beyond the exact limiter (%)",
     );
     c.x_log = true;
     let ys: Vec<f64> = hs.iter().map(|h| h.0).collect();
     let zoom = zoom_range(&ys);
+    // No memory of its own (the state lives in a central store): on the
+    // log axis' "0" column, not at a "1 B" that reads as a size.
     let key: Vec<(f64, f64)> = (0..cands.len())
-        .map(|i| (mems[i].max(1) as f64, hs[i].0))
+        .map(|i| (mems[i] as f64, hs[i].0))
         .collect();
+    let no_memory = mems.iter().filter(|&&m| m == 0).count();
     let mut off = 0usize;
-    let lines = family_lines(cands, fams, &key, (true, false));
+    let lines = family_lines(cands, fams, &key, (true, false), &short);
     // Too many lines for a legend: each named at its last point.
     let direct = lines.len() > MAX_LINES;
     for (fi, (label, members)) in lines.into_iter().enumerate() {
@@ -167,6 +199,7 @@ pub(super) fn harm_memory_chart(
         s.color = Some(fi);
         c.series.push(s);
     }
+    // under every candidate, from the "0" column if one is there
     let (lo, hi) = key.iter().fold((f64::INFINITY, 0.0f64), |(a, b), k| {
         (a.min(k.0), b.max(k.0))
     });
@@ -180,9 +213,27 @@ pub(super) fn harm_memory_chart(
     if let Some(r) = zoom {
         c.y_range = Some(r);
     }
+    // Memories a few percent apart fill little of a log axis that ends at
+    // its 1-2-5 steps: said on the axis (they are the same size).
+    let (mlo, mhi) = mems
+        .iter()
+        .filter(|&&m| m > 0)
+        .fold((u64::MAX, 0u64), |(a, b), &m| (a.min(m), b.max(m)));
+    if mhi > 0 && (mhi as f64) < 1.5 * mlo as f64 {
+        c.x_note = "every candidate's memory within 50% of the others'".into();
+    }
     c.caption = format!(
-        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined{}). A candidate that denies compliant requests says how many beside its point.{}",
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined{}). A candidate that denies compliant requests says how many beside its point.{}{}",
         if direct { "; each named at its last point" } else { "" },
+        match no_memory {
+            0 => String::new(),
+            n => format!(
+                " {} no memory of {} own (the state lives in the store): {} on the \"0\" column left of the log axis.",
+                if n == 1 { "One candidate keeps" } else { "Candidates keep" },
+                if n == 1 { "its" } else { "their" },
+                if n == 1 { "it is" } else { "they are" },
+            ),
+        },
         if off == 0 {
             String::new()
         } else {
@@ -271,9 +322,10 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
         let key: Vec<(f64, f64)> = (0..cands.len())
             .map(|i| (burst_of(&cands[i]).map_or(f64::NAN, col), y(&hs[i])))
             .collect();
-        for (fi, (label, mut members)) in family_lines(cands, &bfams, &key, (false, false))
-            .into_iter()
-            .enumerate()
+        for (fi, (label, mut members)) in
+            family_lines(cands, &bfams, &key, (false, false), &|n| n.to_string())
+                .into_iter()
+                .enumerate()
         {
             members.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0));
             let mut s = Series::new(
@@ -330,8 +382,10 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
 /// The per-key families' first candidates (the global ones limit no key:
 /// their picture is the table's), in order.
 fn picks(cands: &[Candidate], fams: &[&str]) -> Vec<usize> {
+    // "global" as a word: tower's one instance for all keys, not
+    // gubernator's GLOBAL behaviour (per key, synced: `global_sync_wait_ms`).
     fams.iter()
-        .filter(|fam| !fam.contains("global"))
+        .filter(|fam| !fam.split_whitespace().any(|w| w == "global"))
         .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam))
         .collect()
 }
@@ -446,22 +500,34 @@ pub(super) fn timeline_chart(
     let rate = |bins: &[u64]| -> Vec<f64> { bins.iter().map(|&v| v as f64 * per_s).collect() };
     let lim = p.policy.limit as f64 * SECOND as f64 / (p.policy.interval_ms * MILLI) as f64;
     let exact = rate(&lab.oracle.bins);
-    let picks = picks(cands, fams);
-    let top = picks
+    let (shared, short) = shared_of(cands);
+    // Candidates drawing the same line share a panel (names joined), as
+    // in the onset chart: equal panels side by side hide nothing but
+    // take the room of the ones that differ.
+    let mut groups: Vec<(Vec<String>, Vec<f64>)> = Vec::new();
+    for i in picks(cands, fams) {
+        let mine = rate(&lab.tallies[i].bins);
+        let name = short(&cands[i].name);
+        match groups.iter_mut().find(|g| g.1 == mine) {
+            Some(g) => g.0.push(name),
+            None => groups.push((vec![name], mine)),
+        }
+    }
+    let merged = groups.iter().any(|g| g.0.len() > 1);
+    let top = groups
         .iter()
-        .flat_map(|&i| rate(&lab.tallies[i].bins))
+        .flat_map(|g| g.1.iter().copied())
         .chain(exact.iter().copied())
         .fold(lim, f64::max);
     let x_range = (to_s(0), to_s(BINS as usize));
     let offered_peak = rate(&lab.offered).into_iter().fold(0.0, f64::max);
     let bin_ms = lab.bin_w as f64 / MILLI as f64;
-    let panels: Vec<ChartSpec> = picks
-        .iter()
+    let panels: Vec<ChartSpec> = groups
+        .into_iter()
         .enumerate()
-        .map(|(ci, &i)| {
-            let mine = rate(&lab.tallies[i].bins);
+        .map(|(ci, (names, mine))| {
             let diff = differ(&mine, &exact, 0.5 * per_s);
-            let title = panel_title(&cands[i].name, &diff, |k| format!("{:.2} s", to_s(k)));
+            let title = panel_title(&merged_name(&names), &diff, |k| format!("{:.2} s", to_s(k)));
             let mut c = ChartSpec::new(
                 format!("panel-{ci}"),
                 title,
@@ -489,13 +555,15 @@ pub(super) fn timeline_chart(
         })
         .collect();
     let title = format!(
-        "Watched key {}: admitted requests per second (it offered up to {:.0}/s; abuse from {:.0} s, dotted)",
+        "Watched key {}: admitted requests per second (it offered up to {:.0}/s; abuse from {:.0} s, dotted{})",
         lab.watch_name().unwrap_or_default(),
         offered_peak,
         from as f64 / SECOND as f64,
+        if shared.is_empty() { String::new() } else { format!("; all: {shared}") },
     );
     let caption = format!(
-        "requests per second of the watched key admitted by each per-key family's first candidate (one panel each, named over it, the same axes): the candidate's line over the exact sliding log's light grey area, so where the line runs along the area's edge the two are equal and where they part both show; the policy rate ({lim}/s) an orange strip. A panel's title says when the candidate equals the exact limiter, or at which bins alone it differs. The dotted line is where the key's abuse starts; what it offered is in the title."
+        "requests per second of the watched key admitted by each per-key family's first candidate (one panel each, named over it, the same axes{}): the candidate's line over the exact sliding log's light grey area, so where the line runs along the area's edge the two are equal and where they part both show; the policy rate ({lim}/s) an orange strip. A panel's title says when the candidate equals the exact limiter, or at which bins alone it differs. The dotted line is where the key's abuse starts; what it offered is in the title.",
+        if merged { "; candidates drawing the same line share a panel, names joined" } else { "" }
     );
     Some(crate::report::chart::render_grid(
         "watched_timeline",
@@ -514,12 +582,9 @@ pub(super) fn timeline_chart(
 /// each named at its end, the exact limiter at the origin. Excess is
 /// two-sided around the exact limiter's 0: below it abusers are locked out.
 pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> ChartSpec {
-    let p = lab.p;
     let hs = harms(lab, cands);
-    let title = format!(
-        "Harm per candidate ({} per key per {} ms)",
-        p.policy.limit, p.policy.interval_ms
-    );
+    let (shared, short) = shared_of(cands);
+    let title = format!("Harm per candidate {}", policy_note(lab, &shared));
     let x_label = "limited keys: admitted beyond the exact limiter (% of what it admitted)";
     let xs: Vec<f64> = hs.iter().map(|h| h.0).collect();
     let zoom = zoom_range(&xs);
@@ -544,7 +609,7 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         let mut order: Vec<usize> = (0..cands.len()).collect();
         order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(a.cmp(&b)));
         let mut c = ChartSpec::new("harm", title, x_label, "");
-        c.y_categories = order.iter().map(|&i| cands[i].name.clone()).collect();
+        c.y_categories = order.iter().map(|&i| short(&cands[i].name)).collect();
         let row = |i: usize| order.iter().position(|&o| o == i).unwrap_or(0) as f64;
         let mut s = Series::new(
             "",
@@ -596,7 +661,7 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
     c.y_log = true;
     c.log_floor = 1e-4;
     let key: Vec<(f64, f64)> = hs.clone();
-    for (fi, (label, members)) in family_lines(cands, fams, &key, (false, true))
+    for (fi, (label, members)) in family_lines(cands, fams, &key, (false, true), &short)
         .into_iter()
         .enumerate()
     {
@@ -716,10 +781,11 @@ pub(super) fn onset_chart(
         .sum();
     let secs = |t: Nanos| t as f64 / SECOND as f64;
     let exact = cumulative(&lab.oracle.onset);
+    let (shared, short) = shared_of(cands);
     // One panel per per-key family's first candidate, or per member of a
     // family swept over bursts; candidates drawing the same line at the
     // same burst share a panel (names joined).
-    let mut panels_of: Vec<OnsetPanel> = Vec::new();
+    let mut drawn: Vec<OnsetPanel> = Vec::new();
     for &first in &picks(cands, fams) {
         let fam = &cands[first].family;
         let swept = burst_family(cands, fam);
@@ -733,24 +799,33 @@ pub(super) fn onset_chart(
         for i in members {
             let pts = cumulative(&lab.tallies[i].onset);
             let (name, suffix) = match burst_of(&cands[i]).filter(|_| swept) {
-                Some(b) => (fam.clone(), format!(", burst {b}")),
-                None => (cands[i].name.clone(), String::new()),
+                Some(b) => (short(fam), format!(", burst {b}")),
+                None => (short(&cands[i].name), String::new()),
             };
-            match panels_of.iter_mut().find(|p| p.1 == suffix && p.2 == pts) {
-                Some(p) => p.0.push(name),
-                None => panels_of.push((vec![name], suffix, pts)),
-            }
+            drawn.push((vec![name], suffix, pts));
         }
     }
-    let swept = panels_of.iter().any(|p| !p.1.is_empty());
-    let top = panels_of
+    let top = drawn
         .iter()
         .flat_map(|p| p.2.iter().map(|q| q.1))
         .chain(exact.iter().map(|p| p.1))
         .fold(1.0, f64::max);
-    let x_range = (to_s(*ONSET_DRAWN.start()), to_s(end));
+    // A pixel of the panels' y axis, in requests: lines closer than that
+    // are one line as drawn.
     let tol = (top / 300.0).max(1.0);
     let ys = |pts: &[(f64, f64)]| pts.iter().map(|p| p.1).collect::<Vec<_>>();
+    let mut panels_of: Vec<OnsetPanel> = Vec::new();
+    for (names, suffix, pts) in drawn {
+        match panels_of
+            .iter_mut()
+            .find(|p| p.1 == suffix && differ(&ys(&p.2), &ys(&pts), tol).is_empty())
+        {
+            Some(p) => p.0.extend(names),
+            None => panels_of.push((names, suffix, pts)),
+        }
+    }
+    let swept = panels_of.iter().any(|p| !p.1.is_empty());
+    let x_range = (to_s(*ONSET_DRAWN.start()), to_s(end));
     let panels: Vec<ChartSpec> = panels_of
         .into_iter()
         .enumerate()
@@ -773,15 +848,16 @@ pub(super) fn onset_chart(
         })
         .collect();
     let title = format!(
-        "Watched key {}: admitted requests around its abuse start (dotted; it offered {} in the first {} s)",
+        "Watched key {}: admitted requests around its abuse start (dotted; it offered {} in the first {} s{})",
         lab.watch_name().unwrap_or_default(),
         offered,
         secs(at(end).saturating_sub(from)),
+        if shared.is_empty() { String::new() } else { format!("; all: {shared}") },
     );
     let caption = if swept {
-        "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per burst of each family swept over bursts, and per other per-key family (its first candidate), the same axes; candidates drawing the same line at the same burst share a panel (names joined). The candidate's line is over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs."
+        "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per burst of each family swept over bursts, and per other per-key family (its first candidate), the same axes; candidates whose lines are equal to within a pixel at the same burst share a panel (names joined). The candidate's line is over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs."
     } else {
-        "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, the candidate's line over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs."
+        "the watched key's admitted requests, cumulative, counted from one interval before its abuse starts and drawn from a fifth of an interval before it to three intervals after (the title gives what it offered): one panel per per-key family (its first candidate), the same axes, candidates whose lines are equal to within a pixel sharing a panel (names joined); the candidate's line over the exact sliding log's light grey area (where the line runs along the area's edge the two are equal). How much of the burst each limiter lets through before it settles at the policy rate; a panel's title says when the candidate equals the exact limiter to within a pixel, or at which points alone it differs."
     }
     .to_string();
     Some(crate::report::chart::render_grid(
@@ -796,8 +872,9 @@ pub(super) fn onset_chart(
 /// Names of candidates drawing one line, joined with " = " and the words
 /// they share named once, so the title fits its panel: `divided x8
 /// ring_hash` and `divided x8 maglev` give `divided x8: ring_hash =
-/// maglev`; a shared tail stands after an ellipsis for the varying part
-/// (`central … x8 round_robin: envoy = kong`).
+/// maglev`; a shared tail follows the joined parts (`x/time/rate =
+/// governor GCRA per key`), as it does after a shared head (`central:
+/// envoy = kong sync x8 round_robin`).
 fn merged_name(names: &[String]) -> String {
     if names.len() < 2 {
         return names.join(" = ");
@@ -826,13 +903,13 @@ fn merged_name(names: &[String]) -> String {
         first[..head].join(" "),
         first[first.len() - tail..].join(" "),
     );
-    let common = match (pre.is_empty(), post.is_empty()) {
-        (true, true) => return rest.join(" = "),
-        (false, true) => pre,
-        (true, false) => format!("\u{2026} {post}"),
-        (false, false) => format!("{pre} \u{2026} {post}"),
-    };
-    format!("{common}: {}", rest.join(" = "))
+    let joined = rest.join(" = ");
+    match (pre.is_empty(), post.is_empty()) {
+        (true, true) => joined,
+        (false, true) => format!("{pre}: {joined}"),
+        (true, false) => format!("{joined} {post}"),
+        (false, false) => format!("{pre}: {joined} {post}"),
+    }
 }
 
 #[cfg(test)]
@@ -852,7 +929,11 @@ mod tests {
         );
         assert_eq!(
             merged_name(&s(&["c envoy x8 rr", "c kong sync x8 rr"])),
-            "c \u{2026} x8 rr: envoy = kong sync"
+            "c: envoy = kong sync x8 rr"
+        );
+        assert_eq!(
+            merged_name(&s(&["x/time/rate per key", "governor GCRA per key"])),
+            "x/time/rate = governor GCRA per key"
         );
         assert_eq!(merged_name(&s(&["a x", "b y"])), "a x = b y");
         // A name that is all shared words keeps its last word.

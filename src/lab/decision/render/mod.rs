@@ -6,8 +6,8 @@ use super::tally::{worst, Tally};
 use super::{Candidate, Lab, BINS};
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
-use crate::report::chart::{Band, ChartSpec, Series, SeriesStyle};
-use crate::report::fmt::bytes_human;
+use crate::report::chart::{shared_words, without_words, Band, ChartSpec, Series, SeriesStyle};
+use crate::report::fmt::{bytes_human, noun};
 use crate::report::{Heading, Output, ReportBuilder, Table};
 use serde_json::{json, Value};
 
@@ -341,19 +341,24 @@ fn markdown(lab: &Lab, cands: &[Candidate], table: &Table) -> String {
     let n = lab.requests;
     let mut md = String::new();
     md.push_str(&format!(
-        "Policy: at most {} requests per key per {} ms. {} requests ({} in weight) from {} distinct keys over {:.1} s of virtual time; the exact sliding log (counting admitted requests) allowed {} ({}).\n\n",
+        "Policy: at most {} requests per key per {} ms. {} requests ({} in weight) from {} distinct {} over {:.1} s of virtual time; the exact sliding log (counting admitted requests) allowed {} ({}).\n\n",
         p.policy.limit,
         p.policy.interval_ms,
         n,
         lab.weight_total,
         lab.keys_seen(),
+        noun(lab.keys_seen(), "key", "keys"),
         lab.duration_ns as f64 / SECOND as f64,
         lab.oracle.allowed,
         fmt_pct(pct(lab.oracle.allowed, n)),
     ));
     let (ck, cr, lk, lr) = classes(lab);
     md.push_str(&format!(
-        "Keys classified by the exact policy: {ck} compliant keys (never over the limit in any window; {cr} requests) and {lk} limited keys ({lr} requests).\n\n"
+        "Keys classified by the exact policy: {ck} {} (never over the limit in any window; {cr} {}) and {lk} {} ({lr} {}).\n\n",
+        noun(ck, "compliant key", "compliant keys"),
+        noun(cr, "request", "requests"),
+        noun(lk, "limited key", "limited keys"),
+        noun(lr, "request", "requests"),
     ));
     md.push_str("What it costs, first: `compliant denied` = requests of compliant keys the algorithm denied (% of compliant requests; `compliant keys hit` = how many of those keys saw a deny), the harm to well-behaved clients. `limited excess` = requests of limited keys admitted beyond the exact limiter (% of what it admitted), what abusers got through. `worst window / limit` = most requests admitted for one key in one aligned interval, over the limit (burst leakage). For the watched key: when the first deny came, and when the last interval with more than the limit admitted ended (seconds after its abuse started).\n\n");
     md.push_str("Then the agreement per request: false allow = the algorithm allowed a request the exact sliding-log limiter denied; false deny = the reverse. Both oracles count admitted requests only (a denied request leaves no trace), each run on its own. Percentages are of all requests. `admitted vs oracle` = requests admitted minus the oracle's (per-request disagreements on a key far over the limit are mostly phase: both admit about `limit` per interval, at different instants). `wrong % vs fixed window` compares with exact aligned windows instead.\n\n");

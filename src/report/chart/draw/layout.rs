@@ -5,7 +5,7 @@ use super::*;
 
 #[allow(non_snake_case)] // W, H: the canvas, as in the drawing
 impl Ctx<'_> {
-    pub(super) fn frame(&self, place: Place, footnote: bool) -> Frame {
+    pub(super) fn frame(&self, place: Place, footnote: usize) -> Frame {
         let (W, H) = (self.w, self.h);
         let spec = self.spec;
         let (xa, ya) = (self.xa, self.ya);
@@ -59,19 +59,31 @@ impl Ctx<'_> {
             right = (W - 14.0 - self.legend_w - 14.0).round();
         }
         let (x_lo, x_hi) = (xa.lo, xa.hi);
-        let x_of = move |t: f64| {
-            let t = t.clamp(x_lo, x_hi);
-            left + (t - x_lo) / (x_hi - x_lo) * (right - left)
+        // A log x axis with values at or below zero: a "0" column left of
+        // it (as the zero row under a log y axis), the axis after a gap.
+        let zero_w = if xa.zero.is_some() {
+            ZERO_ROW + ZERO_GAP
+        } else {
+            0.0
         };
+        let data_left = left + zero_w;
+        let zero_x = xa.zero.as_ref().map(|_| left + ZERO_ROW / 2.0);
+        let x_of = move |t: f64| {
+            if t == f64::NEG_INFINITY && zero_w > 0.0 {
+                return left + ZERO_ROW / 2.0;
+            }
+            let t = t.clamp(x_lo, x_hi);
+            data_left + (t - x_lo) / (x_hi - x_lo) * (right - data_left)
+        };
+        // plotters' x range: the log part, extended left over the column
+        let x_dom_lo = x_lo - zero_w / (right - data_left) * (x_hi - x_lo);
+        let zero_xu = x_dom_lo + (ZERO_ROW / 2.0) / (right - left) * (x_hi - x_dom_lo);
         let mut dropped: Vec<String> = Vec::new();
         let (vline_px, top) = self.vline_labels(&x_of, top, &mut texts, &mut dropped);
         let top = top.round();
         // Bottom: ticks, x label, legend rows, footnote.
         let mut bottom = H - 10.0;
-        let foot = if footnote { Some(()) } else { None };
-        if foot.is_some() {
-            bottom -= 18.0;
-        }
+        bottom -= FOOT_LINE * footnote as f64 + if footnote > 0 { 2.0 } else { 0.0 };
         if place == Place::Bottom {
             bottom -= self.legend_h + 14.0;
         }
@@ -98,7 +110,19 @@ impl Ctx<'_> {
             };
             plot_bottom - (u - y_dom_lo) / (y_hi - y_dom_lo) * (plot_bottom - top)
         };
-        let (x_ticks, titles) = self.axis_texts(&mut texts, &x_of, &y_of, &plot, x_label_y, zero_y);
+        let (mut x_ticks, titles) =
+            self.axis_texts(&mut texts, &x_of, &y_of, &plot, x_label_y, zero_y);
+        if let (Some(z), Some(zx)) = (&xa.zero, zero_x) {
+            let t = Txt::new(
+                z,
+                zx,
+                plot_bottom + 6.0 + style::text_extent(size::TICK).0,
+                size::TICK,
+                "middle",
+            );
+            texts.push(t.mesh());
+            x_ticks.insert(0, (zero_xu, z.clone()));
+        }
         let mut y_ticks: Vec<(f64, String)> = ya.ticks.clone();
         if let Some(z) = &ya.zero {
             y_ticks.push((zero_u, z.clone()));
@@ -118,8 +142,11 @@ impl Ctx<'_> {
             texts,
             leaders: Vec::new(),
             vline_px,
-            footnote: None,
-            x_dom: (x_lo, x_hi),
+            footnote: Vec::new(),
+            foot_need: 0,
+            x_dom: (x_dom_lo, x_hi),
+            zero_x,
+            data_left,
             y_dom: (y_dom_lo, y_hi),
             x_ticks,
             y_ticks,
@@ -134,46 +161,10 @@ impl Ctx<'_> {
 
         self.label_points(&mut frame, &mut dropped);
         if !dropped.is_empty() {
-            // As many of the dropped labels as fit at the smallest size,
-            // then how many more.
-            let numbered = dropped.iter().filter(|d| d.starts_with('[')).count();
-            let head = if numbered == 0 {
-                "Not labelled for lack of room"
-            } else if numbered == dropped.len() {
-                "Marked by number for lack of room"
-            } else {
-                "For lack of room, marked by number or not labelled"
-            };
-            let line = |n: usize| {
-                let more = dropped.len() - n;
-                let mut t = Txt::new(
-                    format!(
-                        "{head}: {}{}",
-                        dropped[..n].join("; "),
-                        match more {
-                            0 => String::new(),
-                            m => format!("{}and {m} more", if n > 0 { "; " } else { "" }),
-                        }
-                    ),
-                    10.0,
-                    H - 8.0,
-                    size::LABEL,
-                    "start",
-                );
-                t.fill = MUTED;
-                fit(t, W - 20.0)
-            };
-            let n = (0..=dropped.len())
-                .rev()
-                .find(|&n| !line(n).text.ends_with('\u{2026}'))
-                .unwrap_or(0);
-            frame.footnote = Some(line(n));
+            (frame.footnote, frame.foot_need) = footnote_lines(&dropped, W, H, footnote);
         }
-        if footnote {
-            if let Some(f) = frame.footnote.take() {
-                frame.texts.push(f.clone());
-                frame.footnote = Some(f);
-            }
+        if footnote > 0 {
+            frame.texts.extend(frame.footnote.iter().cloned());
         }
         frame
     }
@@ -329,11 +320,7 @@ impl Ctx<'_> {
         plot: &R,
         x_of_ref: &dyn Fn(f64) -> f64,
         y_of_ref: &dyn Fn(Option<f64>) -> f64,
-    ) -> (
-        Vec<Vec<(f64, f64)>>,
-        Vec<Vec<(f64, f64)>>,
-        Vec<Vec<(f64, f64)>>,
-    ) {
+    ) -> (Vec<Vec<(f64, f64)>>, Vec<Vec<(f64, f64)>>, Vec<BandPx>) {
         let (spec, xa) = (self.spec, self.xa);
         let mut lines = Vec::new();
         let mut marks = Vec::new();
@@ -375,25 +362,67 @@ impl Ctx<'_> {
             lines.push(line);
             marks.push(m);
         }
-        let bands: Vec<Vec<(f64, f64)>> = spec
+        let bands: Vec<BandPx> = spec
             .bands
             .iter()
             .map(|b| {
-                let map = |&(x, y): &(f64, f64)| {
-                    (
-                        x_of_ref(
-                            fwd(self.xs, x, self.floor.max(f64::MIN_POSITIVE)).unwrap_or(xa.lo),
-                        ),
-                        // an edge at zero: cut at the axis' bottom
-                        y_of_ref(fwd(self.ys, y, self.floor).or(match self.ys {
-                            Scale::Log => Some(self.ya.lo),
-                            _ => None,
-                        })),
-                    )
+                let x_px = |x: f64| {
+                    x_of_ref(fwd(self.xs, x, self.floor.max(f64::MIN_POSITIVE)).unwrap_or(xa.lo))
                 };
-                let mut poly: Vec<(f64, f64)> = b.lower.iter().map(map).collect();
-                poly.extend(b.upper.iter().rev().map(map));
-                poly
+                let y_u = |y: f64| fwd(self.ys, y, self.floor);
+                if self.ys != Scale::Log {
+                    let map = |&(x, y): &(f64, f64)| (x_px(x), y_of_ref(y_u(y)));
+                    let mut poly: Vec<(f64, f64)> = b.lower.iter().map(map).collect();
+                    poly.extend(b.upper.iter().rev().map(map));
+                    return BandPx {
+                        fills: vec![poly],
+                        edges: Vec::new(),
+                    };
+                }
+                // On a log axis an edge at zero has no place: where the
+                // lower edge is 0 the band is not filled down to the
+                // axis (that would paint empty decades as data) but
+                // drawn as its upper edge alone.
+                let n = b.lower.len().min(b.upper.len());
+                let floored = |k: usize| y_u(b.lower[k].1).is_none();
+                let filled: Vec<bool> = (0..n.saturating_sub(1))
+                    .map(|k| !floored(k) && !floored(k + 1))
+                    .collect();
+                let mut out = BandPx {
+                    fills: Vec::new(),
+                    edges: Vec::new(),
+                };
+                let mut k = 0;
+                while k < filled.len() {
+                    let mut e = k;
+                    while e + 1 < filled.len() && filled[e + 1] == filled[k] {
+                        e += 1;
+                    }
+                    if filled[k] {
+                        let at = |p: &(f64, f64)| (x_px(p.0), y_of_ref(y_u(p.1)));
+                        let mut poly: Vec<(f64, f64)> = b.lower[k..=e + 1].iter().map(at).collect();
+                        poly.extend(b.upper[k..=e + 1].iter().rev().map(at));
+                        out.fills.push(poly);
+                    } else {
+                        let mut line: Vec<(f64, f64)> = Vec::new();
+                        for p in &b.upper[k..=e + 1] {
+                            match y_u(p.1) {
+                                Some(u) => line.push((x_px(p.0), y_of_ref(Some(u)))),
+                                None => {
+                                    if line.len() > 1 {
+                                        out.edges.push(std::mem::take(&mut line));
+                                    }
+                                    line.clear();
+                                }
+                            }
+                        }
+                        if line.len() > 1 {
+                            out.edges.push(line);
+                        }
+                    }
+                    k = e + 1;
+                }
+                out
             })
             .collect();
         (lines, marks, bands)
@@ -446,7 +475,7 @@ impl Ctx<'_> {
         let mut taken: Vec<R> = frame.texts.iter().map(|t| t.bbox()).collect();
         taken.extend(frame.legend);
         let area = plot.pad(-1.0);
-        let text_width = |t: &str| style::text_width(t, size::LABEL);
+        let text_width = |t: &str| style::text_width(&plot::sign_minus(t), size::LABEL);
         let mut refs = 0usize;
         for (si, p) in self.preps.iter().enumerate() {
             for (k, label) in p.labels.iter().enumerate() {
@@ -458,11 +487,20 @@ impl Ctx<'_> {
                     continue;
                 }
                 let th = lasc + ldesc;
-                // The label where it fits; else a short reference ("[1]")
-                // at the point, spelled out in the footnote; else only the
-                // footnote.
+                // The label where it fits; else a size smaller; else a
+                // short reference ("[1]") at the point, spelled out in the
+                // footnote; else only the footnote.
                 let mut text = label.clone();
+                let mut font = size::LABEL;
                 let mut placed = place_label(frame, &taken, &area, (x, y), text_width(&text), th);
+                if placed.is_none() {
+                    let (a, d) = style::text_extent(LABEL_SMALL);
+                    let tw = style::text_width(&plot::sign_minus(&text), LABEL_SMALL);
+                    placed = place_label(frame, &taken, &area, (x, y), tw, a + d);
+                    if placed.is_some() {
+                        font = LABEL_SMALL;
+                    }
+                }
                 if placed.is_none() {
                     text = format!("[{}]", refs + 1);
                     placed = place_label(frame, &taken, &area, (x, y), text_width(&text), th);
@@ -490,9 +528,12 @@ impl Ctx<'_> {
                 }
                 match placed {
                     Some((r, leader)) => {
-                        let mut t = Txt::new(&text, r.x0, r.y0 + lasc, size::LABEL, "start");
+                        let asc = style::text_extent(font).0;
+                        let mut t = Txt::new(&text, r.x0, r.y0 + asc, font, "start");
                         t.fill = MUTED;
                         t.owner = Some(si);
+                        t.point = Some((x, y));
+                        t.leader = leader;
                         taken.push(r);
                         if leader {
                             let near = (x.clamp(r.x0, r.x1), y.clamp(r.y0, r.y1));
@@ -522,10 +563,121 @@ impl Ctx<'_> {
     }
 }
 
+/// A point label's size when it finds no room at [`size::LABEL`] (px).
+const LABEL_SMALL: f64 = 10.0;
+
+/// Height of a footnote line (px).
+pub(super) const FOOT_LINE: f64 = 16.0;
+/// Most lines of a footnote.
+const FOOT_MAX: usize = 4;
+
+/// The footnote listing what found no room: the numbered points first
+/// (a number is read with its key, so every one is listed), then labels
+/// not drawn, wrapped over as many lines as they need (at most
+/// [`FOOT_MAX`]; more than that ends with how many are left), the last
+/// line at the canvas' bottom. `reserved` lines are laid out: a longer
+/// footnote is cut to them (the caller lays the chart out again with
+/// room for all).
+fn footnote_lines(dropped: &[String], w: f64, h: f64, reserved: usize) -> (Vec<Txt>, usize) {
+    let mut items: Vec<&String> = dropped.iter().filter(|d| d.starts_with('[')).collect();
+    let numbered = items.len();
+    items.extend(dropped.iter().filter(|d| !d.starts_with('[')));
+    let head = if numbered == 0 {
+        "Not labelled for lack of room"
+    } else if numbered == items.len() {
+        "Marked by number for lack of room"
+    } else {
+        "For lack of room, marked by number or not labelled"
+    };
+    let max_w = w - 20.0;
+    let width = |t: &str| style::text_width(&plot::sign_minus(t), size::LABEL);
+    // Greedy wrap of the first `n` items (and "and m more" after them).
+    let wrap = |n: usize| -> Vec<String> {
+        let mut pieces: Vec<String> = items[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let first = if i == 0 {
+                    format!("{head}: ")
+                } else {
+                    String::new()
+                };
+                let sep = if i + 1 < n || n < items.len() {
+                    ";"
+                } else {
+                    ""
+                };
+                format!("{first}{d}{sep}")
+            })
+            .collect();
+        if n < items.len() {
+            let more = format!("and {} more", items.len() - n);
+            pieces.push(if n == 0 {
+                format!("{head}: {more}")
+            } else {
+                more
+            });
+        }
+        let mut lines: Vec<String> = Vec::new();
+        for p in pieces {
+            match lines.last_mut() {
+                Some(l) if width(&format!("{l} {p}")) <= max_w => {
+                    l.push(' ');
+                    l.push_str(&p);
+                }
+                _ => lines.push(p),
+            }
+        }
+        lines
+    };
+    let limit = reserved.clamp(1, FOOT_MAX);
+    let all = wrap(items.len());
+    let lines = if all.len() <= FOOT_MAX {
+        all
+    } else {
+        (0..items.len())
+            .rev()
+            .map(&wrap)
+            .find(|l| l.len() <= FOOT_MAX)
+            .unwrap_or_default()
+    };
+    let need = lines.len();
+    // Laid out: as many lines as reserved, the last at the bottom.
+    let shown = if lines.len() <= limit {
+        lines
+    } else {
+        (0..items.len())
+            .rev()
+            .map(&wrap)
+            .find(|l| l.len() <= limit)
+            .unwrap_or_default()
+    };
+    let n = shown.len();
+    let txts = shown
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut t = Txt::new(
+                l,
+                10.0,
+                h - 8.0 - FOOT_LINE * (n - 1 - i) as f64,
+                size::LABEL,
+                "start",
+            );
+            t.fill = MUTED;
+            fit(t, max_w)
+        })
+        .collect();
+    (txts, need)
+}
+
 /// Where a label `tw` × `th` px goes by the point at `(x, y)`: beside it,
 /// else further away with a leader line (which must not cross another
-/// label); never over data, another text or outside `area`. The box and
-/// whether it needs a leader.
+/// label nor pass by another marker); never over data, another text or
+/// outside `area`, and never where it would read as another point's: a
+/// label beside its point has no other marker about as near it (at least
+/// 2.5 times as far, and 18 px), one with a leader none within 14 px. The
+/// box and whether it needs a leader.
 fn place_label(
     frame: &Frame,
     taken: &[R],
@@ -534,17 +686,60 @@ fn place_label(
     tw: f64,
     th: f64,
 ) -> Option<(R, bool)> {
-    for (dist, leader) in [(7.0, false), (20.0, true), (36.0, true), (56.0, true)] {
-        let cands = [
-            (x + dist, y - th / 2.0),
-            (x - dist - tw, y - th / 2.0),
-            (x - tw / 2.0, y - dist - th),
-            (x - tw / 2.0, y + dist),
-            (x + dist * 0.7, y - dist * 0.7 - th),
-            (x + dist * 0.7, y + dist * 0.7),
-            (x - dist * 0.7 - tw, y - dist * 0.7 - th),
-            (x - dist * 0.7 - tw, y + dist * 0.7),
-        ];
+    let others: Vec<(f64, f64)> = frame
+        .marks
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|q| (q.0 - x).abs() > 2.0 || (q.1 - y).abs() > 2.0)
+        .collect();
+    // Beside the point, then with a leader at growing distances: first
+    // in the eight directions, then (far out, where the room is) at
+    // every 22.5°, the label hung at the leader's end.
+    let mut rings: Vec<Ring> = [7.0, 20.0, 36.0, 56.0, 80.0, 110.0]
+        .iter()
+        .map(|&dist| {
+            (
+                dist > 10.0,
+                vec![
+                    (x + dist, y - th / 2.0),
+                    (x - dist - tw, y - th / 2.0),
+                    (x - tw / 2.0, y - dist - th),
+                    (x - tw / 2.0, y + dist),
+                    (x + dist * 0.7, y - dist * 0.7 - th),
+                    (x + dist * 0.7, y + dist * 0.7),
+                    (x - dist * 0.7 - tw, y - dist * 0.7 - th),
+                    (x - dist * 0.7 - tw, y + dist * 0.7),
+                ],
+            )
+        })
+        .collect();
+    for dist in [145.0, 185.0, 230.0] {
+        let hung = (0..16)
+            .map(|k| {
+                let a = f64::from(k) * std::f64::consts::PI / 8.0;
+                let (c, s) = (a.cos(), a.sin());
+                let (ex, ey) = (x + dist * c, y + dist * s);
+                let bx = if c > 0.3 {
+                    ex
+                } else if c < -0.3 {
+                    ex - tw
+                } else {
+                    ex - tw / 2.0
+                };
+                let by = if s > 0.3 {
+                    ey
+                } else if s < -0.3 {
+                    ey - th
+                } else {
+                    ey - th / 2.0
+                };
+                (bx, by)
+            })
+            .collect();
+        rings.push((true, hung));
+    }
+    for (leader, cands) in rings {
         for (bx, by) in cands {
             let r = R::new(bx, by, bx + tw, by + th);
             if !r.inside(area) || taken.iter().any(|t| t.overlaps(&r.pad(1.0))) {
@@ -553,12 +748,48 @@ fn place_label(
             if !clear_of_data(&r, frame) {
                 continue;
             }
-            let c = ((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0);
-            if leader && taken.iter().any(|t| t.hits((x, y), c)) {
+            let own = gap((x, y), &r);
+            let need = if leader {
+                14.0
+            } else {
+                (2.5 * own + 8.0).max(18.0)
+            };
+            if others.iter().any(|&q| gap(q, &r) < need) {
+                continue;
+            }
+            let near = (x.clamp(r.x0, r.x1), y.clamp(r.y0, r.y1));
+            if leader
+                && (taken.iter().any(|t| t.hits((x, y), near))
+                    || others.iter().any(|&q| seg_gap(q, (x, y), near) < 7.0))
+            {
                 continue;
             }
             return Some((r, leader));
         }
     }
     None
+}
+
+/// Places a label may take around its point: whether a leader line joins
+/// them, and the boxes' top-left corners, nearest first.
+type Ring = (bool, Vec<(f64, f64)>);
+
+/// Distance (px) from `p` to the rectangle `r` (0 inside it).
+fn gap(p: (f64, f64), r: &R) -> f64 {
+    let dx = (r.x0 - p.0).max(p.0 - r.x1).max(0.0);
+    let dy = (r.y0 - p.1).max(p.1 - r.y1).max(0.0);
+    (dx * dx + dy * dy).sqrt()
+}
+
+/// Distance (px) from `p` to the segment a-b.
+fn seg_gap(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let (cx, cy) = (a.0 + t * dx, a.1 + t * dy);
+    ((p.0 - cx).powi(2) + (p.1 - cy).powi(2)).sqrt()
 }

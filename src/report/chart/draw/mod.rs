@@ -35,6 +35,13 @@ struct Prep {
     want: Want,
 }
 
+/// A band in px: its filled polygons, and on a log axis the stretches of
+/// its upper edge drawn alone where its lower edge is 0.
+struct BandPx {
+    fills: Vec<Vec<(f64, f64)>>,
+    edges: Vec<Vec<(f64, f64)>>,
+}
+
 /// Where the legend goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Place {
@@ -49,20 +56,29 @@ struct Frame {
     /// Bottom of the log part (the zero row is below it).
     data_bottom: f64,
     zero_y: Option<f64>,
+    /// The "0" column left of a log x axis (its x), and where the log
+    /// part starts.
+    zero_x: Option<f64>,
+    data_left: f64,
     x_of: Box<dyn Fn(f64) -> f64>,
     y_of: Box<dyn Fn(Option<f64>) -> f64>,
     /// Series polylines (px), per series.
     lines: Vec<Vec<(f64, f64)>>,
     /// Series marker positions (px), per series.
     marks: Vec<Vec<(f64, f64)>>,
-    /// Band polygons (px).
-    bands: Vec<Vec<(f64, f64)>>,
+    /// Bands (px).
+    bands: Vec<BandPx>,
     legend: Option<R>,
     texts: Vec<Txt>,
     leaders: Vec<((f64, f64), (f64, f64))>,
     vline_px: Vec<(f64, Option<f64>)>,
-    footnote: Option<Txt>,
-    /// plotters' x range (axis units).
+    /// The footnote's lines as laid out (see `footnote_lines`).
+    footnote: Vec<Txt>,
+    /// Lines the footnote needs (the chart is laid out again with room
+    /// for them).
+    foot_need: usize,
+    /// plotters' x range (axis units, extended left over the zero
+    /// column).
     x_dom: (f64, f64),
     /// plotters' y range (axis units, extended down over the zero row).
     y_dom: (f64, f64),
@@ -91,16 +107,25 @@ fn clear_of_data(r: &R, f: &Frame) -> bool {
             return false;
         }
     }
-    for b in &f.bands {
-        if b.windows(2).any(|w| rp.hits(w[0], w[1])) {
-            return false;
-        }
-        let c = ((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0);
-        if [c, (r.x0, r.y0), (r.x1, r.y1), (r.x0, r.y1), (r.x1, r.y0)]
+    for band in &f.bands {
+        if band
+            .edges
             .iter()
-            .any(|&p| point_in_poly(p, b))
+            .any(|l| l.windows(2).any(|w| rp.hits(w[0], w[1])))
         {
             return false;
+        }
+        for b in &band.fills {
+            if b.windows(2).any(|w| rp.hits(w[0], w[1])) {
+                return false;
+            }
+            let c = ((r.x0 + r.x1) / 2.0, (r.y0 + r.y1) / 2.0);
+            if [c, (r.x0, r.y0), (r.x1, r.y1), (r.x0, r.y1), (r.x1, r.y0)]
+                .iter()
+                .any(|&p| point_in_poly(p, b))
+            {
+                return false;
+            }
         }
     }
     true
@@ -136,7 +161,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
             line: match s.style {
                 SeriesStyle::Points => None,
                 SeriesStyle::Dashed => Some(true),
-                _ => Some(false),
+                _ => Some(s.dashed),
             },
             markers: matches!(s.style, SeriesStyle::Points | SeriesStyle::LinePoints),
         };
@@ -249,8 +274,9 @@ fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (
         .flat_map(|p| p.pts.iter().filter_map(|q| q.1))
         .collect();
     yv.extend(band_all.iter().filter_map(|p| fwd(ys, p.1, floor)));
-    // A band's edge at zero is cut at the axis' bottom (see
-    // `band_cut`), not drawn down to the zero row across empty decades.
+    // A band's edge at zero is not drawn (see `band_cut`): only its
+    // upper edge there, not a fill down to the zero row across empty
+    // decades.
     let has_zero = ys == Scale::Log && preps.iter().any(|p| p.pts.iter().any(|q| q.1.is_none()));
     let under_floor = spec
         .series
@@ -263,11 +289,20 @@ fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (
     } else {
         ZeroRow::Zeros
     });
-    let xa = if spec.x_categories.is_empty() {
+    let mut xa = if spec.x_categories.is_empty() {
         axis(xs, &xv, spec.x_range, floor, integer_x, None)
     } else {
         categorical(&spec.x_categories)
     };
+    // On a log x axis a value at or below zero has no place: a "0"
+    // column left of the axis holds it.
+    if xs == Scale::Log
+        && preps
+            .iter()
+            .any(|p| p.pts.iter().any(|q| q.0 == f64::NEG_INFINITY))
+    {
+        xa.zero = Some("0".into());
+    }
     let mut ya = if spec.y_categories.is_empty() {
         axis(ys, &yv, spec.y_range, floor, false, zero_row)
     } else {
@@ -281,13 +316,23 @@ fn axes(spec: &ChartSpec, preps: &[Prep], xs: Scale, ys: Scale, floor: f64) -> (
 }
 
 /// Whether band `b` reaches zero (or under the floor) on a log y axis:
-/// that edge is drawn at the axis' bottom and the legend says so.
+/// there only its upper edge is drawn, and the legend says so.
 fn band_cut(spec: &ChartSpec, b: &super::Band) -> bool {
     spec.y_log
         && b.lower
             .iter()
             .chain(&b.upper)
             .any(|p| p.1.is_finite() && (p.1 <= 0.0 || p.1 < spec.log_floor))
+}
+
+/// Whether band `b` is drawn as its upper edge alone: its lower edge at
+/// zero (or under the floor) everywhere on a log y axis.
+fn band_edge_only(spec: &ChartSpec, b: &super::Band) -> bool {
+    spec.y_log
+        && !b.lower.is_empty()
+        && b.lower
+            .iter()
+            .all(|p| p.1.is_finite() && (p.1 <= 0.0 || p.1 < spec.log_floor))
 }
 
 /// The legend's rows: labelled series, then labelled bands.
@@ -300,13 +345,16 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
                 target: format!("series-{i}"),
                 look: Some(looks[i].clone()),
                 band: None,
+                edge: false,
             });
         }
     }
     for (i, b) in spec.bands.iter().enumerate() {
         if !b.label.is_empty() {
-            let label = if band_cut(spec, b) {
-                format!("{} (down to 0: cut at the axis)", b.label)
+            let label = if band_edge_only(spec, b) {
+                format!("{} (lower edge 0: its top edge)", b.label)
+            } else if band_cut(spec, b) {
+                format!("{} (where its lower edge is 0: top edge)", b.label)
             } else {
                 b.label.clone()
             };
@@ -315,6 +363,7 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
                 target: format!("band-{i}"),
                 look: None,
                 band: Some((b.color, b.opacity)),
+                edge: band_edge_only(spec, b),
             });
         }
     }
@@ -402,7 +451,11 @@ fn shared_legend(panels: &[ChartSpec]) -> Option<Vec<Entry>> {
     let same = |e: &[Entry]| {
         e.len() == first.len()
             && e.iter().zip(&first).all(|(a, b)| {
-                a.label == b.label && a.target == b.target && a.look == b.look && a.band == b.band
+                a.label == b.label
+                    && a.target == b.target
+                    && a.look == b.look
+                    && a.band == b.band
+                    && a.edge == b.edge
             })
     };
     let fits = plot::row_legend_width(&first) <= f64::from(super::SIZE.0) - 24.0;
@@ -486,7 +539,7 @@ fn panel(
         n_entries: entries.len(),
     };
     let mut place = Place::Inside;
-    let mut frame = ctx.frame(place, false);
+    let mut frame = ctx.frame(place, 0);
     if !entries.is_empty() && frame.legend.is_none() {
         // Under the plot a tall legend squeezes it flat: beside it then,
         // if it fits the height and leaves the plot half the width.
@@ -502,14 +555,22 @@ fn panel(
         } else {
             Place::Bottom
         };
-        frame = ctx.frame(place, false);
+        frame = ctx.frame(place, 0);
     }
-    if frame.footnote.is_some() {
-        let again = ctx.frame(place, true);
+    // Room for the footnote (what found no room in the plot), laid out
+    // again until it holds its lines.
+    let mut reserved = 0;
+    for _ in 0..4 {
+        if frame.foot_need <= reserved {
+            break;
+        }
+        reserved = frame.foot_need;
+        let again = ctx.frame(place, reserved);
         if place != Place::Inside || again.legend.is_some() {
             frame = again;
         } else {
-            frame = ctx.frame(Place::Right, true);
+            place = Place::Right;
+            frame = ctx.frame(place, reserved);
         }
     }
     ctx.plot(&frame, named.as_ref().unwrap_or(&entries), &looks, at, grid)

@@ -72,6 +72,14 @@ fn fonts() {
     });
 }
 
+/// A band's upper edge drawn alone: a thin line of its colour, stronger
+/// than its fill.
+fn edge_style(c: usize, opacity: f64) -> ShapeStyle {
+    palette(c)
+        .mix((3.0 * opacity).clamp(0.5, 0.9))
+        .stroke_width(1)
+}
+
 /// `#rrggbb` to plotters' colour.
 fn color(hex: &str) -> RGBColor {
     let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0);
@@ -95,12 +103,13 @@ fn text_style(size: f64, fill: &str, bold: bool) -> TextStyle<'static> {
 }
 
 /// A number's label with the typographic minus (U+2212); other labels
-/// (category names) as they are.
+/// (category names) with it for their signs only ([`sign_minus`]:
+/// `WithSlack(-1)`, `sync_rate=-1`), as every other text.
 fn minus(label: &str) -> String {
     if label.chars().all(|c| "0123456789.-e+kMG%<".contains(c)) {
         label.replace('-', "\u{2212}")
     } else {
-        label.to_string()
+        sign_minus(label)
     }
 }
 
@@ -234,6 +243,8 @@ struct Swatch {
     at: BackendCoord,
     look: Option<Look>,
     band: Option<(usize, f64)>,
+    /// The band is drawn as its upper edge alone: a thin line.
+    edge: bool,
 }
 
 impl<'a> PointCollection<'a, BackendCoord> for &'a Swatch {
@@ -255,6 +266,9 @@ impl<DB: DrawingBackend> Drawable<DB> for Swatch {
             return Ok(());
         };
         let ends = || vec![(x, y), (x + 30, y)].into_iter();
+        if let (Some((c, op)), true) = (self.band, self.edge) {
+            return PathElement::new(vec![(0, 0)], edge_style(c, op)).draw(ends(), b, ps);
+        }
         if let Some((c, op)) = self.band {
             let fill = palette(c).mix(op).filled();
             return Rectangle::new([(0, 0), (0, 0)], fill).draw(
@@ -350,6 +364,7 @@ pub(super) fn row_legend(size: (u32, u32), y: f64, entries: &[Entry]) -> Result<
                 at,
                 look: e.look.clone(),
                 band: e.band,
+                edge: e.edge,
             })
             .map_err(err)?;
             let st = text_style(size::LEGEND, INK, false).pos(Pos::new(HPos::Left, VPos::Center));
@@ -477,6 +492,21 @@ impl Ctx<'_> {
                     .map_err(err)?;
             }
         }
+        if f.zero_x.is_some() {
+            // the break in the x axis between the "0" column and the rest
+            let (b, y0) = ((f.data_left - ZERO_GAP) as i32, f.plot.y1 as i32);
+            let gap = ZERO_GAP as i32;
+            let muted = color(MUTED);
+            root.draw(&Rectangle::new(
+                [(b + 1, y0 - 2), (b + gap - 2, y0 + 1)],
+                WHITE.filled(),
+            ))
+            .map_err(err)?;
+            for x in [b + 2, b + gap - 2] {
+                root.draw(&PathElement::new(vec![(x - 4, y0 + 4), (x, y0 - 4)], muted))
+                    .map_err(err)?;
+            }
+        }
         Ok(())
     }
 
@@ -508,8 +538,7 @@ impl Ctx<'_> {
             (f.x_dom.1 - f.x_dom.0) / (p.x1 - p.x0),
             (f.y_dom.1 - f.y_dom.0) / (p.y1 - p.y0),
         );
-        markers(&mut chart, m, &marks, px, c)?;
-        texts(root, f.texts.iter().filter(|t| t.owner == Some(i)))
+        markers(&mut chart, m, &marks, px, c)
     }
 
     /// The legend at the layout's place: plotters' series labels on a
@@ -526,11 +555,12 @@ impl Ctx<'_> {
                 .map_err(err)?
                 .label(sign_minus(&e.label))
                 .legend({
-                    let (look, band) = (e.look.clone(), e.band);
+                    let (look, band, edge) = (e.look.clone(), e.band, e.edge);
                     move |at| Swatch {
                         at,
                         look: look.clone(),
                         band,
+                        edge,
                     }
                 });
         }
@@ -580,12 +610,20 @@ impl Ctx<'_> {
             Some(k) => format!("{base}-{k}"),
             None => base.to_string(),
         };
+        // Where a log y axis' data end (its zero row is below): no band
+        // may be filled down to it (the layout test reads it).
+        let log_bottom = if self.ys == Scale::Log {
+            format!("{:.1}", f.data_bottom + f64::from(at.1))
+        } else {
+            String::new()
+        };
         group_with(
             &mut o,
             &id("plot-area"),
             &[
                 ("data-axis-note-x", spec.x_note.as_str()),
                 ("data-axis-note-y", spec.y_note.as_str()),
+                ("data-y-log-bottom", log_bottom.as_str()),
             ],
             &plot_rect,
         );
@@ -602,18 +640,28 @@ impl Ctx<'_> {
                 id
             }
         };
-        for (i, (b, poly)) in spec.bands.iter().zip(&f.bands).enumerate() {
-            let body = layer(&|root| {
-                let mut chart = self.chart(root, f)?;
-                let pts: Vec<(f64, f64)> = poly.iter().map(|&q| Self::to_u(f, q)).collect();
-                chart
-                    .draw_series(std::iter::once(Polygon::new(
-                        pts,
-                        palette(b.color).mix(b.opacity).filled(),
-                    )))
-                    .map(|_| ())
-                    .map_err(err)
-            })?;
+        for (i, (b, px)) in spec.bands.iter().zip(&f.bands).enumerate() {
+            let body =
+                layer(&|root| {
+                    let mut chart = self.chart(root, f)?;
+                    let units = |l: &Vec<(f64, f64)>| -> Vec<(f64, f64)> {
+                        l.iter().map(|&q| Self::to_u(f, q)).collect()
+                    };
+                    chart
+                        .draw_series(px.fills.iter().map(|p| {
+                            Polygon::new(units(p), palette(b.color).mix(b.opacity).filled())
+                        }))
+                        .map_err(err)?;
+                    // The upper edge alone where the band reaches 0 (log y):
+                    // a thin line of the band's colour, stronger than its fill.
+                    let edge = edge_style(b.color, b.opacity);
+                    for l in &px.edges {
+                        chart
+                            .draw_series(LineSeries::new(units(l), edge))
+                            .map_err(err)?;
+                    }
+                    Ok(())
+                })?;
             group(&mut o, &named("band", i), &body);
         }
         // Marker lines and the connectors to their labels.
@@ -639,7 +687,23 @@ impl Ctx<'_> {
             Ok(())
         })?);
         for (i, look) in looks.iter().enumerate() {
-            let body = layer(&|root| self.series(root, f, i, look))?;
+            let mut body = layer(&|root| self.series(root, f, i, look))?;
+            // Its point labels, each in a group saying which point it
+            // names (canvas px) and whether a leader joins them.
+            for (k, t) in f.texts.iter().filter(|t| t.owner == Some(i)).enumerate() {
+                let text = layer(&|root| texts(root, std::iter::once(t)))?;
+                let point = t
+                    .point
+                    .map(|(x, y)| format!("{:.1},{:.1}", x + f64::from(at.0), y + f64::from(at.1)))
+                    .unwrap_or_default();
+                let leader = if t.leader { "1" } else { "" };
+                group_with(
+                    &mut body,
+                    &id(&format!("label-{i}.{k}")),
+                    &[("data-point", point.as_str()), ("data-leader", leader)],
+                    &text,
+                );
+            }
             group(&mut o, &named("series", i), &body);
         }
         // Leaders, then every text the layout placed (the mesh drew its own).

@@ -18,6 +18,10 @@ pub(super) struct Txt {
     pub(super) mesh: bool,
     /// The series a point label names (drawn in that series' group).
     pub(super) owner: Option<usize>,
+    /// The point a point label names (px), and whether a leader line
+    /// joins them (written on the label's group for the layout test).
+    pub(super) point: Option<(f64, f64)>,
+    pub(super) leader: bool,
 }
 
 impl Txt {
@@ -39,6 +43,8 @@ impl Txt {
             bold: false,
             mesh: false,
             owner: None,
+            point: None,
+            leader: false,
         }
     }
     pub(super) fn width(&self) -> f64 {
@@ -111,11 +117,14 @@ pub(super) struct Entry {
     pub(super) target: String,
     pub(super) look: Option<Look>,
     pub(super) band: Option<(usize, f64)>,
+    /// A band drawn as its upper edge alone (its lower edge 0 all along a
+    /// log axis): the swatch is that thin line.
+    pub(super) edge: bool,
 }
 
 /// Widest legend label (px): a longer one (series merged as `a = b = c`)
 /// is cut at a word with an ellipsis.
-pub(super) const LEGEND_MAX: f64 = 400.0;
+pub(super) const LEGEND_MAX: f64 = 470.0;
 
 pub(super) fn fit_label(label: &str) -> String {
     let width = |t: &str| style::text_width(t, size::LEGEND);
