@@ -35,8 +35,6 @@ pub(super) enum Source {
         t0: Option<Nanos>,
         /// Requests read so far (an empty trace is refused at its end).
         seen: u64,
-        /// The shard kept, if any.
-        split: Option<Shard>,
         /// Per key id: the index of the request it first appeared in.
         first_seen: Vec<u64>,
     },
@@ -64,7 +62,12 @@ impl Source {
                 owner: Vec::new(),
             },
             (None, Some(t)) => {
-                let reader = open_trace(scenario, t, ctx.seed, None)?;
+                let mut reader = open_trace(scenario, t, ctx.seed, None)?;
+                if let Some(s) = split {
+                    // Another shard's lines are read only as far as their
+                    // time, key and weight.
+                    reader.set_key_filter(std::sync::Arc::new(move |k: &str| s.owns_key(k)));
+                }
                 Source::Trace {
                     reader: Box::new(reader),
                     // Ids are u32 whatever the cap.
@@ -75,7 +78,6 @@ impl Source {
                     ),
                     t0: None,
                     seen: 0,
-                    split,
                     first_seen: Vec::new(),
                 }
             }
@@ -111,10 +113,9 @@ impl Source {
                 ids,
                 t0,
                 seen,
-                split,
                 first_seen,
             } => {
-                let (t, key, w) = match reader.next_ref() {
+                let (t, key, w) = match reader.next_key() {
                     Some(Ok(e)) => e,
                     Some(Err(e)) => return Some(Err(e)),
                     None if *seen == 0 => {
@@ -127,9 +128,10 @@ impl Source {
                 };
                 *seen += 1;
                 let start = *t0.get_or_insert(t);
-                if split.is_some_and(|s| !s.owns_key(key)) {
+                let Some(key) = key else {
+                    // Another shard's key (the reader's filter).
                     return Some(Ok((t - start, None, w)));
-                }
+                };
                 let Some(id) = ids.intern(key) else {
                     let msg = format!(
                         "key {key:?} is distinct key number {}: the per-key state of more keys would pass the memory cap ({} bytes a key; raise it with --max-memory)",

@@ -1,8 +1,9 @@
 //! The streaming reader: lines in, events out, with errors that name the
 //! file and the line.
 
+use super::block::{Blocks, KeyFilter, Stop};
 use super::format::{Disorder, TraceFormat, TraceOptions, MAX_LINE};
-use super::log::{LogParser, LogSpec, Parsed};
+use super::log::{LogParser, LogSpec};
 use super::parse::Columns;
 use super::spread::Spreader;
 use crate::clock::Nanos;
@@ -22,7 +23,7 @@ pub struct TraceReader {
     pub(super) opts: TraceOptions,
     pub(super) last_emitted: Option<Nanos>,
     pub(super) newest_seen: Nanos,
-    pub(super) buffer: BinaryHeap<std::cmp::Reverse<(Nanos, u64, String, u64)>>,
+    pub(super) buffer: BinaryHeap<std::cmp::Reverse<(Nanos, u64, Option<String>, u64)>>,
     pub(super) seq: u64,
     pub(super) done: bool,
     /// The line read last, without its line ending (validated UTF-8; its
@@ -44,6 +45,10 @@ pub struct TraceReader {
     pub(super) key_column: String,
     /// What a record is called in messages: "line", or "row" in Parquet.
     pub(super) record: &'static str,
+    /// An access log's lines, read and parsed a block at a time.
+    pub(super) blocks: Option<Box<Blocks>>,
+    /// The keys handed out with their key (the others: [`KeyAt::Elsewhere`]).
+    pub(super) filter: Option<KeyFilter>,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -52,6 +57,10 @@ pub struct TraceReader {
 pub(super) enum KeyAt {
     Line(std::ops::Range<usize>),
     Held,
+    /// In the current block's chunk ([`Blocks::key`]).
+    Block((u32, u32)),
+    /// A key the reader's filter does not want: not kept.
+    Elsewhere,
 }
 
 impl TraceReader {
@@ -91,10 +100,31 @@ impl TraceReader {
 
     /// Reads every line with an access-log format.
     pub fn set_log(&mut self, spec: &LogSpec) -> Result<()> {
-        let p = LogParser::new(spec)
-            .map_err(|m| Error::input_at(&self.path, format!("format {}", spec.format), m))?;
+        let bad = |m| Error::input_at(&self.path, format!("format {}", spec.format), m);
+        let p = LogParser::new(spec).map_err(bad)?;
+        // Formats whose lines stand alone are parsed by a parser per chunk;
+        // the others by this one, in turn.
+        let alone = super::log::row(&spec.format).is_ok_and(|r| r.lines_stand_alone);
+        let mut blocks = Blocks::new(alone.then_some(spec));
+        if let Some(f) = &self.filter {
+            blocks.set_filter(f.clone());
+        }
         self.log = Some(Box::new(p));
+        self.blocks = Some(Box::new(blocks));
         Ok(())
+    }
+
+    /// Hands out only the keys `filter` wants with their key; the others'
+    /// events come out without it (their time and weight still count, and
+    /// an access log's line is parsed only as far as those and the key
+    /// need: a line wrong past them is an error only where its key is
+    /// wanted). Set before the first line; [`next_key`](Self::next_key)
+    /// reads such a reader.
+    pub fn set_key_filter(&mut self, filter: KeyFilter) {
+        if let Some(b) = self.blocks.as_mut() {
+            b.set_filter(filter.clone());
+        }
+        self.filter = Some(filter);
     }
 
     /// What was read, for a report: the format, key, time field and spread
@@ -159,6 +189,8 @@ impl TraceReader {
             spread: Spreader::default(),
             key_column: "key".into(),
             record: "line",
+            blocks: None,
+            filter: None,
         }
     }
 
@@ -221,24 +253,19 @@ impl TraceReader {
     /// Parses the next data line into an event (unordered) whose key is
     /// where `KeyAt` says; None at EOF.
     pub(super) fn next_raw_at(&mut self) -> Result<Option<(Nanos, KeyAt, u64)>> {
-        if self.log.is_some() {
-            loop {
-                if !self.read_line()? {
-                    return Ok(None);
+        if let Some(b) = self.blocks.as_mut() {
+            return match b.next(&mut self.lines, &self.path, self.log.as_deref_mut()) {
+                None => Ok(None),
+                Some(Ok((line, t, key, w))) => {
+                    self.line_no = line;
+                    Ok(Some((t, key.map_or(KeyAt::Elsewhere, KeyAt::Block), w)))
                 }
-                if self.line.trim().is_empty() {
-                    continue;
+                Some(Err(Stop::Line(line, m))) => {
+                    self.line_no = line;
+                    Err(self.err(m))
                 }
-                let Some(log) = self.log.as_mut() else {
-                    return Ok(None);
-                };
-                match log.parse(&self.line, &mut self.held_key) {
-                    Ok(Parsed::Header) => continue,
-                    Ok(Parsed::Event(t, Some(r), w)) => return Ok(Some((t, KeyAt::Line(r), w))),
-                    Ok(Parsed::Event(t, None, w)) => return Ok(Some((t, KeyAt::Held, w))),
-                    Err(m) => return Err(self.err(m)),
-                }
-            }
+                Some(Err(Stop::Io(e))) => Err(e),
+            };
         }
         loop {
             if !self.read_line()? {
@@ -259,6 +286,9 @@ impl TraceReader {
             (TraceFormat::Csv, Some(c)) => self.parse_csv(line, c)?,
             _ => self.parse_json(line)?,
         };
+        if self.filter.as_ref().is_some_and(|f| !f(&key)) {
+            return Ok(Some((t, KeyAt::Elsewhere, w)));
+        }
         let at = match key {
             Cow::Borrowed(k) => {
                 // A slice of the line: its offset in it.
@@ -274,18 +304,25 @@ impl TraceReader {
     }
 
     /// Parses the next data line into an event (unordered) with its own
-    /// key; None at EOF.
-    pub(super) fn next_raw(&mut self) -> Result<Option<(Nanos, String, u64)>> {
+    /// key (None: one the filter does not want); None at EOF.
+    pub(super) fn next_raw(&mut self) -> Result<Option<(Nanos, Option<String>, u64)>> {
         Ok(self
             .next_raw_at()?
-            .map(|(t, at, w)| (t, self.key_at(&at).to_string(), w)))
+            .map(|(t, at, w)| (t, self.key_of(&at).map(str::to_string), w)))
     }
 
-    /// The key `at` points to.
+    /// The key `at` points to ("" for a key the filter does not want).
     pub(super) fn key_at(&self, at: &KeyAt) -> &str {
+        self.key_of(at).unwrap_or_default()
+    }
+
+    /// The key `at` points to (None: a key the filter does not want).
+    pub(super) fn key_of(&self, at: &KeyAt) -> Option<&str> {
         match at {
-            KeyAt::Line(r) => self.line.get(r.clone()).unwrap_or_default(),
-            KeyAt::Held => &self.held_key,
+            KeyAt::Line(r) => Some(self.line.get(r.clone()).unwrap_or_default()),
+            KeyAt::Held => Some(&self.held_key),
+            KeyAt::Block(r) => Some(self.blocks.as_ref().map_or("", |b| b.key(*r))),
+            KeyAt::Elsewhere => None,
         }
     }
 

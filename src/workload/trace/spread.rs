@@ -62,10 +62,11 @@ pub fn offsets(rule: Spread, seed: u64, s: Nanos, n: usize) -> Vec<u64> {
 pub(super) struct Spreader {
     /// The rule in force (decided at the first event).
     pub(super) rule: Option<Spread>,
-    /// The current second's requests, times already spread.
-    out: VecDeque<(Nanos, String, u64)>,
+    /// The current second's requests, times already spread (a key None:
+    /// one the reader's filter does not want).
+    out: VecDeque<(Nanos, Option<String>, u64)>,
     /// The first request of the next second, read ahead.
-    pending: Option<(Nanos, String, u64)>,
+    pending: Option<(Nanos, Option<String>, u64)>,
     /// Spent key strings, reused.
     pool: Vec<String>,
 }
@@ -109,7 +110,7 @@ impl TraceReader {
             }
             match first {
                 Ok((t, at, w)) => {
-                    let k = self.key_at(&at).to_string();
+                    let k = self.key_of(&at).map(str::to_string);
                     self.spread.pending = Some((t, k, w));
                 }
                 Err(e) => return Some(Err(e)),
@@ -120,6 +121,9 @@ impl TraceReader {
             return self.next_ordered();
         }
         if let Some((t, k, w)) = self.spread.out.pop_front() {
+            let Some(k) = k else {
+                return Some(Ok((t, KeyAt::Elsewhere, w)));
+            };
             let old = std::mem::replace(&mut self.held_key, k);
             self.spread.pool.push(old);
             return Some(Ok((t, KeyAt::Held, w)));
@@ -134,8 +138,20 @@ impl TraceReader {
                 Some(Err(e)) => return Some(Err(e)),
                 Some(Ok((t, at, w))) => {
                     let mut key = self.spread.pool.pop().unwrap_or_default();
-                    key.clear();
-                    key.push_str(self.key_at(&at));
+                    let wanted = match self.key_of(&at) {
+                        Some(k) => {
+                            key.clear();
+                            key.push_str(k);
+                            true
+                        }
+                        None => false,
+                    };
+                    let key = if wanted {
+                        Some(key)
+                    } else {
+                        self.spread.pool.push(key);
+                        None
+                    };
                     if t != s {
                         self.spread.pending = Some((t, key, w));
                         break;

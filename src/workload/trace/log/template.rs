@@ -75,10 +75,34 @@ impl Template {
     /// Splits a line into the template's fields; an error names the
     /// literal or field where the line stopped matching.
     pub fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
+        self.split_upto(line, self.segs.len())
+    }
+
+    /// How many segments a split must walk to know the spans of `fields`
+    /// (through the last of them in the line; None when one is not in
+    /// the template).
+    pub fn prefix_stop(&self, fields: &[usize]) -> Option<usize> {
+        fields
+            .iter()
+            .map(|f| {
+                self.segs
+                    .iter()
+                    .position(|s| matches!(s, Seg::Field(g) if g == f))
+                    .map(|i| i + 1)
+            })
+            .try_fold(0, |m, i| i.map(|i| m.max(i)))
+    }
+
+    /// Splits the first `stop` segments of a line only ([`prefix_stop`](Self::prefix_stop)):
+    /// the fields they hold get their spans, the rest of the line is not
+    /// looked at (its fields keep stale spans). Where the line fails in
+    /// those segments, the error is [`split`](Self::split)'s.
+    pub fn split_upto<'a>(&'a mut self, line: &'a str, stop: usize) -> Result<Fields<'a>, String> {
         let b = line.as_bytes();
         let mut p = 0usize;
         let mut i = 0;
-        while i < self.segs.len() {
+        let stop = stop.min(self.segs.len());
+        while i < stop {
             match &self.segs[i] {
                 Seg::Lit(l) => {
                     if !b[p..].starts_with(l.as_bytes()) {
@@ -117,7 +141,7 @@ impl Template {
             }
             i += 1;
         }
-        if p != b.len() {
+        if stop == self.segs.len() && p != b.len() {
             return Err(format!(
                 "unexpected text after the last field at byte {}: {:?}",
                 p + 1,
