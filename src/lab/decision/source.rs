@@ -11,17 +11,28 @@ use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::{Disorder, KeyInterner, Spread, TimeUnit, TraceOptions, TraceReader};
 
+/// How a shard reads the source: which keys are its own, and whether the
+/// other shards' keys get ids too (a shard that replays a shared-state
+/// candidate over every key needs them).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Split {
+    pub(super) shard: Shard,
+    pub(super) all_keys: bool,
+}
+
 /// The event source: a seeded workload or a trace, as dense key ids.
 ///
 /// With a key split (`run --shard i/n`), a request whose key belongs to
-/// another shard comes out as `None` instead of a key id: it still counts
-/// in the traffic totals, but its key is never interned, so a shard's
-/// memory is its own keys'.
+/// another shard comes out as `None` instead of a key id unless
+/// `Split::all_keys`: it still counts in the traffic totals, but its key
+/// is never interned, so a shard's memory is its own keys'. Either way an
+/// access log's line of another shard's key is read only as far as its
+/// time, key and weight.
 pub(super) enum Source {
     Workload {
         events: crate::workload::timed::TimedEvents,
         /// The shard kept, if any.
-        split: Option<Shard>,
+        split: Option<Split>,
         /// Per workload key id: 0 not yet hashed, 1 this shard's, 2 another's.
         owner: Vec<u8>,
     },
@@ -37,6 +48,10 @@ pub(super) enum Source {
         seen: u64,
         /// Per key id: the index of the request it first appeared in.
         first_seen: Vec<u64>,
+        /// The shard kept with every key's id, if any; per key id, whether
+        /// it is the shard's own.
+        split: Option<Shard>,
+        own: Vec<bool>,
     },
     /// The keys of merged shards (`ratelab merge`), by dense id: names
     /// only, nothing is read.
@@ -48,12 +63,13 @@ pub(super) enum Source {
 
 impl Source {
     /// The scenario's source: its `workload`, or its `trace` opened; with
-    /// `split`, only that shard's keys get ids.
+    /// `split`, only that shard's keys get ids (or every key, telling its
+    /// own: [`Source::owns`]).
     pub(super) fn open(
         scenario: &Scenario,
         p: &Params,
         ctx: &RunContext,
-        split: Option<Shard>,
+        split: Option<Split>,
     ) -> Result<Self> {
         Ok(match (&p.workload, &p.trace) {
             (Some(w), _) => Source::Workload {
@@ -63,10 +79,11 @@ impl Source {
             },
             (None, Some(t)) => {
                 let mut reader = open_trace(scenario, t, ctx.seed, None)?;
-                if let Some(s) = split {
+                if let Some(Split { shard, all_keys }) = split {
                     // Another shard's lines are read only as far as their
                     // time, key and weight.
-                    reader.set_key_filter(std::sync::Arc::new(move |k: &str| s.owns_key(k)));
+                    let owns = std::sync::Arc::new(move |k: &str| shard.owns_key(k));
+                    reader.set_key_filter(owns, all_keys);
                 }
                 Source::Trace {
                     reader: Box::new(reader),
@@ -79,6 +96,8 @@ impl Source {
                     t0: None,
                     seen: 0,
                     first_seen: Vec::new(),
+                    split: split.filter(|s| s.all_keys).map(|s| s.shard),
+                    own: Vec::new(),
                 }
             }
             (None, None) => return Err(scenario.field_error("workload", "missing")),
@@ -103,9 +122,13 @@ impl Source {
                     owner.resize(i + 1, 0);
                 }
                 if owner[i] == 0 {
-                    owner[i] = if s.owns_key(&id.to_string()) { 1 } else { 2 };
+                    owner[i] = if s.shard.owns_key(&id.to_string()) {
+                        1
+                    } else {
+                        2
+                    };
                 }
-                Ok((t, (owner[i] == 1).then_some(id), 1))
+                Ok((t, (s.all_keys || owner[i] == 1).then_some(id), 1))
             }),
             Source::Merged { .. } => None,
             Source::Trace {
@@ -114,6 +137,8 @@ impl Source {
                 t0,
                 seen,
                 first_seen,
+                split,
+                own,
             } => {
                 let (t, key, w) = match reader.next_key() {
                     Some(Ok(e)) => e,
@@ -142,9 +167,29 @@ impl Source {
                 };
                 if id as usize == first_seen.len() {
                     first_seen.push(*seen - 1);
+                    if let Some(s) = split {
+                        own.push(s.owns_key(key));
+                    }
                 }
                 Some(Ok((t - start, Some(id), w)))
             }
+        }
+    }
+
+    /// Whether key `id` is this shard's own (every key without a split).
+    pub(super) fn owns(&self, id: u32) -> bool {
+        match self {
+            Source::Workload {
+                split: Some(_),
+                owner,
+                ..
+            } => owner.get(id as usize) == Some(&1),
+            Source::Trace {
+                split: Some(_),
+                own,
+                ..
+            } => own.get(id as usize) == Some(&true),
+            _ => true,
         }
     }
 

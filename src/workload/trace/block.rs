@@ -12,7 +12,7 @@
 //! line) do not depend on the thread count. A line's key is copied into
 //! its block's key buffer (a line's own bytes are gone once its block is
 //! parsed); a line whose key the reader's filter does not want keeps no
-//! key ([`Parsed::Elsewhere`]).
+//! key ([`Parsed::Elsewhere`]) unless the reader keeps such keys.
 
 use super::format::MAX_LINE;
 use super::log::{LogParser, LogSpec, Parsed};
@@ -57,6 +57,10 @@ struct BlockEvents {
     held: String,
 }
 
+/// An event as the reader takes it: (line, time, key in [`Blocks::key`],
+/// weight).
+pub(super) type Event = (u64, Nanos, Option<(u32, u32)>, u64);
+
 /// Why reading stopped: at a line, or the input itself failed.
 pub(super) enum Stop {
     Line(u64, String),
@@ -91,7 +95,8 @@ pub(super) struct Blocks {
     /// The format, for the parsing thread's own parser (None: the lines
     /// do not stand alone; the reader's parser reads them in turn).
     spec: Option<LogSpec>,
-    filter: Option<KeyFilter>,
+    /// The filter, and whether the keys it does not want are kept.
+    filter: Option<(KeyFilter, bool)>,
     feed: Feed,
     /// The block being handed out, and its next event.
     cur: BlockEvents,
@@ -114,8 +119,8 @@ impl Blocks {
         }
     }
 
-    pub(super) fn set_filter(&mut self, f: KeyFilter) {
-        self.filter = Some(f);
+    pub(super) fn set_filter(&mut self, f: KeyFilter, keep_others: bool) {
+        self.filter = Some((f, keep_others));
     }
 
     /// The key of the event handed out last (by [`next`](Self::next)).
@@ -134,7 +139,7 @@ impl Blocks {
         input: &mut Box<dyn BufRead + Send>,
         path: &Path,
         mut own: Option<&mut LogParser>,
-    ) -> Option<Result<(u64, Nanos, Option<(u32, u32)>, u64), Stop>> {
+    ) -> Option<Result<Event, Stop>> {
         loop {
             if let Some(r) = self.cur.recs.get(self.at) {
                 self.at += 1;
@@ -205,7 +210,7 @@ impl Blocks {
             .spawn(move || {
                 loop {
                     let msg = match reading.read_block(&mut input) {
-                        Ok(b) if b.is_empty() => break,
+                        Ok([]) => break,
                         Ok(b) => {
                             let mut p = spent.try_recv().unwrap_or_default();
                             parse_block(b, &mut parser, filter.as_ref(), &mut p);
@@ -313,10 +318,16 @@ impl Reading {
 }
 
 /// Parses the lines of `text` into `c` (stopping at the first error).
-fn parse_block(text: &[u8], p: &mut LogParser, filter: Option<&KeyFilter>, c: &mut BlockEvents) {
+fn parse_block(
+    text: &[u8],
+    p: &mut LogParser,
+    filter: Option<&(KeyFilter, bool)>,
+    c: &mut BlockEvents,
+) {
     c.recs.clear();
     c.keys.clear();
     c.err = None;
+    let keep = filter.is_some_and(|f| f.1);
     let mut rest = text;
     let mut n: u32 = 0;
     while !rest.is_empty() {
@@ -347,13 +358,13 @@ fn parse_block(text: &[u8], p: &mut LogParser, filter: Option<&KeyFilter>, c: &m
             continue;
         }
         let parsed = match filter {
-            Some(f) => p.parse_owned(s, &mut c.held, f.as_ref()),
+            Some((f, _)) => p.parse_owned(s, &mut c.held, f.as_ref()),
             None => p.parse(s, &mut c.held),
         };
         let (t, key, w) = match parsed {
             Ok(Parsed::Header) => continue,
-            Ok(Parsed::Elsewhere(t, w)) => (t, None, w),
-            Ok(Parsed::Event(t, r, w)) => {
+            Ok(Parsed::Elsewhere(t, _, w)) if !keep => (t, None, w),
+            Ok(Parsed::Event(t, r, w) | Parsed::Elsewhere(t, r, w)) => {
                 let k = match r {
                     Some(r) => s.get(r).unwrap_or_default(),
                     None => c.held.as_str(),

@@ -13,6 +13,10 @@ use std::collections::BinaryHeap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
+/// An event held for sorting: time, arrival, key (None: one the filter
+/// does not want), weight.
+pub(super) type Buffered = (Nanos, u64, Option<String>, u64);
+
 /// A streaming trace reader: an iterator of events in non-decreasing time.
 pub struct TraceReader {
     pub(super) path: PathBuf,
@@ -23,7 +27,7 @@ pub struct TraceReader {
     pub(super) opts: TraceOptions,
     pub(super) last_emitted: Option<Nanos>,
     pub(super) newest_seen: Nanos,
-    pub(super) buffer: BinaryHeap<std::cmp::Reverse<(Nanos, u64, Option<String>, u64)>>,
+    pub(super) buffer: BinaryHeap<std::cmp::Reverse<Buffered>>,
     pub(super) seq: u64,
     pub(super) done: bool,
     /// The line read last, without its line ending (validated UTF-8; its
@@ -47,8 +51,9 @@ pub struct TraceReader {
     pub(super) record: &'static str,
     /// An access log's lines, read and parsed a block at a time.
     pub(super) blocks: Option<Box<Blocks>>,
-    /// The keys handed out with their key (the others: [`KeyAt::Elsewhere`]).
-    pub(super) filter: Option<KeyFilter>,
+    /// The keys whose lines are read whole, and whether the others' keys
+    /// are handed out (else [`KeyAt::Elsewhere`]).
+    pub(super) filter: Option<(KeyFilter, bool)>,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -106,25 +111,25 @@ impl TraceReader {
         // the others by this one, in turn.
         let alone = super::log::row(&spec.format).is_ok_and(|r| r.lines_stand_alone);
         let mut blocks = Blocks::new(alone.then_some(spec));
-        if let Some(f) = &self.filter {
-            blocks.set_filter(f.clone());
+        if let Some((f, keep)) = &self.filter {
+            blocks.set_filter(f.clone(), *keep);
         }
         self.log = Some(Box::new(p));
         self.blocks = Some(Box::new(blocks));
         Ok(())
     }
 
-    /// Hands out only the keys `filter` wants with their key; the others'
-    /// events come out without it (their time and weight still count, and
-    /// an access log's line is parsed only as far as those and the key
-    /// need: a line wrong past them is an error only where its key is
-    /// wanted). Set before the first line; [`next_key`](Self::next_key)
+    /// Reads whole only the lines whose key `filter` wants: an access
+    /// log's other lines are parsed only as far as their time, key and
+    /// weight (a line wrong past them is an error only where its key is
+    /// wanted), and their events come out without their key unless
+    /// `keep_others`. Set before the first line; [`next_key`](Self::next_key)
     /// reads such a reader.
-    pub fn set_key_filter(&mut self, filter: KeyFilter) {
+    pub fn set_key_filter(&mut self, filter: KeyFilter, keep_others: bool) {
         if let Some(b) = self.blocks.as_mut() {
-            b.set_filter(filter.clone());
+            b.set_filter(filter.clone(), keep_others);
         }
-        self.filter = Some(filter);
+        self.filter = Some((filter, keep_others));
     }
 
     /// What was read, for a report: the format, key, time field and spread
@@ -286,7 +291,11 @@ impl TraceReader {
             (TraceFormat::Csv, Some(c)) => self.parse_csv(line, c)?,
             _ => self.parse_json(line)?,
         };
-        if self.filter.as_ref().is_some_and(|f| !f(&key)) {
+        if self
+            .filter
+            .as_ref()
+            .is_some_and(|(f, keep)| !keep && !f(&key))
+        {
             return Ok(Some((t, KeyAt::Elsewhere, w)));
         }
         let at = match key {

@@ -65,7 +65,7 @@ impl TraceReader {
     ///
     /// let input = Box::new(Cursor::new(b"t_ns,key\n5,a\n7,b\n".to_vec()));
     /// let mut r = TraceReader::new(Path::new("t.csv"), TraceFormat::Csv, input, TraceOptions::default());
-    /// r.set_key_filter(Arc::new(|k: &str| k == "b"));
+    /// r.set_key_filter(Arc::new(|k: &str| k == "b"), false);
     /// assert_eq!(r.next_key().unwrap()?, (5, None, 1));
     /// assert_eq!(r.next_key().unwrap()?, (7, Some("b"), 1));
     /// assert!(r.next_key().is_none());

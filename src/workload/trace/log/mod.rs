@@ -306,8 +306,9 @@ pub enum Parsed {
     /// None: in the `held` buffer), weight.
     Event(Nanos, Option<std::ops::Range<usize>>, u64),
     /// An event whose key the filter of [`LogParser::parse_owned`] does
-    /// not want: its time and weight only.
-    Elsewhere(Nanos, u64),
+    /// not want (its line read only as far as its time, key and weight):
+    /// time, where the key is (as in `Event`), weight.
+    Elsewhere(Nanos, Option<std::ops::Range<usize>>, u64),
 }
 
 struct Bound {
@@ -496,7 +497,7 @@ impl LogParser {
             return Ok(if owns(key) {
                 Parsed::Event(t, at, w)
             } else {
-                Parsed::Elsewhere(t, w)
+                Parsed::Elsewhere(t, at, w)
             });
         };
         let fast = match self.fmt.split_prefix(line, stop) {
@@ -512,7 +513,7 @@ impl LogParser {
             None => held.as_str(),
         };
         if !owns(key) {
-            return Ok(Parsed::Elsewhere(t, w));
+            return Ok(Parsed::Elsewhere(t, at, w));
         }
         // Wanted: the rest of the line is checked (its first fields split
         // as they did above, so the event is the same).

@@ -281,8 +281,10 @@ fn parse_owned_is_parse_where_wanted_and_its_errors_where_read() {
         for line in lines {
             let want = whole.parse(line, &mut h1);
             let key_of = |p: &Parsed, held: &str| match p {
-                Parsed::Event(_, Some(r), _) => line[r.clone()].to_string(),
-                Parsed::Event(_, None, _) => held.to_string(),
+                Parsed::Event(_, Some(r), _) | Parsed::Elsewhere(_, Some(r), _) => {
+                    line[r.clone()].to_string()
+                }
+                Parsed::Event(_, None, _) | Parsed::Elsewhere(_, None, _) => held.to_string(),
                 _ => String::new(),
             };
             // Wanted: the same event (the key where it is), or error.
@@ -301,8 +303,9 @@ fn parse_owned_is_parse_where_wanted_and_its_errors_where_read() {
             // line is wrong where they or the key are.
             let got = part.parse_owned(line, &mut h2, &|_| false);
             match (&want, got) {
-                (Ok(Parsed::Event(t, _, w)), got) => {
-                    assert_eq!(got, Ok(Parsed::Elsewhere(*t, *w)), "{key}: {line}")
+                (Ok(a @ Parsed::Event(t, _, w)), Ok(b @ Parsed::Elsewhere(t2, _, w2))) => {
+                    assert_eq!((t, w), (&t2, &w2), "{key}: {line}");
+                    assert_eq!(key_of(a, &h1), key_of(&b, &h2), "{key}: {line}");
                 }
                 (Err(e), got)
                     if bad_late.contains(line)
