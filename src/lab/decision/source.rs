@@ -9,7 +9,7 @@ use crate::lab::RunContext;
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
-use crate::workload::trace::{Disorder, KeyInterner, Spread, TimeUnit, TraceOptions, TraceReader};
+use crate::workload::trace::{Disorder, KeyCap, Spread, TimeUnit, TraceOptions, TraceReader};
 
 /// How a shard reads the source: which keys are its own, and whether the
 /// other shards' keys get ids too (a shard that replays a shared-state
@@ -37,12 +37,12 @@ pub(super) enum Source {
         owner: Vec<u8>,
     },
     Trace {
+        /// Hands out keys as ids in order of first appearance, interned
+        /// from the reader's borrowed line (a `String` per line was a
+        /// quarter of a replay) or while an access log is parsed; capped
+        /// at the most distinct keys before the per-key state passes
+        /// --max-memory.
         reader: Box<TraceReader>,
-        /// Key → id in order of first appearance, interned from the
-        /// reader's borrowed line (a `String` per line was a quarter of a
-        /// replay); capped at the most distinct keys before the per-key
-        /// state passes --max-memory.
-        ids: KeyInterner,
         t0: Option<Nanos>,
         /// Requests read so far (an empty trace is refused at its end).
         seen: u64,
@@ -85,14 +85,15 @@ impl Source {
                     let owns = std::sync::Arc::new(move |k: &str| shard.owns_key(k));
                     reader.set_key_filter(owns, all_keys);
                 }
+                reader.intern_keys(KeyCap {
+                    // Ids are u32 whatever the cap.
+                    keys: usize::try_from(ctx.max_memory / PER_KEY_BYTES)
+                        .unwrap_or(usize::MAX)
+                        .min(u32::MAX as usize),
+                    bytes_per_key: PER_KEY_BYTES,
+                });
                 Source::Trace {
                     reader: Box::new(reader),
-                    // Ids are u32 whatever the cap.
-                    ids: KeyInterner::with_cap(
-                        usize::try_from(ctx.max_memory / PER_KEY_BYTES)
-                            .unwrap_or(usize::MAX)
-                            .min(u32::MAX as usize),
-                    ),
                     t0: None,
                     seen: 0,
                     first_seen: Vec::new(),
@@ -133,14 +134,13 @@ impl Source {
             Source::Merged { .. } => None,
             Source::Trace {
                 reader,
-                ids,
                 t0,
                 seen,
                 first_seen,
                 split,
                 own,
             } => {
-                let (t, key, w) = match reader.next_key() {
+                let (t, id, w) = match reader.next_id() {
                     Some(Ok(e)) => e,
                     Some(Err(e)) => return Some(Err(e)),
                     None if *seen == 0 => {
@@ -153,22 +153,14 @@ impl Source {
                 };
                 *seen += 1;
                 let start = *t0.get_or_insert(t);
-                let Some(key) = key else {
+                let Some(id) = id else {
                     // Another shard's key (the reader's filter).
                     return Some(Ok((t - start, None, w)));
-                };
-                let Some(id) = ids.intern(key) else {
-                    let msg = format!(
-                        "key {key:?} is distinct key number {}: the per-key state of more keys would pass the memory cap ({} bytes a key; raise it with --max-memory)",
-                        ids.len() + 1,
-                        PER_KEY_BYTES
-                    );
-                    return Some(Err(reader.line_error(msg)));
                 };
                 if id as usize == first_seen.len() {
                     first_seen.push(*seen - 1);
                     if let Some(s) = split {
-                        own.push(s.owns_key(key));
+                        own.push(s.owns_key(reader.key_name(id).unwrap_or_default()));
                     }
                 }
                 Some(Ok((t - start, Some(id), w)))
@@ -209,7 +201,7 @@ impl Source {
     pub(super) fn name(&self, id: u32) -> String {
         match self {
             Source::Workload { .. } => id.to_string(),
-            Source::Trace { ids, .. } => ids.name(id).unwrap_or_default().to_string(),
+            Source::Trace { reader, .. } => reader.key_name(id).unwrap_or_default().to_string(),
             Source::Merged { names, .. } => names.get(id as usize).cloned().unwrap_or_default(),
         }
     }
@@ -217,7 +209,7 @@ impl Source {
     pub(super) fn id_of(&self, key: &str) -> Option<u32> {
         match self {
             Source::Workload { .. } => key.parse().ok(),
-            Source::Trace { ids, .. } => ids.get(key),
+            Source::Trace { reader, .. } => reader.key_id(key),
             Source::Merged { names, .. } => names.iter().position(|n| n == key).map(|i| i as u32),
         }
     }

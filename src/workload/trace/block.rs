@@ -13,8 +13,15 @@
 //! its block's key buffer (a line's own bytes are gone once its block is
 //! parsed); a line whose key the reader's filter does not want keeps no
 //! key ([`Parsed::Elsewhere`]) unless the reader keeps such keys.
+//!
+//! A reader that hands out key ids ([`TraceReader::intern_keys`](super::TraceReader::intern_keys))
+//! and whose events come in line order (no reorder window, no late line
+//! skipped) has them interned here too, in line order, so in the order a
+//! reader of the events would intern them: an event then carries its id,
+//! and a block the names of the keys it saw first.
 
 use super::format::MAX_LINE;
+use super::intern::KeyInterner;
 use super::log::{LogParser, LogSpec, Parsed};
 use crate::clock::Nanos;
 use crate::error::Error;
@@ -30,36 +37,74 @@ pub type KeyFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 /// Bytes read at once (a block is made longer for a line that does not
 /// fit, up to [`MAX_LINE`]; small in tests, so that lines and errors fall
 /// across many blocks).
-const BLOCK: usize = if cfg!(test) { 1 << 12 } else { 4 << 20 };
+const BLOCK: usize = if cfg!(test) { 1 << 12 } else { 1 << 19 };
 
 /// Blocks parsed ahead of the reader by the parsing thread.
-const AHEAD: usize = 2;
+const AHEAD: usize = 8;
+
+/// Where an event's key is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum KeyRec {
+    /// A key the filter does not want.
+    Elsewhere,
+    /// In the block's key buffer ([`Blocks::key`]).
+    At(u32, u32),
+    /// Interned: its id.
+    Id(u32),
+}
 
 /// One line's event: its line (counted from its block's first), time,
-/// weight, and where its key is in the block's key buffer (None: a key the
-/// filter does not want).
+/// weight and key.
 #[derive(Debug, Clone, Copy)]
 struct Rec {
     line: u32,
     t: Nanos,
     w: u64,
-    key: Option<(u32, u32)>,
+    key: KeyRec,
 }
 
-/// A block's events, its keys back to back, how many lines it had (blank
-/// and header lines too), and the error that ended it (at a line).
+/// A block's events, its keys back to back, the keys interned first in it
+/// (id and place in `keys`), how many lines it had (blank and header lines
+/// too), and the error that ended it (at a line).
 #[derive(Default)]
 struct BlockEvents {
     recs: Vec<Rec>,
     keys: String,
+    new: Vec<(u32, u32, u32)>,
     lines: u64,
     err: Option<(u32, String)>,
     held: String,
 }
 
-/// An event as the reader takes it: (line, time, key in [`Blocks::key`],
-/// weight).
-pub(super) type Event = (u64, Nanos, Option<(u32, u32)>, u64);
+/// An event as the reader takes it: (line, time, key, weight).
+pub(super) type Event = (u64, Nanos, KeyRec, u64);
+
+/// Most distinct keys interned, and what a key costs (for the message when
+/// a key is one too many).
+#[derive(Debug, Clone, Copy)]
+pub struct KeyCap {
+    /// Most distinct keys.
+    pub keys: usize,
+    /// Bytes of state a key costs its consumer.
+    pub bytes_per_key: u64,
+}
+
+impl KeyCap {
+    /// Why `key` cannot have an id: it is one key more than the cap.
+    pub(super) fn refusal(&self, key: &str) -> String {
+        format!(
+            "key {key:?} is distinct key number {}: the per-key state of more keys would pass the memory cap ({} bytes a key; raise it with --max-memory)",
+            self.keys.saturating_add(1),
+            self.bytes_per_key
+        )
+    }
+}
+
+/// Keys interned as blocks are parsed.
+struct Interning {
+    keys: KeyInterner,
+    cap: KeyCap,
+}
 
 /// Why reading stopped: at a line, or the input itself failed.
 pub(super) enum Stop {
@@ -97,6 +142,9 @@ pub(super) struct Blocks {
     spec: Option<LogSpec>,
     /// The filter, and whether the keys it does not want are kept.
     filter: Option<(KeyFilter, bool)>,
+    /// Keys interned as blocks are parsed (with the parsing thread once
+    /// there is one).
+    intern: Option<Interning>,
     feed: Feed,
     /// The block being handed out, and its next event.
     cur: BlockEvents,
@@ -112,6 +160,7 @@ impl Blocks {
         Blocks {
             spec: spec.cloned(),
             filter: None,
+            intern: None,
             feed: Feed::Idle,
             cur: BlockEvents::default(),
             at: 0,
@@ -123,6 +172,16 @@ impl Blocks {
         self.filter = Some((f, keep_others));
     }
 
+    /// Interns every key handed out as blocks are parsed (in line order:
+    /// the reader's events must come in line order); each block's first
+    /// keys go to the reader's `names` as it takes the block.
+    pub(super) fn set_intern(&mut self, cap: KeyCap) {
+        self.intern = Some(Interning {
+            keys: KeyInterner::with_cap(cap.keys),
+            cap,
+        });
+    }
+
     /// The key of the event handed out last (by [`next`](Self::next)).
     pub(super) fn key(&self, r: (u32, u32)) -> &str {
         self.cur
@@ -131,14 +190,15 @@ impl Blocks {
             .unwrap_or_default()
     }
 
-    /// The next event: (line, time, key in [`key`](Self::key), weight);
-    /// None at the end. `input` is taken by the parsing thread when there
-    /// is one.
+    /// The next event; None at the end. `input` is taken by the parsing
+    /// thread when there is one; the keys interned first in a block are
+    /// added to `names` (in id order) as it is taken.
     pub(super) fn next(
         &mut self,
         input: &mut Box<dyn BufRead + Send>,
         path: &Path,
         mut own: Option<&mut LogParser>,
+        names: &mut KeyInterner,
     ) -> Option<Result<Event, Stop>> {
         loop {
             if let Some(r) = self.cur.recs.get(self.at) {
@@ -162,7 +222,8 @@ impl Blocks {
                     let block = r.read_block(input);
                     match (block, own.as_deref_mut()) {
                         (Ok(b), Some(parser)) if !b.is_empty() => {
-                            parse_block(b, parser, self.filter.as_ref(), &mut p);
+                            let intern = self.intern.as_mut();
+                            parse_block(b, parser, self.filter.as_ref(), intern, &mut p);
                             Some(Msg::Block(p))
                         }
                         (Err(e), _) => Some(Msg::Failed(e)),
@@ -175,7 +236,18 @@ impl Blocks {
                 }
             };
             match msg {
-                Some(Msg::Block(p)) => self.cur = p,
+                Some(Msg::Block(p)) => {
+                    for &(id, a, b) in &p.new {
+                        let name = p.keys.get(a as usize..b as usize).unwrap_or_default();
+                        if names.intern(name) != Some(id) {
+                            self.feed = Feed::Done;
+                            return Some(Err(Stop::Io(Error::internal(format!(
+                                "key {name:?} interned as {id} while reading, not in order"
+                            )))));
+                        }
+                    }
+                    self.cur = p;
+                }
                 Some(Msg::Failed(e)) => {
                     self.feed = Feed::Done;
                     return Some(Err(Stop::Io(e)));
@@ -202,6 +274,7 @@ impl Blocks {
         };
         let mut input = std::mem::replace(input, Box::new(std::io::empty()));
         let filter = self.filter.clone();
+        let mut intern = self.intern.take();
         let (tx, rx) = sync_channel::<Msg>(AHEAD);
         let (back, spent) = sync_channel::<BlockEvents>(AHEAD + 2);
         let mut reading = reading;
@@ -213,7 +286,7 @@ impl Blocks {
                         Ok([]) => break,
                         Ok(b) => {
                             let mut p = spent.try_recv().unwrap_or_default();
-                            parse_block(b, &mut parser, filter.as_ref(), &mut p);
+                            parse_block(b, &mut parser, filter.as_ref(), intern.as_mut(), &mut p);
                             let stop = p.err.is_some();
                             if tx.send(Msg::Block(p)).is_err() || stop {
                                 break;
@@ -317,37 +390,43 @@ impl Reading {
     }
 }
 
-/// Parses the lines of `text` into `c` (stopping at the first error).
+/// Parses the lines of `text` into `c` (stopping at the first error),
+/// interning their keys with `intern`.
 fn parse_block(
     text: &[u8],
     p: &mut LogParser,
     filter: Option<&(KeyFilter, bool)>,
+    mut intern: Option<&mut Interning>,
     c: &mut BlockEvents,
 ) {
     c.recs.clear();
     c.keys.clear();
+    c.new.clear();
     c.err = None;
     let keep = filter.is_some_and(|f| f.1);
-    let mut rest = text;
+    // UTF-8 checked once for the block (its lines end at an ASCII byte, so
+    // each is UTF-8 when it is); line by line only when it is not, to name
+    // the first line that is not.
+    let whole = std::str::from_utf8(text).ok();
+    let mut from = 0;
     let mut n: u32 = 0;
-    while !rest.is_empty() {
-        let (mut line, newline) = match memchr::memchr(b'\n', rest) {
-            Some(i) => {
-                let l = &rest[..i];
-                rest = &rest[i + 1..];
-                (l, 1)
-            }
-            None => (std::mem::take(&mut rest), 0),
+    while from < text.len() {
+        let (mut to, newline) = match memchr::memchr(b'\n', &text[from..]) {
+            Some(i) => (from + i, 1),
+            None => (text.len(), 0),
         };
+        let start = from;
+        from = to + newline;
         n += 1;
-        if line.len() + newline > MAX_LINE {
+        if to - start + newline > MAX_LINE {
             c.err = Some((n, format!("longer than {MAX_LINE} bytes")));
             break;
         }
-        while let [head @ .., b'\r'] = line {
-            line = head;
+        while to > start && text[to - 1] == b'\r' {
+            to -= 1;
         }
-        let s = match utf8(line) {
+        let line = whole.and_then(|w| w.get(start..to)).ok_or(start..to);
+        let s = match line.or_else(|r| utf8(&text[r])) {
             Ok(s) => s,
             Err(at) => {
                 c.err = Some((n, format!("not valid UTF-8 (byte {at})")));
@@ -363,15 +442,33 @@ fn parse_block(
         };
         let (t, key, w) = match parsed {
             Ok(Parsed::Header) => continue,
-            Ok(Parsed::Elsewhere(t, _, w)) if !keep => (t, None, w),
+            Ok(Parsed::Elsewhere(t, _, w)) if !keep => (t, KeyRec::Elsewhere, w),
             Ok(Parsed::Event(t, r, w) | Parsed::Elsewhere(t, r, w)) => {
                 let k = match r {
                     Some(r) => s.get(r).unwrap_or_default(),
                     None => c.held.as_str(),
                 };
                 let start = c.keys.len() as u32;
-                c.keys.push_str(k);
-                (t, Some((start, c.keys.len() as u32)), w)
+                let Some(i) = intern.as_deref_mut() else {
+                    c.keys.push_str(k);
+                    c.recs.push(Rec {
+                        line: n,
+                        t,
+                        w,
+                        key: KeyRec::At(start, c.keys.len() as u32),
+                    });
+                    continue;
+                };
+                let known = i.keys.len();
+                let Some(id) = i.keys.intern(k) else {
+                    c.err = Some((n, i.cap.refusal(k)));
+                    break;
+                };
+                if i.keys.len() > known {
+                    c.keys.push_str(k);
+                    c.new.push((id, start, c.keys.len() as u32));
+                }
+                (t, KeyRec::Id(id), w)
             }
             Err(m) => {
                 c.err = Some((n, m));

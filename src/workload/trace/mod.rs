@@ -56,7 +56,7 @@ pub mod spread;
 mod tests;
 pub mod writer;
 
-pub use block::KeyFilter;
+pub use block::{KeyCap, KeyFilter};
 pub use format::{Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
 pub use intern::KeyInterner;
 pub use log::{LogSpec, FORMATS};

@@ -1,8 +1,9 @@
 //! The streaming reader: lines in, events out, with errors that name the
 //! file and the line.
 
-use super::block::{Blocks, KeyFilter, Stop};
+use super::block::{Blocks, KeyCap, KeyFilter, KeyRec, Stop};
 use super::format::{Disorder, TraceFormat, TraceOptions, MAX_LINE};
+use super::intern::KeyInterner;
 use super::log::{LogParser, LogSpec};
 use super::parse::Columns;
 use super::spread::Spreader;
@@ -54,6 +55,11 @@ pub struct TraceReader {
     /// The keys whose lines are read whole, and whether the others' keys
     /// are handed out (else [`KeyAt::Elsewhere`]).
     pub(super) filter: Option<(KeyFilter, bool)>,
+    /// Keys to ids ([`TraceReader::intern_keys`]): interned here as events
+    /// are handed out, or while reading (the names then added as blocks
+    /// are taken).
+    pub(super) keys: KeyInterner,
+    pub(super) key_cap: Option<KeyCap>,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -62,8 +68,10 @@ pub struct TraceReader {
 pub(super) enum KeyAt {
     Line(std::ops::Range<usize>),
     Held,
-    /// In the current block's chunk ([`Blocks::key`]).
+    /// In the current block ([`Blocks::key`]).
     Block((u32, u32)),
+    /// Interned while reading: its id in `keys`.
+    Id(u32),
     /// A key the reader's filter does not want: not kept.
     Elsewhere,
 }
@@ -196,6 +204,8 @@ impl TraceReader {
             record: "line",
             blocks: None,
             filter: None,
+            keys: KeyInterner::new(),
+            key_cap: None,
         }
     }
 
@@ -259,11 +269,17 @@ impl TraceReader {
     /// where `KeyAt` says; None at EOF.
     pub(super) fn next_raw_at(&mut self) -> Result<Option<(Nanos, KeyAt, u64)>> {
         if let Some(b) = self.blocks.as_mut() {
-            return match b.next(&mut self.lines, &self.path, self.log.as_deref_mut()) {
+            let own = self.log.as_deref_mut();
+            return match b.next(&mut self.lines, &self.path, own, &mut self.keys) {
                 None => Ok(None),
                 Some(Ok((line, t, key, w))) => {
                     self.line_no = line;
-                    Ok(Some((t, key.map_or(KeyAt::Elsewhere, KeyAt::Block), w)))
+                    let at = match key {
+                        KeyRec::Elsewhere => KeyAt::Elsewhere,
+                        KeyRec::At(a, b) => KeyAt::Block((a, b)),
+                        KeyRec::Id(id) => KeyAt::Id(id),
+                    };
+                    Ok(Some((t, at, w)))
                 }
                 Some(Err(Stop::Line(line, m))) => {
                     self.line_no = line;
@@ -331,8 +347,78 @@ impl TraceReader {
             KeyAt::Line(r) => Some(self.line.get(r.clone()).unwrap_or_default()),
             KeyAt::Held => Some(&self.held_key),
             KeyAt::Block(r) => Some(self.blocks.as_ref().map_or("", |b| b.key(*r))),
+            KeyAt::Id(id) => Some(self.keys.name(*id).unwrap_or_default()),
             KeyAt::Elsewhere => None,
         }
+    }
+
+    /// Hands out keys as dense ids in order of first appearance
+    /// ([`next_id`](Self::next_id)), at most `cap.keys` of them (a new key
+    /// past them is an error naming its line). Set after the format and
+    /// before the first line. When events come in line order (no reorder
+    /// window, no late line skipped) an access log's keys are interned as
+    /// its blocks are parsed, off the reader's thread.
+    pub fn intern_keys(&mut self, cap: KeyCap) {
+        self.keys = KeyInterner::with_cap(cap.keys);
+        self.key_cap = Some(cap);
+        let in_line_order = self.opts.disorder == Disorder::Reject && !self.opts.skip_late;
+        if let (Some(b), true) = (self.blocks.as_mut(), in_line_order) {
+            b.set_intern(cap);
+        }
+    }
+
+    /// The next event with its key's id ([`intern_keys`](Self::intern_keys);
+    /// None: a key the filter does not want), as [`next_key`](Self::next_key)
+    /// hands the event out.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::{KeyCap, TraceFormat, TraceOptions, TraceReader};
+    /// use std::io::Cursor;
+    /// use std::path::Path;
+    ///
+    /// let input = Box::new(Cursor::new(b"t_ns,key\n5,a\n7,b\n9,a\n11,c\n".to_vec()));
+    /// let mut r = TraceReader::new(Path::new("t.csv"), TraceFormat::Csv, input, TraceOptions::default());
+    /// r.intern_keys(KeyCap { keys: 2, bytes_per_key: 64 });
+    /// assert_eq!(r.next_id().unwrap()?, (5, Some(0), 1));
+    /// assert_eq!(r.next_id().unwrap()?, (7, Some(1), 1));
+    /// assert_eq!(r.next_id().unwrap()?, (9, Some(0), 1));
+    /// assert_eq!(r.key_name(1), Some("b"));
+    /// let e = r.next_id().unwrap().unwrap_err().to_string();
+    /// assert!(e.contains("line 5") && e.contains("distinct key number 3"), "{e}");
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn next_id(&mut self) -> Option<Result<(Nanos, Option<u32>, u64)>> {
+        let (t, at, w) = match self.next_event()? {
+            Ok(e) => e,
+            Err(e) => return Some(Err(e)),
+        };
+        let key: &str = match &at {
+            KeyAt::Id(id) => return Some(Ok((t, Some(*id), w))),
+            KeyAt::Elsewhere => return Some(Ok((t, None, w))),
+            KeyAt::Line(r) => self.line.get(r.clone()).unwrap_or_default(),
+            KeyAt::Held => &self.held_key,
+            KeyAt::Block(r) => self.blocks.as_ref().map_or("", |b| b.key(*r)),
+        };
+        if let Some(id) = self.keys.intern(key) {
+            return Some(Ok((t, Some(id), w)));
+        }
+        let cap = self.key_cap.unwrap_or(KeyCap {
+            keys: self.keys.len(),
+            bytes_per_key: 0,
+        });
+        let msg = cap.refusal(key);
+        Some(Err(self.err(msg)))
+    }
+
+    /// The key of id `id` ([`next_id`](Self::next_id)).
+    pub fn key_name(&self, id: u32) -> Option<&str> {
+        self.keys.name(id)
+    }
+
+    /// The id of `key`, once it was handed out ([`next_id`](Self::next_id)).
+    pub fn key_id(&self, key: &str) -> Option<u32> {
+        self.keys.get(key)
     }
 
     /// The error for a line at `t` older than what was already handed out.

@@ -441,3 +441,88 @@ fn blocks_read_as_lines_do_at_any_thread_count() {
     // wrong past the key at least unfiltered.)
     assert!(errors >= 4 * 3 + 2, "{errors}");
 }
+
+/// Keys interned while the log is parsed get the ids a reader of the
+/// events would give them (first appearance), at 1 and 2 threads, with
+/// and without a filter; a key past the cap is an error at its own line.
+#[test]
+fn ids_interned_while_parsing_are_in_first_appearance_order() {
+    let text = combined_log(3000).into_bytes();
+    let spec = LogSpec {
+        format: "combined".into(),
+        ..LogSpec::default()
+    };
+    let owns = |k: &str| crate::lab::shard::key_shard(k, 3) == 1;
+    for (filtered, keep) in [(false, false), (true, false), (true, true)] {
+        let filter: Option<&dyn Fn(&str) -> bool> = filtered.then_some(&owns);
+        let (events, err) = line_by_line(&text, &spec, filter, keep);
+        assert_eq!(err, None);
+        // The reference: ids in order of first appearance, and the line of
+        // the 41st distinct key (lines counted with the blank ones).
+        let mut reference = KeyInterner::new();
+        let want: Vec<(u64, Option<u32>, u64)> = events
+            .iter()
+            .map(|(t, k, w)| (*t, k.as_deref().and_then(|k| reference.intern(k)), *w))
+            .collect();
+        assert!(reference.len() > 40, "{}", reference.len());
+        for cap in [usize::MAX, 40] {
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let (got, err, names) = pool.install(|| {
+                    let mut r = TraceReader::new(
+                        Path::new("t.log"),
+                        TraceFormat::Csv,
+                        Box::new(std::io::Cursor::new(text.clone())),
+                        TraceOptions {
+                            spread: Some(Spread::None),
+                            ..TraceOptions::default()
+                        },
+                    );
+                    r.set_log(&spec).unwrap();
+                    if filtered {
+                        r.set_key_filter(std::sync::Arc::new(owns), keep);
+                    }
+                    r.intern_keys(block::KeyCap {
+                        keys: cap,
+                        bytes_per_key: 512,
+                    });
+                    let mut out = Vec::new();
+                    let mut err = None;
+                    while let Some(e) = r.next_id() {
+                        match e {
+                            Ok(e) => out.push(e),
+                            Err(e) => {
+                                err = Some(e.to_string());
+                                break;
+                            }
+                        }
+                    }
+                    let names: Vec<String> = (0..reference.len().min(cap) as u32)
+                        .map(|id| r.key_name(id).unwrap_or("?").to_string())
+                        .collect();
+                    (out, err, names)
+                });
+                let what =
+                    format!("filtered {filtered}, keep {keep}, cap {cap}, threads {threads}");
+                if cap == usize::MAX {
+                    assert_eq!(err, None, "{what}");
+                    assert_eq!(got, want, "{what}");
+                } else {
+                    // Every event before the 41st key's, then its error.
+                    let at = want.iter().position(|e| e.1 == Some(40)).unwrap();
+                    assert_eq!(got[..], want[..at], "{what}");
+                    let e = err.unwrap();
+                    assert!(e.contains("distinct key number 41"), "{what}: {e}");
+                    let key = reference.name(40).unwrap();
+                    assert!(e.contains(&format!("{key:?}")), "{what}: {e}");
+                }
+                for (id, name) in names.iter().enumerate() {
+                    assert_eq!(Some(name.as_str()), reference.name(id as u32), "{what}");
+                }
+            }
+        }
+    }
+}
