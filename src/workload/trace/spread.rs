@@ -66,7 +66,7 @@ fn offsets_into(rule: Spread, seed: u64, s: Nanos, n: usize, v: &mut Vec<u64>) {
 /// of 10 bits, for a busy second's thousands (a comparison sort of every
 /// second's offsets was a twentieth of a shard's time); small ones by
 /// comparison. Either gives the same ascending list.
-fn sort_offsets(v: &mut Vec<u64>) {
+fn sort_offsets(v: &mut [u64]) {
     const BITS: u32 = 10;
     const RADIX: usize = 1 << BITS;
     if v.len() < 256 || v.iter().any(|&o| o >= 1 << (3 * BITS)) {
