@@ -170,15 +170,20 @@ impl<'a> Lab<'a> {
                 }
                 continue;
             };
-            if self.names_wanted
-                && self
+            if self.names_wanted {
+                if self
                     .per_key_requests
                     .get(k as usize)
                     .is_none_or(|&c| c == 0)
-            {
-                batch.new_keys.push((k, self.source.name(k)));
+                {
+                    batch.new_keys.push((k, self.source.name(k)));
+                }
+                self.count(t, k, w);
+            } else {
+                // Counted per key below, grouped by key: in time order,
+                // the per-key counts were a cache miss a request.
+                self.count_elsewhere(t, w);
             }
-            self.count(t, k, w);
             if self.requests % (1 << 20) == 0 {
                 o.progress.inc(1 << 20);
             }
@@ -196,6 +201,9 @@ impl<'a> Lab<'a> {
         let align = o.align.unwrap_or(0);
         for j in 0..batch.by_key.len() {
             let (k, w, t) = batch.by_key[j];
+            if !self.names_wanted {
+                self.count_key(k);
+            }
             let truth = o.sliding.allow(k, w, t);
             let r = Request {
                 key: k,
@@ -269,9 +277,12 @@ impl<'a> Lab<'a> {
 
     /// Counts a request in the traffic totals.
     pub(super) fn count(&mut self, t: Nanos, k: u32, w: u64) {
-        self.requests += 1;
-        self.weight_total += w;
-        self.duration_ns = t;
+        self.count_elsewhere(t, w);
+        self.count_key(k);
+    }
+
+    /// Counts a request of key `k` in its key's total.
+    fn count_key(&mut self, k: u32) {
         let ki = k as usize;
         if ki >= self.per_key_requests.len() {
             self.per_key_requests.resize(ki + 1, 0);
@@ -279,8 +290,8 @@ impl<'a> Lab<'a> {
         self.per_key_requests[ki] = self.per_key_requests[ki].saturating_add(1);
     }
 
-    /// Counts a request of another shard's key in the traffic totals (not
-    /// per key: its key has no id here).
+    /// Counts a request in the traffic totals but not per key (another
+    /// shard's key, which has no id here; or counted per key later).
     pub(super) fn count_elsewhere(&mut self, t: Nanos, w: u64) {
         self.requests += 1;
         self.weight_total += w;
