@@ -39,8 +39,11 @@ pub type KeyFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 /// across many blocks).
 const BLOCK: usize = if cfg!(test) { 1 << 12 } else { 1 << 19 };
 
-/// Blocks parsed ahead of the reader by the parsing thread.
-const AHEAD: usize = 8;
+/// Blocks parsed ahead of the reader by the parsing thread: about two of
+/// the decision lab's batches (65,536 requests), so that parsing goes on
+/// while the replay decides a batch (8 left it idle half the time; a
+/// parsed block is its events, some 100 KB).
+const AHEAD: usize = 64;
 
 /// Where an event's key is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
