@@ -3,8 +3,11 @@
 # (gen.json exported to target/bench-shard/trace.csv, about 90 MB): wall time
 # of the unsharded run and of each of 4 shards run one after another (each
 # shard alone on the machine, as on 4 machines), then of the merge; checks
-# that the merged folders equal the unsharded ones. Usage: benches/shard/run.sh
+# that the merged folders equal the unsharded ones.
+# Usage: benches/shard/run.sh [decision]  (decision: the decision lab only,
+# without size --limit, whose unsharded run and merge take minutes)
 set -euo pipefail
+only="${1:-}"
 cd "$(dirname "$0")/../.."
 B=target/release/ratelab
 D=target/bench-shard
@@ -20,6 +23,7 @@ for s in per-key default; do
   t $B merge "$D"/parts/$name.shard-*-of-4.json --out "$D/merged"
   diff -r "$D/whole/$name" "$D/merged/$name" && echo "merged = unsharded"
 done
+[ "$only" = decision ] && exit 0
 S=(size --trace "$D/trace.csv" --limit 100 --interval-ms 1000 --target 'compliant_denied_pct<=0.1' --estimate docs --seeds 5 --no-progress)
 rm -rf "$D/size-whole" "$D/parts"
 echo "== size --limit"

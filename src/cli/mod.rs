@@ -101,9 +101,9 @@ pub struct RunOpts {
     pub check_determinism: bool,
     /// Run only shard I of N and write <OUT>/<name>.shard-I-of-N.json for `ratelab
     /// merge`: a sweep's cells (cell k goes to shard k mod N), or a decision_accuracy
-    /// scenario's keys (a seeded xxh3 of the key; candidates whose keys share state, such
-    /// as sketches or one tower, run on shard 0 over every key). Other kinds, and fleets
-    /// (a deployment), run whole on shard 0 and are skipped on the others.
+    /// scenario's keys (a seeded xxh3 of the key; the c-th candidate whose keys share
+    /// state, such as a sketch or one tower, runs on shard c mod N over every key). Other
+    /// kinds, and fleets (a deployment), run whole on shard 0 and are skipped on the others.
     // The doc comment is the --help text, placeholders and all.
     #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "I/N", value_parser = crate::lab::shard::parse_shard)]

@@ -37,7 +37,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The `format` field of shard files.
-pub const FORMAT: &str = "ratelab-shard/3";
+pub const FORMAT: &str = "ratelab-shard/4";
 /// Largest shard file read (a sweep cell takes a few KB).
 pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 
@@ -321,7 +321,7 @@ fn content_hash(
 
 const SCHEME: &str = "cell k = shape_index * runs + run goes to shard k mod shards";
 
-const KEY_SCHEME: &str = "key k goes to shard xxh3_64_with_seed(k, 0x72617465_6c616200) mod shards; candidates whose keys share state run on shard 0 over every key";
+const KEY_SCHEME: &str = "key k goes to shard xxh3_64_with_seed(k, 0x72617465_6c616200) mod shards; the c-th candidate whose keys share state runs on shard c mod shards over every key";
 
 /// Runs `shard`'s part of a scenario that splits ([`splits`]): a sweep's
 /// cells, or a decision scenario's keys. Returns the shard file's bytes

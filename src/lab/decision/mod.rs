@@ -59,7 +59,7 @@ use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::TimeUnit;
 use pass::Lab;
 use serde::Deserialize;
-use source::{find_flash, Source};
+use source::{find_flash, Source, Split};
 use std::io::Write as _;
 
 /// The policy: at most `limit` per key per `interval_ms`.

@@ -38,6 +38,10 @@ pub(super) struct Lab<'a> {
     /// Some candidate wants each new key's string
     /// ([`crate::model::Admit::wants_key_names`]).
     pub(super) names_wanted: bool,
+    /// Per candidate: it decides only this shard's own keys' requests
+    /// (a shard that also replays a shared-state candidate over every
+    /// key; empty: every candidate sees every request read).
+    pub(super) own_only: Vec<bool>,
 }
 
 impl<'a> Lab<'a> {
@@ -85,6 +89,7 @@ impl<'a> Lab<'a> {
                 .unwrap_or(0),
             bin_w: (interval_ns / 4).max(1),
             names_wanted: false,
+            own_only: Vec::new(),
         }
     }
 
@@ -120,11 +125,14 @@ impl<'a> Lab<'a> {
         let mut batch = Batch::default();
         let mut next = Batch::default();
         let mut outs: Vec<Vec<Decision>> = cands.iter().map(|_| Vec::new()).collect();
+        let own_only: Vec<bool> = (0..cands.len())
+            .map(|i| self.own_only.get(i) == Some(&true))
+            .collect();
         let mut read = self.fill(&mut batch, &mut oracles);
         while read.is_ok() && !batch.is_empty() {
             let (filled, done) = rayon::join(
                 || self.fill(&mut next, &mut oracles),
-                || evaluate(cands, &mut tallies, &mut outs, &batch, lim, keep),
+                || evaluate(cands, &mut tallies, &mut outs, &batch, lim, keep, &own_only),
             );
             // The batch's own failure first: the one a serial pass meets
             // first.
@@ -162,19 +170,25 @@ impl<'a> Lab<'a> {
                 }
                 continue;
             };
-            if self.names_wanted
-                && self
+            if self.names_wanted {
+                if self
                     .per_key_requests
                     .get(k as usize)
                     .is_none_or(|&c| c == 0)
-            {
-                batch.new_keys.push((k, self.source.name(k)));
+                {
+                    batch.new_keys.push((k, self.source.name(k)));
+                }
+                self.count(t, k, w);
+            } else {
+                // Counted per key below, grouped by key: in time order,
+                // the per-key counts were a cache miss a request.
+                self.count_elsewhere(t, w);
             }
-            self.count(t, k, w);
             if self.requests % (1 << 20) == 0 {
                 o.progress.inc(1 << 20);
             }
             batch.by_time.push((k, w, t));
+            batch.own.push(self.source.owns(k));
         }
         if self.watch_id.is_none() {
             if let Some(wk) = &self.p.watch {
@@ -187,6 +201,9 @@ impl<'a> Lab<'a> {
         let align = o.align.unwrap_or(0);
         for j in 0..batch.by_key.len() {
             let (k, w, t) = batch.by_key[j];
+            if !self.names_wanted {
+                self.count_key(k);
+            }
             let truth = o.sliding.allow(k, w, t);
             let r = Request {
                 key: k,
@@ -200,6 +217,12 @@ impl<'a> Lab<'a> {
                 is_watch: self.watch_id == Some(k),
                 window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
             };
+            batch.requests.push(r);
+            if !batch.own[batch.time_index[j] as usize] {
+                // Another shard's key (read for a shared-state candidate):
+                // judged, not tallied here.
+                continue;
+            }
             if let Some(b) = r.bin {
                 self.offered[usize::from(b)] += w;
             }
@@ -223,7 +246,11 @@ impl<'a> Lab<'a> {
                 r.fixed_truth,
                 lim,
             );
-            batch.requests.push(r);
+        }
+        if self.own_only.contains(&true) && batch.own.contains(&false) {
+            batch.keep_own();
+        } else {
+            batch.mine = None;
         }
         Ok(())
     }
@@ -250,9 +277,12 @@ impl<'a> Lab<'a> {
 
     /// Counts a request in the traffic totals.
     pub(super) fn count(&mut self, t: Nanos, k: u32, w: u64) {
-        self.requests += 1;
-        self.weight_total += w;
-        self.duration_ns = t;
+        self.count_elsewhere(t, w);
+        self.count_key(k);
+    }
+
+    /// Counts a request of key `k` in its key's total.
+    fn count_key(&mut self, k: u32) {
         let ki = k as usize;
         if ki >= self.per_key_requests.len() {
             self.per_key_requests.resize(ki + 1, 0);
@@ -260,8 +290,8 @@ impl<'a> Lab<'a> {
         self.per_key_requests[ki] = self.per_key_requests[ki].saturating_add(1);
     }
 
-    /// Counts a request of another shard's key in the traffic totals (not
-    /// per key: its key has no id here).
+    /// Counts a request in the traffic totals but not per key (another
+    /// shard's key, which has no id here; or counted per key later).
     pub(super) fn count_elsewhere(&mut self, t: Nanos, w: u64) {
         self.requests += 1;
         self.weight_total += w;
@@ -299,6 +329,13 @@ impl<'a> Lab<'a> {
     /// Distinct keys seen.
     pub(super) fn keys_seen(&self) -> u64 {
         self.per_key_requests.iter().filter(|&&c| c > 0).count() as u64
+    }
+
+    /// Distinct keys of this shard's own seen.
+    pub(super) fn own_keys_seen(&self) -> u64 {
+        (0..self.per_key_requests.len() as u32)
+            .filter(|&k| self.per_key_requests[k as usize] > 0 && self.source.owns(k))
+            .count() as u64
     }
 
     /// The watched key and when its abuse starts.
@@ -344,6 +381,11 @@ pub(super) struct Batch {
     /// Keys first seen in this batch and their strings, in order of first
     /// appearance (filled only when a candidate wants them).
     pub(super) new_keys: Vec<(u32, String)>,
+    /// Per request of `by_time`: its key is this shard's own.
+    pub(super) own: Vec<bool>,
+    /// The requests of this shard's own keys only, when some are not
+    /// (what a per-key candidate decides on a shard that reads every key).
+    pub(super) mine: Option<Box<Batch>>,
     /// Sort scratch.
     order: Vec<u64>,
 }
@@ -355,6 +397,36 @@ impl Batch {
         self.time_index.clear();
         self.requests.clear();
         self.new_keys.clear();
+        self.own.clear();
+    }
+
+    /// Fills `mine` with the requests of own keys, in the same orders.
+    fn keep_own(&mut self) {
+        let mut m = self.mine.take().unwrap_or_default();
+        m.clear();
+        m.order.clear();
+        // Time index here -> time index in `mine`.
+        m.order.extend(self.own.iter().scan(0u64, |n, &own| {
+            let at = *n;
+            *n += u64::from(own);
+            Some(at)
+        }));
+        for (i, &r) in self.by_time.iter().enumerate() {
+            if self.own[i] {
+                m.by_time.push(r);
+                m.own.push(true);
+            }
+        }
+        for (j, &r) in self.by_key.iter().enumerate() {
+            let i = self.time_index[j] as usize;
+            if self.own[i] {
+                m.by_key.push(r);
+                m.time_index.push(m.order[i] as u32);
+                m.requests.push(self.requests[j]);
+            }
+        }
+        m.new_keys.extend(self.new_keys.iter().cloned());
+        self.mine = Some(m);
     }
 
     fn is_empty(&self) -> bool {
@@ -392,52 +464,61 @@ pub(super) fn evaluate(
     batch: &Batch,
     lim: Limits,
     keep: bool,
+    own_only: &[bool],
 ) -> Result<()> {
-    let n = batch.by_time.len();
     let done: Vec<Result<()>> = cands
         .par_iter_mut()
         .zip(tallies.par_iter_mut())
         .zip(outs.par_iter_mut())
-        .map_init(Vec::new, |allowed: &mut Vec<bool>, ((c, tally), out)| {
-            out.clear();
-            if !batch.new_keys.is_empty() && c.limiter.wants_key_names() {
-                c.limiter.name_keys(&batch.new_keys)?;
-            }
-            let grouped = c.limiter.keys_independent();
-            if grouped {
-                decide_grouped(c, batch, out)?;
-            } else {
-                c.limiter.admit_batch(&batch.by_time, out)?;
-            }
-            if out.len() != n {
-                return Err(crate::error::Error::internal(format!(
-                    "{}: {} decisions for a batch of {n} requests",
-                    c.name,
-                    out.len(),
-                )));
-            }
-            if grouped {
-                for (r, d) in batch.requests.iter().zip(out.iter()) {
-                    tally.record(r, d.allowed, lim);
+        .zip(own_only.par_iter())
+        .map_init(
+            Vec::new,
+            |allowed: &mut Vec<bool>, (((c, tally), out), &mine)| {
+                let batch = match &batch.mine {
+                    Some(m) if mine => m,
+                    _ => batch,
+                };
+                let n = batch.by_time.len();
+                out.clear();
+                if !batch.new_keys.is_empty() && c.limiter.wants_key_names() {
+                    c.limiter.name_keys(&batch.new_keys)?;
                 }
-                if keep {
-                    let mut by_time = vec![Decision::DENY; n];
-                    for (d, &i) in out.iter().zip(&batch.time_index) {
-                        by_time[i as usize] = *d;
+                let grouped = c.limiter.keys_independent();
+                if grouped {
+                    decide_grouped(c, batch, out)?;
+                } else {
+                    c.limiter.admit_batch(&batch.by_time, out)?;
+                }
+                if out.len() != n {
+                    return Err(crate::error::Error::internal(format!(
+                        "{}: {} decisions for a batch of {n} requests",
+                        c.name,
+                        out.len(),
+                    )));
+                }
+                if grouped {
+                    for (r, d) in batch.requests.iter().zip(out.iter()) {
+                        tally.record(r, d.allowed, lim);
                     }
-                    *out = by_time;
+                    if keep {
+                        let mut by_time = vec![Decision::DENY; n];
+                        for (d, &i) in out.iter().zip(&batch.time_index) {
+                            by_time[i as usize] = *d;
+                        }
+                        *out = by_time;
+                    }
+                } else {
+                    // Gathered from a byte a request (64 KiB, in cache), not
+                    // from the 16-byte decisions (1 MiB).
+                    allowed.clear();
+                    allowed.extend(out.iter().map(|d| d.allowed));
+                    for (r, &i) in batch.requests.iter().zip(&batch.time_index) {
+                        tally.record(r, allowed[i as usize], lim);
+                    }
                 }
-            } else {
-                // Gathered from a byte a request (64 KiB, in cache), not
-                // from the 16-byte decisions (1 MiB).
-                allowed.clear();
-                allowed.extend(out.iter().map(|d| d.allowed));
-                for (r, &i) in batch.requests.iter().zip(&batch.time_index) {
-                    tally.record(r, allowed[i as usize], lim);
-                }
-            }
-            Ok(())
-        })
+                Ok(())
+            },
+        )
         .collect();
     // The first failing candidate in table order, whatever thread failed
     // first.

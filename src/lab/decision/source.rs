@@ -9,36 +9,49 @@ use crate::lab::RunContext;
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
-use crate::workload::trace::{Disorder, KeyInterner, Spread, TimeUnit, TraceOptions, TraceReader};
+use crate::workload::trace::{Disorder, KeyCap, Spread, TimeUnit, TraceOptions, TraceReader};
+
+/// How a shard reads the source: which keys are its own, and whether the
+/// other shards' keys get ids too (a shard that replays a shared-state
+/// candidate over every key needs them).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Split {
+    pub(super) shard: Shard,
+    pub(super) all_keys: bool,
+}
 
 /// The event source: a seeded workload or a trace, as dense key ids.
 ///
 /// With a key split (`run --shard i/n`), a request whose key belongs to
-/// another shard comes out as `None` instead of a key id: it still counts
-/// in the traffic totals, but its key is never interned, so a shard's
-/// memory is its own keys'.
+/// another shard comes out as `None` instead of a key id unless
+/// `Split::all_keys`: it still counts in the traffic totals, but its key
+/// is never interned, so a shard's memory is its own keys'. Either way an
+/// access log's line of another shard's key is read only as far as its
+/// time, key and weight.
 pub(super) enum Source {
     Workload {
         events: crate::workload::timed::TimedEvents,
         /// The shard kept, if any.
-        split: Option<Shard>,
+        split: Option<Split>,
         /// Per workload key id: 0 not yet hashed, 1 this shard's, 2 another's.
         owner: Vec<u8>,
     },
     Trace {
+        /// Hands out keys as ids in order of first appearance, interned
+        /// from the reader's borrowed line (a `String` per line was a
+        /// quarter of a replay) or while an access log is parsed; capped
+        /// at the most distinct keys before the per-key state passes
+        /// --max-memory.
         reader: Box<TraceReader>,
-        /// Key → id in order of first appearance, interned from the
-        /// reader's borrowed line (a `String` per line was a quarter of a
-        /// replay); capped at the most distinct keys before the per-key
-        /// state passes --max-memory.
-        ids: KeyInterner,
         t0: Option<Nanos>,
         /// Requests read so far (an empty trace is refused at its end).
         seen: u64,
-        /// The shard kept, if any.
-        split: Option<Shard>,
         /// Per key id: the index of the request it first appeared in.
         first_seen: Vec<u64>,
+        /// The shard kept with every key's id, if any; per key id, whether
+        /// it is the shard's own.
+        split: Option<Shard>,
+        own: Vec<bool>,
     },
     /// The keys of merged shards (`ratelab merge`), by dense id: names
     /// only, nothing is read.
@@ -50,12 +63,13 @@ pub(super) enum Source {
 
 impl Source {
     /// The scenario's source: its `workload`, or its `trace` opened; with
-    /// `split`, only that shard's keys get ids.
+    /// `split`, only that shard's keys get ids (or every key, telling its
+    /// own: [`Source::owns`]).
     pub(super) fn open(
         scenario: &Scenario,
         p: &Params,
         ctx: &RunContext,
-        split: Option<Shard>,
+        split: Option<Split>,
     ) -> Result<Self> {
         Ok(match (&p.workload, &p.trace) {
             (Some(w), _) => Source::Workload {
@@ -64,19 +78,27 @@ impl Source {
                 owner: Vec::new(),
             },
             (None, Some(t)) => {
-                let reader = open_trace(scenario, t, ctx.seed, None)?;
+                let mut reader = open_trace(scenario, t, ctx.seed, None)?;
+                if let Some(Split { shard, all_keys }) = split {
+                    // Another shard's lines are read only as far as their
+                    // time, key and weight.
+                    let owns = std::sync::Arc::new(move |k: &str| shard.owns_key(k));
+                    reader.set_key_filter(owns, all_keys);
+                }
+                reader.intern_keys(KeyCap {
+                    // Ids are u32 whatever the cap.
+                    keys: usize::try_from(ctx.max_memory / PER_KEY_BYTES)
+                        .unwrap_or(usize::MAX)
+                        .min(u32::MAX as usize),
+                    bytes_per_key: PER_KEY_BYTES,
+                });
                 Source::Trace {
                     reader: Box::new(reader),
-                    // Ids are u32 whatever the cap.
-                    ids: KeyInterner::with_cap(
-                        usize::try_from(ctx.max_memory / PER_KEY_BYTES)
-                            .unwrap_or(usize::MAX)
-                            .min(u32::MAX as usize),
-                    ),
                     t0: None,
                     seen: 0,
-                    split,
                     first_seen: Vec::new(),
+                    split: split.filter(|s| s.all_keys).map(|s| s.shard),
+                    own: Vec::new(),
                 }
             }
             (None, None) => return Err(scenario.field_error("workload", "missing")),
@@ -101,20 +123,24 @@ impl Source {
                     owner.resize(i + 1, 0);
                 }
                 if owner[i] == 0 {
-                    owner[i] = if s.owns_key(&id.to_string()) { 1 } else { 2 };
+                    owner[i] = if s.shard.owns_key(&id.to_string()) {
+                        1
+                    } else {
+                        2
+                    };
                 }
-                Ok((t, (owner[i] == 1).then_some(id), 1))
+                Ok((t, (s.all_keys || owner[i] == 1).then_some(id), 1))
             }),
             Source::Merged { .. } => None,
             Source::Trace {
                 reader,
-                ids,
                 t0,
                 seen,
-                split,
                 first_seen,
+                split,
+                own,
             } => {
-                let (t, key, w) = match reader.next_ref() {
+                let (t, id, w) = match reader.next_id() {
                     Some(Ok(e)) => e,
                     Some(Err(e)) => return Some(Err(e)),
                     None if *seen == 0 => {
@@ -127,22 +153,35 @@ impl Source {
                 };
                 *seen += 1;
                 let start = *t0.get_or_insert(t);
-                if split.is_some_and(|s| !s.owns_key(key)) {
+                let Some(id) = id else {
+                    // Another shard's key (the reader's filter).
                     return Some(Ok((t - start, None, w)));
-                }
-                let Some(id) = ids.intern(key) else {
-                    let msg = format!(
-                        "key {key:?} is distinct key number {}: the per-key state of more keys would pass the memory cap ({} bytes a key; raise it with --max-memory)",
-                        ids.len() + 1,
-                        PER_KEY_BYTES
-                    );
-                    return Some(Err(reader.line_error(msg)));
                 };
                 if id as usize == first_seen.len() {
                     first_seen.push(*seen - 1);
+                    if let Some(s) = split {
+                        own.push(s.owns_key(reader.key_name(id).unwrap_or_default()));
+                    }
                 }
                 Some(Ok((t - start, Some(id), w)))
             }
+        }
+    }
+
+    /// Whether key `id` is this shard's own (every key without a split).
+    pub(super) fn owns(&self, id: u32) -> bool {
+        match self {
+            Source::Workload {
+                split: Some(_),
+                owner,
+                ..
+            } => owner.get(id as usize) == Some(&1),
+            Source::Trace {
+                split: Some(_),
+                own,
+                ..
+            } => own.get(id as usize) == Some(&true),
+            _ => true,
         }
     }
 
@@ -162,7 +201,7 @@ impl Source {
     pub(super) fn name(&self, id: u32) -> String {
         match self {
             Source::Workload { .. } => id.to_string(),
-            Source::Trace { ids, .. } => ids.name(id).unwrap_or_default().to_string(),
+            Source::Trace { reader, .. } => reader.key_name(id).unwrap_or_default().to_string(),
             Source::Merged { names, .. } => names.get(id as usize).cloned().unwrap_or_default(),
         }
     }
@@ -170,7 +209,7 @@ impl Source {
     pub(super) fn id_of(&self, key: &str) -> Option<u32> {
         match self {
             Source::Workload { .. } => key.parse().ok(),
-            Source::Trace { ids, .. } => ids.get(key),
+            Source::Trace { reader, .. } => reader.key_id(key),
             Source::Merged { names, .. } => names.iter().position(|n| n == key).map(|i| i as u32),
         }
     }

@@ -13,11 +13,14 @@
 //!
 //! A candidate whose keys share state (a count-min sketch, pingora's
 //! windows that flip for all keys, nginx's LRU zone, one tower instance, a
-//! child process) cannot be split by key: shard 0 replays it over every
-//! request in a second pass (with its own exact limiters, for the truth it
-//! is compared with). Its cost is not divided: a scenario listing only
-//! per-key candidates splits evenly. A scenario with a `deployment` (a
-//! fleet of replicas) is not split at all: it runs whole on shard 0.
+//! child process) cannot be split by key: the c-th of them (in table
+//! order) is replayed over every request by shard `c mod n` ([`holder`]),
+//! in the same pass as that shard's own keys, and every request is then
+//! judged by its exact limiters (the truth the candidate is compared
+//! with). Its cost is not divided, only spread: a shard holding one reads
+//! every key; a scenario listing only per-key candidates splits evenly. A
+//! scenario with a `deployment` (a fleet of replicas) is not split at all:
+//! it runs whole on shard 0.
 //!
 //! A shard carries, per key of its own, the key's string, its place in the
 //! stream (the request it first appeared in; a workload key's id) and its
@@ -28,7 +31,9 @@
 
 use super::pass::Lab;
 use super::tally::{Tally, TallyPart};
-use super::{find_flash, prepare, render, unseen_watch, Candidate, Params, Prepared, Source};
+use super::{
+    find_flash, prepare, render, unseen_watch, Candidate, Params, Prepared, Source, Split,
+};
 use super::{BINS, ONSET_BINS};
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
@@ -65,7 +70,8 @@ pub(crate) struct DecisionPart {
     offered_onset: Vec<u64>,
     /// The watched key, on the shard that owns it.
     watched: Option<String>,
-    /// Shard 0 only: the candidates whose keys share state, over every key.
+    /// The candidates whose keys share state that this shard holds
+    /// ([`holder`]), over every key (None: it holds none).
     shared: Option<SharedPart>,
 }
 
@@ -75,7 +81,8 @@ pub(crate) struct DecisionPart {
 struct CandidateRecord {
     name: String,
     family: String,
-    /// Its keys share state: it ran on shard 0 over every request.
+    /// Its keys share state: it ran over every request on the shard that
+    /// holds it ([`holder`]).
     shared: bool,
     /// Memory the model reports for what this shard gave it (a per-key
     /// candidate's memory is its keys' state: the shards' sum).
@@ -104,28 +111,18 @@ struct SharedPart {
     tallies: Vec<TallyPart>,
 }
 
-/// What one pass leaves: the lab after the replay and its candidates.
-fn pass<'a>(
-    scenario: &'a Scenario,
-    p: &'a Params,
-    ctx: &'a RunContext,
-    split: Option<Shard>,
-    cands: &mut [Candidate],
-) -> Result<Lab<'a>> {
-    let source = Source::open(scenario, p, ctx, split)?;
-    let mut lab = Lab::new(scenario, p, ctx, source, cands.len());
-    lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
-    lab.replay(cands, None)?;
-    for c in cands.iter_mut() {
-        c.limiter.finish()?;
-    }
-    Ok(lab)
+/// The shard that replays shared-state candidate `c` (numbered in table
+/// order among the shared-state ones) when the run is split `n` ways:
+/// `c mod n`, so that no shard carries all of them.
+pub(crate) fn holder(c: usize, n: u32) -> u32 {
+    (c % n.max(1) as usize) as u32
 }
 
-/// The keys a pass saw (in id order) and their ids.
-fn key_list(lab: &Lab) -> (KeyList, Vec<u32>) {
+/// The keys a pass saw (in id order) and their ids: this shard's own, or
+/// (`all`) every key read.
+fn key_list(lab: &Lab, all: bool) -> (KeyList, Vec<u32>) {
     let ids: Vec<u32> = (0..lab.per_key_requests.len() as u32)
-        .filter(|&k| lab.per_key_requests[k as usize] > 0)
+        .filter(|&k| lab.per_key_requests[k as usize] > 0 && (all || lab.source.owns(k)))
         .collect();
     let list = KeyList {
         order: ids.iter().map(|&k| lab.source.order(k)).collect(),
@@ -145,6 +142,13 @@ pub(crate) fn splits(scenario: &Scenario) -> bool {
 
 /// Runs shard `shard` of a decision scenario; returns its part and a line
 /// saying what it did.
+///
+/// One pass: the per-key candidates decide this shard's own keys'
+/// requests; the shared-state candidates this shard holds ([`holder`])
+/// decide every request, which then has every key interned and judged by
+/// the exact limiters (tallied for the own keys only). A shard that holds
+/// none reads the other shards' keys only as far as to know they are not
+/// its own.
 pub(crate) fn run_shard(
     scenario: &Scenario,
     ctx: &RunContext,
@@ -163,7 +167,11 @@ pub(crate) fn run_shard(
         ));
     }
     let mut records = Vec::new();
-    let (mut per_key, mut shared) = (Vec::new(), Vec::new());
+    // The candidates this shard runs, each with its record's index and
+    // whether it sees only the own keys (a per-key one).
+    let mut run: Vec<Candidate> = Vec::new();
+    let mut at: Vec<(usize, bool)> = Vec::new();
+    let (mut per_key, mut shared, mut held) = (0, 0, 0);
     for c in cands {
         let s = !c.limiter.keys_independent();
         records.push(CandidateRecord {
@@ -173,75 +181,86 @@ pub(crate) fn run_shard(
             memory_bytes: 0,
         });
         if s {
-            shared.push(c);
+            shared += 1;
+            if holder(shared - 1, shard.count) != shard.index {
+                continue;
+            }
+            held += 1;
         } else {
-            per_key.push(c);
+            per_key += 1;
         }
+        at.push((records.len() - 1, !s));
+        run.push(c);
     }
-    let lab = pass(scenario, &p, ctx, Some(shard), &mut per_key)?;
+    let split = Split {
+        shard,
+        all_keys: held > 0,
+    };
+    let source = Source::open(scenario, &p, ctx, Some(split))?;
+    let mut lab = Lab::new(scenario, &p, ctx, source, run.len());
+    lab.names_wanted = run.iter().any(|c| c.limiter.wants_key_names());
+    lab.own_only = at.iter().map(|&(_, own)| own).collect();
+    lab.replay(&mut run, None)?;
+    for c in run.iter_mut() {
+        c.limiter.finish()?;
+    }
     if let (Some(w), None) = (&p.watch, lab.watch_id) {
         if shard.owns_key(&w.key) {
             return Err(unseen_watch(scenario, w));
         }
     }
-    let (keys, ids) = key_list(&lab);
+    let (keys, ids) = key_list(&lab, false);
     let mut tallies = vec![lab.oracle.part(&ids), lab.fixed_oracle.part(&ids)];
-    tallies.extend(lab.tallies.iter().map(|t| t.part(&ids)));
-    let seen = lab.keys_seen();
-    let mut mems = per_key.iter().map(|c| c.limiter.memory_bytes(seen));
-    for r in records.iter_mut().filter(|r| !r.shared) {
-        r.memory_bytes = mems.next().unwrap_or(0);
+    let (own_seen, all_seen) = (lab.own_keys_seen(), lab.keys_seen());
+    for ((c, &(r, own)), t) in run.iter().zip(&at).zip(&lab.tallies) {
+        records[r].memory_bytes = c
+            .limiter
+            .memory_bytes(if own { own_seen } else { all_seen });
+        if own {
+            tallies.push(t.part(&ids));
+        }
     }
+    let shared_part = (held > 0).then(|| {
+        let (keys, ids) = key_list(&lab, true);
+        SharedPart {
+            keys,
+            tallies: lab
+                .tallies
+                .iter()
+                .zip(&at)
+                .filter(|(_, (_, own))| !own)
+                .map(|(t, _)| t.part(&ids))
+                .collect(),
+        }
+    });
     let watched = lab
         .watch_id
         .map(|k| lab.source.name(k))
         .filter(|name| shard.owns_key(name));
-    let mut part = DecisionPart {
+    let part = DecisionPart {
         requests: lab.requests,
         weight: lab.weight_total,
         duration_ns: lab.duration_ns,
         note: lab.source.note(),
-        candidates: Vec::new(),
+        candidates: records,
         keys,
         tallies,
         offered: lab.offered.clone(),
         offered_onset: lab.offered_onset.clone(),
         watched,
-        shared: None,
+        shared: shared_part,
     };
-    drop(lab);
-    if shard.index == 0 && !shared.is_empty() {
-        let lab = pass(scenario, &p, ctx, None, &mut shared)?;
-        let (keys, ids) = key_list(&lab);
-        let seen = lab.keys_seen();
-        let mut mems = shared.iter().map(|c| c.limiter.memory_bytes(seen));
-        for r in records.iter_mut().filter(|r| r.shared) {
-            r.memory_bytes = mems.next().unwrap_or(0);
-        }
-        part.shared = Some(SharedPart {
-            keys,
-            tallies: lab.tallies.iter().map(|t| t.part(&ids)).collect(),
-        });
-    }
-    part.candidates = records;
     let own: u64 = part.keys.requests.iter().map(|&r| u64::from(r)).sum();
     let mut line = format!(
-        "{} keys, {own} of {} requests, through {} per-key candidates",
+        "{} keys, {own} of {} requests, through {per_key} per-key candidates",
         part.keys.order.len(),
         part.requests,
-        per_key.len()
     );
-    if !shared.is_empty() {
-        line = if shard.index == 0 {
-            format!(
-                "{line}; every request through {} shared-state candidates",
-                shared.len()
-            )
+    if shared > 0 {
+        line = if held > 0 {
+            format!("{line}; every request through {held} of {shared} shared-state candidates")
         } else {
-            format!(
-                "{line} ({} shared-state candidates: on shard 0)",
-                shared.len()
-            )
+            format!("{line} ({shared} shared-state candidates: on other shards)")
         };
     }
     Ok((part, line))
@@ -279,7 +298,7 @@ pub(crate) fn merge(
     let (path0, _, head) = shards[0];
     let p: Params = scenario.params()?;
     let per_key = head.candidates.iter().filter(|c| !c.shared).count();
-    let any_shared = head.candidates.iter().any(|c| c.shared);
+    let shared_count = head.candidates.len() - per_key;
     for &(path, idx, d) in shards {
         if (d.requests, d.weight, d.duration_ns) != (head.requests, head.weight, head.duration_ns)
             || d.note != head.note
@@ -323,11 +342,18 @@ pub(crate) fn merge(
                 format!("expected {BINS} and {ONSET_BINS} bins"),
             ));
         }
-        if d.shared.is_some() != (idx == 0 && any_shared) {
+        if d.shared.is_some() != (0..shared_count).any(|c| holder(c, n) == idx) {
             return Err(bad(
                 path,
                 "shared",
-                "the shared-state candidates' tallies belong on shard 0, there only".into(),
+                format!(
+                    "shared-state candidate c's tallies belong on shard c mod {n}: {}",
+                    if d.shared.is_some() {
+                        "this shard holds none"
+                    } else {
+                        "missing"
+                    }
+                ),
             ));
         }
         if let Some(name) = k.name.iter().find(|name| {
@@ -479,9 +505,11 @@ pub(crate) fn merge(
             watched = Some((path, w));
         }
     }
-    if let Some(s) = &head.shared {
-        shared_tallies(s, &all, shards, head, &mut tallies, &mut memory)
-            .map_err(|m| bad(path0, "shared", m))?;
+    for &(path, idx, d) in shards {
+        if let Some(s) = &d.shared {
+            shared_tallies(s, &all, shards, (idx, n, d), &mut tallies, &mut memory)
+                .map_err(|m| bad(path, "shared", m))?;
+        }
     }
     let expect_watch = p.watch.is_some()
         || p.workload
@@ -543,13 +571,14 @@ pub(crate) fn merge(
     Ok(out)
 }
 
-/// Shard 0's shared-state candidates: their keys are every key, the same
-/// as the shards' together (same places, same requests).
+/// The shared-state candidates of shard `idx` of `n` (those it holds):
+/// their keys are every key, the same as the shards' together (same
+/// places, same requests).
 fn shared_tallies(
     s: &SharedPart,
     all: &[(u64, usize, usize)],
     shards: &[ShardRef],
-    head: &DecisionPart,
+    (idx, n, head): (u32, u32, &DecisionPart),
     tallies: &mut [Tally],
     memory: &mut [u64],
 ) -> std::result::Result<(), String> {
@@ -579,6 +608,9 @@ fn shared_tallies(
     }
     let at: Vec<usize> = (0..head.candidates.len())
         .filter(|&i| head.candidates[i].shared)
+        .enumerate()
+        .filter(|&(c, _)| holder(c, n) == idx)
+        .map(|(_, i)| i)
         .collect();
     if s.tallies.len() != at.len() {
         return Err(format!(

@@ -41,6 +41,7 @@
 //! # Ok::<(), ratelab::error::Error>(())
 //! ```
 
+mod block;
 pub mod format;
 pub mod input;
 pub mod intern;
@@ -55,6 +56,7 @@ pub mod spread;
 mod tests;
 pub mod writer;
 
+pub use block::{KeyCap, KeyFilter};
 pub use format::{Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
 pub use intern::KeyInterner;
 pub use log::{LogSpec, FORMATS};

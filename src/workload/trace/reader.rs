@@ -1,8 +1,10 @@
 //! The streaming reader: lines in, events out, with errors that name the
 //! file and the line.
 
+use super::block::{Blocks, KeyCap, KeyFilter, KeyRec, Stop};
 use super::format::{Disorder, TraceFormat, TraceOptions, MAX_LINE};
-use super::log::{LogParser, LogSpec, Parsed};
+use super::intern::KeyInterner;
+use super::log::{LogParser, LogSpec};
 use super::parse::Columns;
 use super::spread::Spreader;
 use crate::clock::Nanos;
@@ -11,6 +13,10 @@ use std::borrow::Cow;
 use std::collections::BinaryHeap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
+
+/// An event held for sorting: time, arrival, key (None: one the filter
+/// does not want), weight.
+pub(super) type Buffered = (Nanos, u64, Option<String>, u64);
 
 /// A streaming trace reader: an iterator of events in non-decreasing time.
 pub struct TraceReader {
@@ -22,7 +28,7 @@ pub struct TraceReader {
     pub(super) opts: TraceOptions,
     pub(super) last_emitted: Option<Nanos>,
     pub(super) newest_seen: Nanos,
-    pub(super) buffer: BinaryHeap<std::cmp::Reverse<(Nanos, u64, String, u64)>>,
+    pub(super) buffer: BinaryHeap<std::cmp::Reverse<Buffered>>,
     pub(super) seq: u64,
     pub(super) done: bool,
     /// The line read last, without its line ending (validated UTF-8; its
@@ -44,6 +50,16 @@ pub struct TraceReader {
     pub(super) key_column: String,
     /// What a record is called in messages: "line", or "row" in Parquet.
     pub(super) record: &'static str,
+    /// An access log's lines, read and parsed a block at a time.
+    pub(super) blocks: Option<Box<Blocks>>,
+    /// The keys whose lines are read whole, and whether the others' keys
+    /// are handed out (else [`KeyAt::Elsewhere`]).
+    pub(super) filter: Option<(KeyFilter, bool)>,
+    /// Keys to ids ([`TraceReader::intern_keys`]): interned here as events
+    /// are handed out, or while reading (the names then added as blocks
+    /// are taken).
+    pub(super) keys: KeyInterner,
+    pub(super) key_cap: Option<KeyCap>,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -52,6 +68,12 @@ pub struct TraceReader {
 pub(super) enum KeyAt {
     Line(std::ops::Range<usize>),
     Held,
+    /// In the current block ([`Blocks::key`]).
+    Block((u32, u32)),
+    /// Interned while reading: its id in `keys`.
+    Id(u32),
+    /// A key the reader's filter does not want: not kept.
+    Elsewhere,
 }
 
 impl TraceReader {
@@ -91,10 +113,31 @@ impl TraceReader {
 
     /// Reads every line with an access-log format.
     pub fn set_log(&mut self, spec: &LogSpec) -> Result<()> {
-        let p = LogParser::new(spec)
-            .map_err(|m| Error::input_at(&self.path, format!("format {}", spec.format), m))?;
+        let bad = |m| Error::input_at(&self.path, format!("format {}", spec.format), m);
+        let p = LogParser::new(spec).map_err(bad)?;
+        // Formats whose lines stand alone are parsed by a parser per chunk;
+        // the others by this one, in turn.
+        let alone = super::log::row(&spec.format).is_ok_and(|r| r.lines_stand_alone);
+        let mut blocks = Blocks::new(alone.then_some(spec));
+        if let Some((f, keep)) = &self.filter {
+            blocks.set_filter(f.clone(), *keep);
+        }
         self.log = Some(Box::new(p));
+        self.blocks = Some(Box::new(blocks));
         Ok(())
+    }
+
+    /// Reads whole only the lines whose key `filter` wants: an access
+    /// log's other lines are parsed only as far as their time, key and
+    /// weight (a line wrong past them is an error only where its key is
+    /// wanted), and their events come out without their key unless
+    /// `keep_others`. Set before the first line; [`next_key`](Self::next_key)
+    /// reads such a reader.
+    pub fn set_key_filter(&mut self, filter: KeyFilter, keep_others: bool) {
+        if let Some(b) = self.blocks.as_mut() {
+            b.set_filter(filter.clone(), keep_others);
+        }
+        self.filter = Some((filter, keep_others));
     }
 
     /// What was read, for a report: the format, key, time field and spread
@@ -159,6 +202,10 @@ impl TraceReader {
             spread: Spreader::default(),
             key_column: "key".into(),
             record: "line",
+            blocks: None,
+            filter: None,
+            keys: KeyInterner::new(),
+            key_cap: None,
         }
     }
 
@@ -221,24 +268,25 @@ impl TraceReader {
     /// Parses the next data line into an event (unordered) whose key is
     /// where `KeyAt` says; None at EOF.
     pub(super) fn next_raw_at(&mut self) -> Result<Option<(Nanos, KeyAt, u64)>> {
-        if self.log.is_some() {
-            loop {
-                if !self.read_line()? {
-                    return Ok(None);
+        if let Some(b) = self.blocks.as_mut() {
+            let own = self.log.as_deref_mut();
+            return match b.next(&mut self.lines, &self.path, own, &mut self.keys) {
+                None => Ok(None),
+                Some(Ok((line, t, key, w))) => {
+                    self.line_no = line;
+                    let at = match key {
+                        KeyRec::Elsewhere => KeyAt::Elsewhere,
+                        KeyRec::At(a, b) => KeyAt::Block((a, b)),
+                        KeyRec::Id(id) => KeyAt::Id(id),
+                    };
+                    Ok(Some((t, at, w)))
                 }
-                if self.line.trim().is_empty() {
-                    continue;
+                Some(Err(Stop::Line(line, m))) => {
+                    self.line_no = line;
+                    Err(self.err(m))
                 }
-                let Some(log) = self.log.as_mut() else {
-                    return Ok(None);
-                };
-                match log.parse(&self.line, &mut self.held_key) {
-                    Ok(Parsed::Header) => continue,
-                    Ok(Parsed::Event(t, Some(r), w)) => return Ok(Some((t, KeyAt::Line(r), w))),
-                    Ok(Parsed::Event(t, None, w)) => return Ok(Some((t, KeyAt::Held, w))),
-                    Err(m) => return Err(self.err(m)),
-                }
-            }
+                Some(Err(Stop::Io(e))) => Err(e),
+            };
         }
         loop {
             if !self.read_line()? {
@@ -259,6 +307,13 @@ impl TraceReader {
             (TraceFormat::Csv, Some(c)) => self.parse_csv(line, c)?,
             _ => self.parse_json(line)?,
         };
+        if self
+            .filter
+            .as_ref()
+            .is_some_and(|(f, keep)| !keep && !f(&key))
+        {
+            return Ok(Some((t, KeyAt::Elsewhere, w)));
+        }
         let at = match key {
             Cow::Borrowed(k) => {
                 // A slice of the line: its offset in it.
@@ -274,19 +329,96 @@ impl TraceReader {
     }
 
     /// Parses the next data line into an event (unordered) with its own
-    /// key; None at EOF.
-    pub(super) fn next_raw(&mut self) -> Result<Option<(Nanos, String, u64)>> {
+    /// key (None: one the filter does not want); None at EOF.
+    pub(super) fn next_raw(&mut self) -> Result<Option<(Nanos, Option<String>, u64)>> {
         Ok(self
             .next_raw_at()?
-            .map(|(t, at, w)| (t, self.key_at(&at).to_string(), w)))
+            .map(|(t, at, w)| (t, self.key_of(&at).map(str::to_string), w)))
     }
 
-    /// The key `at` points to.
+    /// The key `at` points to ("" for a key the filter does not want).
     pub(super) fn key_at(&self, at: &KeyAt) -> &str {
+        self.key_of(at).unwrap_or_default()
+    }
+
+    /// The key `at` points to (None: a key the filter does not want).
+    pub(super) fn key_of(&self, at: &KeyAt) -> Option<&str> {
         match at {
+            KeyAt::Line(r) => Some(self.line.get(r.clone()).unwrap_or_default()),
+            KeyAt::Held => Some(&self.held_key),
+            KeyAt::Block(r) => Some(self.blocks.as_ref().map_or("", |b| b.key(*r))),
+            KeyAt::Id(id) => Some(self.keys.name(*id).unwrap_or_default()),
+            KeyAt::Elsewhere => None,
+        }
+    }
+
+    /// Hands out keys as dense ids in order of first appearance
+    /// ([`next_id`](Self::next_id)), at most `cap.keys` of them (a new key
+    /// past them is an error naming its line). Set after the format and
+    /// before the first line. When events come in line order (no reorder
+    /// window, no late line skipped) an access log's keys are interned as
+    /// its blocks are parsed, off the reader's thread.
+    pub fn intern_keys(&mut self, cap: KeyCap) {
+        self.keys = KeyInterner::with_cap(cap.keys);
+        self.key_cap = Some(cap);
+        let in_line_order = self.opts.disorder == Disorder::Reject && !self.opts.skip_late;
+        if let (Some(b), true) = (self.blocks.as_mut(), in_line_order) {
+            b.set_intern(cap);
+        }
+    }
+
+    /// The next event with its key's id ([`intern_keys`](Self::intern_keys);
+    /// None: a key the filter does not want), as [`next_key`](Self::next_key)
+    /// hands the event out.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::{KeyCap, TraceFormat, TraceOptions, TraceReader};
+    /// use std::io::Cursor;
+    /// use std::path::Path;
+    ///
+    /// let input = Box::new(Cursor::new(b"t_ns,key\n5,a\n7,b\n9,a\n11,c\n".to_vec()));
+    /// let mut r = TraceReader::new(Path::new("t.csv"), TraceFormat::Csv, input, TraceOptions::default());
+    /// r.intern_keys(KeyCap { keys: 2, bytes_per_key: 64 });
+    /// assert_eq!(r.next_id().unwrap()?, (5, Some(0), 1));
+    /// assert_eq!(r.next_id().unwrap()?, (7, Some(1), 1));
+    /// assert_eq!(r.next_id().unwrap()?, (9, Some(0), 1));
+    /// assert_eq!(r.key_name(1), Some("b"));
+    /// let e = r.next_id().unwrap().unwrap_err().to_string();
+    /// assert!(e.contains("line 5") && e.contains("distinct key number 3"), "{e}");
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn next_id(&mut self) -> Option<Result<(Nanos, Option<u32>, u64)>> {
+        let (t, at, w) = match self.next_event()? {
+            Ok(e) => e,
+            Err(e) => return Some(Err(e)),
+        };
+        let key: &str = match &at {
+            KeyAt::Id(id) => return Some(Ok((t, Some(*id), w))),
+            KeyAt::Elsewhere => return Some(Ok((t, None, w))),
             KeyAt::Line(r) => self.line.get(r.clone()).unwrap_or_default(),
             KeyAt::Held => &self.held_key,
+            KeyAt::Block(r) => self.blocks.as_ref().map_or("", |b| b.key(*r)),
+        };
+        if let Some(id) = self.keys.intern(key) {
+            return Some(Ok((t, Some(id), w)));
         }
+        let cap = self.key_cap.unwrap_or(KeyCap {
+            keys: self.keys.len(),
+            bytes_per_key: 0,
+        });
+        let msg = cap.refusal(key);
+        Some(Err(self.err(msg)))
+    }
+
+    /// The key of id `id` ([`next_id`](Self::next_id)).
+    pub fn key_name(&self, id: u32) -> Option<&str> {
+        self.keys.name(id)
+    }
+
+    /// The id of `key`, once it was handed out ([`next_id`](Self::next_id)).
+    pub fn key_id(&self, key: &str) -> Option<u32> {
+        self.keys.get(key)
     }
 
     /// The error for a line at `t` older than what was already handed out.

@@ -52,6 +52,32 @@ impl TraceReader {
         }
     }
 
+    /// The next event as [`next_ref`](Self::next_ref) hands it out, the
+    /// key None when the reader's filter ([`TraceReader::set_key_filter`])
+    /// does not want it.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::{TraceFormat, TraceOptions, TraceReader};
+    /// use std::io::Cursor;
+    /// use std::path::Path;
+    /// use std::sync::Arc;
+    ///
+    /// let input = Box::new(Cursor::new(b"t_ns,key\n5,a\n7,b\n".to_vec()));
+    /// let mut r = TraceReader::new(Path::new("t.csv"), TraceFormat::Csv, input, TraceOptions::default());
+    /// r.set_key_filter(Arc::new(|k: &str| k == "b"), false);
+    /// assert_eq!(r.next_key().unwrap()?, (5, None, 1));
+    /// assert_eq!(r.next_key().unwrap()?, (7, Some("b"), 1));
+    /// assert!(r.next_key().is_none());
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn next_key(&mut self) -> Option<Result<(Nanos, Option<&str>, u64)>> {
+        match self.next_event()? {
+            Ok((t, at, w)) => Some(Ok((t, self.key_of(&at), w))),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
     /// Lines skipped because they were older than the reorder window
     /// allows (only with `skip_late`).
     pub fn late_skipped(&self) -> u64 {
@@ -78,10 +104,11 @@ impl TraceReader {
                     }
                 }
                 Disorder::SortWithin(_) => match self.next_sorted_owned()? {
-                    Ok((t, k, w)) => {
+                    Ok((t, Some(k), w)) => {
                         self.held_key = k;
                         (t, KeyAt::Held, w)
                     }
+                    Ok((t, None, w)) => (t, KeyAt::Elsewhere, w),
                     Err(e) => return Some(Err(e)),
                 },
             };
@@ -101,7 +128,7 @@ impl TraceReader {
 
     /// The oldest buffered event once nothing within `window` of the newest
     /// line read can precede it (or the buffer is full).
-    fn next_sorted_owned(&mut self) -> Option<Result<(Nanos, String, u64)>> {
+    fn next_sorted_owned(&mut self) -> Option<Result<(Nanos, Option<String>, u64)>> {
         let Disorder::SortWithin(window) = self.opts.disorder else {
             return None;
         };

@@ -37,24 +37,77 @@ const SECOND: u64 = 1_000_000_000;
 /// assert!(u.windows(2).all(|w| w[0] <= w[1]) && u.iter().all(|&o| o < 1_000_000_000));
 /// ```
 pub fn offsets(rule: Spread, seed: u64, s: Nanos, n: usize) -> Vec<u64> {
+    let mut v = Vec::new();
+    offsets_into(rule, seed, s, n, &mut v);
+    v
+}
+
+/// [`offsets`] into `v` (cleared first).
+fn offsets_into(rule: Spread, seed: u64, s: Nanos, n: usize, v: &mut Vec<u64>) {
+    v.clear();
     match rule {
-        Spread::None => vec![0; n],
-        Spread::Even => (0..n as u64)
-            .map(|i| (u128::from(i) * u128::from(SECOND) / n as u128) as u64)
-            .collect(),
+        Spread::None => v.resize(n, 0),
+        Spread::Even => {
+            v.extend((0..n as u64).map(|i| (u128::from(i) * u128::from(SECOND) / n as u128) as u64))
+        }
         Spread::Uniform => {
-            let mut v: Vec<u64> = (0..n as u64)
-                .map(|j| {
-                    let mut b = [0u8; 16];
-                    b[..8].copy_from_slice(&s.to_le_bytes());
-                    b[8..].copy_from_slice(&j.to_le_bytes());
-                    xxh3_64_with_seed(&b, seed) % SECOND
-                })
-                .collect();
-            v.sort_unstable();
-            v
+            v.extend((0..n as u64).map(|j| {
+                let mut b = [0u8; 16];
+                b[..8].copy_from_slice(&s.to_le_bytes());
+                b[8..].copy_from_slice(&j.to_le_bytes());
+                xxh3_64_with_seed(&b, seed) % SECOND
+            }));
+            sort_offsets(v);
         }
     }
+}
+
+/// Sorts offsets below 2^30 (a second in ns): a radix sort, three passes
+/// of 10 bits, for a busy second's thousands (a comparison sort of every
+/// second's offsets was a twentieth of a shard's time); small ones by
+/// comparison. Either gives the same ascending list.
+fn sort_offsets(v: &mut [u64]) {
+    const BITS: u32 = 10;
+    const RADIX: usize = 1 << BITS;
+    if v.len() < 256 || v.iter().any(|&o| o >= 1 << (3 * BITS)) {
+        v.sort_unstable();
+        return;
+    }
+    let mut a: Vec<u32> = v.iter().map(|&o| o as u32).collect();
+    let mut b = vec![0u32; a.len()];
+    for pass in 0..3 {
+        let shift = pass * BITS;
+        let mut count = [0usize; RADIX];
+        for &x in &a {
+            count[(x >> shift) as usize & (RADIX - 1)] += 1;
+        }
+        let mut at = 0;
+        for c in count.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for &x in &a {
+            let d = (x >> shift) as usize & (RADIX - 1);
+            b[count[d]] = x;
+            count[d] += 1;
+        }
+        std::mem::swap(&mut a, &mut b);
+    }
+    for (o, x) in v.iter_mut().zip(a) {
+        *o = u64::from(x);
+    }
+}
+
+/// A key held while its second is gathered.
+#[derive(Debug)]
+enum Key {
+    /// One the reader's filter does not want.
+    Elsewhere,
+    /// Interned while reading.
+    Id(u32),
+    /// Its own string.
+    Text(String),
 }
 
 /// The spread stage's state.
@@ -63,11 +116,13 @@ pub(super) struct Spreader {
     /// The rule in force (decided at the first event).
     pub(super) rule: Option<Spread>,
     /// The current second's requests, times already spread.
-    out: VecDeque<(Nanos, String, u64)>,
+    out: VecDeque<(Nanos, Key, u64)>,
     /// The first request of the next second, read ahead.
-    pending: Option<(Nanos, String, u64)>,
+    pending: Option<(Nanos, Key, u64)>,
     /// Spent key strings, reused.
     pool: Vec<String>,
+    /// Offsets scratch.
+    offsets: Vec<u64>,
 }
 
 impl TraceReader {
@@ -109,7 +164,7 @@ impl TraceReader {
             }
             match first {
                 Ok((t, at, w)) => {
-                    let k = self.key_at(&at).to_string();
+                    let k = self.hold(&at);
                     self.spread.pending = Some((t, k, w));
                 }
                 Err(e) => return Some(Err(e)),
@@ -120,9 +175,16 @@ impl TraceReader {
             return self.next_ordered();
         }
         if let Some((t, k, w)) = self.spread.out.pop_front() {
-            let old = std::mem::replace(&mut self.held_key, k);
-            self.spread.pool.push(old);
-            return Some(Ok((t, KeyAt::Held, w)));
+            let at = match k {
+                Key::Elsewhere => KeyAt::Elsewhere,
+                Key::Id(id) => KeyAt::Id(id),
+                Key::Text(k) => {
+                    let old = std::mem::replace(&mut self.held_key, k);
+                    self.spread.pool.push(old);
+                    KeyAt::Held
+                }
+            };
+            return Some(Ok((t, at, w)));
         }
         // Gather the next second.
         let (s, k, w) = self.spread.pending.take()?;
@@ -133,9 +195,7 @@ impl TraceReader {
                 None => break,
                 Some(Err(e)) => return Some(Err(e)),
                 Some(Ok((t, at, w))) => {
-                    let mut key = self.spread.pool.pop().unwrap_or_default();
-                    key.clear();
-                    key.push_str(self.key_at(&at));
+                    let key = self.hold(&at);
                     if t != s {
                         self.spread.pending = Some((t, key, w));
                         break;
@@ -152,13 +212,58 @@ impl TraceReader {
         }
         // A time with a fraction (a W3C time written with one) is kept.
         let rule = if s % SECOND == 0 { rule } else { Spread::None };
-        let offs = offsets(rule, self.opts.spread_seed, s, group.len());
+        let mut offs = std::mem::take(&mut self.spread.offsets);
+        offsets_into(rule, self.opts.spread_seed, s, group.len(), &mut offs);
         self.spread.out.extend(
             group
                 .into_iter()
-                .zip(offs)
-                .map(|((t, k, w), o)| (t.saturating_add(o), k, w)),
+                .zip(&offs)
+                .map(|((t, k, w), o)| (t.saturating_add(*o), k, w)),
         );
+        self.spread.offsets = offs;
         self.next_event()
+    }
+
+    /// The key of `at`, held while its second is gathered (a string from
+    /// the pool).
+    fn hold(&mut self, at: &KeyAt) -> Key {
+        match at {
+            KeyAt::Elsewhere => Key::Elsewhere,
+            KeyAt::Id(id) => Key::Id(*id),
+            _ => {
+                let mut key = self.spread.pool.pop().unwrap_or_default();
+                key.clear();
+                key.push_str(self.key_at(at));
+                Key::Text(key)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_radix_sort_sorts_as_sort_does() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for n in [0, 1, 255, 256, 257, 1000, 40_000] {
+            let mut v: Vec<u64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % SECOND
+                })
+                .collect();
+            // Ties too.
+            if n > 10 {
+                v[3] = v[7];
+            }
+            let mut want = v.clone();
+            want.sort_unstable();
+            sort_offsets(&mut v);
+            assert_eq!(v, want, "{n}");
+        }
     }
 }

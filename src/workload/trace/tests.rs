@@ -255,3 +255,274 @@ fn borrowed_keys_give_the_iterators_events_and_errors() {
     assert!(msg.contains("line 3: not valid UTF-8 (byte 3)"), "{msg}");
     assert!(r.next_ref().is_none());
 }
+
+/// A combined log of `n` lines (many blocks: a test block is 4 KiB) with
+/// blank lines and CRLF endings among them, over a few seconds.
+fn combined_log(n: usize) -> String {
+    let mut out = String::new();
+    for i in 0..n {
+        let ip = format!("10.0.{}.{}", i % 7, (i * 31) % 251);
+        let sec = 10 + i / 97;
+        out.push_str(&format!(
+            "{ip} - - [01/Jan/2024:00:00:{sec:02} +0000] \"GET /u/{i} HTTP/1.1\" 200 {} \"-\" \"agent {}\"",
+            i % 50,
+            "x".repeat(i % 300)
+        ));
+        out.push_str(match i % 13 {
+            0 => "\r\n",
+            5 => "\n\n",
+            _ => "\n",
+        });
+    }
+    out
+}
+
+/// Events (time, key, weight) and the error that ended them.
+type Read = (Vec<(u64, Option<String>, u64)>, Option<String>);
+
+/// What reading `text` line by line gives: each line's event (its key
+/// None where `owns` does not want it), then the first error, at its line.
+fn line_by_line(
+    text: &[u8],
+    spec: &LogSpec,
+    owns: Option<&dyn Fn(&str) -> bool>,
+    keep: bool,
+) -> Read {
+    let mut p = log::LogParser::new(spec).unwrap();
+    let mut held = String::new();
+    let mut out = Vec::new();
+    for (i, raw) in text.split_inclusive(|&b| b == b'\n').enumerate() {
+        let err = |m: String| Some(format!("t.log: line {}: {m}", i + 1));
+        if raw.len() > MAX_LINE {
+            return (out, err(format!("longer than {MAX_LINE} bytes")));
+        }
+        let mut line = raw;
+        while let [head @ .., b'\n' | b'\r'] = line {
+            line = head;
+        }
+        let line = match std::str::from_utf8(line) {
+            Ok(l) => l,
+            Err(e) => {
+                let at = e.valid_up_to() + 1;
+                return (out, err(format!("not valid UTF-8 (byte {at})")));
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed = match owns {
+            Some(f) => p.parse_owned(line, &mut held, f),
+            None => p.parse(line, &mut held),
+        };
+        match parsed {
+            Ok(log::Parsed::Header) => {}
+            Ok(log::Parsed::Event(t, r, w)) => {
+                let k = r.map_or(held.clone(), |r| line[r].to_string());
+                out.push((t, Some(k), w));
+            }
+            Ok(log::Parsed::Elsewhere(t, r, w)) => {
+                let k = r.map_or(held.clone(), |r| line[r].to_string());
+                out.push((t, keep.then_some(k), w))
+            }
+            Err(m) => return (out, err(m)),
+        }
+    }
+    (out, None)
+}
+
+/// The block reader hands out what reading line by line gives, events and
+/// first error alike, at 1 and 2 threads, with and without a key filter:
+/// over block ends, blank and CRLF lines, and a line wrong at either end,
+/// not UTF-8, or too long, anywhere in the log.
+#[test]
+fn blocks_read_as_lines_do_at_any_thread_count() {
+    let good = combined_log(3000);
+    let lines: Vec<&str> = good.split_inclusive('\n').collect();
+    let mut cases: Vec<Vec<u8>> = vec![good.clone().into_bytes()];
+    // Each bad line at the time of the line before it (in order).
+    let time = |at: usize| {
+        let prev = lines[..at].iter().rev().find(|l| l.contains('[')).unwrap();
+        prev[prev.find('[').unwrap() + 1..prev.find(']').unwrap()].to_string()
+    };
+    for (at, bad) in [
+        (
+            1,
+            "10.0.0.1 - - [01/Jan/2024:00:00:99 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"a\"\n"
+                .to_string(),
+        ),
+        (
+            777,
+            format!(
+                "10.0.0.1 - - [{}] \"GET / HTTP/1.1\" 200 1 \"-\" \"a\" trailing\n",
+                time(777)
+            ),
+        ),
+        (
+            1500,
+            format!(
+                "10.0.0.2 - - [{}] \"GET / HTTP/1.1\" 200 1 \"-\n",
+                time(1500)
+            ),
+        ),
+        (2100, "garbage\n".to_string()),
+        (
+            2999,
+            format!(
+                "10.0.0.3 - - [{}] \"GET / HTTP/1.1\" 200 1 \"-\" \"{}\"\n",
+                time(2999),
+                "y".repeat(MAX_LINE)
+            ),
+        ),
+    ] {
+        let mut text = lines[..at].concat().into_bytes();
+        text.extend_from_slice(bad.as_bytes());
+        text.extend_from_slice(lines[at..].concat().as_bytes());
+        cases.push(text);
+    }
+    // Not UTF-8 past the key, at line 1234 (its line number counts the
+    // blank lines before it).
+    let mut text = good.clone().into_bytes();
+    let at = good.match_indices("agent").nth(1234).unwrap().0;
+    text[at + 2] = 0xff;
+    cases.push(text);
+    // No line end at the end.
+    cases.push(good.trim_end().as_bytes().to_vec());
+    let spec = LogSpec {
+        format: "combined".into(),
+        ..LogSpec::default()
+    };
+    let owns = |k: &str| crate::lab::shard::key_shard(k, 3) == 1;
+    let mut errors = 0;
+    for text in &cases {
+        for (filtered, keep) in [(false, false), (true, false), (true, true)] {
+            let filter: Option<&dyn Fn(&str) -> bool> = filtered.then_some(&owns);
+            let want = line_by_line(text, &spec, filter, keep);
+            errors += usize::from(want.1.is_some());
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let got = pool.install(|| {
+                    let mut r = TraceReader::new(
+                        Path::new("t.log"),
+                        TraceFormat::Csv,
+                        Box::new(std::io::Cursor::new(text.clone())),
+                        TraceOptions {
+                            spread: Some(Spread::None),
+                            ..TraceOptions::default()
+                        },
+                    );
+                    r.set_log(&spec).unwrap();
+                    if filtered {
+                        r.set_key_filter(std::sync::Arc::new(owns), keep);
+                    }
+                    let mut out = Vec::new();
+                    while let Some(e) = r.next_key() {
+                        match e {
+                            Ok((t, k, w)) => out.push((t, k.map(str::to_string), w)),
+                            Err(e) => return (out, Some(e.to_string())),
+                        }
+                    }
+                    (out, None)
+                });
+                let at = got.0.iter().zip(&want.0).position(|(a, b)| a != b);
+                let what =
+                    format!("threads {threads}, filtered {filtered}, first difference at {at:?}");
+                assert_eq!(got.0.len(), want.0.len(), "{what}");
+                assert_eq!(at, None, "{what}");
+                assert_eq!(got.1, want.1, "{what}");
+            }
+        }
+    }
+    // Every bad line failed somewhere; the one wrong past the key and time
+    // (line 778) only where its key is wanted.
+    // (bad time, garbage, too long and not UTF-8 in every mode; the two
+    // wrong past the key at least unfiltered.)
+    assert!(errors >= 4 * 3 + 2, "{errors}");
+}
+
+/// Keys interned while the log is parsed get the ids a reader of the
+/// events would give them (first appearance), at 1 and 2 threads, with
+/// and without a filter; a key past the cap is an error at its own line.
+#[test]
+fn ids_interned_while_parsing_are_in_first_appearance_order() {
+    let text = combined_log(3000).into_bytes();
+    let spec = LogSpec {
+        format: "combined".into(),
+        ..LogSpec::default()
+    };
+    let owns = |k: &str| crate::lab::shard::key_shard(k, 3) == 1;
+    for (filtered, keep) in [(false, false), (true, false), (true, true)] {
+        let filter: Option<&dyn Fn(&str) -> bool> = filtered.then_some(&owns);
+        let (events, err) = line_by_line(&text, &spec, filter, keep);
+        assert_eq!(err, None);
+        // The reference: ids in order of first appearance, and the line of
+        // the 41st distinct key (lines counted with the blank ones).
+        let mut reference = KeyInterner::new();
+        let want: Vec<(u64, Option<u32>, u64)> = events
+            .iter()
+            .map(|(t, k, w)| (*t, k.as_deref().and_then(|k| reference.intern(k)), *w))
+            .collect();
+        assert!(reference.len() > 40, "{}", reference.len());
+        for cap in [usize::MAX, 40] {
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let (got, err, names) = pool.install(|| {
+                    let mut r = TraceReader::new(
+                        Path::new("t.log"),
+                        TraceFormat::Csv,
+                        Box::new(std::io::Cursor::new(text.clone())),
+                        TraceOptions {
+                            spread: Some(Spread::None),
+                            ..TraceOptions::default()
+                        },
+                    );
+                    r.set_log(&spec).unwrap();
+                    if filtered {
+                        r.set_key_filter(std::sync::Arc::new(owns), keep);
+                    }
+                    r.intern_keys(block::KeyCap {
+                        keys: cap,
+                        bytes_per_key: 512,
+                    });
+                    let mut out = Vec::new();
+                    let mut err = None;
+                    while let Some(e) = r.next_id() {
+                        match e {
+                            Ok(e) => out.push(e),
+                            Err(e) => {
+                                err = Some(e.to_string());
+                                break;
+                            }
+                        }
+                    }
+                    let names: Vec<String> = (0..reference.len().min(cap) as u32)
+                        .map(|id| r.key_name(id).unwrap_or("?").to_string())
+                        .collect();
+                    (out, err, names)
+                });
+                let what =
+                    format!("filtered {filtered}, keep {keep}, cap {cap}, threads {threads}");
+                if cap == usize::MAX {
+                    assert_eq!(err, None, "{what}");
+                    assert_eq!(got, want, "{what}");
+                } else {
+                    // Every event before the 41st key's, then its error.
+                    let at = want.iter().position(|e| e.1 == Some(40)).unwrap();
+                    assert_eq!(got[..], want[..at], "{what}");
+                    let e = err.unwrap();
+                    assert!(e.contains("distinct key number 41"), "{what}: {e}");
+                    let key = reference.name(40).unwrap();
+                    assert!(e.contains(&format!("{key:?}")), "{what}: {e}");
+                }
+                for (id, name) in names.iter().enumerate() {
+                    assert_eq!(Some(name.as_str()), reference.name(id as u32), "{what}");
+                }
+            }
+        }
+    }
+}

@@ -89,6 +89,12 @@ impl LogFormat for Envoy {
     fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
         self.t.split(line)
     }
+    fn prefix_stop(&self, fields: &[usize]) -> Option<usize> {
+        self.t.prefix_stop(fields)
+    }
+    fn split_prefix<'a>(&'a mut self, line: &'a str, stop: usize) -> Result<Fields<'a>, String> {
+        self.t.split_upto(line, stop)
+    }
     fn time_kind(&self, field: usize) -> Option<TimeKind> {
         match self.t.names[field].as_str() {
             "START_TIME" => Some(TimeKind::Iso),

@@ -149,11 +149,21 @@ impl BoundKey {
         Ok(BoundKey { parts })
     }
 
+    /// The fields the key reads.
+    pub fn fields(&self) -> impl Iterator<Item = usize> + '_ {
+        self.parts.iter().map(|(i, _, _)| *i)
+    }
+
     /// The key of a line: borrowed from the fields when it is one field as
-    /// written, else built in `out` (None returned).
+    /// written (or an IPv4 address already written as the key writes it),
+    /// else built in `out` (None returned).
     pub fn eval<'a>(&self, f: &Fields<'a>, out: &mut String) -> Result<Option<&'a str>, String> {
-        if let [(i, Transform::Verbatim, _)] = self.parts.as_slice() {
-            return Ok(Some(f.get(*i)));
+        match self.parts.as_slice() {
+            [(i, Transform::Verbatim, _)] => return Ok(Some(f.get(*i))),
+            [(i, Transform::Prefix(32, _), _)] if is_dotted_quad(f.get(*i)) => {
+                return Ok(Some(f.get(*i)));
+            }
+            _ => {}
         }
         out.clear();
         for (n, (i, tr, name)) in self.parts.iter().enumerate() {
@@ -226,6 +236,33 @@ fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String>
         }
     }
     Ok(())
+}
+
+/// Whether `v` is an IPv4 address exactly as `Display` writes it (four
+/// decimal octets of at most 255, no leading zeros, nothing else): such a
+/// key is its own text, and about a tenth of a log keyed by address went
+/// to parsing and writing it again.
+fn is_dotted_quad(v: &str) -> bool {
+    let b = v.as_bytes();
+    if !(7..=15).contains(&b.len()) {
+        return false;
+    }
+    let mut octets = 0;
+    for part in b.split(|&c| c == b'.') {
+        octets += 1;
+        let ok = match part {
+            [d] => d.is_ascii_digit(),
+            [b'1'..=b'9', d] => d.is_ascii_digit(),
+            [b'1', d, e] => d.is_ascii_digit() && e.is_ascii_digit(),
+            [b'2', b'0'..=b'4', e] => e.is_ascii_digit(),
+            [b'2', b'5', b'0'..=b'5'] => true,
+            _ => false,
+        };
+        if !ok || octets > 4 {
+            return false;
+        }
+    }
+    octets == 4
 }
 
 /// A byte in decimal, as `Display` writes it.
@@ -306,6 +343,38 @@ mod tests {
         assert_eq!(prefix("2001:db8:1:2:3::4", 24, 64), "2001:db8:1:2::/64");
         assert_eq!(prefix("[2001:db8::1]:443", 24, 48), "2001:db8::/48");
         assert!(write_prefix("-", 24, 64, &mut String::new()).is_err());
+    }
+
+    #[test]
+    fn dotted_quads_are_their_own_key() {
+        for v in [
+            "0.0.0.0",
+            "10.1.134.162",
+            "255.255.255.255",
+            "192.0.2.10",
+            "1.22.199.249",
+            "200.250.251.9",
+        ] {
+            assert!(is_dotted_quad(v), "{v}");
+            assert_eq!(prefix(v, 32, 128), v);
+        }
+        // Written otherwise (or not an address): parsed and written again,
+        // or refused, as before.
+        for v in [
+            "010.1.2.3",
+            "1.2.3.256",
+            "1.2.3",
+            "1.2.3.4.5",
+            "1.2.3.4:80",
+            "1..3.4",
+            " 1.2.3.4",
+            "1.2.3.4,5.6.7.8",
+            "300.1.1.1",
+            "1.2.3.",
+            "::1",
+        ] {
+            assert!(!is_dotted_quad(v), "{v}");
+        }
     }
 
     #[test]

@@ -114,6 +114,18 @@ pub trait LogFormat: Send {
     fn names(&self) -> Vec<String>;
     /// Splits a data line.
     fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String>;
+    /// Where a split may stop once `fields` are known (an opaque mark for
+    /// [`split_prefix`](Self::split_prefix)); None: only whole lines split.
+    fn prefix_stop(&self, _fields: &[usize]) -> Option<usize> {
+        None
+    }
+    /// Splits a data line as far as `stop` ([`prefix_stop`](Self::prefix_stop)):
+    /// the fields asked for then are right, the rest of the line is not
+    /// checked (the others' spans are stale); an error is one
+    /// [`split`](Self::split) would give.
+    fn split_prefix<'a>(&'a mut self, line: &'a str, _stop: usize) -> Result<Fields<'a>, String> {
+        self.split(line)
+    }
     /// How field `field` is read as a time (None: it is not a time).
     fn time_kind(&self, field: usize) -> Option<TimeKind>;
     /// The field that plays a role by default: `time`, `ip`, `route`, `bytes`.
@@ -151,6 +163,9 @@ pub struct FormatRow {
     pub default_key: &'static str,
     /// Builds the line format.
     pub build: fn(&LogSpec) -> Result<Box<dyn LogFormat>, String>,
+    /// Every line reads the same whatever came before it (no header that
+    /// changes the fields): its lines may be parsed in parallel.
+    pub lines_stand_alone: bool,
 }
 
 fn no_log_format(s: &LogSpec) -> Result<(), String> {
@@ -174,6 +189,7 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(nginx::Nginx::new("combined", nginx::COMBINED)?))
         },
+        lines_stand_alone: true,
     },
     FormatRow {
         name: "common",
@@ -183,6 +199,7 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(nginx::Nginx::new("common", nginx::COMMON)?))
         },
+        lines_stand_alone: true,
     },
     FormatRow {
         name: "nginx",
@@ -194,6 +211,7 @@ pub const FORMATS: &[FormatRow] = &[
             None => Err("format nginx needs its log_format string (--log-format '$remote_addr ... [$time_local] ...')".into()),
         }
         },
+        lines_stand_alone: true,
     },
     FormatRow {
         name: "envoy",
@@ -204,6 +222,7 @@ pub const FORMATS: &[FormatRow] = &[
                 s.log_format.as_deref().unwrap_or(envoy::DEFAULT),
             )?))
         },
+        lines_stand_alone: true,
     },
     FormatRow {
         name: "envoy-json",
@@ -217,6 +236,7 @@ pub const FORMATS: &[FormatRow] = &[
                 s.unit,
             )))
         },
+        lines_stand_alone: true,
     },
     FormatRow {
         name: "jsonl",
@@ -226,6 +246,7 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(json::Json::new("jsonl", json::PLAIN, s.unit)))
         },
+        lines_stand_alone: true,
     },
     FormatRow {
         name: "parquet",
@@ -235,6 +256,7 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(json::Json::new("parquet", json::PLAIN, s.unit)))
         },
+        lines_stand_alone: true,
     },
     FormatRow {
         name: "alb",
@@ -244,6 +266,7 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(alb::Alb::new()))
         },
+        lines_stand_alone: true,
     },
     FormatRow {
         name: "cloudfront",
@@ -253,6 +276,7 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(w3c::W3c::new()))
         },
+        lines_stand_alone: false,
     },
 ];
 
@@ -281,6 +305,10 @@ pub enum Parsed {
     /// An event: time, where the key is (a byte range of the line, or
     /// None: in the `held` buffer), weight.
     Event(Nanos, Option<std::ops::Range<usize>>, u64),
+    /// An event whose key the filter of [`LogParser::parse_owned`] does
+    /// not want (its line read only as far as its time, key and weight):
+    /// time, where the key is (as in `Event`), weight.
+    Elsewhere(Nanos, Option<std::ops::Range<usize>>, u64),
 }
 
 struct Bound {
@@ -289,6 +317,9 @@ struct Bound {
     kind: TimeKind,
     key: BoundKey,
     weight: Option<(usize, String)>,
+    /// Where a split may stop with every field above known (None: the
+    /// format splits whole lines only).
+    prefix: Option<usize>,
 }
 
 /// A format with its roles bound: lines in, (time, key, weight) out.
@@ -398,12 +429,20 @@ impl LogParser {
                 Some((self.resolve(&name)?, name))
             }
         };
+        let mut needed: Vec<usize> = bound.fields().collect();
+        needed.push(time);
+        if let TimeKind::W3c { time_field } = kind {
+            needed.push(time_field);
+        }
+        needed.extend(weight.as_ref().map(|(i, _)| *i));
+        let prefix = self.fmt.prefix_stop(&needed);
         self.bound = Some(Bound {
             time,
             time_name,
             kind,
             key: bound,
             weight,
+            prefix,
         });
         Ok(())
     }
@@ -422,48 +461,116 @@ impl LogParser {
             return Err("internal: format not bound".into());
         };
         let f = self.fmt.split(line)?;
-        // The time, through the cache.
-        let text = f
-            .opt(b.time)
-            .ok_or_else(|| format!("field {}: missing", b.time_name))?;
-        let t = if self.cache.0 == text && !self.cache.0.is_empty() {
-            self.cache.1
-        } else {
-            let t = match b.kind {
-                TimeKind::Clf => time::parse_clf(text),
-                TimeKind::IsoSeconds | TimeKind::Iso => time::parse_iso8601(text),
-                TimeKind::Decimal(scale) => parse_decimal_ns(text, scale),
-                TimeKind::W3c { time_field } => time::parse_w3c(text, f.get(time_field)),
-                TimeKind::Auto(unit) => auto_time(text, unit),
-            }
-            .map_err(|m| format!("field {}: {m}", b.time_name))?;
-            if !matches!(b.kind, TimeKind::W3c { .. }) {
-                self.cache.0.clear();
-                self.cache.0.push_str(text);
-                self.cache.1 = t;
-            }
-            t
-        };
-        let w = match &b.weight {
-            None => 1,
-            Some((i, name)) => weight_of(f.get(*i)).map_err(|m| format!("field {name}: {m}"))?,
-        };
-        let key = b.key.eval(&f, held)?;
-        let at = match key {
-            Some(k) => {
-                let (ls, ks) = (line.as_ptr() as usize, k.as_ptr() as usize);
-                if ks >= ls && ks + k.len() <= ls + line.len() {
-                    Some(ks - ls..ks - ls + k.len())
-                } else {
-                    held.clear();
-                    held.push_str(k);
-                    None
-                }
-            }
-            None => None,
-        };
+        let (t, at, w) = event_of(b, &mut self.cache, &f, line, held)?;
         Ok(Parsed::Event(t, at, w))
     }
+
+    /// Parses one line as [`parse`](Self::parse) does when `owns` wants
+    /// its key; else only as far as its time, key and weight need
+    /// ([`Parsed::Elsewhere`]: the rest of the line is not checked). A
+    /// line that fails there is parsed whole, so its error is the one
+    /// `parse` gives; a line wrong only past those fields is an error
+    /// only where its key is wanted.
+    pub fn parse_owned(
+        &mut self,
+        line: &str,
+        held: &mut String,
+        owns: &dyn Fn(&str) -> bool,
+    ) -> Result<Parsed, String> {
+        if self.fmt.header(line)? {
+            return Ok(Parsed::Header);
+        }
+        if self.bound.is_none() {
+            self.bind()?;
+        }
+        let Some(b) = &self.bound else {
+            return Err("internal: format not bound".into());
+        };
+        let Some(stop) = b.prefix else {
+            // No early stop: the whole line, then the filter.
+            let f = self.fmt.split(line)?;
+            let (t, at, w) = event_of(b, &mut self.cache, &f, line, held)?;
+            let key = match &at {
+                Some(r) => line.get(r.clone()).unwrap_or_default(),
+                None => held.as_str(),
+            };
+            return Ok(if owns(key) {
+                Parsed::Event(t, at, w)
+            } else {
+                Parsed::Elsewhere(t, at, w)
+            });
+        };
+        let fast = match self.fmt.split_prefix(line, stop) {
+            Ok(f) => event_of(b, &mut self.cache, &f, line, held).ok(),
+            Err(_) => None,
+        };
+        let Some((t, at, w)) = fast else {
+            // The error the whole line gives, as `parse` finds it.
+            return self.parse(line, held);
+        };
+        let key = match &at {
+            Some(r) => line.get(r.clone()).unwrap_or_default(),
+            None => held.as_str(),
+        };
+        if !owns(key) {
+            return Ok(Parsed::Elsewhere(t, at, w));
+        }
+        // Wanted: the rest of the line is checked (its first fields split
+        // as they did above, so the event is the same).
+        self.fmt.split(line)?;
+        Ok(Parsed::Event(t, at, w))
+    }
+}
+
+/// The time, key and weight of a split line (the time through `cache`).
+fn event_of(
+    b: &Bound,
+    cache: &mut (String, Nanos),
+    f: &Fields,
+    line: &str,
+    held: &mut String,
+) -> Result<(Nanos, Option<std::ops::Range<usize>>, u64), String> {
+    // The time, through the cache.
+    let text = f
+        .opt(b.time)
+        .ok_or_else(|| format!("field {}: missing", b.time_name))?;
+    let t = if cache.0 == text && !cache.0.is_empty() {
+        cache.1
+    } else {
+        let t = match b.kind {
+            TimeKind::Clf => time::parse_clf(text),
+            TimeKind::IsoSeconds | TimeKind::Iso => time::parse_iso8601(text),
+            TimeKind::Decimal(scale) => parse_decimal_ns(text, scale),
+            TimeKind::W3c { time_field } => time::parse_w3c(text, f.get(time_field)),
+            TimeKind::Auto(unit) => auto_time(text, unit),
+        }
+        .map_err(|m| format!("field {}: {m}", b.time_name))?;
+        if !matches!(b.kind, TimeKind::W3c { .. }) {
+            cache.0.clear();
+            cache.0.push_str(text);
+            cache.1 = t;
+        }
+        t
+    };
+    let w = match &b.weight {
+        None => 1,
+        Some((i, name)) => weight_of(f.get(*i)).map_err(|m| format!("field {name}: {m}"))?,
+    };
+    let key = b.key.eval(f, held)?;
+    let at = match key {
+        Some(k) => {
+            let (ls, ks) = (line.as_ptr() as usize, k.as_ptr() as usize);
+            if ks >= ls && ks + k.len() <= ls + line.len() {
+                Some(ks - ls..ks - ls + k.len())
+            } else {
+                held.clear();
+                held.push_str(k);
+                None
+            }
+        }
+        None => None,
+    };
+    Ok((t, at, w))
 }
 
 /// A JSON time: a decimal number in `unit`, or an ISO 8601 string.

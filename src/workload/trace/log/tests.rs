@@ -16,6 +16,7 @@ fn event(p: &mut LogParser, line: &str) -> Result<(Nanos, String, u64), String> 
         Parsed::Header => Err("header".into()),
         Parsed::Event(t, Some(r), w) => Ok((t, line[r].to_string(), w)),
         Parsed::Event(t, None, w) => Ok((t, held, w)),
+        Parsed::Elsewhere(..) => Err("elsewhere".into()),
     }
 }
 
@@ -232,4 +233,92 @@ fn unknown_formats_and_options_are_refused() {
     .err()
     .unwrap();
     assert!(e.contains("not a time"), "{e}");
+}
+
+/// Good and bad lines of several formats and keys: `parse_owned` gives
+/// what `parse` gives for a wanted key, the same time and weight without
+/// the key for another, and `parse`'s own error for every line wrong
+/// where its time, key or weight are; a line wrong only past them is an
+/// error only where its key is wanted.
+#[test]
+fn parse_owned_is_parse_where_wanted_and_its_errors_where_read() {
+    // Wrong past the user agent, and between the referer and the agent.
+    let bad_late = [
+        format!("{COMBINED_LINE} extra"),
+        COMBINED_LINE.replace("/\" \"Mozilla", "/\" Mozilla"),
+    ];
+    let bad_early = [
+        COMBINED_LINE.replace("Oct", "Okt"),
+        COMBINED_LINE.replace(" - alice [", " - alice "),
+        COMBINED_LINE[..30].to_string(),
+        COMBINED_LINE.replace("192.0.2.10", "localhost"),
+        String::new() + "x",
+    ];
+    let good = [
+        COMBINED_LINE.to_string(),
+        COMBINED_LINE.replace("192.0.2.10", "2001:db8::1"),
+        COMBINED_LINE.replace("192.0.2.10", "010.0.2.10"),
+        COMBINED_LINE.replace("192.0.2.10", "10.0.2.10:443"),
+        COMBINED_LINE.replace("13:55:36", "13:55:37"),
+    ];
+    for (key, weight) in [
+        ("ip", None),
+        ("ip/24", Some("bytes")),
+        ("remote_addr", None),
+        ("ip+route", None),
+        ("header:user-agent", Some("bytes")),
+    ] {
+        let spec = LogSpec {
+            format: "combined".into(),
+            key: Some(key.into()),
+            weight: weight.map(str::to_string),
+            ..LogSpec::default()
+        };
+        let mut whole = LogParser::new(&spec).unwrap();
+        let mut part = LogParser::new(&spec).unwrap();
+        let (mut h1, mut h2) = (String::new(), String::new());
+        let lines = good.iter().chain(&bad_early).chain(&bad_late);
+        for line in lines {
+            let want = whole.parse(line, &mut h1);
+            let key_of = |p: &Parsed, held: &str| match p {
+                Parsed::Event(_, Some(r), _) | Parsed::Elsewhere(_, Some(r), _) => {
+                    line[r.clone()].to_string()
+                }
+                Parsed::Event(_, None, _) | Parsed::Elsewhere(_, None, _) => held.to_string(),
+                _ => String::new(),
+            };
+            // Wanted: the same event (the key where it is), or error.
+            let got = part.parse_owned(line, &mut h2, &|_| true);
+            match (&want, &got) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(key_of(a, &h1), key_of(b, &h2), "{key}: {line}");
+                    let (Parsed::Event(t1, _, w1), Parsed::Event(t2, _, w2)) = (a, b) else {
+                        panic!("{key}: {line}: {a:?} {b:?}");
+                    };
+                    assert_eq!((t1, w1), (t2, w2));
+                }
+                _ => assert_eq!(want, got, "{key}: {line}"),
+            }
+            // Not wanted: the time and weight, or `parse`'s error when the
+            // line is wrong where they or the key are.
+            let got = part.parse_owned(line, &mut h2, &|_| false);
+            match (&want, got) {
+                (Ok(a @ Parsed::Event(t, _, w)), Ok(b @ Parsed::Elsewhere(t2, _, w2))) => {
+                    assert_eq!((t, w), (&t2, &w2), "{key}: {line}");
+                    assert_eq!(key_of(a, &h1), key_of(&b, &h2), "{key}: {line}");
+                }
+                (Err(e), got)
+                    if bad_late.contains(line)
+                        && (key != "header:user-agent" || line.ends_with("extra")) =>
+                {
+                    assert!(got.is_ok(), "{key}: {line}: {e}");
+                }
+                (Err(e), got) => assert_eq!(got, Err(e.clone()), "{key}: {line}"),
+                (other, _) => panic!("{other:?}"),
+            }
+        }
+        // Some line of each kind was an error, and some not.
+        assert!(bad_late.iter().all(|l| whole.parse(l, &mut h1).is_err()));
+        assert!(good.iter().any(|l| whole.parse(l, &mut h1).is_ok()));
+    }
 }
