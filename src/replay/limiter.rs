@@ -278,14 +278,7 @@ fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> 
         ..LogSpec::default()
     };
     let opts = TraceOptions {
-        spread: args
-            .spread
-            .as_deref()
-            .map(|s| {
-                s.parse::<Spread>()
-                    .map_err(|m| Error::input(format!("--spread: {m}")))
-            })
-            .transpose()?,
+        spread: Spread::parse_flag(args.spread.as_deref())?,
         spread_seed: args.seed,
         ..TraceOptions::default()
     };

@@ -278,14 +278,7 @@ pub fn input_options(a: &SizeArgs) -> Result<InputOptions> {
         sort_window_ms: a.sort_window_ms,
         log,
         skip_late: a.skip_late,
-        spread: a
-            .spread
-            .as_deref()
-            .map(|s| {
-                s.parse::<Spread>()
-                    .map_err(|m| Error::input(format!("--spread: {m}")))
-            })
-            .transpose()?,
+        spread: Spread::parse_flag(a.spread.as_deref())?,
         seed: a.seed,
     })
 }

@@ -111,6 +111,23 @@ pub enum Spread {
 }
 
 impl Spread {
+    /// The `--spread` flag of `size` and `replay`: absent is the reader's
+    /// default, a bad name is a one-line error naming the flag.
+    ///
+    /// ```
+    /// use ratelab::workload::trace::Spread;
+    /// assert_eq!(Spread::parse_flag(Some("even")).unwrap(), Some(Spread::Even));
+    /// assert_eq!(Spread::parse_flag(None).unwrap(), None);
+    /// assert!(Spread::parse_flag(Some("later")).unwrap_err().to_string().starts_with("--spread: "));
+    /// ```
+    pub fn parse_flag(flag: Option<&str>) -> crate::error::Result<Option<Spread>> {
+        flag.map(|s| {
+            s.parse::<Spread>()
+                .map_err(|m| crate::error::Error::input(format!("--spread: {m}")))
+        })
+        .transpose()
+    }
+
     /// The name as the options write it.
     pub fn name(self) -> &'static str {
         match self {
