@@ -57,6 +57,16 @@ fn harms(lab: &Lab, cands: &[Candidate]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The words of a candidate's `name` that its `family` does not hold:
+/// where it sits in the family's sweep (`burst=200`, `x16`, `4x8192`).
+fn sweep_words(name: &str, family: &str) -> String {
+    let fam: Vec<&str> = family.split(' ').collect();
+    name.split(' ')
+        .filter(|w| !w.is_empty() && !fam.contains(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A signed percentage with a typographic minus: `+1.6%`, `−71.6%`.
 fn signed_pct(v: f64) -> String {
     format!("{v:+.1}%").replace('-', "\u{2212}")
@@ -162,6 +172,7 @@ pub(super) fn harm_memory_chart(
     let no_memory = mems.iter().filter(|&&m| m == 0).count();
     let mut off = 0usize;
     let lines = family_lines(cands, fams, &key, (true, false), &short);
+    let swept = lines.iter().any(|(_, m)| m.len() > 1);
     // Too many lines for a legend: each named at its last point.
     let direct = lines.len() > MAX_LINES;
     for (fi, (label, members)) in lines.into_iter().enumerate() {
@@ -172,12 +183,25 @@ pub(super) fn harm_memory_chart(
             .map(|&i| (key[i].0, at_edge(zoom, key[i].1).0))
             .collect();
         let last = m.last().copied();
+        // A sweep's points say which parameter each is (burst=25, x16,
+        // 4x8192): without them a line's ends cannot be told apart.
+        let tag = |i: usize| {
+            if m.len() > 1 {
+                sweep_words(&short(&cands[i].name), &short(&cands[i].family))
+            } else {
+                String::new()
+            }
+        };
         let labels: Vec<String> = m
             .iter()
             .map(|&i| {
                 let mut parts = Vec::new();
-                if direct && Some(i) == last {
-                    parts.push(label.clone());
+                let t = tag(i);
+                match (direct && Some(i) == last, t.is_empty()) {
+                    (true, true) => parts.push(label.clone()),
+                    (true, false) => parts.push(format!("{label}, {t}")),
+                    (false, false) => parts.push(t),
+                    (false, true) => {}
                 }
                 if at_edge(zoom, hs[i].0).1 {
                     off += 1;
@@ -223,7 +247,12 @@ pub(super) fn harm_memory_chart(
         c.x_note = "every candidate's memory within 50% of the others'".into();
     }
     c.caption = format!(
-        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep (families that coincide are drawn once, names joined{}). A candidate that denies compliant requests says how many beside its point.{}{}",
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep{} (families that coincide are drawn once, names joined{}). A candidate that denies compliant requests says how many beside its point.{}{}",
+        if swept {
+            ", each point tagged with its parameter"
+        } else {
+            ""
+        },
         if direct { "; each named at its last point" } else { "" },
         match no_memory {
             0 => String::new(),
