@@ -95,6 +95,25 @@ fn trace_scenario() -> (tempfile::TempDir, PathBuf) {
 
 /// Runs shards `0..n` of `scenario` into `parts` (scrambled order) and
 /// returns their files.
+/// The unsharded run of `scenario`: its folder's files and its report.json.
+fn unsharded(scenario: &Path) -> (Vec<(String, Vec<u8>)>, String) {
+    let whole = tempfile::tempdir().unwrap();
+    ok(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        whole.path().to_str().unwrap(),
+        "--no-progress",
+    ]);
+    let want = tree(whole.path());
+    let report = want
+        .iter()
+        .find(|(n, _)| n.ends_with("report.json"))
+        .map(|(_, b)| String::from_utf8(b.clone()).unwrap())
+        .unwrap();
+    (want, report)
+}
+
 fn shards(scenario: &Path, parts: &Path, name: &str, n: u32, extra: &[&str]) -> Vec<String> {
     let s = scenario.to_str().unwrap();
     let p = parts.to_str().unwrap();
@@ -121,23 +140,7 @@ fn merge(files: &[String], out: &Path) -> String {
 #[ignore = "slow: the decision lab sharded three ways; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn a_trace_split_by_key_merges_to_the_unsharded_report_for_2_3_and_4_shards() {
     let (_d, scenario) = trace_scenario();
-    let whole = tempfile::tempdir().unwrap();
-    ok(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        whole.path().to_str().unwrap(),
-        "--no-progress",
-    ]);
-    let want = tree(whole.path());
-    let report = String::from_utf8(
-        want.iter()
-            .find(|(n, _)| n.ends_with("report.json"))
-            .unwrap()
-            .1
-            .clone(),
-    )
-    .unwrap();
+    let (want, report) = unsharded(&scenario);
     // The trace has what the split must get right: limited keys, a
     // watched key, shared-state candidates (the sketch, one tower).
     assert!(report.contains("\"watched\""), "{report}");
@@ -417,23 +420,7 @@ fn log_scenario(bad: Option<(usize, &str)>) -> (tempfile::TempDir, PathBuf) {
 #[ignore = "slow: the decision lab on an access log sharded three ways; unoptimised, the test profile takes too long (.ci/run runs it)"]
 fn an_access_log_split_by_key_merges_to_the_unsharded_report_for_2_3_and_4_shards() {
     let (_d, scenario) = log_scenario(None);
-    let whole = tempfile::tempdir().unwrap();
-    ok(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        whole.path().to_str().unwrap(),
-        "--no-progress",
-    ]);
-    let want = tree(whole.path());
-    let report = String::from_utf8(
-        want.iter()
-            .find(|(n, _)| n.ends_with("report.json"))
-            .unwrap()
-            .1
-            .clone(),
-    )
-    .unwrap();
+    let (want, report) = unsharded(&scenario);
     // Spread within whole seconds (seeded), a watched key, five
     // shared-state candidates.
     assert!(report.contains("spread uniform"), "{report}");

@@ -163,7 +163,8 @@ fn shape_json(ranked: &Ranked, r: &Characterized) -> serde_json::Value {
 }
 
 /// The pitchfork chart of a shape: the median against rank with the ±1σ
-/// and ±2σ contours as shaded bands, ±3σ dotted and the bound dashed;
+/// and ±2σ contours as shaded bands (top edge alone where the lower
+/// edge is 0), ±3σ dotted and the bound dashed;
 /// `relative` divides every error by the bin's true count (geometric mean of
 /// its first and last key), as in DataSketches' characterization plots.
 fn pitchfork(name: &str, ranked: &Ranked, r: &Characterized, relative: bool) -> ChartSpec {
@@ -192,7 +193,7 @@ fn pitchfork(name: &str, ranked: &Ranked, r: &Characterized, relative: bool) -> 
             "key rank (1 = busiest key, log scale)",
             "relative error = (estimate - true) / true count (log)",
         )
-        .caption(format!("The {name} pitchfork relative to each rank bin's true count (DataSketches' characterization style): median line, ±1σ and ±2σ quantile contours shaded, ±3σ in sky blue (+3σ dashed, −3σ dotted), the bound e·N/w over the bin's count dashed. Relative error grows toward the cold keys, whose counts are smallest; contours at 0 are on the \"0\" row."))
+        .caption(format!("The {name} pitchfork relative to each rank bin's true count (DataSketches' characterization style): median line, ±1σ and ±2σ quantile contours shaded (a band whose lower edge is 0 drawn as its top edge alone, as the legend says), ±3σ in sky blue (+3σ dashed, −3σ dotted), the bound e·N/w over the bin's count dashed. Relative error grows toward the cold keys, whose counts are smallest; contours at 0 are on the \"0\" row."))
     } else {
         ChartSpec::new(
             format!("pitchfork_{name}"),
@@ -203,7 +204,7 @@ fn pitchfork(name: &str, ranked: &Ranked, r: &Characterized, relative: bool) -> 
             "key rank (1 = busiest key, log scale)",
             "error = estimate - true count (events, log)",
         )
-        .caption(format!("The {name} sketch's error at each key rank over {} hash seeds: the median line, the ±1σ and ±2σ quantile contours (normal equivalents) as shaded bands, ±3σ in sky blue (+3σ dashed, −3σ dotted; a contour equal to the median is drawn once with it), and the count-min bound e·N/w dashed. The error is flat across ranks and stays well under the bound; count-min never undercounts, so lower contours at 0 are on the \"0\" row under the axis.", r.trials))
+        .caption(format!("The {name} sketch's error at each key rank over {} hash seeds: the median line, the ±1σ and ±2σ quantile contours (normal equivalents) as shaded bands (a band whose lower edge is 0 is drawn as its top edge alone, as the legend says: shaded down to the log axis' \"0\" row it would fill every decade), ±3σ in sky blue (+3σ dashed, −3σ dotted; a contour equal to the median is drawn once with it), and the count-min bound e·N/w dashed. The error is flat across ranks and stays well under the bound; count-min never undercounts, so lower contours at 0 are on the \"0\" row under the axis.", r.trials))
     }
     .log_log(0.0);
     spec.legend = Legend::UpperLeft;

@@ -111,6 +111,9 @@ pub struct Series {
     /// solid, conservative dashed) keeps its shape's colour and its
     /// style's geometry.
     pub dashed: bool,
+    /// With `share_color`: the marker of the latest series of that colour
+    /// (a family's loose points beside its line) instead of the next one.
+    pub same_marker: bool,
 }
 
 impl Series {
@@ -124,6 +127,7 @@ impl Series {
             color: None,
             share_color: false,
             dashed: false,
+            same_marker: false,
         }
     }
 

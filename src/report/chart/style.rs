@@ -106,6 +106,9 @@ pub struct Want {
     pub line: Option<bool>,
     /// Draws markers.
     pub markers: bool,
+    /// With `share`: the marker of the latest series of its colour (a
+    /// family's loose points beside its line), not the next one.
+    pub same_marker: bool,
 }
 
 /// Resolves every series' look: distinct colours while the palette lasts
@@ -118,7 +121,7 @@ pub struct Want {
 /// ```
 /// use ratelab::report::chart::style::{assign_looks, Want};
 ///
-/// let line = Want { color: Some(6), share: false, line: Some(false), markers: false };
+/// let line = Want { color: Some(6), share: false, line: Some(false), markers: false, same_marker: false };
 /// // Two series asking for black: the second gets another colour.
 /// let looks = assign_looks(&[line, line]);
 /// assert_eq!(looks[0].color, 6);
@@ -150,7 +153,18 @@ pub fn assign_looks(wants: &[Want]) -> Vec<Look> {
             }
         };
         used[color] = true;
-        let marker = if w.markers {
+        let kept = if w.markers && w.share && w.same_marker {
+            looks
+                .iter()
+                .rev()
+                .find(|l| l.color == color)
+                .and_then(|l| l.marker)
+        } else {
+            None
+        };
+        let marker = if kept.is_some() {
+            kept
+        } else if w.markers {
             let m = MARKERS[marker_i % MARKERS.len()];
             marker_i += 1;
             Some(m)
@@ -164,8 +178,9 @@ pub fn assign_looks(wants: &[Want]) -> Vec<Look> {
         };
         // Same colour as an earlier series: differ by dash (or marker).
         // Every dash (or marker) of this colour taken: the next colour.
+        // Loose points of a family look like it on purpose.
         let mut tries = 0;
-        while looks.contains(&look) && tries < PALETTE.len() * DASHES.len() * MARKERS.len() {
+        while kept.is_none() && looks.contains(&look) && tries < PALETTE.len() * DASHES.len() * MARKERS.len() {
             tries += 1;
             match look.dash {
                 Some(d) => {
@@ -281,12 +296,45 @@ mod tests {
     }
 
     #[test]
+    fn loose_points_keep_their_familys_marker() {
+        let line = Want {
+            color: Some(1),
+            share: false,
+            line: Some(false),
+            markers: true,
+            same_marker: false,
+        };
+        let other = Want {
+            color: Some(2),
+            ..line
+        };
+        let loose = Want {
+            share: true,
+            line: None,
+            same_marker: true,
+            ..line
+        };
+        let looks = assign_looks(&[other, line, loose, other]);
+        // Beside a lone point of the family (no line), the very same look.
+        let lone = Want { line: None, ..line };
+        let twin = assign_looks(&[lone, loose]);
+        assert_eq!(twin[0], twin[1]);
+        // Colour and marker of the line of colour 1, without its line;
+        // the series after it takes the marker that comes next.
+        assert_eq!((looks[2].color, looks[2].marker), (1, looks[1].marker));
+        assert_eq!(looks[2].dash, None);
+        assert_ne!(looks[3].marker, looks[1].marker);
+        assert_eq!(looks[3].marker, Some(MARKERS[2]));
+    }
+
+    #[test]
     fn no_two_looks_alike() {
         let w = Want {
             color: Some(0),
             share: true,
             line: Some(false),
             markers: false,
+            same_marker: false,
         };
         let looks = assign_looks(&[w; 12]);
         for (i, a) in looks.iter().enumerate() {

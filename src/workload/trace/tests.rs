@@ -391,7 +391,7 @@ fn blocks_read_as_lines_do_at_any_thread_count() {
         format: "combined".into(),
         ..LogSpec::default()
     };
-    let owns = |k: &str| crate::lab::shard::key_shard(k, 3) == 1;
+    let owns: Owns = |k| crate::lab::shard::key_shard(k, 3) == 1;
     let mut errors = 0;
     for text in &cases {
         for (filtered, keep) in [(false, false), (true, false), (true, true)] {
@@ -404,19 +404,7 @@ fn blocks_read_as_lines_do_at_any_thread_count() {
                     .build()
                     .unwrap();
                 let got = pool.install(|| {
-                    let mut r = TraceReader::new(
-                        Path::new("t.log"),
-                        TraceFormat::Csv,
-                        Box::new(std::io::Cursor::new(text.clone())),
-                        TraceOptions {
-                            spread: Some(Spread::None),
-                            ..TraceOptions::default()
-                        },
-                    );
-                    r.set_log(&spec).unwrap();
-                    if filtered {
-                        r.set_key_filter(std::sync::Arc::new(owns), keep);
-                    }
+                    let mut r = log_reader(text, &spec, filtered.then_some((owns, keep)));
                     let mut out = Vec::new();
                     while let Some(e) = r.next_key() {
                         match e {
@@ -442,6 +430,28 @@ fn blocks_read_as_lines_do_at_any_thread_count() {
     assert!(errors >= 4 * 3 + 2, "{errors}");
 }
 
+/// Whether a key is this shard's.
+type Owns = fn(&str) -> bool;
+
+/// A reader of `text` as the access log `spec`, unspread, with `filter`
+/// (the key filter and whether other keys' events are kept) when given.
+fn log_reader(text: &[u8], spec: &LogSpec, filter: Option<(Owns, bool)>) -> TraceReader {
+    let mut r = TraceReader::new(
+        Path::new("t.log"),
+        TraceFormat::Csv,
+        Box::new(std::io::Cursor::new(text.to_vec())),
+        TraceOptions {
+            spread: Some(Spread::None),
+            ..TraceOptions::default()
+        },
+    );
+    r.set_log(spec).unwrap();
+    if let Some((owns, keep)) = filter {
+        r.set_key_filter(std::sync::Arc::new(owns), keep);
+    }
+    r
+}
+
 /// Keys interned while the log is parsed get the ids a reader of the
 /// events would give them (first appearance), at 1 and 2 threads, with
 /// and without a filter; a key past the cap is an error at its own line.
@@ -452,7 +462,7 @@ fn ids_interned_while_parsing_are_in_first_appearance_order() {
         format: "combined".into(),
         ..LogSpec::default()
     };
-    let owns = |k: &str| crate::lab::shard::key_shard(k, 3) == 1;
+    let owns: Owns = |k| crate::lab::shard::key_shard(k, 3) == 1;
     for (filtered, keep) in [(false, false), (true, false), (true, true)] {
         let filter: Option<&dyn Fn(&str) -> bool> = filtered.then_some(&owns);
         let (events, err) = line_by_line(&text, &spec, filter, keep);
@@ -472,19 +482,7 @@ fn ids_interned_while_parsing_are_in_first_appearance_order() {
                     .build()
                     .unwrap();
                 let (got, err, names) = pool.install(|| {
-                    let mut r = TraceReader::new(
-                        Path::new("t.log"),
-                        TraceFormat::Csv,
-                        Box::new(std::io::Cursor::new(text.clone())),
-                        TraceOptions {
-                            spread: Some(Spread::None),
-                            ..TraceOptions::default()
-                        },
-                    );
-                    r.set_log(&spec).unwrap();
-                    if filtered {
-                        r.set_key_filter(std::sync::Arc::new(owns), keep);
-                    }
+                    let mut r = log_reader(&text, &spec, filtered.then_some((owns, keep)));
                     r.intern_keys(block::KeyCap {
                         keys: cap,
                         bytes_per_key: 512,

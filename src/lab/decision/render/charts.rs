@@ -57,6 +57,50 @@ fn harms(lab: &Lab, cands: &[Candidate]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// One family's points as series of colour `fi`: a line through those
+/// inside the axis, and the ones drawn at a zoomed edge (`clamped`) as
+/// loose points: joined to the others, they would draw a slope that is
+/// not there. The legend names the family once.
+fn push_family(
+    c: &mut ChartSpec,
+    fi: usize,
+    name: String,
+    pts: &[(f64, f64)],
+    labels: &[String],
+    clamped: &[bool],
+) {
+    let part = |edge: bool| -> (Vec<(f64, f64)>, Vec<String>) {
+        (0..pts.len())
+            .filter(|&j| clamped[j] == edge)
+            .map(|j| (pts[j], labels[j].clone()))
+            .unzip()
+    };
+    let (on, on_labels) = part(false);
+    let (edge, edge_labels) = part(true);
+    let line = if on.len() > 1 {
+        SeriesStyle::LinePoints
+    } else {
+        SeriesStyle::Points
+    };
+    let mut named = false;
+    for (p, l, style) in [
+        (on, on_labels, line),
+        (edge, edge_labels, SeriesStyle::Points),
+    ] {
+        if p.is_empty() {
+            continue;
+        }
+        let mut s = Series::new(if named { String::new() } else { name.clone() }, p, style);
+        // The loose points are the family's: its colour and marker.
+        s.share_color = named;
+        s.same_marker = named;
+        named = true;
+        s.point_labels = Some(l);
+        s.color = Some(fi);
+        c.series.push(s);
+    }
+}
+
 /// The words of a candidate's `name` that its `family` does not hold:
 /// where it sits in the family's sweep (`burst=200`, `x16`, `4x8192`).
 fn sweep_words(name: &str, family: &str) -> String {
@@ -213,15 +257,9 @@ pub(super) fn harm_memory_chart(
                 parts.join(": ")
             })
             .collect();
-        let style = if pts.len() > 1 {
-            SeriesStyle::LinePoints
-        } else {
-            SeriesStyle::Points
-        };
-        let mut s = Series::new(if direct { String::new() } else { label }, pts, style);
-        s.point_labels = Some(labels);
-        s.color = Some(fi);
-        c.series.push(s);
+        let clamped: Vec<bool> = m.iter().map(|&i| at_edge(zoom, hs[i].0).1).collect();
+        let name = if direct { String::new() } else { label };
+        push_family(&mut c, fi, name, &pts, &labels, &clamped);
     }
     // under every candidate, from the "0" column if one is there
     let (lo, hi) = key.iter().fold((f64::INFINITY, 0.0f64), |(a, b), k| {
@@ -247,13 +285,17 @@ pub(super) fn harm_memory_chart(
         c.x_note = "every candidate's memory within 50% of the others'".into();
     }
     c.caption = format!(
-        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: one line per family through its parameter sweep{} (families that coincide are drawn once, names joined{}). A candidate that denies compliant requests says how many beside its point.{}{}",
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted; 0, the dashed line, is the exact limiter; below it abusers are locked out, also harm) against memory, log scale: {} (families that coincide are drawn once, names joined{}). A candidate that denies compliant requests says how many beside its point.{}{}",
         if swept {
-            ", each point tagged with its parameter"
+            "one line per family through its parameter sweep, each point tagged with its parameter"
         } else {
-            ""
+            "one point per candidate"
         },
-        if direct { "; each named at its last point" } else { "" },
+        match (direct, swept) {
+            (false, _) => "",
+            (true, true) => "; each named at its last point",
+            (true, false) => "; each named beside it",
+        },
         match no_memory {
             0 => String::new(),
             n => format!(
@@ -690,10 +732,9 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
     c.y_log = true;
     c.log_floor = 1e-4;
     let key: Vec<(f64, f64)> = hs.clone();
-    for (fi, (label, members)) in family_lines(cands, fams, &key, (false, true), &short)
-        .into_iter()
-        .enumerate()
-    {
+    let lines = family_lines(cands, fams, &key, (false, true), &short);
+    let swept = lines.iter().any(|(_, m)| m.len() > 1);
+    for (fi, (label, members)) in lines.into_iter().enumerate() {
         let pts: Vec<(f64, f64)> = members
             .iter()
             .map(|&i| (at_edge(zoom, xs[i]).0, hs[i].1))
@@ -701,23 +742,22 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         let labels: Vec<String> = members
             .iter()
             .map(|&i| {
-                let edge = at_edge(zoom, xs[i]).1;
-                if edge {
-                    signed_pct(xs[i])
-                } else {
-                    String::new()
+                let mut parts = Vec::new();
+                if members.len() > 1 {
+                    parts.push(sweep_words(
+                        &short(&cands[i].name),
+                        &short(&cands[i].family),
+                    ));
                 }
+                if at_edge(zoom, xs[i]).1 {
+                    parts.push(signed_pct(xs[i]));
+                }
+                parts.retain(|p| !p.is_empty());
+                parts.join(": ")
             })
             .collect();
-        let style = if pts.len() > 1 {
-            SeriesStyle::LinePoints
-        } else {
-            SeriesStyle::Points
-        };
-        let mut s = Series::new(label, pts, style);
-        s.point_labels = Some(labels);
-        s.color = Some(fi);
-        c.series.push(s);
+        let clamped: Vec<bool> = members.iter().map(|&i| at_edge(zoom, xs[i]).1).collect();
+        push_family(&mut c, fi, label, &pts, &labels, &clamped);
     }
     let mut exact = Series::new("exact limiter", vec![(0.0, 0.0)], SeriesStyle::Points);
     exact.color = Some(6);
@@ -725,8 +765,13 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
     if let Some(r) = zoom {
         c.x_range = Some(r);
     }
+    let sweep = if swept {
+        "one line per family through its parameter sweep, each point tagged with its parameter"
+    } else {
+        "one point per candidate"
+    };
     c.caption = format!(
-        "requests of compliant keys denied (% of their requests, log scale; none on the \"0\" row under the axis) against requests of limited keys admitted beyond the exact sliding log (% of what it admitted): one line per family through its parameter sweep (families that coincide drawn once, names joined); the exact limiter sits at the origin. Both directions of x are harm: right of 0 abusers get more through, left of it they are locked out beyond the policy.{zoomed}"
+        "requests of compliant keys denied (% of their requests, log scale; none on the \"0\" row under the axis) against requests of limited keys admitted beyond the exact sliding log (% of what it admitted): {sweep} (families that coincide drawn once, names joined); the exact limiter sits at the origin. Both directions of x are harm: right of 0 abusers get more through, left of it they are locked out beyond the policy.{zoomed}"
     );
     c
 }

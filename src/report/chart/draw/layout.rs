@@ -181,10 +181,27 @@ impl Ctx<'_> {
     ) -> (Vec<(f64, Option<f64>)>, f64) {
         let (spec, xa) = (self.spec, self.xa);
         let W = self.w;
-        let mut vline_px = Vec::new();
-        let mut vl_boxes: Vec<(Txt, usize)> = Vec::new();
-        for (x, label) in &spec.vlines {
-            let Some(t) = fwd(self.xs, *x, self.floor.max(f64::MIN_POSITIVE)) else {
+        // (label, its row from the top, its line's x): a line runs from the
+        // plot up to its label, through every row below the label's.
+        let mut vl_boxes: Vec<(Txt, usize, f64)> = Vec::new();
+        let bare: Vec<f64> = spec
+            .vlines
+            .iter()
+            .filter(|(_, l)| l.is_empty())
+            .filter_map(|(x, _)| fwd(self.xs, *x, self.floor.max(f64::MIN_POSITIVE)))
+            .map(x_of)
+            .collect();
+        // Lines off the axis first: their labels cannot move from its edge,
+        // the others can go to another row. Results stay in spec order.
+        let at = |x: f64| fwd(self.xs, x, self.floor.max(f64::MIN_POSITIVE));
+        let off = |x: f64| at(x).is_some_and(|t| t < xa.lo || t > xa.hi);
+        let mut order: Vec<usize> = (0..spec.vlines.len()).collect();
+        order.sort_by_key(|&i| !off(spec.vlines[i].0));
+        let mut placed: Vec<Option<(f64, Option<f64>)>> = vec![None; spec.vlines.len()];
+        for i in order {
+            let (x, label) = &spec.vlines[i];
+            let mut vline_px = Vec::new();
+            let Some(t) = at(*x) else {
                 continue;
             };
             // Off the axis: a labelled arrow at its edge, not an axis
@@ -198,7 +215,7 @@ impl Ctx<'_> {
             };
             let px = x_of(t);
             if label.is_empty() {
-                vline_px.push((px, None));
+                placed[i] = Some((px, None));
                 continue;
             }
             let mut txt = Txt::new(&label, px, 0.0, size::LABEL, "middle");
@@ -207,15 +224,23 @@ impl Ctx<'_> {
             txt.x = px.clamp(8.0 + w / 2.0, W - 8.0 - w / 2.0);
             let span = |t: &Txt| (t.x - t.width() / 2.0 - 4.0, t.x + t.width() / 2.0 + 4.0);
             let (a, b) = span(&txt);
+            let crosses = |x: f64, (c, d): (f64, f64)| x > c && x < d;
             let row = (0..4).find(|&r| {
-                vl_boxes.iter().filter(|(_, rr)| *rr == r).all(|(o, _)| {
-                    let (c, d) = span(o);
-                    b <= c || a >= d
-                })
+                !bare.iter().any(|&x| crosses(x, (a, b)))
+                    && vl_boxes.iter().all(|(o, rr, ox)| {
+                        let (c, d) = span(o);
+                        match (*rr).cmp(&r) {
+                            std::cmp::Ordering::Equal => b <= c || a >= d,
+                            // Its line passes through this row.
+                            std::cmp::Ordering::Less => !crosses(*ox, (a, b)),
+                            // This line passes through its row.
+                            std::cmp::Ordering::Greater => !crosses(px, (c, d)),
+                        }
+                    })
             });
             match row {
                 Some(r) => {
-                    vl_boxes.push((txt, r));
+                    vl_boxes.push((txt, r, px));
                     vline_px.push((px, Some(r as f64)));
                 }
                 None => {
@@ -223,7 +248,9 @@ impl Ctx<'_> {
                     vline_px.push((px, None));
                 }
             }
+            placed[i] = vline_px.pop();
         }
+        let vline_px: Vec<(f64, Option<f64>)> = placed.into_iter().flatten().collect();
         let rows = vl_boxes.iter().map(|b| b.1 + 1).max().unwrap_or(0);
         let (asc, desc) = style::text_extent(size::LABEL);
         let strip_top = top + 2.0;
@@ -231,7 +258,7 @@ impl Ctx<'_> {
         let vline_rows_y: Vec<f64> = (0..rows)
             .map(|r| strip_top + asc + r as f64 * (asc + desc + 3.0))
             .collect();
-        for (mut t, r) in vl_boxes {
+        for (mut t, r, _) in vl_boxes {
             t.y = vline_rows_y[r];
             texts.push(t);
         }

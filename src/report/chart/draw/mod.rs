@@ -164,6 +164,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
                 _ => Some(s.dashed),
             },
             markers: matches!(s.style, SeriesStyle::Points | SeriesStyle::LinePoints),
+            same_marker: s.same_marker,
         };
         if let Some(same) = preps
             .iter_mut()
@@ -647,6 +648,32 @@ mod tests {
         let svg = svg(&spec).unwrap();
         assert!(svg.contains("bound \u{2192}"), "{svg}");
         assert!(!svg.replace('\n', "").contains(">1000</text>"));
+    }
+
+    /// A line runs from the plot up to its label: a label in a lower row
+    /// may not sit across it. The off-axis arrow's label, which cannot
+    /// move from the edge, takes the top row; the other goes below it,
+    /// clear of the arrow's line.
+    #[test]
+    fn marker_line_labels_are_not_crossed_by_another_line() {
+        let mut spec = ChartSpec::new("t", "t", "x", "y");
+        spec.series.push(super::super::Series::new(
+            "s",
+            vec![(0.0, 1.0), (10.0, 2.0)],
+            SeriesStyle::Line,
+        ));
+        spec.vlines
+            .push((9.3, "pick: a label about as wide as the bound's".into()));
+        spec.vlines
+            .push((1000.0, "bound: 2x2647213 (40.4MiB)".into()));
+        let svg = svg(&spec).unwrap();
+        let y_of = |label: &str| -> f64 {
+            let at = svg.find(label).unwrap_or_else(|| panic!("{label}: {svg}"));
+            let tag = &svg[svg[..at].rfind("<text").unwrap()..at];
+            let y = tag.split(" y=\"").nth(1).unwrap();
+            y[..y.find('"').unwrap()].parse().unwrap()
+        };
+        assert!(y_of("bound:") < y_of("pick:"), "{svg}");
     }
 
     #[test]

@@ -447,15 +447,24 @@ impl LogParser {
         Ok(())
     }
 
+    /// True when `line` is the format's header; else the format's fields
+    /// are bound to their roles (once, at the first event line).
+    fn header_or_bind(&mut self, line: &str) -> Result<bool, String> {
+        if self.fmt.header(line)? {
+            return Ok(true);
+        }
+        if self.bound.is_none() {
+            self.bind()?;
+        }
+        Ok(false)
+    }
+
     /// Parses one line (without its line ending): a header, or an event
     /// whose key is borrowed from the line or written into `held`. An
     /// error names the field and what was wrong.
     pub fn parse(&mut self, line: &str, held: &mut String) -> Result<Parsed, String> {
-        if self.fmt.header(line)? {
+        if self.header_or_bind(line)? {
             return Ok(Parsed::Header);
-        }
-        if self.bound.is_none() {
-            self.bind()?;
         }
         let Some(b) = &self.bound else {
             return Err("internal: format not bound".into());
@@ -477,11 +486,8 @@ impl LogParser {
         held: &mut String,
         owns: &dyn Fn(&str) -> bool,
     ) -> Result<Parsed, String> {
-        if self.fmt.header(line)? {
+        if self.header_or_bind(line)? {
             return Ok(Parsed::Header);
-        }
-        if self.bound.is_none() {
-            self.bind()?;
         }
         let Some(b) = &self.bound else {
             return Err("internal: format not bound".into());
