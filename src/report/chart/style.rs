@@ -180,7 +180,10 @@ pub fn assign_looks(wants: &[Want]) -> Vec<Look> {
         // Every dash (or marker) of this colour taken: the next colour.
         // Loose points of a family look like it on purpose.
         let mut tries = 0;
-        while kept.is_none() && looks.contains(&look) && tries < PALETTE.len() * DASHES.len() * MARKERS.len() {
+        while kept.is_none()
+            && looks.contains(&look)
+            && tries < PALETTE.len() * DASHES.len() * MARKERS.len()
+        {
             tries += 1;
             match look.dash {
                 Some(d) => {
