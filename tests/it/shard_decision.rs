@@ -93,8 +93,6 @@ fn trace_scenario() -> (tempfile::TempDir, PathBuf) {
     (d, s)
 }
 
-/// Runs shards `0..n` of `scenario` into `parts` (scrambled order) and
-/// returns their files.
 /// The unsharded run of `scenario`: its folder's files and its report.json.
 fn unsharded(scenario: &Path) -> (Vec<(String, Vec<u8>)>, String) {
     let whole = tempfile::tempdir().unwrap();
@@ -114,6 +112,8 @@ fn unsharded(scenario: &Path) -> (Vec<(String, Vec<u8>)>, String) {
     (want, report)
 }
 
+/// Runs shards `0..n` of `scenario` into `parts` (scrambled order) and
+/// returns their files.
 fn shards(scenario: &Path, parts: &Path, name: &str, n: u32, extra: &[&str]) -> Vec<String> {
     let s = scenario.to_str().unwrap();
     let p = parts.to_str().unwrap();
@@ -159,18 +159,12 @@ fn a_trace_split_by_key_merges_to_the_unsharded_report_for_2_3_and_4_shards() {
 #[test]
 fn a_workload_split_by_key_merges_to_the_unsharded_report() {
     let (_d, scenario) = temp_file("shard-flash.json", WORKLOAD_SCENARIO.as_bytes());
-    let whole = tempfile::tempdir().unwrap();
-    ok(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        whole.path().to_str().unwrap(),
-    ]);
+    let (want, _) = unsharded(&scenario);
     let parts = tempfile::tempdir().unwrap();
     let merged = tempfile::tempdir().unwrap();
     let files = shards(&scenario, parts.path(), "shard-flash", 3, &[]);
     merge(&files, merged.path());
-    assert_eq!(tree(merged.path()), tree(whole.path()));
+    assert_eq!(tree(merged.path()), want);
     // nginx's zone is shared by every key: shard 0 (the first
     // shared-state candidate's, 0 mod 3) ran it over all of them.
     let shard1 = std::fs::read_to_string(&files[1]).unwrap();
