@@ -1092,15 +1092,28 @@ impl Fleets {
             }
             out.push(c);
         }
-        // Balancer skew: one line per strategy.
+        // Balancer skew: one line per strategy. The same balancer without
+        // skew or weights (its label is the bare type) is the line's skew 0.
+        let skewed: Vec<(&str, usize, &str)> = reps
+            .iter()
+            .filter(|(_, r)| r.skew.is_some())
+            .map(|(_, r)| {
+                let ty = r.balancer.split(" skew=").next().unwrap_or_default();
+                (r.strategy.as_str(), r.replicas, ty)
+            })
+            .collect();
         let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         for (name, r) in &reps {
-            if let Some(s) = r.skew {
-                lines
-                    .entry(format!("{} x{}", r.strategy, r.replicas))
-                    .or_default()
-                    .push((s, row(name, "compliant_denied_pct")));
-            }
+            let even = || skewed.contains(&(r.strategy.as_str(), r.replicas, r.balancer.as_str()));
+            let s = match r.skew {
+                Some(s) => s,
+                None if even() => 0.0,
+                None => continue,
+            };
+            lines
+                .entry(format!("{} x{}", r.strategy, r.replicas))
+                .or_default()
+                .push((s, row(name, "compliant_denied_pct")));
         }
         if lines.values().any(|p| p.len() >= 2) {
             let names: Vec<&str> = lines.keys().map(String::as_str).collect();
@@ -1114,14 +1127,20 @@ impl Fleets {
                 "skew s (replica i gets weight 1 / (i + 1)^s)",
                 "compliant keys: requests denied (%)",
             )
-            .caption("Each line one strategy, each point above 0 labelled with its value: an uneven balancer sends more than its share to the first replicas, and a divided limit then denies clients that are within the policy.");
+            .caption("Each line one strategy (skew 0: the same balancer sending evenly), each point above 0 labelled with its value (a 0 the lines share, once): an uneven balancer sends more than its share to the first replicas, and a divided limit then denies clients that are within the policy.");
+            // A point several lines share is labelled once, on the first.
+            let all: Vec<(f64, f64)> = lines.values().flatten().copied().collect();
             for (label, mut pts) in lines {
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                 let labels = pts
                     .iter()
                     .map(|p| {
+                        let shared = all.iter().filter(|q| *q == p).count() > 1;
+                        let labelled = c.series.iter().any(|s| s.points.contains(p));
                         if p.1 > 0.0 {
                             pct_scaled(p.1)
+                        } else if shared && !labelled {
+                            "0%".into()
                         } else {
                             String::new()
                         }
