@@ -102,6 +102,7 @@ fn setup(args: &ReplayArgs) -> Result<Setup> {
         seed: args.seed,
         max_memory: 1 << 32,
         workdir: None,
+        origin: Default::default(),
     })
 }
 

@@ -43,7 +43,7 @@ mod tally;
 
 pub use candidates::{
     build, candidates, default_entries, known_models, models_text, row, Built, Candidate, ModelRow,
-    Setup, MODELS,
+    Origin, Setup, MODELS,
 };
 pub use rows::nginx_rate;
 
@@ -215,6 +215,34 @@ pub struct Params {
     /// A fleet of replicas instead of single limiters; see [`deployment`].
     #[serde(default)]
     pub deployment: Option<serde_json::Value>,
+    /// Unix time of a workload's virtual time zero, RFC 3339 (default
+    /// [`DEFAULT_EPOCH`]): windows that upstream aligns to Unix time
+    /// (Redis keys per second, envoyproxy/ratelimit, Kong, Cloudflare's
+    /// counters) align to it. A trace's times are absolute: its first
+    /// request is the origin, and `epoch` is refused beside it.
+    #[serde(default)]
+    pub epoch: Option<String>,
+}
+
+/// A workload's default epoch: 2026-01-01T00:00:00Z, a whole day, so
+/// windows of any interval dividing a day start at virtual time zero.
+pub const DEFAULT_EPOCH: &str = "2026-01-01T00:00:00Z";
+
+impl Params {
+    /// The workload's epoch, Unix ns (checked by `validate`).
+    pub fn epoch_ns(&self) -> Nanos {
+        parse_epoch(self.epoch.as_deref().unwrap_or(DEFAULT_EPOCH)).unwrap_or(0)
+    }
+}
+
+/// An RFC 3339 time as Unix ns (at or after 1970).
+fn parse_epoch(s: &str) -> std::result::Result<Nanos, String> {
+    let t = chrono::DateTime::parse_from_rfc3339(s).map_err(|e| {
+        format!("value {s:?}: expected an RFC 3339 time such as {DEFAULT_EPOCH} ({e})")
+    })?;
+    t.timestamp_nanos_opt()
+        .and_then(|n| Nanos::try_from(n).ok())
+        .ok_or_else(|| format!("value {s:?}: expected a time from 1970 to 2554"))
 }
 
 fn default_shapes() -> Vec<Shape> {
@@ -250,6 +278,15 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
                 p.policy.limit, p.policy.interval_ms
             ),
         ));
+    }
+    if let Some(e) = &p.epoch {
+        if p.trace.is_some() {
+            return Err(scenario.field_error(
+                "epoch",
+                format!("value {e:?}: a trace's times are absolute (its first request is the time origin); epoch applies to workloads"),
+            ));
+        }
+        parse_epoch(e).map_err(|m| scenario.field_error("epoch", m))?;
     }
     match (&p.workload, &p.trace) {
         (Some(w), None) => w.validate(&scenario.path, "workload")?,
@@ -390,6 +427,7 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         p,
         mut cands,
         fleets,
+        origin,
     } = prepare(scenario, ctx, extra)?;
     let source = Source::open(scenario, &p, ctx, None)?;
     let mut decisions = match &ctx.decisions {
@@ -401,6 +439,7 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         None => None,
     };
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
+    lab.origin = origin;
     lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
     lab.replay(&mut cands, decisions.as_mut())?;
     // Children are told `end` and must exit cleanly (a line after the last
@@ -439,6 +478,8 @@ struct Prepared {
     p: Params,
     cands: Vec<Candidate>,
     fleets: Option<deployment::Fleets>,
+    /// The handle the candidates read the time origin from.
+    origin: Origin,
 }
 
 /// Checks every field, builds the candidates (the default set, a
@@ -459,6 +500,7 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
                 .filter(|d| !d.as_os_str().is_empty())
                 .map_or_else(|| ".".into(), |d| d.to_path_buf()),
         ),
+        origin: Origin::default(),
     };
     let mut fleets = None;
     let mut cands =
@@ -481,7 +523,12 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
     if let (Some(f), Some(w)) = (&fleets, &p.workload) {
         f.check_budget(scenario, w.max_events(), w.key_space() as f64, ctx)?;
     }
-    Ok(Prepared { p, cands, fleets })
+    Ok(Prepared {
+        p,
+        cands,
+        fleets,
+        origin: setup.origin,
+    })
 }
 
 /// The candidates of a `limiters` list: every entry checked and expanded

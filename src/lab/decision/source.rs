@@ -227,11 +227,13 @@ impl Source {
         }
     }
 
-    /// Offset making aligned windows multiples of the interval since the epoch.
-    pub(super) fn align(&self, interval: Nanos) -> Nanos {
+    /// Unix time (ns) of virtual time zero once a request has been read: a
+    /// trace's times are absolute, so its first request's; a workload
+    /// starts at `epoch`.
+    pub(super) fn origin(&self, epoch: Nanos) -> Nanos {
         match self {
-            Source::Workload { .. } | Source::Merged { .. } => 0,
-            Source::Trace { t0, .. } => t0.unwrap_or(0) % interval,
+            Source::Workload { .. } | Source::Merged { .. } => epoch,
+            Source::Trace { t0, .. } => t0.unwrap_or(0),
         }
     }
 }
