@@ -456,6 +456,22 @@ fn cloudflare_section(cands: &[Candidate], tallies: &[Tally], n: u64) -> String 
     s
 }
 
+/// The run's time origin as RFC 3339 UTC, and where it comes from.
+fn time_origin(lab: &Lab) -> (String, &'static str) {
+    let ns = lab.origin.get();
+    let utc = chrono::DateTime::from_timestamp((ns / SECOND) as i64, (ns % SECOND) as u32)
+        .map_or_else(
+            || format!("{ns} ns"),
+            |t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+        );
+    let from = if lab.p.trace.is_some() {
+        "the trace's first request"
+    } else {
+        "the workload's epoch"
+    };
+    (utc, from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::zoom_range;
@@ -486,18 +502,3 @@ mod tests {
     }
 }
 
-/// The run's time origin as RFC 3339 UTC, and where it comes from.
-fn time_origin(lab: &Lab) -> (String, &'static str) {
-    let ns = lab.origin.get();
-    let utc = chrono::DateTime::from_timestamp((ns / SECOND) as i64, (ns % SECOND) as u32)
-        .map_or_else(
-            || format!("{ns} ns"),
-            |t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
-        );
-    let from = if lab.p.trace.is_some() {
-        "the trace's first request"
-    } else {
-        "the workload's epoch"
-    };
-    (utc, from)
-}
