@@ -46,6 +46,7 @@ Same scenario + seed gives byte-identical reports on any machine and any thread 
 
 const EXAMPLES: &str = "\
 Examples:
+  ratelab run                                    the tour: which limiter for a flash crowd (built in)
   ratelab list                                   what scenarios and kinds exist
   ratelab list --models                          every limiter model, its parameters and defaults
   ratelab reproduce                              run every scenario in scenarios/ into reports/
@@ -134,8 +135,9 @@ pub enum Command {
         after_help = "The report goes to <OUT>/<scenario name>/: table.md, table.csv, report.json and charts (SVG + PNG).\nThe folder is replaced whole, only after the run succeeded."
     )]
     Run {
-        /// The scenario JSON file.
-        scenario: PathBuf,
+        /// The scenario JSON file (without one: the tour, a flash crowd over 2,000 Zipf
+        /// keys through every limiter model, built in: scenarios/decision-flash-crowd.json).
+        scenario: Option<PathBuf>,
         /// Where the reports go and how the scenario runs.
         #[command(flatten)]
         opts: RunOpts,
@@ -271,7 +273,14 @@ pub fn main_with_args(mut args: Vec<std::ffi::OsString>) -> i32 {
 
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Run { scenario, opts } => run::run(&scenario, &opts),
+        Command::Run {
+            scenario: Some(scenario),
+            opts,
+        } => run::run(&scenario, &opts),
+        Command::Run {
+            scenario: None,
+            opts,
+        } => run::run_tour(&opts),
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
         Command::List { models: true, .. } => run::list_models(),
         Command::List { scenarios, .. } => run::list(&scenarios),

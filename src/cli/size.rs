@@ -7,6 +7,7 @@
 //! trace, zero keys, ...).
 
 use super::init_threads;
+use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::lab::shard::{Shard, SizeShards};
 pub use crate::sizing::command::{compute, SizeArgs};
@@ -41,7 +42,9 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     let part = ClassesPart::of(&trace, LimitPolicy { limit, interval_ms }, shard);
     let keys = part.names.len();
     let bytes = crate::lab::shard::size_shard_bytes(&job_argv(), a.seed, shard, part)?;
-    let file = a.out.join(shard.file_name("size"));
+    // Shards of one job share a folder: the one named, else this one.
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
+    let file = dir.join(shard.file_name("size"));
     crate::report::atomic::write_file(&file, &bytes)?;
     outln!(
         "== size shard {}/{}: exact verdicts of {keys} of {} keys -> {}",
@@ -122,11 +125,36 @@ pub fn run(a: &SizeArgs) -> Result<i32> {
         return run_shard(a, shard);
     }
     let report = compute(a)?;
-    report.write(&a.out)?;
+    let out = match &a.out {
+        Some(o) => o.clone(),
+        None => fresh_folder(Path::new("."), "size-report")?,
+    };
+    report.write(&out)?;
     out!("{}", report.console);
-    outln!("-> {}", a.out.display());
+    if a.out.is_some() {
+        outln!("-> {}", out.display());
+    } else {
+        outln!("-> {} (a new folder; --out names one)", out.display());
+    }
     match report.failure {
         Some(msg) if !report.met => Err(Error::check(msg)),
         _ => Ok(0),
     }
+}
+
+/// The first of `<dir>/<stem>`, `<stem>-2`, `<stem>-3`, ... that does not
+/// exist: a report written without `--out` never replaces anything.
+fn fresh_folder(dir: &Path, stem: &str) -> Result<PathBuf> {
+    (1..10_000u32)
+        .map(|i| match i {
+            1 => dir.join(stem),
+            _ => dir.join(format!("{stem}-{i}")),
+        })
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .ok_or_else(|| {
+            Error::input(format!(
+                "{}: {stem} to {stem}-9999 all exist; name a folder with --out",
+                dir.display()
+            ))
+        })
 }

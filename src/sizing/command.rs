@@ -109,9 +109,10 @@ pub struct SizeArgs {
     /// Hash family: xxh3 (portable) or ahash.
     #[arg(long, default_value = "xxh3")]
     pub hasher: String,
-    /// Folder for size.json, size.md and the frontier chart.
-    #[arg(long, default_value = "reports/size", value_parser = crate::report::atomic::parse_out_path)]
-    pub out: PathBuf,
+    /// Folder for size.json, size.md and the frontier chart (default: a new folder
+    /// ./size-report, or size-report-2, -3, ... if it exists: never a tracked report).
+    #[arg(long, value_parser = crate::report::atomic::parse_out_path)]
+    pub out: Option<PathBuf>,
     /// Worker threads (results do not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
