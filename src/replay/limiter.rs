@@ -280,7 +280,7 @@ fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> 
     };
     let opts = TraceOptions {
         spread: Spread::parse_flag(args.spread.as_deref())?,
-        spread_seed: args.seed,
+        spread_seed: crate::workload::trace::spread_seed(args.seed),
         ..TraceOptions::default()
     };
     let mut input = tr::TraceReader::open_with(&args.trace, opts, Some(&spec))?;

@@ -225,7 +225,7 @@ impl InputOptions {
             max_buffered: None,
             skip_late: self.skip_late,
             spread: self.spread,
-            spread_seed: self.seed,
+            spread_seed: crate::workload::trace::spread_seed(self.seed),
         }
     }
 

@@ -342,7 +342,7 @@ pub const MODELS: &[ModelRow] = &[
         model: "exec",
         summary: "a limiter of your own in any language: a child process speaking docs/book/src/protocol.md on stdin/stdout",
         params: &[
-            Param::argv("command", "the program and its arguments, e.g. [\"python3\", \"examples/limiters/sliding_window.py\"] (required; relative paths are from ratelab's working directory)"),
+            Param::argv("command", "the program and its arguments, e.g. [\"python3\", \"examples/limiters/sliding_window.py\"] (required; the child runs in the scenario's folder, so relative paths, the program's and its arguments', are from there; with `replay --limiter`, from ratelab's working directory)"),
             Param::text("name", "the candidate's label (default \"exec <command>\")"),
             Param::int("timeout_ms", 1, 3_600_000, "how long the child may take to answer one batch before it is killed (default 30000)"),
             Param::fields("env", &[], "environment variables of the child, e.g. {\"PYTHONHASHSEED\": \"0\"}: it gets these and nothing else (default none)"),

@@ -270,7 +270,7 @@ pub(super) fn open_trace(
             ),
             None => None,
         },
-        spread_seed: derive_seed(seed, &[stream::WORKLOAD]),
+        spread_seed: crate::workload::trace::spread_seed(seed),
     };
     let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
     let path = if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
