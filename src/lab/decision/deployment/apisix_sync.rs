@@ -136,10 +136,10 @@ impl ApisixSync {
         }
     }
 
-    /// The fixed-window script (`util.lua:26-34`) at store time `at`:
-    /// the count after and the TTL in ms.
-    fn script(&mut self, key: u32, cost: i64, at: Nanos) -> (i64, u64) {
-        let now_ms = at / MILLI;
+    /// The fixed-window script (`util.lua:26-34`) at store time `at_unix`
+    /// (Unix ns, Redis' clock): the count after and the TTL in ms.
+    fn script(&mut self, key: u32, cost: i64, at_unix: u64) -> (i64, u64) {
+        let now_ms = at_unix / MILLI;
         let window_ms = self.window / MILLI;
         if now_ms >= self.last_purge_ms + window_ms {
             // Expired keys go (Redis would evict them lazily or actively).
@@ -194,12 +194,12 @@ impl ApisixSync {
         env: &mut Env,
         waits: bool,
     ) -> Nanos {
-        let (remaining, reset, sync_at) = match env.round_trip(2) {
+        let (remaining, reset, sync_at) = match env.round_trip_for(r, 2) {
             Some(rtt) => {
                 if !waits {
                     env.cost.added_latency_ns -= u128::from(rtt);
                 }
-                let (count, ttl_ms) = self.script(key, delta, t + rtt / 2);
+                let (count, ttl_ms) = self.script(key, delta, env.unix_ns(t + rtt / 2));
                 ((self.limit - count).max(0), ttl_ms * MILLI, t + rtt)
             }
             None => {
@@ -370,11 +370,7 @@ mod tests {
     use crate::rng::sim_rng;
 
     fn env() -> Env {
-        Env {
-            net: Network::new(Latency::Fixed(MILLI), 0.0, sim_rng(1)),
-            store_down: false,
-            cost: Default::default(),
-        }
+        Env::new(Network::new(Latency::Fixed(MILLI), 0.0, sim_rng(1)))
     }
 
     /// One replica, one key: the first request reads Redis (a SET of 0),

@@ -77,19 +77,20 @@ pub const TIME_ZERO_UNIX_S: u64 = 1_767_225_600;
 const JAN_1_2017: u64 = 1_483_228_800;
 
 /// One `allowN` call of redis_rate's script on a key's stored `(tat,
-/// expiry ms)` at store time `at`: whether it is allowed, and the new
-/// stored value when it writes.
+/// expiry ms)` at store time `at_unix_ns` (Unix ns, what `TIME` reads):
+/// whether it is allowed, and the new stored value when it writes.
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::gcra_allow_n;
+/// use ratelab::lab::decision::deployment::{gcra_allow_n, TIME_ZERO_UNIX_S};
 /// // 10 per second, burst 10, eleven requests at one instant: nine pass.
 /// // The script's doubles at 2026's TIME (2.8e8 s since 2017) round the
 /// // tenth's `now - allow_at` to -2.4e-7 instead of 0.
 /// let mut stored = None;
 /// let ok = (0..11)
 ///     .filter(|_| {
-///         let (ok, new) = gcra_allow_n(stored, 10, 10, 1.0, 1, 5_000_000);
+///         let at = TIME_ZERO_UNIX_S * 1_000_000_000 + 5_000_000;
+///         let (ok, new) = gcra_allow_n(stored, 10, 10, 1.0, 1, at);
 ///         stored = new.or(stored);
 ///         ok
 ///     })
@@ -102,15 +103,15 @@ pub fn gcra_allow_n(
     rate: u64,
     period_s: f64,
     cost: u64,
-    at: Nanos,
+    at_unix_ns: u64,
 ) -> (bool, Option<(f64, u64)>) {
     let emission_interval = period_s / rate as f64;
     let increment = emission_interval * cost as f64;
     let burst_offset = emission_interval * burst as f64;
-    let us = at / 1000;
-    let secs = TIME_ZERO_UNIX_S + us / 1_000_000;
-    let now = (secs - JAN_1_2017) as f64 + (us % 1_000_000) as f64 / 1_000_000.0;
-    let now_ms = at / MILLI;
+    let us = at_unix_ns / 1000;
+    let secs = us / 1_000_000;
+    let now = secs as f64 - JAN_1_2017 as f64 + (us % 1_000_000) as f64 / 1_000_000.0;
+    let now_ms = at_unix_ns / MILLI;
     let tat = match stored {
         // Redis drops the key when now > its expiry.
         Some((tat, exp_ms)) if now_ms <= exp_ms => tat,
@@ -216,7 +217,9 @@ impl Central {
 
 impl Strategy for Central {
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
-        let window = (t / SECOND) / self.divider_s;
+        // The cache key's window: Unix seconds of the request
+        // (cache_key.go:81-82, Kong's `get_timestamps`).
+        let window = (env.unix_ns(t) / SECOND) / self.divider_s;
         match self.store {
             Store::EnvoyRatelimit => {
                 if self.local_cache {
@@ -229,12 +232,12 @@ impl Strategy for Central {
                 let mut rtt = 0;
                 if self.stop_increment {
                     // The GET pipeline first.
-                    match env.round_trip(1) {
+                    match env.round_trip_for(r, 1) {
                         Some(x) => rtt += x,
                         None => return Ok(Decision::from_allowed(self.fail_open)),
                     }
                 }
-                match env.round_trip(2) {
+                match env.round_trip_for(r, 2) {
                     Some(x) => rtt += x,
                     None => return Ok(Decision::from_allowed(self.fail_open)),
                 }
@@ -250,13 +253,19 @@ impl Strategy for Central {
                 Ok(Decision::from_allowed(!over))
             }
             Store::RedisGcra => {
-                let Some(rtt) = env.round_trip(2) else {
+                let Some(rtt) = env.round_trip_for(r, 2) else {
                     return Ok(Decision::from_allowed(self.fail_open));
                 };
                 let stored = self.tats.get(&key).copied();
                 let period_s = self.divider_s as f64;
-                let (ok, new) =
-                    gcra_allow_n(stored, self.burst, self.limit, period_s, w, t + rtt / 2);
+                let (ok, new) = gcra_allow_n(
+                    stored,
+                    self.burst,
+                    self.limit,
+                    period_s,
+                    w,
+                    env.unix_ns(t + rtt / 2),
+                );
                 if let Some(v) = new {
                     // TIME, GET and the SET.
                     env.cost.store_ops += 1;
@@ -265,7 +274,7 @@ impl Strategy for Central {
                 Ok(Decision::from_allowed(ok))
             }
             Store::KongRedis => {
-                if env.round_trip(2).is_none() {
+                if env.round_trip_for(r, 2).is_none() {
                     return Ok(Decision::from_allowed(self.fail_open));
                 }
                 let prior = self.counters.incr(key, window, 1) - 1;
