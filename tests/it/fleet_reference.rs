@@ -5,7 +5,8 @@
 use rand::Rng;
 use ratelab::clock::{Nanos, MILLI, SECOND};
 use ratelab::lab::decision::deployment::{
-    ApisixSync, Central, Env, KongSync, Latency, Network, Store, Strategy,
+    ApisixSync, Central, Env, Gubernator, KongSync, Latency, Network, OwnerRule, Store, Strategy,
+    TieOrder,
 };
 use ratelab::rng::sim_rng;
 
@@ -535,4 +536,607 @@ fn redis_gcra_admits_burst_plus_rate_on_any_fleet() {
         .count() as f64;
     let want = 40.0 + 40.0 * secs;
     assert!((got - want).abs() <= 2.0, "{got} admitted, expected {want}");
+}
+
+/// Drives a strategy as the fleet does, with decisions made later than
+/// their request (gubernator forwarding) filled in by ticket; replica
+/// `i`'s round trip is `rtts[i]`; the store (for gubernator, the peers'
+/// network) is down in `down`.
+fn decide_later(
+    s: &mut dyn Strategy,
+    tr: &[(Nanos, u32, usize)],
+    rtts: &[Nanos],
+    down: (Nanos, Nanos),
+) -> Vec<bool> {
+    let per = rtts.iter().map(|&r| Latency::Fixed(r)).collect();
+    let mut e =
+        Env::new(Network::new(Latency::Fixed(rtts[0]), 0.0, sim_rng(1)).with_per_replica(per));
+    let mut out = vec![None; tr.len()];
+    let mut done = Vec::new();
+    let fill = |done: &mut Vec<(u64, bool)>, out: &mut Vec<Option<bool>>| {
+        for (ticket, ok) in done.drain(..) {
+            out[ticket as usize] = Some(ok);
+        }
+    };
+    for (i, &(t, k, r)) in tr.iter().enumerate() {
+        e.store_down = t >= down.0 && t < down.1;
+        s.advance(t, &mut e).unwrap();
+        if let Some(d) = s.admit_ticket(r, k, 1, t, &mut e, i as u64).unwrap() {
+            out[i] = Some(d.allowed);
+        }
+        s.resolved(&mut done);
+        fill(&mut done, &mut out);
+    }
+    s.settle(&mut e).unwrap();
+    s.resolved(&mut done);
+    fill(&mut done, &mut out);
+    out.into_iter()
+        .map(|d| d.expect("every request decided"))
+        .collect()
+}
+
+/// gubernator's `tokenBucket` on a plain list of items (key, remaining,
+/// expire at, over): alive while `expire >= now`; a new item expires at
+/// its request's `created + duration`.
+#[allow(clippy::too_many_arguments)]
+fn guber_bucket(
+    cache: &mut Vec<(u32, i64, i64, bool)>,
+    k: u32,
+    now: i64,
+    created: i64,
+    limit: i64,
+    dur: i64,
+    hits: i64,
+    drain: bool,
+) -> bool {
+    if let Some(e) = cache.iter_mut().find(|e| e.0 == k && e.2 >= now) {
+        if hits == 0 {
+            return !e.3;
+        }
+        if e.1 == 0 {
+            e.3 = true;
+            return false;
+        }
+        if e.1 == hits {
+            e.1 = 0;
+            return !e.3;
+        }
+        if hits > e.1 {
+            if drain {
+                e.1 = 0;
+            }
+            return false;
+        }
+        e.1 -= hits;
+        return !e.3;
+    }
+    cache.retain(|e| e.0 != k);
+    let ok = hits <= limit;
+    cache.push((
+        k,
+        if ok { limit - hits } else { limit },
+        created + dur,
+        false,
+    ));
+    ok
+}
+
+/// Unix ms of virtual time `t` (the lab's default origin).
+fn unix_ms(t: Nanos) -> i64 {
+    ((ratelab::lab::decision::deployment::TIME_ZERO_UNIX_S * SECOND + t) / MILLI) as i64
+}
+
+/// gubernator forwarding, as read in gubernator.go and peer_client.go,
+/// owners key mod n, ties arrivals first: the owner decides its own
+/// requests at once; a non-owner queues the request in its client for
+/// the owner, whose interval (started by the first queued request, or
+/// queued behind a running one) sends the batch `wait` later, or at once
+/// at `limit_n` requests; the owner decides each request when the batch
+/// arrives (half the sender's round trip), the window of a new item from
+/// the request's arrival at the first peer. A failed batch is an error.
+#[allow(clippy::too_many_arguments)]
+fn guber_forward_reference(
+    tr: &[(Nanos, u32, usize)],
+    n: usize,
+    limit: i64,
+    dur_ms: i64,
+    wait: Nanos,
+    limit_n: usize,
+    rtts: &[Nanos],
+    down: (Nanos, Nanos),
+) -> Vec<bool> {
+    #[derive(Default, Clone)]
+    struct Client {
+        queue: Vec<(u32, i64, usize)>,
+        sleeping: Option<Nanos>,
+        queued: bool,
+    }
+    enum Ev {
+        Tick(usize, usize),
+        Arrive(usize, Vec<(u32, i64, usize)>),
+    }
+    let mut caches = vec![Vec::new(); n];
+    let mut clients = vec![Client::default(); n * n];
+    let mut evs: Vec<(Nanos, u8, u64, Ev)> = Vec::new();
+    let mut made = 0u64;
+    let mut out: Vec<Option<bool>> = vec![None; tr.len()];
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        c: &mut Client,
+        o: usize,
+        t: Nanos,
+        rtt: Nanos,
+        is_down: bool,
+        evs: &mut Vec<(Nanos, u8, u64, Ev)>,
+        made: &mut u64,
+        out: &mut [Option<bool>],
+    ) {
+        let batch = std::mem::take(&mut c.queue);
+        if is_down {
+            for (_, _, i) in batch {
+                out[i] = Some(false);
+            }
+            return;
+        }
+        *made += 1;
+        evs.push((t + rtt / 2, 0, *made, Ev::Arrive(o, batch)));
+    }
+    let run = |until: Option<Nanos>,
+               evs: &mut Vec<(Nanos, u8, u64, Ev)>,
+               made: &mut u64,
+               caches: &mut Vec<Vec<(u32, i64, i64, bool)>>,
+               clients: &mut Vec<Client>,
+               out: &mut Vec<Option<bool>>| {
+        while let Some(i) = (0..evs.len())
+            .filter(|&i| until.is_none_or(|t| evs[i].0 < t || (evs[i].0 == t && evs[i].1 == 0)))
+            .min_by_key(|&i| (evs[i].0, evs[i].1, evs[i].2))
+        {
+            let (at, _, _, ev) = evs.remove(i);
+            match ev {
+                Ev::Tick(p, o) => {
+                    let c = &mut clients[p * n + o];
+                    c.sleeping = None;
+                    if c.queued {
+                        c.queued = false;
+                        c.sleeping = Some(at + wait);
+                        *made += 1;
+                        evs.push((at + wait, 1, *made, Ev::Tick(p, o)));
+                    }
+                    if !c.queue.is_empty() {
+                        let is_down = at >= down.0 && at < down.1;
+                        send(c, o, at, rtts[p], is_down, evs, made, out);
+                    }
+                }
+                Ev::Arrive(o, batch) => {
+                    for (k, created, i) in batch {
+                        let ok = guber_bucket(
+                            &mut caches[o],
+                            k,
+                            unix_ms(at),
+                            created,
+                            limit,
+                            dur_ms,
+                            1,
+                            false,
+                        );
+                        out[i] = Some(ok);
+                    }
+                }
+            }
+        }
+    };
+    for (i, &(t, k, p)) in tr.iter().enumerate() {
+        run(
+            Some(t),
+            &mut evs,
+            &mut made,
+            &mut caches,
+            &mut clients,
+            &mut out,
+        );
+        let o = k as usize % n;
+        if o == p {
+            out[i] = Some(guber_bucket(
+                &mut caches[p],
+                k,
+                unix_ms(t),
+                unix_ms(t),
+                limit,
+                dur_ms,
+                1,
+                false,
+            ));
+            continue;
+        }
+        let c = &mut clients[p * n + o];
+        c.queue.push((k, unix_ms(t), i));
+        if c.queue.len() >= limit_n {
+            let is_down = t >= down.0 && t < down.1;
+            send(c, o, t, rtts[p], is_down, &mut evs, &mut made, &mut out);
+        } else if c.queue.len() == 1 {
+            if c.sleeping.is_some() {
+                c.queued = true;
+            } else {
+                c.sleeping = Some(t + wait);
+                made += 1;
+                evs.push((t + wait, 1, made, Ev::Tick(p, o)));
+            }
+        }
+    }
+    run(
+        None,
+        &mut evs,
+        &mut made,
+        &mut caches,
+        &mut clients,
+        &mut out,
+    );
+    out.into_iter().map(|d| d.unwrap()).collect()
+}
+
+#[test]
+#[allow(clippy::type_complexity)]
+fn gubernator_forwarding_matches_its_reference() {
+    // (seed, keys, mean gap, wait, batch limit, round trips, outage)
+    let cases: [(u64, u32, Nanos, Nanos, usize, Vec<Nanos>, (Nanos, Nanos)); 5] = [
+        (41, 6, MILLI / 5, 500_000, 1000, vec![MILLI; 4], (0, 0)),
+        (
+            42,
+            3,
+            MILLI / 20,
+            500_000,
+            3,
+            vec![200_000, MILLI, 3 * MILLI, MILLI / 2],
+            (0, 0),
+        ),
+        (
+            43,
+            8,
+            2 * MILLI,
+            2 * MILLI,
+            1000,
+            vec![5 * MILLI, MILLI, MILLI, MILLI],
+            (SECOND, 2 * SECOND),
+        ),
+        (44, 2, 10_000, 100_000, 5, vec![MILLI; 4], (0, 0)),
+        // Times on a millisecond grid: same-instant ties.
+        (45, 4, 0, 1_000_000, 1000, vec![2 * MILLI; 4], (0, 0)),
+    ];
+    for (seed, keys, gap, wait, bl, rtts, down) in cases {
+        let tr = if gap == 0 {
+            grid_trace(seed, 4000, keys, 4, MILLI)
+        } else {
+            trace(seed, 4000, keys, 4, gap)
+        };
+        let mut m = Gubernator::new(4, 10, SECOND, false, true, 100 * MILLI)
+            .with_batch(wait, bl)
+            .with_owner(OwnerRule::Modulo)
+            .with_tie_order(TieOrder::ArrivalsFirst);
+        let got = decide_later(&mut m, &tr, &rtts, down);
+        let want = guber_forward_reference(&tr, 4, 10, 1000, wait, bl, &rtts, down);
+        let first = got.iter().zip(&want).position(|(a, b)| a != b);
+        assert_eq!(first, None, "seed {seed}: first difference at {first:?}");
+        assert!(got.iter().any(|&a| !a) && got.iter().any(|&a| a));
+    }
+}
+
+/// A trace on a grid of `step`: several requests at one instant.
+fn grid_trace(
+    seed: u64,
+    n: usize,
+    keys: u32,
+    replicas: usize,
+    step: Nanos,
+) -> Vec<(Nanos, u32, usize)> {
+    let mut rng = sim_rng(seed);
+    let mut t = 0;
+    (0..n)
+        .map(|_| {
+            t += step * rng.random_range(0..2u64);
+            (t, rng.random_range(0..keys), rng.random_range(0..replicas))
+        })
+        .collect()
+}
+
+/// gubernator GLOBAL, as read in gubernator.go, global.go and
+/// interval.go, owners key mod n, ties arrivals first. Every peer answers
+/// from its own items; a non-owner's hit goes to its hits loop, an
+/// owner's request to its broadcast loop. A loop takes what reaches its
+/// channel (before its tick, at one instant) unless it is waiting for
+/// replies. The hits loop sums hits per key (the first hit's creation
+/// time kept) and sends them to each owner on its interval tick or at
+/// `batch` keys, then waits a round trip; the owner applies them
+/// drained, at arrival, and queues an update; the broadcast loop keeps
+/// the last update per key and, on its tick or at `batch` keys, reads
+/// each key's status with no hits and the update's creation time and
+/// sends it to every other peer, then waits for every reply. An interval
+/// sleeps `wait` from its first `next`, remembers one more `next`, and
+/// holds one tick until it is read.
+fn guber_global_reference(
+    tr: &[(Nanos, u32, usize)],
+    n: usize,
+    limit: i64,
+    dur_ms: i64,
+    wait: Nanos,
+    batch: usize,
+    rtts: &[Nanos],
+) -> Vec<bool> {
+    type Cache = Vec<(u32, i64, i64, bool)>;
+    #[derive(Default, Clone)]
+    struct L {
+        // (key, hits, created)
+        chan: Vec<(u32, i64, i64)>,
+        agg: Vec<(u32, i64, i64)>,
+        sleeping: bool,
+        queued: bool,
+        tick_full: bool,
+        blocked: bool,
+        busy: bool,
+    }
+    enum Ev {
+        Tick(usize),
+        Free(usize),
+        Hits(usize, Vec<(u32, i64, i64)>),
+        Update(usize, Vec<(u32, i64, i64, bool)>),
+    }
+    struct W {
+        n: usize,
+        limit: i64,
+        dur: i64,
+        wait: Nanos,
+        batch: usize,
+        rtts: Vec<Nanos>,
+        caches: Vec<Cache>,
+        // loops: 2 * p for hits, 2 * p + 1 for broadcasts
+        loops: Vec<L>,
+        evs: Vec<(Nanos, u8, u64, Ev)>,
+        made: u64,
+    }
+    impl W {
+        fn push(&mut self, at: Nanos, class: u8, ev: Ev) {
+            self.made += 1;
+            self.evs.push((at, class, self.made, ev));
+        }
+        fn next(&mut self, l: usize, t: Nanos) {
+            let lp = &mut self.loops[l];
+            if lp.queued {
+                return;
+            }
+            if lp.sleeping || lp.blocked {
+                lp.queued = true;
+            } else {
+                lp.sleeping = true;
+                let w = self.wait;
+                self.push(t + w, 1, Ev::Tick(l));
+            }
+        }
+        fn arrive(&mut self, l: usize, item: (u32, i64, i64), t: Nanos) {
+            self.loops[l].chan.push(item);
+            self.pump(l, t);
+        }
+        fn pump(&mut self, l: usize, t: Nanos) {
+            while !self.loops[l].busy {
+                if !self.loops[l].chan.is_empty() {
+                    let (k, h, c) = self.loops[l].chan.remove(0);
+                    let agg = &mut self.loops[l].agg;
+                    match agg.iter_mut().find(|e| e.0 == k) {
+                        Some(e) if l % 2 == 0 => e.1 += h,
+                        Some(e) => *e = (k, h, c),
+                        None => agg.push((k, h, c)),
+                    }
+                    let len = agg.len();
+                    if len >= self.batch {
+                        self.send(l, t);
+                    } else if len == 1 {
+                        self.next(l, t);
+                    }
+                } else if self.loops[l].tick_full {
+                    let lp = &mut self.loops[l];
+                    lp.tick_full = false;
+                    if lp.blocked {
+                        lp.blocked = false;
+                        lp.tick_full = true;
+                        if lp.queued {
+                            lp.queued = false;
+                            lp.sleeping = true;
+                            let w = self.wait;
+                            self.push(t + w, 1, Ev::Tick(l));
+                        }
+                    }
+                    if !self.loops[l].agg.is_empty() {
+                        self.send(l, t);
+                    }
+                } else {
+                    break;
+                }
+            }
+        }
+        fn send(&mut self, l: usize, t: Nanos) {
+            let p = l / 2;
+            let agg = std::mem::take(&mut self.loops[l].agg);
+            let mut until = t;
+            if l % 2 == 0 {
+                let mut owners: Vec<usize> = Vec::new();
+                for e in &agg {
+                    let o = e.0 as usize % self.n;
+                    if !owners.contains(&o) {
+                        owners.push(o);
+                    }
+                }
+                for o in owners {
+                    let part: Vec<_> = agg
+                        .iter()
+                        .copied()
+                        .filter(|e| e.0 as usize % self.n == o)
+                        .collect();
+                    let r = self.rtts[p];
+                    self.push(t + r / 2, 0, Ev::Hits(o, part));
+                    until = until.max(t + r);
+                }
+            } else {
+                let mut st = Vec::new();
+                for &(k, _, created) in &agg {
+                    let now = unix_ms(t);
+                    guber_bucket(
+                        &mut self.caches[p],
+                        k,
+                        now,
+                        created,
+                        self.limit,
+                        self.dur,
+                        0,
+                        false,
+                    );
+                    let e = *self.caches[p].iter().find(|e| e.0 == k).unwrap();
+                    st.push(e);
+                }
+                for q in (0..self.n).filter(|&q| q != p) {
+                    let r = self.rtts[q];
+                    self.push(t + r / 2, 0, Ev::Update(q, st.clone()));
+                    until = until.max(t + r);
+                }
+            }
+            if until > t {
+                self.loops[l].busy = true;
+                self.push(until, 0, Ev::Free(l));
+            }
+        }
+        fn run(&mut self, until: Nanos) {
+            while let Some(i) = (0..self.evs.len())
+                .filter(|&i| {
+                    self.evs[i].0 < until || (self.evs[i].0 == until && self.evs[i].1 == 0)
+                })
+                .min_by_key(|&i| (self.evs[i].0, self.evs[i].1, self.evs[i].2))
+            {
+                let (at, _, _, ev) = self.evs.remove(i);
+                match ev {
+                    Ev::Tick(l) => {
+                        let lp = &mut self.loops[l];
+                        lp.sleeping = false;
+                        if lp.tick_full {
+                            lp.blocked = true;
+                        } else {
+                            lp.tick_full = true;
+                            if lp.queued {
+                                lp.queued = false;
+                                lp.sleeping = true;
+                                let w = self.wait;
+                                self.push(at + w, 1, Ev::Tick(l));
+                            }
+                        }
+                        self.pump(l, at);
+                    }
+                    Ev::Free(l) => {
+                        self.loops[l].busy = false;
+                        self.pump(l, at);
+                    }
+                    Ev::Hits(o, part) => {
+                        for (k, h, created) in part {
+                            let (lim, dur) = (self.limit, self.dur);
+                            guber_bucket(
+                                &mut self.caches[o],
+                                k,
+                                unix_ms(at),
+                                created,
+                                lim,
+                                dur,
+                                h,
+                                true,
+                            );
+                            self.arrive(2 * o + 1, (k, h, created), at);
+                        }
+                    }
+                    Ev::Update(q, st) => {
+                        for e in st {
+                            self.caches[q].retain(|x| x.0 != e.0);
+                            self.caches[q].push(e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut w = W {
+        n,
+        limit,
+        dur: dur_ms,
+        wait,
+        batch,
+        rtts: rtts.to_vec(),
+        caches: vec![Vec::new(); n],
+        loops: vec![L::default(); 2 * n],
+        evs: Vec::new(),
+        made: 0,
+    };
+    tr.iter()
+        .map(|&(t, k, p)| {
+            w.run(t);
+            let now = unix_ms(t);
+            let (lim, dur) = (w.limit, w.dur);
+            let ok = guber_bucket(&mut w.caches[p], k, now, now, lim, dur, 1, false);
+            let l = if k as usize % n == p {
+                2 * p + 1
+            } else {
+                2 * p
+            };
+            w.arrive(l, (k, 1, now), t);
+            ok
+        })
+        .collect()
+}
+
+#[test]
+#[allow(clippy::type_complexity)]
+fn gubernator_global_matches_its_reference() {
+    // (seed, keys, mean gap or 0 for a 1 ms grid, GlobalSyncWait,
+    // GlobalBatchLimit, round trips)
+    let cases: [(u64, u32, Nanos, Nanos, usize, Vec<Nanos>); 6] = [
+        (51, 6, MILLI, 100 * MILLI, 1000, vec![MILLI; 4]),
+        (
+            52,
+            3,
+            MILLI / 4,
+            20 * MILLI,
+            1000,
+            vec![200_000, MILLI, 30 * MILLI, MILLI / 2],
+        ),
+        // Round trips longer than the interval: the loops wait.
+        (
+            53,
+            5,
+            MILLI,
+            10 * MILLI,
+            1000,
+            vec![25 * MILLI, 40 * MILLI, 5 * MILLI, 60 * MILLI],
+        ),
+        // GlobalBatchLimit below the keys a tick collects.
+        (54, 9, MILLI / 2, 50 * MILLI, 2, vec![MILLI; 4]),
+        // Same-instant ties on a 1 ms grid, ticks on the grid too.
+        (55, 4, 0, 10 * MILLI, 1000, vec![2 * MILLI; 4]),
+        (
+            56,
+            12,
+            0,
+            5 * MILLI,
+            3,
+            vec![4 * MILLI, 2 * MILLI, 6 * MILLI, 2 * MILLI],
+        ),
+    ];
+    for (seed, keys, gap, wait, gbl, rtts) in cases {
+        let tr = if gap == 0 {
+            grid_trace(seed, 5000, keys, 4, MILLI)
+        } else {
+            trace(seed, 5000, keys, 4, gap)
+        };
+        // Windows of 300 ms: many expire during the run.
+        let mut m = Gubernator::new(4, 20, 300 * MILLI, true, true, wait)
+            .with_global_batch_limit(gbl)
+            .with_owner(OwnerRule::Modulo)
+            .with_tie_order(TieOrder::ArrivalsFirst);
+        let got = decide_later(&mut m, &tr, &rtts, (0, 0));
+        let want = guber_global_reference(&tr, 4, 20, 300, wait, gbl, &rtts);
+        let first = got.iter().zip(&want).position(|(a, b)| a != b);
+        assert_eq!(first, None, "seed {seed}: first difference at {first:?}");
+        assert!(got.iter().any(|&a| !a) && got.iter().any(|&a| a));
+    }
 }

@@ -91,6 +91,9 @@ enum Due {
 /// window, delta).
 type Write = Reverse<(Nanos, u64, u32, u64, i64)>;
 
+/// A worker's timer or reply: (time, creation order, replica, epoch, what).
+type Timer = Reverse<(Nanos, u64, usize, u32, Due)>;
+
 /// Kong's periodic sync over a shared Redis.
 pub struct KongSync {
     limit: u64,
@@ -100,7 +103,7 @@ pub struct KongSync {
     lose_in_flight: bool,
     workers: Vec<Worker>,
     /// (time, creation order, replica, epoch, what).
-    timers: BinaryHeap<Reverse<(Nanos, u64, usize, u32, Due)>>,
+    timers: BinaryHeap<Timer>,
     /// Writes on their way to the store: (arrival, seq, key, window, delta).
     writes: BinaryHeap<Write>,
     seq: u64,

@@ -88,6 +88,12 @@ impl Network {
         v.max(2)
     }
 
+    /// A fair coin from the same seeded stream (gubernator's same-instant
+    /// ties, as Go's `select` picks).
+    pub fn coin(&mut self) -> bool {
+        self.rng.random::<bool>()
+    }
+
     /// Whether this message is lost (one draw only when loss is set, so a
     /// loss-free network draws the same round trips as before).
     pub fn lost(&mut self) -> bool {

@@ -5,7 +5,7 @@
 use super::apisix_sync::ApisixSync;
 use super::balancer::{Balancer, Kind, ReplicaFeed};
 use super::central::{Central, Store};
-use super::gubernator::Gubernator;
+use super::gubernator::{Gubernator, OwnerRule, TieOrder};
 use super::kong_sync::KongSync;
 use super::network::{parse_samples, Latency, Network};
 use super::strategy::{Env, PerReplica, Rounding, Strategy};
@@ -101,6 +101,11 @@ const GUBERNATOR: &[Param] = &[
     Param::choice("behavior", &["global", "forwarding"], "GLOBAL (answer from the local cache, hits to the owner in batches, owner broadcasts) or forwarding to the owner (default global)"),
     Param::int("global_sync_wait_ms", 1, 3_600_000, "GlobalSyncWait in ms (default 100)"),
     Param::flag("drain_over_limit", "the owner drains a peer's hits over the remaining (DRAIN_OVER_LIMIT, set since gubernator v2.4; default true)"),
+    Param::int("global_batch_limit", 1, 1000, "GlobalBatchLimit: hits or updates of this many keys are sent at once (default 1000; the owner refuses a batch of more, gubernator.go:484)"),
+    Param::int("batch_wait_us", 1, 3_600_000_000, "forwarding: BatchWait in µs (default 500)"),
+    Param::int("batch_limit", 1, 1000, "forwarding: BatchLimit (default 1000, the most config.go allows)"),
+    Param::choice("tie_order", &["random", "arrivals_first"], "a request or delivered hit and a loop's tick at the same instant: random as Go's select picks, from the fleet's seed (default), or every arrival first"),
+    Param::choice("owner", &["ring", "modulo"], "the owner of a key: gubernator's consistent hash (default) or key id mod replicas (to fix owners in a test)"),
 ];
 
 /// Error as (field, message).
@@ -607,6 +612,11 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 let global = a.str("behavior").unwrap_or("global") == "global";
                 let drain = a.bool("drain_over_limit").unwrap_or(true);
                 let wait = a.u64("global_sync_wait_ms").unwrap_or(100) * MILLI;
+                let gbl = a.u64("global_batch_limit").unwrap_or(1000) as usize;
+                let bwait = a.u64("batch_wait_us").unwrap_or(500) * 1000;
+                let bl = a.u64("batch_limit").unwrap_or(1000) as usize;
+                let tie = if a.str("tie_order") == Some("arrivals_first") { TieOrder::ArrivalsFirst } else { TieOrder::Random };
+                let rule = if a.str("owner") == Some("modulo") { OwnerRule::Modulo } else { OwnerRule::Ring };
                 let (fixed, varying) = a.suffixes(&["behavior"]);
                 let head = if global { "gubernator GLOBAL" } else { "gubernator forwarding" };
                 let label = join(head, &fixed, &varying);
@@ -615,7 +625,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 } else {
                     (Footprint::SeenKeys(112.0), twice as fn(usize) -> f64)
                 };
-                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait)) as Box<dyn Strategy>)), foot, work));
+                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait).with_batch(bwait, bl).with_global_batch_limit(gbl).with_owner(rule).with_tie_order(tie)) as Box<dyn Strategy>)), foot, work));
             }
             Ok(out)
         }

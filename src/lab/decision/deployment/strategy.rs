@@ -119,6 +119,30 @@ impl Env {
 pub trait Strategy: Send {
     /// Decides a request of `key` served by replica `r` at `t`.
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision>;
+    /// Like [`Strategy::admit`], for a strategy whose decision is made
+    /// later than the request (gubernator's owner decides a forwarded
+    /// request when its batch arrives): `None` means pending, and the
+    /// decision comes out of [`Strategy::resolved`] under `ticket` once
+    /// the strategy's clock passes it. The default decides at once.
+    fn admit_ticket(
+        &mut self,
+        r: usize,
+        key: u32,
+        w: u64,
+        t: Nanos,
+        env: &mut Env,
+        _ticket: u64,
+    ) -> Result<Option<Decision>> {
+        self.admit(r, key, w, t, env).map(Some)
+    }
+    /// Moves the decisions made since the last call to `out` as
+    /// `(ticket, allowed)`.
+    fn resolved(&mut self, _out: &mut Vec<(u64, bool)>) {}
+    /// Decides every pending request now, running what is due until none
+    /// is left (the end of the requests the fleet was handed).
+    fn settle(&mut self, _env: &mut Env) -> Result<()> {
+        Ok(())
+    }
     /// Runs what is due before `t` (timers, syncs).
     fn advance(&mut self, _t: Nanos, _env: &mut Env) -> Result<()> {
         Ok(())
