@@ -1140,3 +1140,46 @@ fn gubernator_global_matches_its_reference() {
         assert!(got.iter().any(|&a| !a) && got.iter().any(|&a| a));
     }
 }
+
+/// Windows upstream aligns to Unix time follow the Unix time of the
+/// request, wherever virtual time zero sits: with zero at T + 0.5 s (T a
+/// whole second: the first log line's time), five requests at T + 0.5 s
+/// and five at T + 1.2 s fall in two windows of 5 per second, and
+/// envoyproxy/ratelimit, Kong's redis policy and Kong's periodic sync
+/// admit all 10; with zero at T the same virtual times are one window.
+#[test]
+fn windows_align_to_the_unix_time_of_the_request() {
+    let t = 1_767_225_600 * SECOND;
+    let tr: Vec<(Nanos, u32, usize)> = (0..10)
+        .map(|i| (if i < 5 { i } else { 700 * MILLI + i }, 1, i as usize % 2))
+        .collect();
+    let admitted = |s: &mut dyn Strategy, origin: u64| {
+        let mut e = env(MILLI / 10);
+        e.origin_ns = origin;
+        tr.iter()
+            .filter(|&&(at, k, r)| {
+                s.advance(at, &mut e).unwrap();
+                s.admit(r, k, 1, at, &mut e).unwrap().allowed
+            })
+            .count()
+    };
+    for origin in [t + SECOND / 2, t] {
+        let want = if origin == t { 5 } else { 10 };
+        let mut envoy = Central::new(Store::EnvoyRatelimit, 2, 5, SECOND, false, false, true);
+        let mut kong = Central::new(Store::KongRedis, 2, 5, SECOND, false, false, true);
+        let mut sync = KongSync::new(2, 5, SECOND, 100 * MILLI, true, true);
+        assert_eq!(admitted(&mut envoy, origin), want, "envoy, origin {origin}");
+        assert_eq!(
+            admitted(&mut kong, origin),
+            want,
+            "kong_redis, origin {origin}"
+        );
+        // Kong's periodic sync: the two replicas each read the store once
+        // a window and count locally; the store had the other's INCR.
+        assert_eq!(
+            admitted(&mut sync, origin),
+            want,
+            "kong sync, origin {origin}"
+        );
+    }
+}
