@@ -46,30 +46,34 @@ fn decide(s: &mut dyn Strategy, tr: &[(Nanos, u32, usize)], rtt: Nanos) -> Vec<b
 /// policies/init.lua and handler.lua: usage from the local tables, or an
 /// INCR that returns the value before it and yields the worker for the
 /// round trip (requests meanwhile miss the tables too and send their own
-/// INCR); the reply sets the usage and the delta to -1; deny when
-/// limit - usage <= 0; an admitted request adds 1 to the delta and arms a
-/// timer sync_rate later if none is pending (for a read, when the reply
-/// is back); the timer, unless a sync still runs, pipelines INCRBY delta
-/// per key and clears every table when the reply is back.
+/// INCR); the store counts commands as they reach it; the reply sets the
+/// usage and the delta to -1; deny when limit - usage <= 0; an admitted
+/// request adds 1 to the delta and arms a timer sync_rate later if none
+/// is pending (for a read, when the reply is back); the timer, unless a
+/// sync still runs, pipelines INCRBY delta per key and clears every table
+/// when the reply is back. Store down: a read admits (fault tolerant) and
+/// counts locally, a sync clears the tables. Replica `i`'s round trip is
+/// `rtts[i]`.
 fn kong_reference(
     tr: &[(Nanos, u32, usize)],
-    replicas: usize,
     limit: i64,
     window: Nanos,
     sync: Nanos,
-    rtt: Nanos,
+    rtts: &[Nanos],
+    down: (Nanos, Nanos),
 ) -> Vec<bool> {
+    type Kw = (u32, u64);
     #[derive(Clone, Default)]
     struct W {
-        usage: Vec<((u32, u64), i64)>,
-        delta: Vec<((u32, u64), i64)>,
+        usage: Vec<(Kw, i64)>,
+        delta: Vec<(Kw, i64)>,
         pending: bool,
         running: bool,
     }
-    fn get(v: &[((u32, u64), i64)], k: (u32, u64)) -> Option<i64> {
+    fn get(v: &[(Kw, i64)], k: Kw) -> Option<i64> {
         v.iter().find(|(x, _)| *x == k).map(|(_, d)| *d)
     }
-    fn set(v: &mut Vec<((u32, u64), i64)>, k: (u32, u64), d: i64) {
+    fn set(v: &mut Vec<(Kw, i64)>, k: Kw, d: i64) {
         match v.iter_mut().find(|(x, _)| *x == k) {
             Some(e) => e.1 = d,
             None => v.push((k, d)),
@@ -78,36 +82,59 @@ fn kong_reference(
     enum Ev {
         Fire(usize),
         Clear(usize),
-        Reply(usize, (u32, u64), i64, bool),
+        Reply(usize, Kw, i64, bool),
+        Incr(usize, usize, Kw),
+        Write(Kw, i64),
     }
-    let mut w = vec![W::default(); replicas];
-    // (time, creation order, what)
-    let mut evs: Vec<(Nanos, u64, Ev)> = Vec::new();
-    let mut made = 0u64;
-    // Writes reaching the store: (arrival, key, window, delta).
-    let mut writes: Vec<(Nanos, u32, u64, i64)> = Vec::new();
-    let mut out = Vec::new();
-    for &(t, k, r) in tr {
-        while let Some(i) = (0..evs.len())
-            .filter(|&i| evs[i].0 <= t)
-            .min_by_key(|&i| (evs[i].0, evs[i].1))
+    struct S {
+        w: Vec<W>,
+        store: Vec<(Kw, i64)>,
+        // (time, creation order, what)
+        evs: Vec<(Nanos, u64, Ev)>,
+        made: u64,
+        out: Vec<Option<bool>>,
+    }
+    let is_down = |t: Nanos| t >= down.0 && t < down.1;
+    let run = |s: &mut S, until: Option<Nanos>| {
+        while let Some(i) = (0..s.evs.len())
+            .filter(|&i| until.is_none_or(|t| s.evs[i].0 <= t))
+            .min_by_key(|&i| (s.evs[i].0, s.evs[i].1))
         {
-            let (at, _, ev) = evs.remove(i);
-            made += 1;
+            let (at, _, ev) = s.evs.remove(i);
+            s.made += 1;
+            let made = s.made;
+            let w = &mut s.w;
             match ev {
-                Ev::Fire(p) if w[p].running => evs.push((at + 1000 * SECOND, made, Ev::Fire(p))),
+                Ev::Fire(p) if w[p].running => s.evs.push((at + 1000 * SECOND, made, Ev::Fire(p))),
+                Ev::Fire(p) if is_down(at) => {
+                    w[p].pending = false;
+                    w[p].usage.clear();
+                    w[p].delta.clear();
+                }
                 Ev::Fire(p) => {
                     w[p].pending = false;
                     w[p].running = true;
-                    for &((key, win), d) in &w[p].delta {
-                        writes.push((at + rtt / 2, key, win, d));
+                    for &(kw, d) in &w[p].delta {
+                        s.evs.push((at + rtts[p] / 2, made, Ev::Write(kw, d)));
                     }
-                    evs.push((at + rtt, made, Ev::Clear(p)));
+                    s.evs.push((at + rtts[p], made, Ev::Clear(p)));
                 }
                 Ev::Clear(p) => {
                     w[p].running = false;
                     w[p].usage.clear();
                     w[p].delta.clear();
+                }
+                Ev::Write(kw, d) => {
+                    let v = get(&s.store, kw).unwrap_or(0);
+                    set(&mut s.store, kw, v + d);
+                }
+                Ev::Incr(i, p, kw) => {
+                    let prior = get(&s.store, kw).unwrap_or(0);
+                    set(&mut s.store, kw, prior + 1);
+                    let ok = limit - prior > 0;
+                    s.out[i] = Some(ok);
+                    s.evs
+                        .push((at + rtts[p] / 2, made, Ev::Reply(p, kw, prior, ok)));
                 }
                 Ev::Reply(p, kw, prior, ok) => {
                     set(&mut w[p].usage, kw, prior);
@@ -116,63 +143,81 @@ fn kong_reference(
                         set(&mut w[p].delta, kw, 0);
                         if !w[p].pending {
                             w[p].pending = true;
-                            evs.push((at + sync, made, Ev::Fire(p)));
+                            s.evs.push((at + sync, made, Ev::Fire(p)));
                         }
                     }
                 }
             }
         }
+    };
+    let mut s = S {
+        w: vec![W::default(); rtts.len()],
+        store: Vec::new(),
+        evs: Vec::new(),
+        made: 0,
+        out: vec![None; tr.len()],
+    };
+    for (i, &(t, k, r)) in tr.iter().enumerate() {
+        // Timers before an outage's edge run on the other side of it.
+        for edge in [down.0, down.1] {
+            if edge > 0 && i > 0 && tr[i - 1].0 < edge && edge <= t {
+                run(&mut s, Some(edge - 1));
+            }
+        }
+        run(&mut s, Some(t));
         let kw = (k, t / window);
-        made += 1;
-        let ok = match get(&w[r].usage, kw) {
-            Some(u) => {
-                let ok = limit - (u + get(&w[r].delta, kw).unwrap_or(0)) > 0;
+        s.made += 1;
+        let local = match get(&s.w[r].usage, kw) {
+            Some(u) => Some(limit - (u + get(&s.w[r].delta, kw).unwrap_or(0)) > 0),
+            None if is_down(t) => Some(true),
+            None => None,
+        };
+        match local {
+            Some(ok) => {
                 if ok {
-                    let d = get(&w[r].delta, kw).unwrap_or(0);
-                    set(&mut w[r].delta, kw, d + 1);
-                    if !w[r].pending {
-                        w[r].pending = true;
-                        evs.push((t + sync, made, Ev::Fire(r)));
+                    let d = get(&s.w[r].delta, kw).unwrap_or(0);
+                    set(&mut s.w[r].delta, kw, d + 1);
+                    if !s.w[r].pending {
+                        s.w[r].pending = true;
+                        s.evs.push((t + sync, s.made, Ev::Fire(r)));
                     }
                 }
-                ok
+                s.out[i] = Some(ok);
             }
-            None => {
-                let s = t + rtt / 2;
-                let prior: i64 = writes
-                    .iter()
-                    .filter(|x| x.0 <= s && x.1 == k && x.2 == kw.1)
-                    .map(|x| x.3)
-                    .sum();
-                writes.push((s, k, kw.1, 1));
-                let ok = limit - prior > 0;
-                evs.push((t + rtt, made, Ev::Reply(r, kw, prior, ok)));
-                ok
-            }
-        };
-        out.push(ok);
+            None => s.evs.push((t + rtts[r] / 2, s.made, Ev::Incr(i, r, kw))),
+        }
     }
-    out
+    run(&mut s, None);
+    s.out.into_iter().map(|d| d.unwrap()).collect()
 }
 
 #[test]
 fn kong_periodic_sync_matches_its_reference() {
     // Bursts during a round trip (mean gap 0.1 ms against 3 ms round
-    // trips), a sync shorter than a round trip (the blocked timer), and
-    // quiet traffic.
-    for (seed, sync_ms, rtt_us, gap) in [
-        (1, 50, 200, 2 * MILLI),
-        (2, 500, 3000, 2 * MILLI),
-        (3, 7, 1000, 2 * MILLI),
-        (4, 1000, 50, 2 * MILLI),
-        (5, 100, 3000, MILLI / 10),
-        (6, 2, 5000, MILLI / 4),
+    // trips), a sync shorter than a round trip (the blocked timer), quiet
+    // traffic, one replica far from the store, an outage, ties on a 1 ms
+    // grid.
+    let far = vec![MILLI, MILLI, 12 * MILLI, MILLI, 3 * MILLI];
+    for (seed, sync_ms, rtts, gap, down) in [
+        (1, 50, vec![200_000; 5], 2 * MILLI, (0, 0)),
+        (2, 500, vec![3 * MILLI; 5], 2 * MILLI, (0, 0)),
+        (3, 7, vec![MILLI; 5], 2 * MILLI, (0, 0)),
+        (4, 1000, vec![50_000; 5], 2 * MILLI, (0, 0)),
+        (5, 100, vec![3 * MILLI; 5], MILLI / 10, (0, 0)),
+        (6, 2, vec![5 * MILLI; 5], MILLI / 4, (0, 0)),
+        (7, 100, far.clone(), MILLI / 2, (0, 0)),
+        (8, 300, far.clone(), MILLI, (SECOND, 2 * SECOND)),
+        (9, 40, far, 0, (0, 0)),
     ] {
-        let tr = trace(seed, 3000, 6, 5, gap);
-        let (limit, sync, rtt) = (15, sync_ms * MILLI, rtt_us * 1000);
+        let tr = if gap == 0 {
+            grid_trace(seed, 3000, 6, 5, MILLI)
+        } else {
+            trace(seed, 3000, 6, 5, gap)
+        };
+        let (limit, sync) = (15, sync_ms * MILLI);
         let mut m = KongSync::new(5, limit, SECOND, sync, true, true);
-        let got = decide(&mut m, &tr, rtt);
-        let want = kong_reference(&tr, 5, limit as i64, SECOND, sync, rtt);
+        let got = decide_later(&mut m, &tr, &rtts, down);
+        let want = kong_reference(&tr, limit as i64, SECOND, sync, &rtts, down);
         let first = got.iter().zip(&want).position(|(a, b)| a != b);
         assert_eq!(
             first, None,
@@ -251,7 +296,7 @@ fn apisix_reference(
     limit: i64,
     window: Nanos,
     sync: Nanos,
-    rtt: Nanos,
+    rtt: &[Nanos],
     down: (Nanos, Nanos),
 ) -> Vec<bool> {
     #[derive(Clone, Default)]
@@ -284,7 +329,7 @@ fn apisix_reference(
         redis: Vec<(u32, i64, u64)>,
         limit: i64,
         window: Nanos,
-        rtt: Nanos,
+        rtt: Vec<Nanos>,
     }
     impl World {
         // Sends `d` of `k` from replica `p` at `t` and stores the quota;
@@ -316,7 +361,7 @@ fn apisix_reference(
                 };
                 (rem, reset, t)
             } else {
-                let now_ms = (t + self.rtt / 2) / MILLI;
+                let now_ms = (origin() + t + self.rtt[p] / 2) / MILLI;
                 let w_ms = self.window / MILLI;
                 let live = self.redis.iter_mut().find(|e| e.0 == k && now_ms <= e.2);
                 let (count, ttl) = match live {
@@ -330,7 +375,7 @@ fn apisix_reference(
                         (d, w_ms)
                     }
                 };
-                (self.limit - count, ttl * MILLI, t + self.rtt)
+                (self.limit - count, ttl * MILLI, t + self.rtt[p])
             };
             let r = &mut self.reps[p];
             r.quota.retain(|q| q.0 != k);
@@ -345,7 +390,7 @@ fn apisix_reference(
         redis: Vec::new(),
         limit,
         window,
-        rtt,
+        rtt: rtt.to_vec(),
     };
     // (time, 0 = drain / 1 = next key, replica)
     let mut due: Vec<(Nanos, u8, usize)> = Vec::new();
@@ -414,16 +459,25 @@ fn apisix_reference(
 
 #[test]
 fn apisix_delayed_sync_matches_its_reference() {
-    for (seed, sync_ms, rtt_us, down) in [
-        (11, 100, 200, (0, 0)),
-        (12, 500, 3000, (0, 0)),
-        (13, 900, 1000, (2 * SECOND, 3 * SECOND)),
-        (14, 250, 50, (0, 0)),
+    // The last case: one replica far from Redis.
+    for (seed, sync_ms, rtt, down) in [
+        (11, 100, vec![200_000; 5], (0, 0)),
+        (12, 500, vec![3 * MILLI; 5], (0, 0)),
+        (13, 900, vec![MILLI; 5], (2 * SECOND, 3 * SECOND)),
+        (14, 250, vec![50_000; 5], (0, 0)),
+        (
+            15,
+            200,
+            vec![MILLI, 30 * MILLI, MILLI, 2 * MILLI, MILLI],
+            (0, 0),
+        ),
     ] {
         let tr = trace(seed, 3000, 6, 5, 2 * MILLI);
-        let (limit, sync, rtt) = (15, sync_ms * MILLI, rtt_us * 1000);
+        let (limit, sync) = (15, sync_ms * MILLI);
         let mut m = ApisixSync::new(5, limit, SECOND, sync, true);
-        let mut e = env(rtt);
+        let per = rtt.iter().map(|&r| Latency::Fixed(r)).collect();
+        let mut e = env(rtt[0]);
+        e.net = Network::new(Latency::Fixed(rtt[0]), 0.0, sim_rng(1)).with_per_replica(per);
         let got: Vec<bool> = tr
             .iter()
             .map(|&(t, k, r)| {
@@ -432,7 +486,7 @@ fn apisix_delayed_sync_matches_its_reference() {
                 m.admit(r, k, 1, t, &mut e).unwrap().allowed
             })
             .collect();
-        let want = apisix_reference(&tr, 5, limit as i64, SECOND, sync, rtt, down);
+        let want = apisix_reference(&tr, 5, limit as i64, SECOND, sync, &rtt, down);
         let first = got.iter().zip(&want).position(|(a, b)| a != b);
         assert_eq!(
             first, None,
@@ -559,7 +613,15 @@ fn decide_later(
         }
     };
     for (i, &(t, k, r)) in tr.iter().enumerate() {
-        e.store_down = t >= down.0 && t < down.1;
+        let is_down = t >= down.0 && t < down.1;
+        if is_down != e.store_down {
+            // As the fleet does: timers before the outage's edge first.
+            let edge = if is_down { down.0 } else { down.1 };
+            s.advance(edge - 1, &mut e).unwrap();
+            s.resolved(&mut done);
+            fill(&mut done, &mut out);
+            e.store_down = is_down;
+        }
         s.advance(t, &mut e).unwrap();
         if let Some(d) = s.admit_ticket(r, k, 1, t, &mut e, i as u64).unwrap() {
             out[i] = Some(d.allowed);
@@ -619,6 +681,11 @@ fn guber_bucket(
         false,
     ));
     ok
+}
+
+/// Unix ns of virtual time zero (the lab's default).
+fn origin() -> u64 {
+    ratelab::lab::decision::deployment::TIME_ZERO_UNIX_S * SECOND
 }
 
 /// Unix ms of virtual time `t` (the lab's default origin).
@@ -1180,6 +1247,150 @@ fn windows_align_to_the_unix_time_of_the_request() {
             admitted(&mut sync, origin),
             want,
             "kong sync, origin {origin}"
+        );
+    }
+}
+
+/// The central stores with one replica far from Redis: the store counts
+/// commands in the order they reach it (half the sender's round trip
+/// after the request), so a near replica's later request can be counted
+/// before a far one's earlier request. The reference keeps the commands
+/// on their way in a plain list and applies each when its time comes;
+/// `answer` is the store's script: (key, the request's Unix ns — its
+/// window's —, Unix ns at the store) -> the decision. Store down: the failure mode, nothing sent.
+fn store_reference(
+    tr: &[(Nanos, u32, usize)],
+    rtts: &[Nanos],
+    down: (Nanos, Nanos),
+    fail_open: bool,
+    cache: bool,
+    mut answer: impl FnMut(u32, u64, u64) -> bool,
+) -> Vec<bool> {
+    // (arrival at the store, send order, request index)
+    let mut on_the_way: Vec<(Nanos, usize, usize)> = Vec::new();
+    // envoy's local cache: (replica, key, window, from)
+    let mut over: Vec<(usize, u32, u64, Nanos)> = Vec::new();
+    let mut out: Vec<Option<bool>> = vec![None; tr.len()];
+    let origin = ratelab::lab::decision::deployment::TIME_ZERO_UNIX_S * SECOND;
+    let mut apply = |until: Option<Nanos>,
+                     on_the_way: &mut Vec<(Nanos, usize, usize)>,
+                     over: &mut Vec<(usize, u32, u64, Nanos)>,
+                     out: &mut Vec<Option<bool>>| {
+        while let Some(j) = (0..on_the_way.len())
+            .filter(|&j| until.is_none_or(|t| on_the_way[j].0 <= t))
+            .min_by_key(|&j| (on_the_way[j].0, on_the_way[j].1))
+        {
+            let (at, _, i) = on_the_way.remove(j);
+            let (t, k, r) = tr[i];
+            let ok = answer(k, origin + t, origin + at);
+            if !ok && cache {
+                over.push((r, k, (origin + t) / SECOND, t + rtts[r]));
+            }
+            out[i] = Some(ok);
+        }
+    };
+    for (i, &(t, k, r)) in tr.iter().enumerate() {
+        apply(Some(t), &mut on_the_way, &mut over, &mut out);
+        let win = (origin + t) / SECOND;
+        if over
+            .iter()
+            .any(|&(cr, ck, cw, from)| cr == r && ck == k && cw == win && from <= t)
+        {
+            out[i] = Some(false);
+        } else if t >= down.0 && t < down.1 {
+            out[i] = Some(fail_open);
+        } else {
+            on_the_way.push((t + rtts[r] / 2, i, i));
+        }
+    }
+    apply(None, &mut on_the_way, &mut over, &mut out);
+    out.into_iter().map(|d| d.unwrap()).collect()
+}
+
+#[test]
+fn central_stores_count_in_arrival_order_with_a_far_replica() {
+    let rtts = [MILLI, 9 * MILLI, MILLI / 2, 4 * MILLI];
+    for (seed, gap, down, fail_open) in [
+        (61, MILLI / 2, (0, 0), true),
+        (62, MILLI / 8, (SECOND, 2 * SECOND), true),
+        (63, 0, (SECOND / 2, 3 * SECOND / 2), false),
+    ] {
+        let tr = if gap == 0 {
+            grid_trace(seed, 4000, 4, 4, MILLI)
+        } else {
+            trace(seed, 4000, 4, 4, gap)
+        };
+        for cache in [false, true] {
+            let mut m = Central::new(
+                Store::EnvoyRatelimit,
+                4,
+                20,
+                SECOND,
+                cache,
+                false,
+                fail_open,
+            );
+            let got = decide_later(&mut m, &tr, &rtts, down);
+            // envoyproxy/ratelimit: INCRBY, over when the value after
+            // exceeds the limit, denied requests counted too.
+            let mut counts: Vec<((u32, u64), u64)> = Vec::new();
+            let want = store_reference(&tr, &rtts, down, fail_open, cache, |k, t, _| {
+                let w = (k, t / SECOND);
+                let c = match counts.iter_mut().find(|e| e.0 == w) {
+                    Some(e) => {
+                        e.1 += 1;
+                        e.1
+                    }
+                    None => {
+                        counts.push((w, 1));
+                        1
+                    }
+                };
+                c <= 20
+            });
+            let first = got.iter().zip(&want).position(|(a, b)| a != b);
+            assert_eq!(
+                first, None,
+                "envoy seed {seed} cache {cache}: first difference at {first:?}"
+            );
+            assert!(got.iter().any(|&a| !a) && got.iter().any(|&a| a));
+        }
+        // Kong's redis policy with sync_rate = -1: INCR returns the value
+        // before it; denied when limit - usage <= 0.
+        let mut m = Central::new(Store::KongRedis, 4, 20, SECOND, false, false, fail_open);
+        let got = decide_later(&mut m, &tr, &rtts, down);
+        let mut counts: Vec<((u32, u64), i64)> = Vec::new();
+        let want = store_reference(&tr, &rtts, down, fail_open, false, |k, t, _| {
+            let w = (k, t / SECOND);
+            let prior = counts.iter().find(|e| e.0 == w).map_or(0, |e| e.1);
+            counts.retain(|e| e.0 != w);
+            counts.push((w, prior + 1));
+            20 - prior > 0
+        });
+        assert_eq!(got, want, "kong_redis seed {seed}");
+        // redis_rate's GCRA, with TIME at the command's arrival.
+        let mut m = Central::new(Store::RedisGcra, 4, 20, SECOND, false, false, fail_open);
+        let got = decide_later(&mut m, &tr, &rtts, down);
+        let mut tats: Vec<(u32, f64, u64)> = Vec::new();
+        let want = store_reference(&tr, &rtts, down, fail_open, false, |k, _, at| {
+            let us = at / 1000;
+            let now = (us / 1_000_000) as f64 - 1_483_228_800.0 + (us % 1_000_000) as f64 / 1e6;
+            let now_ms = at / MILLI;
+            tats.retain(|e| now_ms <= e.2);
+            let ei = 1.0 / 20.0;
+            let tat = tats.iter().find(|e| e.0 == k).map_or(now, |e| e.1).max(now);
+            let new_tat = tat + ei;
+            if (now - (new_tat - ei * 20.0)) / ei < 0.0 {
+                return false;
+            }
+            tats.retain(|e| e.0 != k);
+            tats.push((k, new_tat, now_ms + 1000 * (new_tat - now).ceil() as u64));
+            true
+        });
+        let first = got.iter().zip(&want).position(|(a, b)| a != b);
+        assert_eq!(
+            first, None,
+            "redis_rate seed {seed}: first difference at {first:?}"
         );
     }
 }

@@ -43,9 +43,11 @@
 //! A store error in `usage` admits the request when `fault_tolerant`
 //! (handler.lua:143-150, the default) and still increments the delta, at
 //! once (an unreachable store refuses the connection; the model charges
-//! no timeout). A reply and a request at the same instant: the reply is
-//! handled first. The store applies commands in the order the replicas
-//! send them.
+//! no timeout). The store applies commands in the order they reach it
+//! (half a round trip of the sender's link after they leave): a read's
+//! value, and so its request's decision, is the store's when its `INCR`
+//! gets there. At one instant: what reaches the store or a worker before
+//! a request that arrives then; otherwise in the order they were sent.
 
 use super::central::Counters;
 use super::strategy::{Env, Strategy};
@@ -85,11 +87,12 @@ enum Due {
     /// A read's reply arrives: (key, window, value before the INCR,
     /// admitted).
     Reply(u32, u64, i64, bool),
+    /// A read's `INCR` reaches the store: (ticket, key, window, when the
+    /// reply is back).
+    Incr(u64, u32, u64, Nanos),
+    /// A sync's `INCRBY` reaches the store: (key, window, delta).
+    Write(u32, u64, i64),
 }
-
-/// A sync's write on its way to the store: (arrival, sequence, key,
-/// window, delta).
-type Write = Reverse<(Nanos, u64, u32, u64, i64)>;
 
 /// A worker's timer or reply: (time, creation order, replica, epoch, what).
 type Timer = Reverse<(Nanos, u64, usize, u32, Due)>;
@@ -104,9 +107,10 @@ pub struct KongSync {
     workers: Vec<Worker>,
     /// (time, creation order, replica, epoch, what).
     timers: BinaryHeap<Timer>,
-    /// Writes on their way to the store: (arrival, seq, key, window, delta).
-    writes: BinaryHeap<Write>,
     seq: u64,
+    pending: usize,
+    resolved: Vec<(u64, bool)>,
+    own_tickets: u64,
     store: Counters,
     /// The next worker's epoch (a replica added again must not inherit
     /// the timers of the one removed).
@@ -131,8 +135,10 @@ impl KongSync {
             lose_in_flight,
             workers: vec![Worker::default(); n],
             timers: BinaryHeap::new(),
-            writes: BinaryHeap::new(),
             seq: 0,
+            pending: 0,
+            resolved: Vec::new(),
+            own_tickets: 0,
             store: Counters::default(),
             epochs: 0,
         }
@@ -144,14 +150,27 @@ impl KongSync {
         self.timers.push(Reverse((t, self.seq, r, epoch, due)));
     }
 
-    /// Applies the writes that reached the store by `s`.
-    fn deliver(&mut self, s: Nanos) {
-        while let Some(&Reverse((at, _, k, win, d))) = self.writes.peek() {
-            if at > s {
-                break;
+    /// Handles one timer, reply or store arrival.
+    fn handle(&mut self, at: Nanos, r: usize, epoch: u32, due: Due, env: &mut Env) {
+        match due {
+            // What reaches the store is applied whatever became of its
+            // sender.
+            Due::Write(k, win, d) => {
+                self.store.incr(k, win, d);
             }
-            self.writes.pop();
-            self.store.incr(k, win, d);
+            Due::Incr(ticket, k, win, reply) => {
+                let prior = self.store.incr(k, win, 1) - 1;
+                let allowed = self.limit as i64 - prior > 0;
+                self.pending = self.pending.saturating_sub(1);
+                self.resolved.push((ticket, allowed));
+                if r < self.workers.len() && self.workers[r].epoch == epoch {
+                    self.at(reply, r, Due::Reply(k, win, prior, allowed));
+                }
+            }
+            _ if r >= self.workers.len() || self.workers[r].epoch != epoch => {}
+            Due::Fire => self.fire(r, at, env),
+            Due::Clear => self.clear(r),
+            Due::Reply(k, win, prior, allowed) => self.reply(r, (k, win), prior, allowed, at),
         }
     }
 
@@ -190,9 +209,7 @@ impl KongSync {
         sent.sort_unstable();
         for &((k, win), d) in &sent {
             env.cost.store_ops += 3;
-            self.seq += 1;
-            self.writes
-                .push(Reverse((t + rtt / 2, self.seq, k, win, d)));
+            self.at(t + rtt / 2, r, Due::Write(k, win, d));
         }
         self.workers[r].in_flight = sent;
         self.at(t + rtt, r, Due::Clear);
@@ -237,19 +254,33 @@ impl Strategy for KongSync {
                 break;
             }
             self.timers.pop();
-            if r >= self.workers.len() || self.workers[r].epoch != epoch {
-                continue;
-            }
-            match due {
-                Due::Fire => self.fire(r, at, env),
-                Due::Clear => self.clear(r),
-                Due::Reply(k, win, prior, allowed) => self.reply(r, (k, win), prior, allowed, at),
-            }
+            self.handle(at, r, epoch, due, env);
         }
         Ok(())
     }
 
-    fn admit(&mut self, r: usize, key: u32, _w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
+    fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
+        self.own_tickets += 1;
+        let ticket = u64::MAX - self.own_tickets;
+        if let Some(d) = self.admit_ticket(r, key, w, t, env, ticket)? {
+            return Ok(d);
+        }
+        self.settle(env)?;
+        let i = self.resolved.iter().position(|&(x, _)| x == ticket);
+        Ok(Decision::from_allowed(
+            i.is_some_and(|i| self.resolved.remove(i).1),
+        ))
+    }
+
+    fn admit_ticket(
+        &mut self,
+        r: usize,
+        key: u32,
+        _w: u64,
+        t: Nanos,
+        env: &mut Env,
+        ticket: u64,
+    ) -> Result<Option<Decision>> {
         let kw = (key, (env.unix_ns(t) / SECOND) / self.interval_s);
         if let Some(&u) = self.workers[r].usage.get(&kw) {
             let usage = u + self.workers[r].delta.get(&kw).copied().unwrap_or(0);
@@ -257,25 +288,38 @@ impl Strategy for KongSync {
             if allowed {
                 self.increment(r, kw, t);
             }
-            return Ok(Decision::from_allowed(allowed));
+            return Ok(Some(Decision::from_allowed(allowed)));
         }
         match env.round_trip_for(r, 2) {
             Some(rtt) => {
-                // The INCR reaches the store half a round trip later; the
-                // worker resumes with its answer a round trip later.
-                self.deliver(t + rtt / 2);
-                let prior = self.store.incr(kw.0, kw.1, 1) - 1;
-                let allowed = self.limit as i64 - prior > 0;
-                self.at(t + rtt, r, Due::Reply(kw.0, kw.1, prior, allowed));
-                Ok(Decision::from_allowed(allowed))
+                // The INCR reaches the store half a round trip later (its
+                // answer decides); the worker resumes with it a round trip
+                // later.
+                self.pending += 1;
+                self.at(t + rtt / 2, r, Due::Incr(ticket, kw.0, kw.1, t + rtt));
+                Ok(None)
             }
             None => {
                 if self.fail_open {
                     self.increment(r, kw, t);
                 }
-                Ok(Decision::from_allowed(self.fail_open))
+                Ok(Some(Decision::from_allowed(self.fail_open)))
             }
         }
+    }
+
+    fn resolved(&mut self, out: &mut Vec<(u64, bool)>) {
+        out.append(&mut self.resolved);
+    }
+
+    fn settle(&mut self, env: &mut Env) -> Result<()> {
+        while self.pending > 0 {
+            let Some(Reverse((at, _, r, epoch, due))) = self.timers.pop() else {
+                break;
+            };
+            self.handle(at, r, epoch, due, env);
+        }
+        Ok(())
     }
 
     fn resize(&mut self, n: usize, _t: Nanos) -> Result<()> {

@@ -319,6 +319,11 @@ impl Fleet {
                 break;
             }
             self.next_event += 1;
+            // The strategy's own timers before the event run without it
+            // (a sync before an outage reaches the store).
+            self.strategy
+                .advance(e.at.saturating_sub(1), &mut self.env)?;
+            self.collect(out);
             self.apply(e)?;
         }
         if let Some((x, bins)) = &mut self.exact {
