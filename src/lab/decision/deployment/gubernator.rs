@@ -405,6 +405,30 @@ impl Gubernator {
     }
 
     /// Who owns a key.
+    ///
+    /// # Examples
+    /// Forwarding on two peers, key 1 owned by peer 1 (`modulo`): peer 0's
+    /// request waits in its batch and is decided when the batch reaches
+    /// the owner, 500 µs + half a round trip later.
+    /// ```
+    /// use ratelab::lab::decision::deployment::{
+    ///     Env, Gubernator, Latency, Network, OwnerRule, Strategy, TieOrder,
+    /// };
+    /// let mut g = Gubernator::new(2, 1, 1_000_000_000, false, true, 100_000_000)
+    ///     .with_owner(OwnerRule::Modulo)
+    ///     .with_tie_order(TieOrder::ArrivalsFirst);
+    /// let mut env = Env::new(Network::new(Latency::Fixed(1_000_000), 0.0, ratelab::rng::sim_rng(1)));
+    /// assert_eq!(g.owner_of(1), 1);
+    /// assert!(g.admit_ticket(0, 1, 1, 0, &mut env, 7)?.is_none());
+    /// // The owner's own request at 0.9 ms takes the only token first.
+    /// g.advance(900_000, &mut env)?;
+    /// assert!(g.admit_ticket(1, 1, 1, 900_000, &mut env, 8)?.unwrap().allowed);
+    /// g.advance(1_000_000, &mut env)?;
+    /// let mut done = Vec::new();
+    /// g.resolved(&mut done);
+    /// assert_eq!(done, vec![(7, false)]);
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
     pub fn with_owner(mut self, rule: OwnerRule) -> Self {
         self.owner_rule = rule;
         self.set_peers(self.n);
