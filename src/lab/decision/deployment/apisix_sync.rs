@@ -49,7 +49,12 @@
 //! lives one window), for reads and for syncs (216-231, 351-365); the
 //! request waits no timeout in the model.
 //!
-//! Not modelled: the queue cap (`MAX_DELAYED_SYNC_QUEUE_SIZE`, 51; the
+//! Not modelled: the yield of a read's flush (the Redis call suspends the
+//! request, so upstream another request of the key on the same instance
+//! meanwhile reads the same delta and stale quota and flushes too; here
+//! the flush, its quota and the decision are applied at the request, the
+//! script at the store's time half a round trip later, in send order),
+//! the queue cap (`MAX_DELAYED_SYNC_QUEUE_SIZE`, 51; the
 //! timer drains the queue while it waits, 377-390, so it stays short),
 //! several workers per instance, `ngx.now()`'s millisecond caching, and the
 //! lock's wait (a request for a key being synced sees the synced state).
