@@ -919,6 +919,7 @@ fn grid_trace(
 /// sends it to every other peer, then waits for every reply. An interval
 /// sleeps `wait` from its first `next`, remembers one more `next`, and
 /// holds one tick until it is read.
+#[allow(clippy::too_many_arguments)]
 fn guber_global_reference(
     tr: &[(Nanos, u32, usize)],
     n: usize,
@@ -927,6 +928,7 @@ fn guber_global_reference(
     wait: Nanos,
     batch: usize,
     rtts: &[Nanos],
+    down: (Nanos, Nanos),
 ) -> Vec<bool> {
     type Cache = Vec<(u32, i64, i64, bool)>;
     #[derive(Default, Clone)]
@@ -953,6 +955,7 @@ fn guber_global_reference(
         wait: Nanos,
         batch: usize,
         rtts: Vec<Nanos>,
+        down: (Nanos, Nanos),
         caches: Vec<Cache>,
         // loops: 2 * p for hits, 2 * p + 1 for broadcasts
         loops: Vec<L>,
@@ -1036,6 +1039,11 @@ fn guber_global_reference(
                         .copied()
                         .filter(|e| e.0 as usize % self.n == o)
                         .collect();
+                    if t >= self.down.0 && t < self.down.1 {
+                        // Lost: the call fails after GlobalTimeout.
+                        until = until.max(t + 500 * MILLI);
+                        continue;
+                    }
                     let r = self.rtts[p];
                     self.push(t + r / 2, 0, Ev::Hits(o, part));
                     until = until.max(t + r);
@@ -1058,6 +1066,10 @@ fn guber_global_reference(
                     st.push(e);
                 }
                 for q in (0..self.n).filter(|&q| q != p) {
+                    if t >= self.down.0 && t < self.down.1 {
+                        until = until.max(t + 500 * MILLI);
+                        continue;
+                    }
                     let r = self.rtts[q];
                     self.push(t + r / 2, 0, Ev::Update(q, st.clone()));
                     until = until.max(t + r);
@@ -1130,13 +1142,22 @@ fn guber_global_reference(
         wait,
         batch,
         rtts: rtts.to_vec(),
+        down,
         caches: vec![Vec::new(); n],
         loops: vec![L::default(); 2 * n],
         evs: Vec::new(),
         made: 0,
     };
+    let mut last = 0;
     tr.iter()
         .map(|&(t, k, p)| {
+            // Timers before an outage's edge run on the other side of it.
+            for edge in [down.0, down.1] {
+                if edge > 0 && last < edge && edge <= t {
+                    w.run(edge - 1);
+                }
+            }
+            last = t;
             w.run(t);
             let now = unix_ms(t);
             let (lim, dur) = (w.limit, w.dur);
@@ -1157,7 +1178,8 @@ fn guber_global_reference(
 fn gubernator_global_matches_its_reference() {
     // (seed, keys, mean gap or 0 for a 1 ms grid, GlobalSyncWait,
     // GlobalBatchLimit, round trips)
-    let cases: [(u64, u32, Nanos, Nanos, usize, Vec<Nanos>); 6] = [
+    // The last case cuts the peers off from each other for a second.
+    let cases: [(u64, u32, Nanos, Nanos, usize, Vec<Nanos>); 7] = [
         (51, 6, MILLI, 100 * MILLI, 1000, vec![MILLI; 4]),
         (
             52,
@@ -1188,8 +1210,21 @@ fn gubernator_global_matches_its_reference() {
             3,
             vec![4 * MILLI, 2 * MILLI, 6 * MILLI, 2 * MILLI],
         ),
+        (
+            57,
+            6,
+            MILLI / 2,
+            50 * MILLI,
+            4,
+            vec![MILLI, 3 * MILLI, MILLI, 8 * MILLI],
+        ),
     ];
     for (seed, keys, gap, wait, gbl, rtts) in cases {
+        let down = if seed == 57 {
+            (SECOND, 2 * SECOND)
+        } else {
+            (0, 0)
+        };
         let tr = if gap == 0 {
             grid_trace(seed, 5000, keys, 4, MILLI)
         } else {
@@ -1200,8 +1235,8 @@ fn gubernator_global_matches_its_reference() {
             .with_global_batch_limit(gbl)
             .with_owner(OwnerRule::Modulo)
             .with_tie_order(TieOrder::ArrivalsFirst);
-        let got = decide_later(&mut m, &tr, &rtts, (0, 0));
-        let want = guber_global_reference(&tr, 4, 20, 300, wait, gbl, &rtts);
+        let got = decide_later(&mut m, &tr, &rtts, down);
+        let want = guber_global_reference(&tr, 4, 20, 300, wait, gbl, &rtts, down);
         let first = got.iter().zip(&want).position(|(a, b)| a != b);
         assert_eq!(first, None, "seed {seed}: first difference at {first:?}");
         assert!(got.iter().any(|&a| !a) && got.iter().any(|&a| a));
