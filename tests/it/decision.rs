@@ -303,3 +303,44 @@ fn unix_aligned_windows_stay_aligned_on_a_trace() {
         md.contains("Virtual time zero is 2026-01-01T00:00:00.500Z (the trace's first request)")
     );
 }
+
+/// The same two windows through fleets whose store upstream aligns to Unix
+/// time (envoyproxy/ratelimit, Kong's redis policy, Kong's periodic sync):
+/// each admits all ten, because the trace's first request, not virtual
+/// zero, fixes where the windows fall.
+#[test]
+fn unix_aligned_fleet_stores_stay_aligned_on_a_trace() {
+    let t = 1_767_225_600_000u64;
+    let mut csv = String::from("t_ms,key\n");
+    for i in 0..5 {
+        csv.push_str(&format!("{},a\n", t + 500 + i));
+    }
+    for i in 0..5 {
+        csv.push_str(&format!("{},a\n", t + 1200 + i));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+    let sc = dir.path().join("two-windows-fleet.json");
+    std::fs::write(
+        &sc,
+        r#"{"name": "two-windows-fleet", "kind": "decision_accuracy", "seed": 1,
+            "policy": {"limit": 5, "interval_ms": 1000},
+            "trace": {"path": "t.csv"},
+            "deployment": {"replicas": 1, "network": {"latency": {"type": "fixed", "rtt_ms": 0.1}},
+              "strategies": [{"strategy": "central", "store": ["envoy_ratelimit", "kong_redis"]},
+                             {"strategy": "periodic_sync", "sync_ms": 100}]}}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = run_into(&sc, &out, "1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("two-windows-fleet").join("report.json")).unwrap(),
+    )
+    .unwrap();
+    let rows: Vec<_> = j["rows"].as_array().unwrap().iter().skip(2).collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for r in rows {
+        assert_eq!(r["allowed"], 10, "{}", r["algorithm"]);
+    }
+}

@@ -164,6 +164,9 @@ pub struct Fleet {
     pending: FastMap<u64, (usize, Nanos, usize)>,
     resolved: Vec<(u64, bool)>,
     tickets: u64,
+    /// The run's time origin, read into `env.origin_ns` at the first
+    /// request (None: keep the Env's own).
+    origin: Option<crate::lab::decision::Origin>,
 }
 
 /// Counts one admitted request in its one-second bin.
@@ -240,8 +243,17 @@ impl Fleet {
             pending: FastMap::default(),
             resolved: Vec::new(),
             tickets: 0,
+            origin: None,
         };
         (fleet, report)
+    }
+
+    /// Takes the Unix time of virtual time zero from the run's origin (a
+    /// trace's first request, a workload's epoch) once it is known: the
+    /// stores' Unix-aligned windows and Redis's TIME follow it.
+    pub fn with_origin(mut self, origin: crate::lab::decision::Origin) -> Self {
+        self.origin = Some(origin);
+        self
     }
 
     /// Also runs the fleet-wide exact sliding log (`limit` per `interval`)
@@ -407,6 +419,9 @@ impl Admit for Fleet {
     /// settled then (a request of the next batch earlier than such a
     /// decision is then seen after it: exact within a batch of 65,536).
     fn admit_batch(&mut self, reqs: &[(u32, u64, Nanos)], out: &mut Vec<Decision>) -> Result<()> {
+        if let Some(o) = self.origin.take_if(|o| o.is_set()) {
+            self.env.origin_ns = o.get();
+        }
         out.reserve(reqs.len());
         for &(key, w, now) in reqs {
             self.step(key, w, now, out)?;

@@ -826,6 +826,7 @@ pub fn fleet_candidates(
                     (blabel.clone(), label.clone()),
                     (*sync_ms, *skew),
                 );
+                fleet = fleet.with_origin(setup.origin.clone());
                 if idx == 0 && !evs.is_empty() {
                     // One exact policy for the run: every fleet sees the
                     // same requests.
