@@ -413,7 +413,11 @@ fn read_timed(path: &Path, reader: TraceReader) -> Result<TraceInput> {
         return Err(Error::input_at(
             path,
             "file",
-            "no requests: expected a header and at least one data line",
+            if reader.has_header() {
+                "no requests: expected a header and at least one data line"
+            } else {
+                "no requests: expected at least one data line (the file is empty, or has only comment lines)"
+            },
         ));
     }
     let note = reader.describe();
@@ -571,6 +575,30 @@ mod tests {
             assert_eq!(e.exit_code(), 2);
             assert!(e.to_string().contains(want), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn an_empty_log_asks_for_no_header() {
+        for format in ["combined", "alb", "cloudfront", "envoy"] {
+            let f = file("", ".log");
+            let opts = InputOptions {
+                log: Some(LogSpec {
+                    format: format.into(),
+                    ..LogSpec::default()
+                }),
+                ..InputOptions::default()
+            };
+            let e = read_trace_input(f.path(), &opts).unwrap_err().to_string();
+            assert!(
+                e.contains("no requests") && !e.contains("header and"),
+                "{format}: {e}"
+            );
+        }
+        let e = read("t_ms,key\n", None).unwrap_err().to_string();
+        assert!(
+            e.contains("expected a header and at least one data line"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -39,6 +39,54 @@ pub fn is_stdin(path: &Path) -> bool {
 /// # Ok::<(), ratelab::error::Error>(())
 /// ```
 pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let mut r = open_raw(path)?;
+    skip_bom(&mut *r).map_err(|e| Error::io(path, e))?;
+    Ok(r)
+}
+
+/// UTF-8's byte order mark, which some Windows tools write at the start
+/// of a text file.
+pub const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Consumes a UTF-8 byte order mark at the start of `r`, if there is one
+/// (a mark is no part of the first line: a CSV header `\u{feff}t_ns`
+/// would name no time column).
+fn skip_bom(r: &mut dyn BufRead) -> std::io::Result<()> {
+    let mut head = r.fill_buf()?;
+    // The three bytes may come in more than one read (a pipe): gather
+    // them only when the first ones match.
+    if head.is_empty() || !BOM.starts_with(&head[..head.len().min(3)]) {
+        return Ok(());
+    }
+    if head.len() < 3 {
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            head = r.fill_buf()?;
+            if head.is_empty() {
+                break;
+            }
+            let take = (3 - got.len()).min(head.len());
+            got.extend_from_slice(&head[..take]);
+            if !BOM.starts_with(&got) {
+                // Not a mark after all: the bytes read are lost to a
+                // plain BufRead, which cannot happen for a file whose
+                // first bytes are EF BB but not BF (never UTF-8 text).
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "starts with bytes EF BB that are not a UTF-8 byte order mark: not UTF-8 text",
+                ));
+            }
+            r.consume(take);
+        }
+        return Ok(());
+    }
+    if head.starts_with(BOM) {
+        r.consume(3);
+    }
+    Ok(())
+}
+
+fn open_raw(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let raw: Box<dyn Read + Send> = if is_stdin(path) {
         Box::new(std::io::stdin())
     } else {

@@ -159,16 +159,21 @@ impl TraceReader {
                 s
             }
         };
-        if let Some(rule) = self
-            .spread
-            .rule
-            .filter(|r| *r != super::format::Spread::None)
-        {
-            s.push_str(&format!(
+        let whole = self
+            .log
+            .as_ref()
+            .and_then(|l| l.time_field())
+            .is_some_and(|(_, whole)| whole);
+        match self.spread.rule {
+            // Whole seconds replayed as logged: said, since it changes
+            // what pacing limiters see.
+            Some(super::format::Spread::None) if whole => s.push_str(", spread none"),
+            Some(super::format::Spread::None) | None => {}
+            Some(rule) => s.push_str(&format!(
                 ", spread {} (seed {})",
                 rule.name(),
                 self.opts.spread_seed
-            ));
+            )),
         }
         if self.opts.skip_late {
             s.push_str(&format!(", {} late lines skipped", self.late));
@@ -411,6 +416,12 @@ impl TraceReader {
         Some(Err(self.err(msg)))
     }
 
+    /// Whether the input starts with a header line (a CSV trace's; access
+    /// logs and JSON Lines have none), for messages about an empty file.
+    pub fn has_header(&self) -> bool {
+        self.log.is_none() && self.format == TraceFormat::Csv
+    }
+
     /// The key of id `id` ([`next_id`](Self::next_id)).
     pub fn key_name(&self, id: u32) -> Option<&str> {
         self.keys.name(id)
@@ -425,7 +436,7 @@ impl TraceReader {
     pub(super) fn late_error(&self, t: Nanos, last: Nanos) -> Error {
         self.err(match self.opts.disorder {
             Disorder::Reject => format!("time {t} ns is earlier than the previous line's {last} ns: traces must be sorted by time (or allow reordering within a window: --sort-window-ms, or skip such lines: --skip-late)"),
-            Disorder::SortWithin(w) => format!("time {t} ns is more than the reorder window ({w} ns) behind events already replayed ({last} ns) (widen the window, or skip such lines: --skip-late)"),
+            Disorder::SortWithin(w) => format!("time {t} ns is more than the reorder window ({w} ns) behind a line before it ({last} ns) (widen the window, or skip such lines: --skip-late)"),
         })
     }
 }
