@@ -32,6 +32,7 @@ macro_rules! errln {
 pub mod check;
 pub mod run;
 pub mod size;
+pub mod trace_args;
 
 use crate::error::{Error, Result};
 use clap::{Parser, Subcommand};

@@ -403,7 +403,8 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         mut cands,
         fleets,
     } = prepare(scenario, ctx, extra)?;
-    let source = Source::open(scenario, &p, ctx, None)?;
+    let shared = fleets.as_ref().and_then(|f| f.trace_input());
+    let source = Source::open(scenario, &p, ctx, None, shared)?;
     let mut decisions = match &ctx.decisions {
         Some(path) => {
             let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;

@@ -47,8 +47,13 @@ use std::path::{Path, PathBuf};
 /// Parquet's magic bytes, at the start (and the end) of every file.
 pub const MAGIC: &[u8] = b"PAR1";
 
-/// Whether the file at `path` starts with Parquet's magic bytes.
+/// Whether the file at `path` starts with Parquet's magic bytes (only a
+/// regular file is looked at: opening a pipe to peek would take its first
+/// bytes from the reader that opens it next).
 pub fn is_parquet(path: &Path) -> bool {
+    if !super::input::rereadable(path) {
+        return false;
+    }
     let mut head = [0u8; 4];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))

@@ -81,23 +81,50 @@ impl TraceReader {
     /// input is decompressed, found by its magic bytes); the format follows
     /// the extension (without a `.gz`/`.zst` one).
     pub fn open(path: &Path, opts: TraceOptions) -> Result<Self> {
-        let mut r = Self::new(
+        Ok(Self::from_input(
             path,
-            TraceFormat::from_path(&super::input::without_compression(path)),
-            super::input::open(path)?,
+            super::input::open_input(path)?,
             opts,
-        );
-        if !super::input::is_stdin(path) && super::parquet::is_parquet(path) {
+        ))
+    }
+
+    /// A reader of an input already opened (`path` names it in messages
+    /// and, by its extension, says CSV or JSON Lines): the file is read
+    /// once, from its first byte.
+    pub fn from_input(path: &Path, input: super::input::Input, opts: TraceOptions) -> Self {
+        let format = if input.parquet {
+            TraceFormat::JsonLines
+        } else {
+            match super::input::without_compression(path)
+                .extension()
+                .and_then(|e| e.to_str())
+            {
+                Some("jsonl" | "ndjson" | "parquet") => TraceFormat::JsonLines,
+                _ => TraceFormat::Csv,
+            }
+        };
+        let mut r = Self::new(path, format, input.reader, opts);
+        if input.parquet {
             r.record = "row";
         }
-        Ok(r)
+        r
     }
 
     /// Opens a trace in an access-log format (`spec`), or as [`open`](Self::open)
     /// does when `spec` is None. A bad spec (unknown format, a key naming
     /// no field) is an error naming the file.
     pub fn open_with(path: &Path, opts: TraceOptions, spec: Option<&LogSpec>) -> Result<Self> {
-        let mut r = Self::open(path, opts)?;
+        Self::from_input_with(path, super::input::open_input(path)?, opts, spec)
+    }
+
+    /// [`open_with`](Self::open_with) of an input already opened.
+    pub fn from_input_with(
+        path: &Path,
+        input: super::input::Input,
+        opts: TraceOptions,
+        spec: Option<&LogSpec>,
+    ) -> Result<Self> {
+        let mut r = Self::from_input(path, input, opts);
         if let Some(spec) = spec {
             if spec.format == "parquet" && r.record != "row" {
                 return Err(Error::input_at(
@@ -109,6 +136,11 @@ impl TraceReader {
             r.set_log(spec)?;
         }
         Ok(r)
+    }
+
+    /// The input, unread (for a caller that reads a CSV header itself).
+    pub fn into_input(self) -> Box<dyn BufRead + Send> {
+        self.lines
     }
 
     /// Reads every line with an access-log format.
