@@ -5,8 +5,9 @@
 //! Syntax (`--key`, `"trace": {"key": ...}`), terms joined by `+`:
 //! * `NAME` — the field as written (`remote_addr`, `c-ip`, `x_forwarded_for`).
 //! * `ip` — the client address of the format (nginx `remote_addr`, ALB
-//!   `client_ip`, CloudFront `c-ip`, Envoy the first `X-Forwarded-For`
-//!   entry), without a port.
+//!   `client:port` split at its last colon, CloudFront `c-ip`, Envoy the
+//!   `X-Forwarded-For` entry Envoy takes as the client: [`Xff`]), without
+//!   a port.
 //! * `ip/N`, `NAME/N`, `ip/N4/N6` — the address's network: IPv4 addresses
 //!   masked to `N4` bits, IPv6 to `N6` (one number: both, each clamped to
 //!   its family's width), written `10.1.2.0/24`, `2001:db8::/64`.
@@ -272,6 +273,14 @@ impl BoundKey {
                 xff: is_xff_name(name).then_some(xff),
             })
             .collect();
+    }
+
+    /// Whether a part reads an `X-Forwarded-For` list for its address.
+    pub fn reads_xff(&self) -> bool {
+        self.parts
+            .iter()
+            .zip(&self.rules)
+            .any(|((_, tr, _), r)| matches!(tr, Transform::Prefix(..)) && r.xff.is_some())
     }
 
     /// The fields the key reads.

@@ -373,9 +373,17 @@ impl LogParser {
         self.fmt.name()
     }
 
-    /// The key expression.
-    pub fn key_text(&self) -> &str {
-        &self.key.text
+    /// The key expression, with the `X-Forwarded-For` rule when the key
+    /// reads that header (`ip (X-Forwarded-For trusted_hops 1)`).
+    pub fn key_text(&self) -> String {
+        match self.bound.as_ref().is_some_and(|b| b.key.reads_xff()) {
+            true => format!(
+                "{} (X-Forwarded-For {})",
+                self.key.text,
+                self.spec.xff.name()
+            ),
+            false => self.key.text.clone(),
+        }
     }
 
     /// The time field's name and whether its times are whole seconds (None
