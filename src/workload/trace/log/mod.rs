@@ -442,6 +442,13 @@ impl LogParser {
         })?;
         let fmt = &self.fmt;
         bound.set_rules(|i| fmt.has_port(i), self.spec.xff);
+        if self.spec.xff != Xff::default() && !bound.reads_xff() {
+            return Err(format!(
+                "xff {}: the key {:?} reads no X-Forwarded-For address (the rule applies to a key such as ip or http_x_forwarded_for/24 that reads that header)",
+                self.spec.xff.name(),
+                self.key.text
+            ));
+        }
         let weight = match &self.spec.weight {
             None => None,
             Some(w) => {

@@ -348,6 +348,37 @@ fn cloudfront_fields_may_change_between_concatenated_files() {
 }
 
 #[test]
+fn an_xff_rule_the_key_does_not_read_is_refused() {
+    let e = LogParser::new(&LogSpec {
+        format: "combined".into(),
+        xff: Xff::TrustedHops(1),
+        ..LogSpec::default()
+    })
+    .err()
+    .unwrap();
+    assert!(
+        e.contains("xff trusted_hops 1") && e.contains("\"ip\""),
+        "{e}"
+    );
+    let nginx = LogSpec {
+        format: "nginx".into(),
+        log_format: Some("$msec \"$http_x_forwarded_for\"".into()),
+        key: Some("http_x_forwarded_for/24".into()),
+        xff: Xff::First,
+        ..LogSpec::default()
+    };
+    let mut p = LogParser::new(&nginx).unwrap();
+    assert_eq!(
+        event(&mut p, "1.5 \"203.0.113.9, 10.0.0.1\"").unwrap().1,
+        "203.0.113.0/24"
+    );
+    assert_eq!(
+        p.key_text(),
+        "http_x_forwarded_for/24 (X-Forwarded-For first)"
+    );
+}
+
+#[test]
 fn unknown_formats_and_options_are_refused() {
     let e = LogParser::new(&LogSpec {
         format: "apache2".into(),
