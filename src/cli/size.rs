@@ -33,6 +33,12 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
             "--interval-ms {interval_ms}: expected 1..=86400000"
         )));
     }
+    if !crate::workload::trace::input::rereadable(path) {
+        return Err(Error::input(format!(
+            "--shard: `ratelab merge` reads --trace again to run the search, so {} must be a file, not standard input or a pipe (save it to a file first)",
+            path.display()
+        )));
+    }
     let TraceInput::Timed(trace) = read_trace_input(path, &input_options(a)?)? else {
         return Err(Error::input(format!(
             "--shard: {} is a key,count table; only a time-stamped trace's keys split",

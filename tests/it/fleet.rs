@@ -459,6 +459,66 @@ fn from_trace_sends_each_request_to_the_replica_its_line_names() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `from_trace` reads the replicas in the same pass as the requests: the
+/// trace from standard input (read once, as a pipe must be) gives the
+/// report the file gives.
+#[test]
+fn from_trace_reads_the_trace_once_from_standard_input() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let text = "t_ms,key,replica\n0,k,pod-a\n10,k,pod-a\n20,k,\"pod-c, pod-b\"\n30,k,pod-b\n40,k,pod-a\n50,k,pod-b\n60,j,-\n";
+    std::fs::write(dir.path().join("served.csv"), text).unwrap();
+    let mut reports = Vec::new();
+    for path in ["served.csv", "-"] {
+        let v = json!({"name": "fleet-t", "kind": "decision_accuracy", "seed": 7, "shapes": [],
+            "policy": {"limit": 2, "interval_ms": 1000},
+            "trace": {"path": path},
+            "deployment": {"replicas": 2, "balancer": "from_trace",
+                "strategies": [{"strategy": "local", "model": "fixed_window_counter", "align": "aligned"},
+                               {"strategy": "local", "model": "token_bucket"}]}});
+        let sc = dir.path().join("fleet-t.json");
+        std::fs::write(&sc, v.to_string()).unwrap();
+        let out = dir.path().join(format!("out{}", reports.len()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ratelab"))
+            .args([
+                "run",
+                sc.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--no-progress",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let mut j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("fleet-t/report.json")).unwrap())
+                .unwrap();
+        j.as_object_mut().unwrap().remove("source");
+        reports.push(j);
+    }
+    let r = row(
+        &reports[1],
+        "local Redis INCR+EXPIRE per key (aligned) x2 from_trace",
+    );
+    assert_eq!(u(r, "allowed"), 4);
+    assert_eq!(reports[0], reports[1]);
+}
+
 /// The estimate made before a run grows with replicas x fleets: a grid
 /// that fits on 4 replicas is refused on 4,096, naming the deployment and
 /// the replica count, before anything runs.

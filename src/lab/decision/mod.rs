@@ -110,6 +110,11 @@ pub struct TraceSpec {
     /// run's seed), `even` or `none`.
     #[serde(default)]
     pub spread: Option<String>,
+    /// Which `X-Forwarded-For` entry is the client when the key reads that
+    /// header: `"last"` (default, as Envoy), `"first"` or
+    /// `{"trusted_hops": N}` (Envoy's `xff_num_trusted_hops`).
+    #[serde(default)]
+    pub xff: Option<serde_json::Value>,
 }
 
 impl TraceSpec {
@@ -136,6 +141,7 @@ impl TraceSpec {
                     (self.key.is_some(), "key"),
                     (self.weight.is_some(), "weight"),
                     (self.time_field.is_some(), "time_field"),
+                    (self.xff.is_some(), "xff"),
                 ] {
                     if given {
                         return Err((
@@ -156,6 +162,11 @@ impl TraceSpec {
                         format!("the {f} format's times carry their own unit"),
                     ));
                 }
+                let xff = match &self.xff {
+                    Some(v) => crate::workload::trace::log::Xff::from_json(v)
+                        .map_err(|m| ("trace.xff".to_string(), m))?,
+                    None => Default::default(),
+                };
                 let spec = crate::workload::trace::LogSpec {
                     format: f.to_string(),
                     log_format: self.log_format.clone(),
@@ -163,6 +174,7 @@ impl TraceSpec {
                     weight: self.weight.clone(),
                     time: self.time_field.clone(),
                     unit,
+                    xff,
                 };
                 // Every option checked now, before anything runs.
                 crate::workload::trace::log::LogParser::new(&spec)
@@ -429,7 +441,8 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         fleets,
         origin,
     } = prepare(scenario, ctx, extra)?;
-    let source = Source::open(scenario, &p, ctx, None)?;
+    let shared = fleets.as_ref().and_then(|f| f.trace_input());
+    let source = Source::open(scenario, &p, ctx, None, shared)?;
     let mut decisions = match &ctx.decisions {
         Some(path) => {
             let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;

@@ -204,7 +204,7 @@ pub(crate) fn run_shard(
         shard,
         all_keys: held > 0,
     };
-    let source = Source::open(scenario, &p, ctx, Some(split))?;
+    let source = Source::open(scenario, &p, ctx, Some(split), None)?;
     let mut lab = Lab::new(scenario, &p, ctx, source, run.len());
     lab.origin = origin;
     lab.names_wanted = run.iter().any(|c| c.limiter.wants_key_names());

@@ -40,6 +40,9 @@ pub struct Fleets {
     /// Per fleet: (most replicas at once, the state a replica keeps per
     /// key it sees, the work of a request relative to one limiter's).
     plan: Vec<(usize, Footprint, f64)>,
+    /// The trace opened once, when a `from_trace` balancer reads its
+    /// replicas from it: the lab's requests read the same input.
+    trace_input: Option<crate::workload::trace::input::SharedInput>,
 }
 
 /// How a fleet's replicas hold per-key state, for the memory estimate.
@@ -813,7 +816,8 @@ pub fn fleet_candidates(
                     sim_rng(derive_seed(seed, &[2])),
                 );
                 if let Kind::FromTrace { field } = kind {
-                    bal = bal.with_feed(replica_feed(scenario, setup, field, n)?);
+                    let feed = replica_feed(scenario, setup, field, n, &mut fleets.trace_input)?;
+                    bal = bal.with_feed(feed);
                 }
                 let strategy = build(n)
                     .map_err(|e| scenario.field_error("deployment.strategies", e.message()))?;
@@ -847,10 +851,18 @@ pub fn fleet_candidates(
     Ok((cands, fleets))
 }
 
-/// The `from_trace` balancer's feed: the scenario's trace opened again
-/// with the replica field as its key (default: a `replica` column,
-/// Envoy's `UPSTREAM_HOST`, nginx's `upstream_addr`).
-fn replica_feed(scenario: &Scenario, setup: &Setup, field: &str, n: usize) -> Result<ReplicaFeed> {
+/// The `from_trace` balancer's feed: the scenario's trace read with the
+/// replica field as its key (default: a `replica` column, Envoy's
+/// `UPSTREAM_HOST`, nginx's `upstream_addr`), from the same opened input
+/// as the lab's requests (`shared`, opened here the first time): the
+/// trace is read once, so standard input or a pipe work as a file does.
+fn replica_feed(
+    scenario: &Scenario,
+    setup: &Setup,
+    field: &str,
+    n: usize,
+    shared: &mut Option<crate::workload::trace::input::SharedInput>,
+) -> Result<ReplicaFeed> {
     let p: crate::lab::decision::Params = scenario.params()?;
     let Some(t) = p.trace.as_ref() else {
         return Err(scenario.field_error(
@@ -858,12 +870,6 @@ fn replica_feed(scenario: &Scenario, setup: &Setup, field: &str, n: usize) -> Re
             "from_trace reads the replica of each request from the trace: expected a trace, not a workload",
         ));
     };
-    if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
-        return Err(scenario.field_error(
-            "deployment.balancer",
-            "from_trace reads the trace a second time: expected a file, not standard input",
-        ));
-    }
     let field = if !field.is_empty() {
         field
     } else {
@@ -873,7 +879,25 @@ fn replica_feed(scenario: &Scenario, setup: &Setup, field: &str, n: usize) -> Re
             Some(_) => "upstream_addr",
         }
     };
-    let reader = crate::lab::decision::source::open_trace(scenario, t, setup.seed, Some(field))?;
+    let input = match shared {
+        Some(s) => s.input(),
+        None => {
+            let path = crate::lab::decision::source::trace_path(scenario, t);
+            let s = crate::workload::trace::input::SharedInput::new(
+                crate::workload::trace::input::open_input(&path)?,
+            );
+            let input = s.input();
+            *shared = Some(s);
+            input
+        }
+    };
+    let reader = crate::lab::decision::source::open_trace(
+        scenario,
+        t,
+        setup.seed,
+        Some(field),
+        Some(input),
+    )?;
     Ok(ReplicaFeed::new(reader, n))
 }
 
@@ -890,6 +914,12 @@ fn scale_max(v: Option<&Value>) -> u64 {
 }
 
 impl Fleets {
+    /// The trace as opened for a `from_trace` balancer (None: no fleet
+    /// reads it), for the lab's requests to read in the same pass.
+    pub(crate) fn trace_input(&self) -> Option<&crate::workload::trace::input::SharedInput> {
+        self.trace_input.as_ref()
+    }
+
     /// Refuses a grid whose replicas would need more work or memory than
     /// the budget allows, before any runs: the state grows with replicas x
     /// fleets (a replica's state for the keys it sees, at most its share
