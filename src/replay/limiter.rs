@@ -47,6 +47,11 @@ const TAKES: &[&str] = &[
     "--key",
     "--weight",
     "--spread",
+    "--time-field",
+    "--outcome",
+    "--denied-values",
+    "--time-is",
+    "--duration",
 ];
 
 /// The policy and candidates the options ask for.
@@ -210,14 +215,25 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     super::reject_unused(args, "limiter", TAKES)?;
     let setup = setup(args)?;
     let mut cand = pick(args, &setup)?;
-    if let Some(f) = args.format.as_deref().filter(|f| *f != "csv") {
-        return run_log(args, f, &mut cand);
+    let validate = args.outcome.is_some()
+        || args.denied_values.is_some()
+        || args.time_is.is_some()
+        || args.duration.is_some();
+    match args.format.as_deref().filter(|f| *f != "csv") {
+        Some(f) if validate => return run_validation(args, f, &mut cand),
+        Some(f) => return run_log(args, f, &mut cand),
+        None => {}
     }
     for (given, flag) in [
+        (args.outcome.is_some(), "--outcome"),
+        (args.denied_values.is_some(), "--denied-values"),
+        (args.time_is.is_some(), "--time-is"),
+        (args.duration.is_some(), "--duration"),
         (args.log_format.is_some(), "--log-format"),
         (args.key.is_some(), "--key"),
         (args.weight.is_some(), "--weight"),
         (args.spread.is_some(), "--spread"),
+        (args.time_field.is_some(), "--time-field"),
     ] {
         if given {
             return Err(Error::input(format!(
@@ -276,6 +292,7 @@ fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> 
         log_format: args.log_format.clone(),
         key: args.key.clone(),
         weight: args.weight.clone(),
+        time: args.time_field.clone(),
         ..LogSpec::default()
     };
     let opts = TraceOptions {
@@ -312,4 +329,108 @@ fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> 
         return Err(input.file_error("no requests: the log has no data lines"));
     }
     out.commit()
+}
+
+/// Replays an access log with the deployed limiter's answers (`--outcome`,
+/// `--time-is end --duration`): read whole, sorted by arrival, one output
+/// row per request in that order with what the deployed limiter did and
+/// whether the model's decision sat at its clock granularity; the
+/// agreement is printed (see [`crate::lab::decision::validation`]).
+fn run_validation(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> {
+    use crate::lab::decision::validation::{self as v, Agreement};
+    use crate::lab::decision::TraceSpec;
+    let t = TraceSpec {
+        path: args.trace.display().to_string(),
+        unit: None,
+        sort_window_ms: None,
+        skip_late: false,
+        format: Some(format.to_string()),
+        log_format: args.log_format.clone(),
+        key: args.key.clone(),
+        weight: args.weight.clone(),
+        time_field: args.time_field.clone(),
+        spread: args.spread.clone(),
+        outcome: args.outcome.clone(),
+        denied_values: args.denied_values.clone(),
+        time_is: args.time_is.clone(),
+        duration: args.duration.clone(),
+    };
+    // The scenario's field names, as the flags that set them.
+    let as_flag = |f: &str| {
+        format!(
+            "--{}",
+            f.strip_prefix("trace.").unwrap_or(f).replace('_', "-")
+        )
+    };
+    let flag = |f: &str, m: String| {
+        let mut m = m;
+        for field in [
+            "trace.outcome",
+            "trace.denied_values",
+            "trace.time_is",
+            "trace.duration",
+            "trace.time_field",
+            "trace.sort_window_ms",
+            "trace.spread",
+            "trace.skip_late",
+        ] {
+            m = m.replace(field, &as_flag(field));
+        }
+        Error::input(format!("{}: {m}", as_flag(f)))
+    };
+    v::check_with(&t, &flag)?;
+    let spec = t
+        .log_spec()
+        .map_err(|(f, m)| flag(&f, m))?
+        .ok_or_else(|| Error::input("--format: an access-log format is needed"))?;
+    let loaded = v::load_from(&args.trace, &t, &spec, u32::MAX as usize, &flag)?;
+    let mut out = OutputCsv::create(&args.out)?;
+    out.row([
+        "t_ns",
+        "key",
+        "weight",
+        "allowed",
+        "delay_ns",
+        "deployed_allowed",
+        "clock_step",
+        "line",
+    ])?;
+    let probe = cand.limiter.checks_clock_step();
+    let mut agreement = Agreement::new(probe);
+    let t0 = loaded.events.first().map_or(0, |e| e.0);
+    if cand.limiter.wants_key_names() {
+        let names: Vec<(u32, String)> = (0..loaded.keys.len() as u32)
+            .map(|k| (k, loaded.keys.name(k).unwrap_or_default().to_string()))
+            .collect();
+        cand.limiter.name_keys(&names)?;
+    }
+    for (i, &(at, key, w)) in loaded.events.iter().enumerate() {
+        let t = at - t0;
+        let step = probe && cand.limiter.clock_step(key, w, t) == Some(true);
+        let d = cand.limiter.admit(key, w, t)?;
+        agreement.record(&loaded, i, d.allowed, step);
+        out.row(&[
+            t.to_string(),
+            loaded.keys.name(key).unwrap_or_default().to_string(),
+            w.to_string(),
+            d.allowed.to_string(),
+            d.delay.to_string(),
+            loaded.admitted[i].to_string(),
+            if probe { step.to_string() } else { "-".into() },
+            loaded.lines[i].to_string(),
+        ])?;
+    }
+    cand.limiter.finish()?;
+    out.commit()?;
+    // What `run` prints for a validated trace; a closed stdout loses the
+    // line, not the exit code.
+    let line = v::console_line(
+        &loaded,
+        std::slice::from_ref(cand),
+        &[agreement],
+        "; per request: --out",
+    );
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(line.as_bytes());
+    Ok(())
 }

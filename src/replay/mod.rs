@@ -137,6 +137,21 @@ pub struct ReplayArgs {
     /// limiter: spread whole-second log times within their second: uniform (seeded by --seed; default), even, none.
     #[arg(long)]
     pub spread: Option<String>,
+    /// limiter: the access log's field holding the time (default: the format's; nginx: time_local, else time_iso8601, else msec).
+    #[arg(long)]
+    pub time_field: Option<String>,
+    /// limiter: the access log's field holding what the deployed limiter answered (status, limit_req_status, an Envoy response-flags field, or any field with --denied-values): the output adds deployed_allowed and each request's class, and the agreement is printed.
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// limiter: the values of --outcome meaning denied, comma-separated (default for statuses: 429,503).
+    #[arg(long, value_delimiter = ',')]
+    pub denied_values: Option<Vec<String>>,
+    /// limiter: what the log's time is: start (the arrival; default) or end (completion: arrival = time - --duration).
+    #[arg(long)]
+    pub time_is: Option<String>,
+    /// limiter: the field holding each request's duration in seconds (nginx: request_time), with --time-is end.
+    #[arg(long)]
+    pub duration: Option<String>,
 }
 
 /// Runs a replay.
@@ -184,6 +199,11 @@ fn reject_unused(args: &ReplayArgs, algo: &str, takes: &[&str]) -> Result<()> {
         ("--key", args.key.is_some()),
         ("--weight", args.weight.is_some()),
         ("--spread", args.spread.is_some()),
+        ("--time-field", args.time_field.is_some()),
+        ("--outcome", args.outcome.is_some()),
+        ("--denied-values", args.denied_values.is_some()),
+        ("--time-is", args.time_is.is_some()),
+        ("--duration", args.duration.is_some()),
     ];
     match given
         .iter()

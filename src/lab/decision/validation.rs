@@ -203,53 +203,68 @@ fn is_envoy_flags(v: &str) -> bool {
 /// A trace read whole for validation: its requests in arrival order, what
 /// the deployed limiter answered to each, and the groups compared by count.
 #[derive(Debug, Default)]
-pub(super) struct Loaded {
+pub(crate) struct Loaded {
     /// (arrival, ns since the epoch; key id; weight), in arrival order.
-    pub(super) events: Vec<(Nanos, u32, u64)>,
+    pub(crate) events: Vec<(Nanos, u32, u64)>,
     /// Per event: the deployed limiter admitted it.
-    pub(super) admitted: Vec<bool>,
+    pub(crate) admitted: Vec<bool>,
     /// Per event: its line in the file.
-    pub(super) lines: Vec<u64>,
+    pub(crate) lines: Vec<u64>,
     /// Per event: its tie group (index into `group_len`), or `NO_GROUP`.
-    pub(super) group: Vec<u32>,
+    pub(crate) group: Vec<u32>,
     /// Requests of each tie group.
-    pub(super) group_len: Vec<u32>,
+    pub(crate) group_len: Vec<u32>,
     /// Keys, ids in order of first arrival.
-    pub(super) keys: KeyInterner,
+    pub(crate) keys: KeyInterner,
     /// Per key id: the event it first appeared in.
-    pub(super) first_seen: Vec<u64>,
+    pub(crate) first_seen: Vec<u64>,
     /// How the outcome field was read (None: every value was `-`).
-    pub(super) kind: Option<OutcomeKind>,
+    pub(crate) kind: Option<OutcomeKind>,
     /// The outcome field, the duration field (time_is end).
-    pub(super) field: String,
-    pub(super) duration: Option<String>,
+    pub(crate) field: String,
+    pub(crate) duration: Option<String>,
     /// How the log was read (format, key, time).
-    pub(super) read: String,
+    pub(crate) read: String,
 }
 
 /// An event outside every tie group.
-pub(super) const NO_GROUP: u32 = u32::MAX;
+pub(crate) const NO_GROUP: u32 = u32::MAX;
 
 impl Loaded {
     /// Requests in tie groups.
-    pub(super) fn tie_requests(&self) -> u64 {
+    pub(crate) fn tie_requests(&self) -> u64 {
         self.group_len.iter().map(|&n| u64::from(n)).sum()
     }
 }
 
 /// Whether a trace asks for validation (or for arrival times from
 /// durations, which needs the log read whole too).
-pub(super) fn wanted(t: &TraceSpec) -> bool {
+pub(crate) fn wanted(t: &TraceSpec) -> bool {
     t.outcome.is_some() || t.time_is.is_some() || t.duration.is_some()
 }
 
+/// Where an error about a validation field goes: the field as a scenario
+/// names it (`trace.outcome`) and the message, to an error naming it as
+/// the user gave it (the scenario's field, or a command-line flag).
+pub(crate) type FieldError<'a> = &'a dyn Fn(&str, String) -> Error;
+
+fn ferr(field_error: FieldError, field: impl AsRef<str>, m: impl Into<String>) -> Error {
+    field_error(field.as_ref(), m.into())
+}
+
+/// Checks the validation fields of a trace in a scenario.
+pub(crate) fn check(scenario: &Scenario, t: &TraceSpec) -> Result<()> {
+    check_with(t, &|f, m| scenario.field_error(f, m))
+}
+
 /// Checks the validation fields of a trace (before anything runs).
-pub(super) fn check(scenario: &Scenario, t: &TraceSpec) -> Result<()> {
+pub(crate) fn check_with(t: &TraceSpec, field_error: FieldError) -> Result<()> {
     if !wanted(t) {
         if t.denied_values.is_some() {
-            return Err(scenario.field_error(
+            return Err(field_error(
                 "trace.denied_values",
-                "applies with trace.outcome (the field holding what the deployed limiter answered)",
+                "applies with trace.outcome (the field holding what the deployed limiter answered)"
+                    .into(),
             ));
         }
         return Ok(());
@@ -261,7 +276,8 @@ pub(super) fn check(scenario: &Scenario, t: &TraceSpec) -> Result<()> {
         } else {
             "trace.time_is"
         };
-        return Err(scenario.field_error(
+        return Err(ferr(
+                field_error,
             field,
             format!(
                 "applies to access-log formats (trace.format: {}; JSON Lines with any field names: jsonl)",
@@ -272,19 +288,22 @@ pub(super) fn check(scenario: &Scenario, t: &TraceSpec) -> Result<()> {
     match (t.time_is.as_deref(), &t.duration) {
         (None | Some("start"), None) | (Some("end"), Some(_)) => {}
         (Some("end"), None) => {
-            return Err(scenario.field_error(
+            return Err(ferr(
+                field_error,
                 "trace.time_is",
                 "\"end\" needs trace.duration, the field holding how long each request took (nginx: request_time)",
             ))
         }
         (None | Some("start"), Some(_)) => {
-            return Err(scenario.field_error(
+            return Err(ferr(
+                field_error,
                 "trace.duration",
                 "applies with \"time_is\": \"end\" (arrival = time - duration)",
             ))
         }
         (Some(v), _) => {
-            return Err(scenario.field_error(
+            return Err(ferr(
+                field_error,
                 "trace.time_is",
                 format!("value {v:?}: expected \"start\" (the default: the time is the request's arrival) or \"end\""),
             ))
@@ -295,7 +314,8 @@ pub(super) fn check(scenario: &Scenario, t: &TraceSpec) -> Result<()> {
         (t.skip_late, "trace.skip_late"),
     ] {
         if given {
-            return Err(scenario.field_error(
+            return Err(ferr(
+                field_error,
                 field,
                 "not with trace.outcome or trace.time_is: a validated log is read whole, every line compared",
             ));
@@ -303,7 +323,8 @@ pub(super) fn check(scenario: &Scenario, t: &TraceSpec) -> Result<()> {
     }
     if let Some(d) = &t.denied_values {
         if d.is_empty() || d.iter().any(|v| v.trim().is_empty()) {
-            return Err(scenario.field_error(
+            return Err(ferr(
+                field_error,
                 "trace.denied_values",
                 "expected a non-empty list of non-empty values",
             ));
@@ -315,7 +336,7 @@ pub(super) fn check(scenario: &Scenario, t: &TraceSpec) -> Result<()> {
 /// Reads the scenario's trace whole (it asked for validation): every
 /// line's time, key, weight and outcome, sorted by arrival; at most
 /// `max_keys` distinct keys.
-pub(super) fn load(
+pub(crate) fn load(
     scenario: &Scenario,
     t: &TraceSpec,
     spec: &LogSpec,
@@ -326,11 +347,24 @@ pub(super) fn load(
     } else {
         scenario.resolve(&t.path)
     };
+    load_from(&path, t, spec, max_keys, &|f, m| scenario.field_error(f, m))
+}
+
+/// Reads the trace at `path` whole, as [`load`] does; errors about a
+/// field go through `field_error`.
+pub(crate) fn load_from(
+    path: &std::path::Path,
+    t: &TraceSpec,
+    spec: &LogSpec,
+    max_keys: usize,
+    field_error: FieldError,
+) -> Result<Loaded> {
+    let path = path.to_path_buf();
     let at = |line: u64, m: String| Error::input_at(&path, format!("line {line}"), m);
-    let mut parser = LogParser::new(spec).map_err(|m| scenario.field_error("trace", m))?;
+    let mut parser = LogParser::new(spec).map_err(|m| ferr(field_error, "trace", m))?;
     let row = crate::workload::trace::log::row(&spec.format)
-        .map_err(|m| scenario.field_error("trace.format", m))?;
-    let mut side = (row.build)(spec).map_err(|m| scenario.field_error("trace", m))?;
+        .map_err(|m| ferr(field_error, "trace.format", m))?;
+    let mut side = (row.build)(spec).map_err(|m| ferr(field_error, "trace", m))?;
     let mut outcome = OutcomeReader::new(t.denied_values.clone());
     let mut input = crate::workload::trace::input::open(&path)?;
     let mut text = String::new();
@@ -373,7 +407,8 @@ pub(super) fn load(
                             .field(n.strip_prefix('$').unwrap_or(n))
                             .map(Some)
                             .ok_or_else(|| {
-                                scenario.field_error(
+                                ferr(
+                                    field_error,
                                     format!("trace.{what}"),
                                     format!(
                                         "value {n:?}: the {} format has no such field (fields: {})",
@@ -521,6 +556,13 @@ pub(super) fn load(
             i = j;
         }
     }
+    if let Some((tf, true)) = parser.time_field() {
+        return Err(ferr(
+            field_error,
+            "trace.time_field",
+            format!("the time field {tf:?} is whole seconds: comparing decisions with the deployed limiter's needs the log's sub-second times (nginx: msec; set trace.time_field)"),
+        ));
+    }
     let mut read = format!("{}, key {}", parser.format_name(), parser.key_text());
     if let Some((tf, _)) = parser.time_field() {
         match &t.duration {
@@ -558,7 +600,7 @@ const FIRST: usize = 5;
 
 /// One candidate's agreement with the deployed limiter.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Agreement {
+pub(crate) struct Agreement {
     agree: u64,
     total: u64,
     /// [model admits, model denies] x [deployed admitted, deployed denied].
@@ -575,7 +617,7 @@ pub(super) struct Agreement {
 
 impl Agreement {
     /// A candidate's tally; `checked`: it classifies clock steps.
-    pub(super) fn new(checked: bool) -> Self {
+    pub(crate) fn new(checked: bool) -> Self {
         Self {
             checked,
             ..Self::default()
@@ -584,7 +626,7 @@ impl Agreement {
 
     /// Event `i`'s decision by the model, and whether it sat at the model's
     /// clock granularity.
-    pub(super) fn record(&mut self, l: &Loaded, i: usize, model_admits: bool, step: bool) {
+    pub(crate) fn record(&mut self, l: &Loaded, i: usize, model_admits: bool, step: bool) {
         let g = l.group[i];
         if g == NO_GROUP {
             self.judge(
@@ -665,7 +707,7 @@ impl Agreement {
     }
 
     /// Requests agreed with, of all.
-    pub(super) fn agree_pct(&self) -> f64 {
+    pub(crate) fn agree_pct(&self) -> f64 {
         if self.total == 0 {
             100.0
         } else {
@@ -674,7 +716,7 @@ impl Agreement {
     }
 
     /// The candidate's entry of `validation` in report.json.
-    pub(super) fn json(&self, name: &str, l: &Loaded, t0: Nanos) -> Value {
+    pub(crate) fn json(&self, name: &str, l: &Loaded, t0: Nanos) -> Value {
         let first: Vec<Value> = self
             .first
             .iter()
@@ -711,7 +753,7 @@ impl Agreement {
     }
 
     /// The candidate's row of the validation table.
-    pub(super) fn cells(&self, name: &str, l: &Loaded, t0: Nanos) -> Vec<String> {
+    pub(crate) fn cells(&self, name: &str, l: &Loaded, t0: Nanos) -> Vec<String> {
         let first = self
             .first
             .first()
@@ -746,7 +788,7 @@ impl Agreement {
 }
 
 /// The validation table's header.
-pub(super) const HEADER: [&str; 11] = [
+pub(crate) const HEADER: [&str; 11] = [
     "algorithm",
     "agree",
     "agree %",
@@ -762,7 +804,7 @@ pub(super) const HEADER: [&str; 11] = [
 
 /// What the report says about the validated log (`validation_source` in
 /// report.json).
-pub(super) fn source_json(l: &Loaded) -> Value {
+pub(crate) fn source_json(l: &Loaded) -> Value {
     let denied = l.events.len() as u64 - l.admitted.iter().filter(|&&a| a).count() as u64;
     json!({
         "outcome": l.field,
@@ -781,7 +823,7 @@ pub(super) fn source_json(l: &Loaded) -> Value {
 }
 
 /// The paragraph table.md gives before the validation table.
-pub(super) fn markdown_intro(l: &Loaded) -> String {
+pub(crate) fn markdown_intro(l: &Loaded) -> String {
     let denied = l.events.len() - l.admitted.iter().filter(|&&a| a).count();
     let mut s = format!(
         "## Agreement with the deployed limiter\n\nThe log's field `{}` ({}) says what the limiter in production answered: it denied {} of {} requests. Each candidate's decision is compared with it: `agree` = requests decided the same way; the four counts are the model's decision (admits/denies) against the deployed one. A disagreement is a `clock step` when the model's decision sits at its own clock granularity (nginx: the excess within one millisecond's leak of the burst; nginx reads CLOCK_MONOTONIC in whole ms, out of phase with the wall-clock `$msec` it logs), a `follow-on` when an earlier request of the same key disagreed, else `unexplained`; `-`: the model has no clock-step check.\n\n",
@@ -805,10 +847,11 @@ pub(super) fn markdown_intro(l: &Loaded) -> String {
 /// The line `run` prints: the candidate agreeing best with the deployed
 /// limiter (the first such in table order), and the unexplained
 /// disagreements over all candidates.
-pub(super) fn console_line(
+pub(crate) fn console_line(
     l: &Loaded,
     cands: &[super::Candidate],
     agreements: &[Agreement],
+    more: &str,
 ) -> String {
     let mut best: Option<(&super::Candidate, &Agreement)> = None;
     for (c, a) in cands.iter().zip(agreements) {
@@ -820,7 +863,7 @@ pub(super) fn console_line(
         return String::new();
     };
     format!(
-        "deployed limiter ({}): best agreement {} {}/{} ({}; {} clock step, {} follow-on, {} unexplained); every candidate: table.md\n",
+        "deployed limiter ({}): best agreement {} {}/{} ({}; {} clock step, {} follow-on, {} unexplained){more}\n",
         l.field,
         c.name,
         a.agree,

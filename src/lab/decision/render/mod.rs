@@ -63,7 +63,12 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
         md.push('\n');
         md.push_str(&validation::markdown_intro(l));
         md.push_str(&vt.markdown());
-        agreement_line = Some(validation::console_line(l, cands, &lab.validation));
+        agreement_line = Some(validation::console_line(
+            l,
+            cands,
+            &lab.validation,
+            "; every candidate: table.md",
+        ));
     }
     report.md(&md);
     report.csv(&table);
