@@ -219,16 +219,13 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         || args.denied_values.is_some()
         || args.time_is.is_some()
         || args.duration.is_some();
-    match args.format.as_deref().filter(|f| *f != "csv") {
-        Some(f) if validate => return run_validation(args, f, &mut cand),
-        Some(f) => return run_log(args, f, &mut cand),
-        None => {}
+    if validate {
+        return run_validation(args, args.format.as_deref().unwrap_or("csv"), &mut cand);
+    }
+    if let Some(f) = args.format.as_deref().filter(|f| *f != "csv") {
+        return run_log(args, f, &mut cand);
     }
     for (given, flag) in [
-        (args.outcome.is_some(), "--outcome"),
-        (args.denied_values.is_some(), "--denied-values"),
-        (args.time_is.is_some(), "--time-is"),
-        (args.duration.is_some(), "--duration"),
         (args.log_format.is_some(), "--log-format"),
         (args.key.is_some(), "--key"),
         (args.weight.is_some(), "--weight"),
@@ -379,11 +376,8 @@ fn run_validation(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Resu
         Error::input(format!("{}: {m}", as_flag(f)))
     };
     v::check_with(&t, &flag)?;
-    let spec = t
-        .log_spec()
-        .map_err(|(f, m)| flag(&f, m))?
-        .ok_or_else(|| Error::input("--format: an access-log format is needed"))?;
-    let loaded = v::load_from(&args.trace, &t, &spec, u32::MAX as usize, &flag)?;
+    let spec = t.log_spec().map_err(|(f, m)| flag(&f, m))?;
+    let loaded = v::load_from(&args.trace, &t, spec.as_ref(), u32::MAX as usize, &flag)?;
     let mut out = OutputCsv::create(&args.out)?;
     out.row([
         "t_ns",

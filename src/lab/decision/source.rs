@@ -85,15 +85,12 @@ impl Source {
                 owner: Vec::new(),
             },
             (None, Some(t)) if super::validation::wanted(t) => {
-                let spec = t
-                    .log_spec()
-                    .map_err(|(f, m)| scenario.field_error(f, m))?
-                    .ok_or_else(|| scenario.field_error("trace.format", "missing"))?;
+                let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
                 let keys = usize::try_from(ctx.max_memory / PER_KEY_BYTES)
                     .unwrap_or(usize::MAX)
                     .min(u32::MAX as usize);
                 Source::Loaded {
-                    trace: Box::new(super::validation::load(scenario, t, &spec, keys)?),
+                    trace: Box::new(super::validation::load(scenario, t, spec.as_ref(), keys)?),
                     pos: 0,
                 }
             }

@@ -269,20 +269,21 @@ pub(crate) fn check_with(t: &TraceSpec, field_error: FieldError) -> Result<()> {
         }
         return Ok(());
     }
-    let fmt = t.format.as_deref().unwrap_or("csv");
-    if fmt == "csv" {
+    let csv = matches!(t.format.as_deref(), None | Some("csv"));
+    if csv
+        && crate::workload::trace::TraceFormat::from_path(
+            &crate::workload::trace::input::without_compression(std::path::Path::new(&t.path)),
+        ) != crate::workload::trace::TraceFormat::Csv
+    {
         let field = if t.outcome.is_some() {
             "trace.outcome"
         } else {
             "trace.time_is"
         };
         return Err(ferr(
-                field_error,
+            field_error,
             field,
-            format!(
-                "applies to access-log formats (trace.format: {}; JSON Lines with any field names: jsonl)",
-                crate::workload::trace::log::format_names().replace("csv, ", "")
-            ),
+            "a JSON Lines trace is compared as an access log: give \"format\": \"jsonl\" (time and key fields: time_field, key)",
         ));
     }
     match (t.time_is.as_deref(), &t.duration) {
@@ -339,7 +340,7 @@ pub(crate) fn check_with(t: &TraceSpec, field_error: FieldError) -> Result<()> {
 pub(crate) fn load(
     scenario: &Scenario,
     t: &TraceSpec,
-    spec: &LogSpec,
+    spec: Option<&LogSpec>,
     max_keys: usize,
 ) -> Result<Loaded> {
     let path = if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
@@ -350,37 +351,32 @@ pub(crate) fn load(
     load_from(&path, t, spec, max_keys, &|f, m| scenario.field_error(f, m))
 }
 
-/// Reads the trace at `path` whole, as [`load`] does; errors about a
-/// field go through `field_error`.
-pub(crate) fn load_from(
+/// One line of a validated trace: its number, time, key, weight, and the
+/// outcome and duration fields' text (when asked for).
+type LineFn<'a> = dyn FnMut(u64, Nanos, &str, u64, Option<&str>, Option<&str>) -> Result<()> + 'a;
+
+/// Reads an access log's lines into `each`; returns how it was read
+/// (format, key, time field) and the time field's name.
+fn log_lines(
     path: &std::path::Path,
     t: &TraceSpec,
     spec: &LogSpec,
-    max_keys: usize,
     field_error: FieldError,
-) -> Result<Loaded> {
-    let path = path.to_path_buf();
-    let at = |line: u64, m: String| Error::input_at(&path, format!("line {line}"), m);
+    each: &mut LineFn,
+) -> Result<(String, String)> {
+    let at = |line: u64, m: String| Error::input_at(path, format!("line {line}"), m);
     let mut parser = LogParser::new(spec).map_err(|m| ferr(field_error, "trace", m))?;
     let row = crate::workload::trace::log::row(&spec.format)
         .map_err(|m| ferr(field_error, "trace.format", m))?;
     let mut side = (row.build)(spec).map_err(|m| ferr(field_error, "trace", m))?;
-    let mut outcome = OutcomeReader::new(t.denied_values.clone());
-    let mut input = crate::workload::trace::input::open(&path)?;
+    let mut input = crate::workload::trace::input::open(path)?;
     let mut text = String::new();
     let mut held = String::new();
-    let mut raw_keys = KeyInterner::new();
-    // (arrival, raw key id, weight, admitted, line)
-    let mut raw: Vec<(Nanos, u32, u64, bool, u64)> = Vec::new();
     let mut fields: Option<(Option<usize>, Option<usize>)> = None;
-    let window = t.sort_window_ms.map(|ms| ms.saturating_mul(1_000_000));
-    let mut newest: Nanos = 0;
     let mut line_no = 0u64;
     loop {
         text.clear();
-        let n = input
-            .read_line(&mut text)
-            .map_err(|e| Error::io(&path, e))?;
+        let n = input.read_line(&mut text).map_err(|e| Error::io(path, e))?;
         if n == 0 {
             break;
         }
@@ -397,6 +393,13 @@ pub(crate) fn load_from(
             Parsed::Event(t, k, w) | Parsed::Elsewhere(t, k, w) => (t, k, w),
         };
         side.header(line).map_err(|m| at(line_no, m))?;
+        if let Some((tf, true)) = parser.time_field() {
+            return Err(ferr(
+                field_error,
+                "trace.time_field",
+                format!("the time field {tf:?} is whole seconds: comparing decisions with the deployed limiter's needs the log's sub-second times (nginx: msec; set trace.time_field)"),
+            ));
+        }
         let (oi, di) = match fields {
             Some(f) => f,
             None => {
@@ -428,32 +431,173 @@ pub(crate) fn load_from(
             }
         };
         let key = match &key_at {
-            Some(r) => line.get(r.clone()).unwrap_or_default().to_string(),
-            None => held.clone(),
+            Some(r) => line.get(r.clone()).unwrap_or_default(),
+            None => held.as_str(),
         };
         let split = side.split(line).map_err(|m| at(line_no, m))?;
-        let admitted = match oi {
-            Some(i) => {
-                let name = t.outcome.as_deref().unwrap_or_default();
-                outcome
-                    .admitted(split.get(i))
-                    .map_err(|m| at(line_no, format!("field {name}: {m}")))?
+        each(
+            line_no,
+            t_log,
+            key,
+            w,
+            oi.map(|i| split.get(i)),
+            di.map(|i| split.get(i)),
+        )?;
+    }
+    let tf = parser
+        .time_field()
+        .map(|(f, _)| f.to_string())
+        .unwrap_or_default();
+    Ok((
+        format!("{}, key {}", parser.format_name(), parser.key_text()),
+        tf,
+    ))
+}
+
+/// Reads a CSV trace's rows into `each`: the time column (`t_ns`, `t_ms`,
+/// `t_s`, or `time`/`timestamp` in `unit`), `key`, an optional `weight`,
+/// and the outcome and duration columns; returns how it was read and the
+/// time column's name.
+fn csv_lines(
+    path: &std::path::Path,
+    t: &TraceSpec,
+    field_error: FieldError,
+    each: &mut LineFn,
+) -> Result<(String, String)> {
+    use crate::workload::trace::parse::{parse_time, parse_weight, time_column};
+    let unit = match &t.unit {
+        Some(u) => u
+            .parse::<crate::workload::trace::TimeUnit>()
+            .map_err(|m| ferr(field_error, "trace.unit", m))?,
+        None => crate::workload::trace::TimeUnit::Ns,
+    };
+    let at = |line: u64, m: String| Error::input_at(path, format!("line {line}"), m);
+    let input = crate::workload::trace::input::open(path)?;
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_reader(input);
+    let header: Vec<String> = r
+        .headers()
+        .map_err(|e| at(1, e.to_string()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let (time, tunit) = header
+        .iter()
+        .enumerate()
+        .find_map(|(i, h)| time_column(h, unit).map(|u| (i, u)))
+        .ok_or_else(|| {
+            at(
+                1,
+                format!(
+                    "header {:?}: expected a time column (t_ns, t_ms, t_s, time or timestamp)",
+                    header.join(",")
+                ),
+            )
+        })?;
+    let key = col("key").ok_or_else(|| {
+        at(
+            1,
+            format!("header {:?}: expected a key column", header.join(",")),
+        )
+    })?;
+    let weight = col("weight").or_else(|| col("n"));
+    let named = |name: &Option<String>, what: &str| -> Result<Option<usize>> {
+        match name {
+            None => Ok(None),
+            Some(n) => col(n).map(Some).ok_or_else(|| {
+                ferr(
+                    field_error,
+                    format!("trace.{what}"),
+                    format!(
+                        "value {n:?}: the CSV header has no such column (columns: {})",
+                        header.join(",")
+                    ),
+                )
+            }),
+        }
+    };
+    let (oi, di) = (
+        named(&t.outcome, "outcome")?,
+        named(&t.duration, "duration")?,
+    );
+    let mut rec = csv::StringRecord::new();
+    loop {
+        match r.read_record(&mut rec) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                return Err(at(line, e.to_string()));
             }
+        }
+        let line = rec.position().map_or(0, |p| p.line());
+        if rec.len() != header.len() {
+            return Err(at(
+                line,
+                format!("{} fields: the header has {}", rec.len(), header.len()),
+            ));
+        }
+        let t_log = parse_time(rec.get(time).unwrap_or_default(), tunit)
+            .map_err(|m| at(line, format!("{} {m}", header[time])))?;
+        let w = match weight {
+            Some(i) => parse_weight(rec.get(i).unwrap_or_default()).map_err(|m| at(line, m))?,
+            None => 1,
+        };
+        each(
+            line,
+            t_log,
+            rec.get(key).unwrap_or_default(),
+            w,
+            oi.and_then(|i| rec.get(i)),
+            di.and_then(|i| rec.get(i)),
+        )?;
+    }
+    Ok(("csv".to_string(), header[time].clone()))
+}
+
+/// Reads the trace at `path` whole, as [`load`] does (`spec`: an access
+/// log's, None for CSV); errors about a field go through `field_error`.
+pub(crate) fn load_from(
+    path: &std::path::Path,
+    t: &TraceSpec,
+    spec: Option<&LogSpec>,
+    max_keys: usize,
+    field_error: FieldError,
+) -> Result<Loaded> {
+    let at = |line: u64, m: String| Error::input_at(path, format!("line {line}"), m);
+    let mut outcome = OutcomeReader::new(t.denied_values.clone());
+    let mut raw_keys = KeyInterner::new();
+    // (arrival, raw key id, weight, admitted, line)
+    let mut raw: Vec<(Nanos, u32, u64, bool, u64)> = Vec::new();
+    let window = t.sort_window_ms.map(|ms| ms.saturating_mul(1_000_000));
+    let mut newest: Nanos = 0;
+    let oname = t.outcome.as_deref().unwrap_or_default();
+    let dname = t.duration.as_deref().unwrap_or_default();
+    let mut each = |line_no: u64,
+                    t_log: Nanos,
+                    key: &str,
+                    w: u64,
+                    out: Option<&str>,
+                    dur: Option<&str>|
+     -> Result<()> {
+        let admitted = match out {
+            Some(v) => outcome
+                .admitted(v)
+                .map_err(|m| at(line_no, format!("field {oname}: {m}")))?,
             None => true,
         };
-        let arrival = match di {
-            Some(i) => {
-                let name = t.duration.as_deref().unwrap_or_default();
-                let d = parse_decimal_ns(split.get(i).trim(), SECOND).map_err(|m| {
-                    at(line_no, format!("field {name}: value {:?}: {m} (expected seconds, as nginx's $request_time)", split.get(i)))
+        let arrival = match dur {
+            Some(d) => {
+                let ns = parse_decimal_ns(d.trim(), SECOND).map_err(|m| {
+                    at(line_no, format!("field {dname}: value {d:?}: {m} (expected seconds, as nginx's $request_time)"))
                 })?;
-                t_log.checked_sub(d).ok_or_else(|| {
+                t_log.checked_sub(ns).ok_or_else(|| {
                     at(
                         line_no,
-                        format!(
-                            "field {name}: value {:?}: longer than the time since the epoch",
-                            split.get(i)
-                        ),
+                        format!("field {dname}: value {d:?}: longer than the time since the epoch"),
                     )
                 })?
             }
@@ -470,29 +614,32 @@ pub(crate) fn load_from(
                 t_log
             }
         };
-        let id = raw_keys.intern(&key).ok_or_else(|| {
+        let too_many = |n: usize| {
             at(
                 line_no,
-                format!(
-                    "distinct key number {}: more keys than --max-memory allows",
-                    raw_keys.len() + 1
-                ),
+                format!("distinct key number {n}: more keys than --max-memory allows"),
             )
-        })?;
+        };
+        let id = raw_keys
+            .intern(key)
+            .ok_or_else(|| too_many(raw_keys.len() + 1))?;
         if raw_keys.len() > max_keys {
-            return Err(at(
-                line_no,
-                format!(
-                    "distinct key number {}: more keys than --max-memory allows",
-                    raw_keys.len()
-                ),
-            ));
+            return Err(too_many(raw_keys.len()));
         }
         raw.push((arrival, id, w, admitted, line_no));
+        Ok(())
+    };
+    let (mut read, tf) = match spec {
+        Some(spec) => log_lines(path, t, spec, field_error, &mut each)?,
+        None => csv_lines(path, t, field_error, &mut each)?,
+    };
+    match &t.duration {
+        Some(d) => read.push_str(&format!(", arrival = {tf} - {d} (time_is end)")),
+        None => read.push_str(&format!(", time {tf}")),
     }
     if raw.is_empty() {
         return Err(Error::input_at(
-            &path,
+            path,
             "file",
             "no requests: an empty trace (or only a header) has nothing to decide",
         ));
@@ -554,20 +701,6 @@ pub(crate) fn load_from(
                 }
             }
             i = j;
-        }
-    }
-    if let Some((tf, true)) = parser.time_field() {
-        return Err(ferr(
-            field_error,
-            "trace.time_field",
-            format!("the time field {tf:?} is whole seconds: comparing decisions with the deployed limiter's needs the log's sub-second times (nginx: msec; set trace.time_field)"),
-        ));
-    }
-    let mut read = format!("{}, key {}", parser.format_name(), parser.key_text());
-    if let Some((tf, _)) = parser.time_field() {
-        match &t.duration {
-            Some(d) => read.push_str(&format!(", arrival = {tf} - {d} (time_is end)")),
-            None => read.push_str(&format!(", time {tf}")),
         }
     }
     out.read = read;
@@ -1003,6 +1136,37 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("trace.duration"), "{e}");
+    }
+
+    #[test]
+    fn a_csv_trace_names_its_outcome_column() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.csv"),
+            "t_ms,key,code\n0,a,200\n50,a,429\n100,a,200\n120,b,200\n",
+        )
+        .unwrap();
+        let s = json!({"name": "v", "kind": "decision_accuracy", "seed": 1,
+            "policy": {"limit": 10, "interval_ms": 1000}, "shapes": [],
+            "trace": {"path": "t.csv", "outcome": "code", "denied_values": ["429"]},
+            "limiters": [{"model": "nginx_limit_req", "burst": 0, "nodelay": true, "rate_r_s": 10}]});
+        let scenario = Scenario::parse(&dir.path().join("v.json"), &s.to_string()).unwrap();
+        let out = super::super::run(&scenario, &RunContext::for_scenario(&scenario)).unwrap();
+        let v = &out.json["validation"][0];
+        assert_eq!(
+            (v["agree"].as_u64(), v["total"].as_u64()),
+            (Some(4), Some(4))
+        );
+        assert_eq!(out.json["validation_source"]["deployed_denied"], 1);
+        // A column the header lacks is named.
+        let mut s = s;
+        s["trace"]["outcome"] = json!("nope");
+        let scenario = Scenario::parse(&dir.path().join("v.json"), &s.to_string()).unwrap();
+        let e = super::super::run(&scenario, &RunContext::for_scenario(&scenario))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("trace.outcome") && e.contains("nope"), "{e}");
     }
 
     #[test]
