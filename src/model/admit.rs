@@ -142,6 +142,44 @@ pub trait Admit {
         Ok(())
     }
 
+    /// True when the model answers [`Admit::clock_step`]: the decision lab
+    /// then asks it before each request when it validates against a
+    /// deployed limiter's log. The default, `false`.
+    fn checks_clock_step(&self) -> bool {
+        false
+    }
+
+    /// Whether this request's decision, on the state before it, sits at the
+    /// model's clock granularity: it would change had the model's clock read
+    /// one of its own ticks earlier or later. A deployed limiter whose clock
+    /// ticks out of phase with the log's time stamps (nginx's
+    /// `ngx_current_msec` against `$msec`) may decide such a request the
+    /// other way, so a disagreement there is explained by the clocks, not
+    /// by the model. `None`: the model has no such check (the default);
+    /// see [`Admit::checks_clock_step`]. Called before
+    /// [`admit`](Admit::admit) for the same request; changes nothing.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::clock::MILLI;
+    /// use ratelab::model::nginx_limit_req::{NginxDelay, NginxLimitReq, NginxRate, NginxZone};
+    /// use ratelab::model::Admit;
+    /// // 1000r/s, no burst: one request a millisecond.
+    /// let cfg = NginxLimitReq::new(NginxRate::PerSecond(1000), 0, NginxDelay::NoDelay)?;
+    /// let mut zone = NginxZone::new(cfg, None)?;
+    /// assert!(zone.checks_clock_step());
+    /// assert_eq!(zone.clock_step(0, 1, 0), Some(false)); // a new key: no clock read
+    /// zone.admit(0, 1, 0)?;
+    /// // One ms later the excess is exactly 0: one ms earlier it would be 1000 > 0.
+    /// assert_eq!(zone.clock_step(0, 1, MILLI), Some(true));
+    /// // Ten ms later, one ms either way changes nothing.
+    /// assert_eq!(zone.clock_step(0, 1, 10 * MILLI), Some(false));
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    fn clock_step(&self, _key: u32, _w: u64, _now: Nanos) -> Option<bool> {
+        None
+    }
+
     /// The run is over: a model that talks to something outside ratelab (a
     /// child process) checks that it ended cleanly, and reports a fault
     /// found only now (a line written after the last answer, say). The

@@ -319,6 +319,22 @@ impl NginxLimitReq {
         }
     }
 
+    /// Whether the decision on a known node at `now_ms` would change with
+    /// `ngx_current_msec` one millisecond earlier or later: the request's
+    /// excess is within one millisecond's leak (`rate / 1000`) of the burst.
+    /// nginx reads `CLOCK_MONOTONIC` in whole ms while `$msec` is wall-clock
+    /// time, so the two grids are out of phase and nginx's `ms` may be one
+    /// more or less than the log's.
+    pub fn at_clock_step(&self, st: &NginxState, w: u64, now_ms: u64) -> bool {
+        let extra = w.saturating_sub(1).saturating_mul(1000);
+        let rejects = |now: u64| {
+            let (first, _) = self.leak(st, now);
+            first > self.burst || first.saturating_add(extra) > self.burst
+        };
+        let here = rejects(now_ms);
+        (now_ms > st.last && rejects(now_ms - 1) != here) || rejects(now_ms + 1) != here
+    }
+
     /// `expire`'s test for a node at the LRU tail (672-683): stale enough to
     /// free.
     fn expirable(&self, st: &NginxState, now_ms: u64) -> bool {
@@ -550,6 +566,20 @@ impl Admit for NginxZone {
     fn admit(&mut self, key: u32, w: u64, now: Nanos) -> Result<Decision> {
         check_weight(w)?;
         Ok(self.request(key, w, now).decision())
+    }
+
+    fn checks_clock_step(&self) -> bool {
+        true
+    }
+
+    /// A known key's excess within one millisecond's leak of the burst
+    /// ([`NginxLimitReq::at_clock_step`]); a new key's first request reads
+    /// no elapsed time.
+    fn clock_step(&self, key: u32, w: u64, now: Nanos) -> Option<bool> {
+        Some(
+            self.node(key)
+                .is_some_and(|st| self.cfg.at_clock_step(&st, w, NginxLimitReq::now_ms(now))),
+        )
     }
 
     /// The nodes alive at the end × [`NGINX_NODE_BYTES`] (the zone's

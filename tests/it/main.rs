@@ -40,6 +40,8 @@ mod peers;
 mod portable_numerics;
 mod proptests;
 mod real_estimator;
+mod real_nginx;
+mod real_redis_rate;
 mod replay_modes;
 mod replay_pacers;
 mod replay_rate;

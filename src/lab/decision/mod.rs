@@ -40,6 +40,7 @@ mod source;
 pub mod spec;
 pub(crate) mod split;
 mod tally;
+pub mod validation;
 
 pub use candidates::{
     build, candidates, default_entries, known_models, models_text, row, Built, Candidate, ModelRow,
@@ -115,6 +116,24 @@ pub struct TraceSpec {
     /// `{"trusted_hops": N}` (Envoy's `xff_num_trusted_hops`).
     #[serde(default)]
     pub xff: Option<serde_json::Value>,
+    /// The field holding what the deployed limiter answered (an HTTP
+    /// status, nginx's `limit_req_status`, Envoy's response flags, or any
+    /// field with `denied_values`): every candidate is then compared with
+    /// it ([`validation`]).
+    #[serde(default)]
+    pub outcome: Option<String>,
+    /// The values of `outcome` meaning denied (default for statuses: 429
+    /// and 503).
+    #[serde(default)]
+    pub denied_values: Option<Vec<String>>,
+    /// What the time field is: `start` (the request's arrival, the
+    /// default) or `end` (its completion: arrival = time − `duration`).
+    #[serde(default)]
+    pub time_is: Option<String>,
+    /// The field holding each request's duration in seconds (nginx's
+    /// `request_time`), with `time_is: "end"`.
+    #[serde(default)]
+    pub duration: Option<String>,
 }
 
 impl TraceSpec {
@@ -314,6 +333,7 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
                     .map_err(|m| scenario.field_error("trace.unit", m))?;
             }
             t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
+            validation::check(scenario, t)?;
         }
         _ => {
             return Err(

@@ -46,6 +46,9 @@ pub(super) struct Lab<'a> {
     /// workload's epoch; set at the first request read, before any
     /// candidate decides (the candidates' models hold the same handle).
     pub(super) origin: Origin,
+    /// Per candidate: agreement with the deployed limiter's answers (empty
+    /// unless the trace is validated).
+    pub(super) validation: Vec<validation::Agreement>,
 }
 
 impl<'a> Lab<'a> {
@@ -95,6 +98,7 @@ impl<'a> Lab<'a> {
             names_wanted: false,
             own_only: Vec::new(),
             origin: Origin::default(),
+            validation: Vec::new(),
         }
     }
 
@@ -118,7 +122,17 @@ impl<'a> Lab<'a> {
         cands: &mut [Candidate],
         mut decisions: Option<&mut StreamingFile>,
     ) -> Result<()> {
-        let keep = decisions.is_some();
+        let probe = self.source.validated().is_some();
+        if probe {
+            self.validation = cands
+                .iter()
+                .map(|c| validation::Agreement::new(c.limiter.checks_clock_step()))
+                .collect();
+        }
+        // Validation compares decisions in time order.
+        let keep = decisions.is_some() || probe;
+        let mut steps: Vec<Vec<bool>> = cands.iter().map(|_| Vec::new()).collect();
+        let mut start = 0usize;
         let lim = self.limits();
         let mut oracles = Oracles {
             sliding: SlidingLogLimiter::new(lim.limit, lim.interval),
@@ -137,11 +151,29 @@ impl<'a> Lab<'a> {
         while read.is_ok() && !batch.is_empty() {
             let (filled, done) = rayon::join(
                 || self.fill(&mut next, &mut oracles),
-                || evaluate(cands, &mut tallies, &mut outs, &batch, lim, keep, &own_only),
+                || {
+                    evaluate(
+                        cands,
+                        &mut tallies,
+                        (&mut outs, &mut steps),
+                        &batch,
+                        lim,
+                        (keep, probe),
+                        &own_only,
+                    )
+                },
             );
             // The batch's own failure first: the one a serial pass meets
             // first.
             done?;
+            if let Some(l) = self.source.validated() {
+                for ((a, out), st) in self.validation.iter_mut().zip(&outs).zip(&steps) {
+                    for (i, d) in out.iter().enumerate() {
+                        a.record(l, start + i, d.allowed, st.get(i) == Some(&true));
+                    }
+                }
+            }
+            start += batch.by_time.len();
             if let Some(f) = decisions.as_deref_mut() {
                 self.write_decisions(f, &batch, cands, &outs)?;
             }
@@ -464,24 +496,28 @@ impl Batch {
 /// Every candidate's decisions on `batch`, tallied (in parallel, one task a
 /// candidate), left in `outs` (one buffer per candidate, reused from batch
 /// to batch: a fresh megabyte a batch is a page fault per 4 KiB). With
-/// `keep`, each buffer ends in time order, for `--decisions`.
+/// `keep`, each buffer ends in time order, for `--decisions`. With
+/// `probe` (validation), a candidate that classifies clock steps
+/// ([`crate::model::Admit::checks_clock_step`]) is asked before each
+/// request, in time order, and `steps` gets its answers.
 pub(super) fn evaluate(
     cands: &mut [Candidate],
     tallies: &mut [Tally],
-    outs: &mut [Vec<Decision>],
+    (outs, steps): (&mut [Vec<Decision>], &mut [Vec<bool>]),
     batch: &Batch,
     lim: Limits,
-    keep: bool,
+    (keep, probe): (bool, bool),
     own_only: &[bool],
 ) -> Result<()> {
     let done: Vec<Result<()>> = cands
         .par_iter_mut()
         .zip(tallies.par_iter_mut())
         .zip(outs.par_iter_mut())
+        .zip(steps.par_iter_mut())
         .zip(own_only.par_iter())
         .map_init(
             Vec::new,
-            |allowed: &mut Vec<bool>, (((c, tally), out), &mine)| {
+            |allowed: &mut Vec<bool>, ((((c, tally), out), step), &mine)| {
                 let batch = match &batch.mine {
                     Some(m) if mine => m,
                     _ => batch,
@@ -491,8 +527,15 @@ pub(super) fn evaluate(
                 if !batch.new_keys.is_empty() && c.limiter.wants_key_names() {
                     c.limiter.name_keys(&batch.new_keys)?;
                 }
-                let grouped = c.limiter.keys_independent();
-                if grouped {
+                step.clear();
+                let probed = probe && c.limiter.checks_clock_step();
+                let grouped = !probed && c.limiter.keys_independent();
+                if probed {
+                    for &(k, w, t) in &batch.by_time {
+                        step.push(c.limiter.clock_step(k, w, t) == Some(true));
+                        out.push(c.limiter.admit(k, w, t)?);
+                    }
+                } else if grouped {
                     decide_grouped(c, batch, out)?;
                 } else {
                     c.limiter.admit_batch(&batch.by_time, out)?;

@@ -53,6 +53,13 @@ pub(super) enum Source {
         split: Option<Shard>,
         own: Vec<bool>,
     },
+    /// A trace read whole to be validated against the deployed limiter's
+    /// answers ([`super::validation`]), handed out in arrival order.
+    Loaded {
+        trace: Box<super::validation::Loaded>,
+        /// The next event.
+        pos: usize,
+    },
     /// The keys of merged shards (`ratelab merge`), by dense id: names
     /// only, nothing is read.
     Merged {
@@ -78,6 +85,16 @@ impl Source {
                 split,
                 owner: Vec::new(),
             },
+            (None, Some(t)) if super::validation::wanted(t) => {
+                let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
+                let keys = usize::try_from(ctx.max_memory / PER_KEY_BYTES)
+                    .unwrap_or(usize::MAX)
+                    .min(u32::MAX as usize);
+                Source::Loaded {
+                    trace: Box::new(super::validation::load(scenario, t, spec.as_ref(), keys)?),
+                    pos: 0,
+                }
+            }
             (None, Some(t)) => {
                 // The trace is read once: when a fleet's balancer reads its
                 // replicas from it too, both read the one opened input.
@@ -136,6 +153,11 @@ impl Source {
                 Ok((t, (s.all_keys || owner[i] == 1).then_some(id), 1))
             }),
             Source::Merged { .. } => None,
+            Source::Loaded { trace, pos } => {
+                let &(t, k, w) = trace.events.get(*pos)?;
+                *pos += 1;
+                Some(Ok((t - trace.events[0].0, Some(k), w)))
+            }
             Source::Trace {
                 reader,
                 t0,
@@ -199,6 +221,7 @@ impl Source {
                 (d != "csv" && d != "jsonl").then_some(d)
             }
             Source::Merged { note, .. } => note.clone(),
+            Source::Loaded { trace, .. } => Some(trace.read.clone()),
         }
     }
 
@@ -207,6 +230,7 @@ impl Source {
             Source::Workload { .. } => id.to_string(),
             Source::Trace { reader, .. } => reader.key_name(id).unwrap_or_default().to_string(),
             Source::Merged { names, .. } => names.get(id as usize).cloned().unwrap_or_default(),
+            Source::Loaded { trace, .. } => trace.keys.name(id).unwrap_or_default().to_string(),
         }
     }
 
@@ -215,6 +239,7 @@ impl Source {
             Source::Workload { .. } => key.parse().ok(),
             Source::Trace { reader, .. } => reader.key_id(key),
             Source::Merged { names, .. } => names.iter().position(|n| n == key).map(|i| i as u32),
+            Source::Loaded { trace, .. } => trace.keys.get(key),
         }
     }
 
@@ -227,6 +252,11 @@ impl Source {
             Source::Trace { first_seen, .. } => {
                 first_seen.get(id as usize).copied().unwrap_or(u64::MAX)
             }
+            Source::Loaded { trace, .. } => trace
+                .first_seen
+                .get(id as usize)
+                .copied()
+                .unwrap_or(u64::MAX),
             _ => u64::from(id),
         }
     }
@@ -238,6 +268,15 @@ impl Source {
         match self {
             Source::Workload { .. } | Source::Merged { .. } => epoch,
             Source::Trace { t0, .. } => t0.unwrap_or(0),
+            Source::Loaded { trace, .. } => trace.events.first().map_or(0, |e| e.0),
+        }
+    }
+
+    /// The trace being validated, if any.
+    pub(super) fn validated(&self) -> Option<&super::validation::Loaded> {
+        match self {
+            Source::Loaded { trace, .. } => Some(trace),
+            _ => None,
         }
     }
 }

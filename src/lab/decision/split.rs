@@ -138,9 +138,19 @@ fn key_list(lab: &Lab, all: bool) -> (KeyList, Vec<u32>) {
     (list, ids)
 }
 
-/// Whether a decision scenario splits by key: not with a `deployment`.
+/// Whether a decision scenario splits by key: not with a `deployment`, nor
+/// with a trace validated against the deployed limiter (read whole).
 pub(crate) fn splits(scenario: &Scenario) -> bool {
-    !scenario.params.contains_key("deployment")
+    let validated = scenario
+        .params
+        .get("trace")
+        .and_then(|t| t.as_object())
+        .is_some_and(|t| {
+            ["outcome", "time_is", "duration"]
+                .iter()
+                .any(|f| t.contains_key(*f))
+        });
+    !scenario.params.contains_key("deployment") && !validated
 }
 
 /// Runs shard `shard` of a decision scenario; returns its part and a line

@@ -43,7 +43,7 @@ pub fn parse_decimal_ns(text: &str, scale_ns: u64) -> std::result::Result<u64, S
     Ok(ns)
 }
 
-pub(super) fn parse_time(value: &str, unit: TimeUnit) -> std::result::Result<u64, String> {
+pub(crate) fn parse_time(value: &str, unit: TimeUnit) -> std::result::Result<u64, String> {
     match unit {
         TimeUnit::Ns => parse_decimal_ns(value, 1),
         TimeUnit::Ms => parse_decimal_ns(value, 1_000_000),
@@ -70,7 +70,7 @@ pub(super) struct Columns {
     pub(super) width: usize,
 }
 
-pub(super) fn time_column(name: &str, default: TimeUnit) -> Option<TimeUnit> {
+pub(crate) fn time_column(name: &str, default: TimeUnit) -> Option<TimeUnit> {
     match name {
         "t_ns" => Some(TimeUnit::Ns),
         "t_ms" => Some(TimeUnit::Ms),
@@ -80,7 +80,7 @@ pub(super) fn time_column(name: &str, default: TimeUnit) -> Option<TimeUnit> {
     }
 }
 
-pub(super) fn parse_weight(text: &str) -> std::result::Result<u64, String> {
+pub(crate) fn parse_weight(text: &str) -> std::result::Result<u64, String> {
     match text.trim().parse::<u64>() {
         Ok(w) if w >= 1 => Ok(w),
         _ => Err(format!(

@@ -3,7 +3,7 @@
 //! watched key's admitted rate over time).
 
 use super::tally::{worst, Tally};
-use super::{Candidate, Lab, BINS};
+use super::{validation, Candidate, Lab, BINS};
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::report::chart::{shared_words, without_words, Band, ChartSpec, Series, SeriesStyle};
@@ -41,13 +41,45 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
     for (k, v) in report_fields(lab, rows) {
         report.field(&k, v);
     }
-    report.md(&markdown(lab, cands, &table));
+    let mut md = markdown(lab, cands, &table);
+    let mut agreement_line = None;
+    if let (Some(l), false) = (lab.source.validated(), lab.validation.is_empty()) {
+        let t0 = l.events.first().map_or(0, |e| e.0);
+        report.field(
+            "validation",
+            Value::Array(
+                cands
+                    .iter()
+                    .zip(&lab.validation)
+                    .map(|(c, a)| a.json(&c.name, l, t0))
+                    .collect(),
+            ),
+        );
+        report.field("validation_source", validation::source_json(l));
+        let mut vt = Table::new(validation::HEADER.to_vec());
+        for (c, a) in cands.iter().zip(&lab.validation) {
+            vt.push(a.cells(&c.name, l, t0));
+        }
+        md.push('\n');
+        md.push_str(&validation::markdown_intro(l));
+        md.push_str(&vt.markdown());
+        agreement_line = Some(validation::console_line(
+            l,
+            cands,
+            &lab.validation,
+            "; every candidate: table.md",
+        ));
+    }
+    report.md(&md);
     report.csv(&table);
     let head = format!("{} requests, {} keys\n", lab.requests, keys);
     report.console(&format!(
         "{head}{}",
         console_table(lab, &table).text_fit(CONSOLE_WIDTH)
     ));
+    if let Some(line) = &agreement_line {
+        report.console(line);
+    }
     report.console(CONSOLE_MORE);
     report.console_wide(&format!("{head}{}", table.text()));
     // No limited key: limited excess is 0 everywhere, and compliant
