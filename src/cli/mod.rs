@@ -31,6 +31,7 @@ macro_rules! errln {
 
 pub mod check;
 pub mod run;
+pub mod run_trace;
 pub mod size;
 pub mod trace_args;
 
@@ -48,6 +49,8 @@ Same scenario + seed gives byte-identical reports on any machine and any thread 
 const EXAMPLES: &str = "\
 Examples:
   ratelab run                                    the tour: which limiter for a flash crowd (built in)
+  ratelab run --trace access.log --format combined --limit 100 --interval-ms 1000
+                                                 your own log through every limiter model
   ratelab list                                   what scenarios and kinds exist
   ratelab list --models                          every limiter model, its parameters and defaults
   ratelab reproduce                              run every scenario in scenarios/ into reports/
@@ -139,6 +142,9 @@ pub enum Command {
         /// The scenario JSON file (without one: the tour, a flash crowd over 2,000 Zipf
         /// keys through every limiter model, built in: scenarios/decision-flash-crowd.json).
         scenario: Option<PathBuf>,
+        /// Your own log through the decision lab, no scenario file.
+        #[command(flatten)]
+        trace: Box<run_trace::RunTrace>,
         /// Where the reports go and how the scenario runs.
         #[command(flatten)]
         opts: RunOpts,
@@ -277,11 +283,16 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Run {
             scenario: Some(scenario),
             opts,
+            ..
         } => run::run(&scenario, &opts),
         Command::Run {
             scenario: None,
+            trace,
             opts,
-        } => run::run_tour(&opts),
+        } => match trace.scenario(opts.seed)? {
+            Some(s) => run::run_scenario(&s, &opts),
+            None => run::run_tour(&opts),
+        },
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
         Command::List { models: true, .. } => run::list_models(),
         Command::List { scenarios, .. } => run::list(&scenarios),

@@ -167,12 +167,17 @@ const TOUR: &str = include_str!("../../scenarios/decision-flash-crowd.json");
 /// `ratelab run` without a scenario: the tour (the same bytes as `ratelab
 /// run scenarios/decision-flash-crowd.json`).
 pub fn run_tour(opts: &RunOpts) -> Result<i32> {
-    init_threads(opts.threads)?;
     let scenario = Scenario::parse(Path::new("scenarios/decision-flash-crowd.json"), TOUR)?;
+    run_scenario(&scenario, opts)
+}
+
+/// Runs a scenario built in memory (the tour, `run --trace`).
+pub fn run_scenario(scenario: &Scenario, opts: &RunOpts) -> Result<i32> {
+    init_threads(opts.threads)?;
     if opts.shard.is_none() {
         crate::report::atomic::check_report_place(&opts.out, &scenario.common.name)?;
     }
-    run_one(&scenario, opts)?;
+    run_one(scenario, opts)?;
     Ok(0)
 }
 

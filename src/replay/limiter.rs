@@ -225,7 +225,11 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         || args.time_is.is_some()
         || args.duration.is_some();
     if validate {
-        return run_validation(args, args.read.format.as_deref().unwrap_or("csv"), &mut cand);
+        return run_validation(
+            args,
+            args.read.format.as_deref().unwrap_or("csv"),
+            &mut cand,
+        );
     }
     // A plain `t_ns,key[,weight]` CSV keeps its rows in the output (the
     // conformance contract); any option of how to read a trace reads it

@@ -70,9 +70,16 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
             "; every candidate: table.md",
         ));
     }
+    let warnings = small_trace(lab);
+    for w in &warnings {
+        md.push_str(&format!("\n**Warning:** {w}\n"));
+    }
     report.md(&md);
     report.csv(&table);
-    let head = format!("{} requests, {} keys\n", lab.requests, keys);
+    let mut head = format!("{} requests, {} keys\n", lab.requests, keys);
+    for w in &warnings {
+        head.push_str(&format!("warning: {w}\n"));
+    }
     report.console(&format!(
         "{head}{}",
         console_table(lab, &table).text_fit(CONSOLE_WIDTH)
@@ -101,6 +108,41 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
         report.rendered_chart(c?);
     }
     Ok(report.finish())
+}
+
+/// Fewest limited keys of a trace whose excess says something about
+/// abusers in general rather than about these few.
+const FEW_LIMITED_KEYS: u64 = 5;
+
+/// Fewest requests of a trace for per-key figures to mean much (a
+/// hundredth of a percent is one request in ten thousand).
+const FEW_REQUESTS: u64 = 1_000;
+
+/// Why a trace may be too small for its table to say anything (a workload
+/// is the scenario author's design, and is not judged).
+fn small_trace(lab: &Lab) -> Vec<String> {
+    if lab.p.trace.is_none() {
+        return Vec::new();
+    }
+    let (_, _, lk, _) = classes(lab);
+    let mut out = Vec::new();
+    if lab.requests < FEW_REQUESTS {
+        out.push(format!(
+            "the trace has {} {}: one request is {:.2}% of it, too few for the percentages to mean much",
+            lab.requests,
+            noun(lab.requests, "request", "requests"),
+            100.0 / lab.requests.max(1) as f64
+        ));
+    }
+    if lk < FEW_LIMITED_KEYS {
+        out.push(format!(
+            "only {lk} {} of the trace ever {} over the limit: the limited-excess column describes {}, not abusers in general",
+            noun(lk, "key", "keys"),
+            if lk == 1 { "goes" } else { "go" },
+            if lk == 1 { "that key" } else { "those keys" },
+        ));
+    }
+    out
 }
 
 /// Columns `run` may print (the name column wraps to fit).

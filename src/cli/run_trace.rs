@@ -1,0 +1,194 @@
+//! `ratelab run --trace LOG --limit L --interval-ms I`: one's own log
+//! through the decision lab without writing a scenario file first. The
+//! flags become a `decision_accuracy` scenario (the same one a file would
+//! hold), so the run, its report and its errors are the lab's own.
+
+use super::trace_args::TraceArgs;
+use crate::error::{Error, Result};
+use crate::scenario::Scenario;
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The flags of `run --trace`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunTrace {
+    /// Run the decision lab on this trace or access log (no scenario file): the default
+    /// candidate set, or --candidates, against the exact limiters of --limit per --interval-ms.
+    #[arg(long, conflicts_with = "scenario", value_name = "LOG")]
+    pub trace: Option<PathBuf>,
+    /// How to read --trace.
+    #[command(flatten)]
+    pub read: TraceArgs,
+    /// With --trace: the policy, at most this many requests per key per --interval-ms.
+    #[arg(long, requires = "trace")]
+    pub limit: Option<u64>,
+    /// With --trace: the policy's interval in ms.
+    #[arg(long, requires = "trace")]
+    pub interval_ms: Option<u64>,
+    /// With --trace: the candidates, as model names (`governor,nginx_limit_req`; `ratelab
+    /// list --models` lists them, each with its defaults) or a JSON list of `limiters`
+    /// entries ('[{"model": "nginx_limit_req", "burst": [0, 10, 50]}]'; lists expand to a grid).
+    #[arg(long, requires = "trace", value_name = "LIST")]
+    pub candidates: Option<String>,
+    /// With --trace: the access log's field holding the time (default: the format's).
+    #[arg(long, requires = "trace")]
+    pub time_field: Option<String>,
+    /// With --trace: the field holding what your deployed limiter answered (status,
+    /// limit_req_status, an Envoy response-flags field, or any field with
+    /// --denied-values): every candidate is compared with it, request by request.
+    #[arg(long, requires = "trace")]
+    pub outcome: Option<String>,
+    /// With --outcome: the values meaning denied, comma-separated (default for statuses: 429,503).
+    #[arg(long, requires = "outcome", value_delimiter = ',')]
+    pub denied_values: Option<Vec<String>>,
+    /// With --trace: what the log's time is: start (the arrival; default) or end (completion,
+    /// as nginx's $msec of a delayed request: arrival = time - --duration).
+    #[arg(long, requires = "trace")]
+    pub time_is: Option<String>,
+    /// With --time-is end: the field holding each request's duration in seconds (nginx: request_time).
+    #[arg(long, requires = "trace")]
+    pub duration: Option<String>,
+}
+
+impl RunTrace {
+    /// The scenario the flags describe, as if read from a file in the
+    /// working directory (a relative `--trace` is read from there).
+    pub fn scenario(&self, seed: Option<u64>) -> Result<Option<Scenario>> {
+        let Some(trace) = &self.trace else {
+            self.read.refuse_without_trace()?;
+            return Ok(None);
+        };
+        let need = |v: Option<u64>, flag: &str| {
+            v.ok_or_else(|| {
+                Error::input(format!(
+                    "run --trace: {flag} is missing: the policy is --limit L --interval-ms I (at most L requests per key per I ms)"
+                ))
+            })
+        };
+        let limit = need(self.limit, "--limit")?;
+        let interval_ms = need(self.interval_ms, "--interval-ms")?;
+        if let Some(c) = &self.read.columns {
+            return Err(Error::input(format!(
+                "--columns {c}: the decision lab reads a CSV trace's time column by its name (t_ns, t_ms, t_s, time or timestamp) and `key`; with --format jsonl or an access-log format, name fields with --time-field and --key"
+            )));
+        }
+        let r = &self.read;
+        let mut t = Map::new();
+        t.insert("path".into(), json!(trace.display().to_string()));
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                t.insert(k.into(), v);
+            }
+        };
+        put("format", r.format.clone().map(Value::from));
+        put("log_format", r.log_format.clone().map(Value::from));
+        put("key", r.key.clone().map(Value::from));
+        put("weight", r.weight.clone().map(Value::from));
+        put("time_field", self.time_field.clone().map(Value::from));
+        put("spread", r.spread.clone().map(Value::from));
+        put("unit", r.time_unit.clone().map(Value::from));
+        put("sort_window_ms", r.sort_window_ms.map(Value::from));
+        put("skip_late", r.skip_late.then_some(Value::Bool(true)));
+        put(
+            "xff",
+            r.xff.as_deref().map(|x| match x.parse::<u64>() {
+                Ok(n) => json!({ "trusted_hops": n }),
+                Err(_) => json!(x),
+            }),
+        );
+        put("outcome", self.outcome.clone().map(Value::from));
+        put(
+            "denied_values",
+            self.denied_values.clone().map(|v| json!(v)),
+        );
+        put("time_is", self.time_is.clone().map(Value::from));
+        put("duration", self.duration.clone().map(Value::from));
+        let mut s = json!({
+            "name": name_of(trace),
+            "kind": "decision_accuracy",
+            "description": format!("{} through the decision lab (ratelab run --trace)", trace.display()),
+            "seed": seed.unwrap_or(1),
+            "policy": {"limit": limit, "interval_ms": interval_ms},
+            "trace": Value::Object(t),
+        });
+        if let Some(c) = &self.candidates {
+            s["limiters"] = candidates(c)?;
+        }
+        let path = Path::new("run --trace");
+        Scenario::parse(path, &s.to_string()).map(Some)
+    }
+}
+
+/// `--candidates`: model names, or a JSON list of `limiters` entries.
+fn candidates(text: &str) -> Result<Value> {
+    let t = text.trim();
+    if t.starts_with('[') {
+        let v: Value = crate::strict_json::from_str(t)
+            .map_err(|e| Error::input(format!("--candidates: malformed JSON: {e}")))?;
+        return Ok(v);
+    }
+    let names: Vec<Value> = t
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| json!({ "model": n }))
+        .collect();
+    if names.is_empty() {
+        return Err(Error::input(
+            "--candidates \"\": expected model names (governor,nginx_limit_req) or a JSON list",
+        ));
+    }
+    Ok(Value::Array(names))
+}
+
+/// The report folder's name: the trace's file name, its extensions and
+/// characters outside `[A-Za-z0-9_-]` dropped (`access.log.gz` ->
+/// `access`; standard input -> `stdin`).
+fn name_of(trace: &Path) -> String {
+    let file = trace
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = file.split('.').next().unwrap_or_default();
+    let clean: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    match clean.trim_matches('-') {
+        "" => "stdin".into(),
+        s => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_the_file_name() {
+        assert_eq!(name_of(Path::new("logs/access.log.gz")), "access");
+        assert_eq!(name_of(Path::new("-")), "stdin");
+        assert_eq!(name_of(Path::new("/dev/fd/63")), "63");
+        assert_eq!(name_of(Path::new("my log.csv")), "my-log");
+    }
+
+    #[test]
+    fn candidates_are_names_or_json() {
+        assert_eq!(
+            candidates("governor, gcra").unwrap(),
+            json!([{"model": "governor"}, {"model": "gcra"}])
+        );
+        assert_eq!(
+            candidates(r#"[{"model": "gcra", "burst": [1, 2]}]"#).unwrap()[0]["burst"],
+            json!([1, 2])
+        );
+        assert!(candidates(" , ").is_err());
+        assert!(candidates("[{").is_err());
+    }
+}
