@@ -31,6 +31,7 @@ macro_rules! errln {
 
 pub mod check;
 pub mod run;
+pub mod signals;
 pub mod size;
 
 use crate::error::{Error, Result};
@@ -263,6 +264,7 @@ pub fn main_with_args(mut args: Vec<std::ffi::OsString>) -> i32 {
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
+            signals::wait_if_stopping();
             errln!("error: {e}");
             e.exit_code()
         }

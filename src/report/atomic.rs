@@ -100,50 +100,92 @@ fn pid_alive(pid: u32) -> bool {
 }
 
 /// Removes what earlier, killed writes of `<out>/<name>` left: hidden
-/// `.<name>.staging-<pid>` and `.<name>.old-<pid>` folders (ratelab's names
-/// only, of this report only) whose process is gone or that are older
-/// than a day. An `.old-<pid>` folder is the previous report when its run
+/// `.<name>.staging-<pid>` and `.<name>.old-<pid>` folders whose process is
+/// gone or that are older than a day (see [`sweep`], which does this for
+/// every name in the folder).
+pub fn remove_stale(out: &Path, name: &str) {
+    sweep_where(out, None, |n| {
+        n.strip_prefix(&format!(".{name}."))
+            .is_some_and(|r| r.starts_with("staging-") || r.starts_with("old-"))
+    });
+}
+
+/// Removes ratelab's temporaries in `folder` (names as
+/// [`crate::cli::signals::temp_owner`] reads them): with `owner` `Some(pid)`
+/// those of that process (a stop signal's cleanup), with `None` those whose
+/// process is gone or (staging folders) older than a day: what killed runs
+/// left. An `.<name>.old-<pid>` folder is the previous report when its run
 /// was killed between its two renames: it is put back when the report
 /// folder is missing, removed otherwise.
-pub fn remove_stale(out: &Path, name: &str) {
-    let Ok(rd) = fs::read_dir(out) else {
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::report::atomic::sweep;
+/// let dir = tempfile::tempdir().unwrap();
+/// let mine = dir.path().join(format!(".ratelab-decisions-{}-abc123", std::process::id()));
+/// std::fs::write(&mine, "x").unwrap();
+/// std::fs::write(dir.path().join("data.csv"), "x").unwrap();
+/// sweep(dir.path(), None);
+/// assert!(mine.exists(), "a live process's temporary stays");
+/// sweep(dir.path(), Some(std::process::id()));
+/// assert!(!mine.exists());
+/// assert!(dir.path().join("data.csv").exists());
+/// ```
+pub fn sweep(folder: &Path, owner: Option<u32>) {
+    sweep_where(folder, owner, |_| true);
+}
+
+fn sweep_where(folder: &Path, owner: Option<u32>, wanted: impl Fn(&str) -> bool) {
+    use crate::cli::signals::{temp_owner, Temp};
+    let Ok(rd) = fs::read_dir(folder) else {
         return;
     };
     let me = std::process::id();
-    let final_dir = out.join(name);
     for e in rd.flatten() {
         let file_name = e.file_name();
         let Some(f) = file_name.to_str() else {
             continue;
         };
-        let Some(rest) = f.strip_prefix(&format!(".{name}.")) else {
+        let Some((kind, pid)) = temp_owner(f) else {
             continue;
         };
-        let (kind, pid) = match rest.split_once('-') {
-            Some((k @ ("staging" | "old"), pid))
-                if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                (k, pid)
+        if !wanted(f) {
+            continue;
+        }
+        let remove = match owner {
+            Some(o) => pid == o,
+            None => {
+                let old_enough = kind != Temp::File
+                    && e.metadata()
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > STALE_AGE);
+                pid != me && (!pid_alive(pid) || old_enough)
             }
-            _ => continue,
         };
-        let Ok(pid) = pid.parse::<u32>() else {
-            continue;
-        };
-        let old_enough = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_AGE);
-        if pid == me || (pid_alive(pid) && !old_enough) {
+        if !remove {
             continue;
         }
         let p = e.path();
-        if kind == "old" && !final_dir.exists() {
-            let _ = fs::rename(&p, &final_dir);
-        } else {
-            let _ = fs::remove_dir_all(&p);
+        match kind {
+            Temp::File => {
+                let _ = fs::remove_file(&p);
+            }
+            Temp::Staging => {
+                let _ = fs::remove_dir_all(&p);
+            }
+            Temp::Old => {
+                // `.<name>.old-<pid>`: the report folder is `<name>`.
+                let name = &f[1..f.len() - format!(".old-{pid}").len()];
+                let final_dir = folder.join(name);
+                if !final_dir.exists() {
+                    let _ = fs::rename(&p, &final_dir);
+                } else {
+                    let _ = fs::remove_dir_all(&p);
+                }
+            }
         }
     }
 }
@@ -159,12 +201,16 @@ pub fn write_folder(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Resu
     check_report_place(out, name)?;
     fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     remove_stale(out, name);
+    crate::cli::signals::watch_folder(out);
     let final_dir = out.join(name);
     let staging = out.join(format!(".{name}.staging-{}", std::process::id()));
     if staging.exists() {
         fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
     }
     fs::create_dir(&staging).map_err(|e| Error::io(&staging, e))?;
+    crate::cli::signals::after_create(|| {
+        let _ = fs::remove_dir_all(&staging);
+    });
     // A failed write (disk full, file size limit, read-only folder) takes
     // its staging folder with it and names the file it was making; the
     // previous folder stays in place.
@@ -263,14 +309,23 @@ impl StreamingFile {
     /// (an error names the folder otherwise).
     pub fn create_in_existing_folder(path: &Path, prefix: &str) -> Result<Self> {
         let dir = folder_of(path);
+        crate::cli::signals::watch_folder(dir);
         // 0666 less the umask, as `fs::write` makes the reports: a
         // temporary file's own 0600 would make `--decisions` and every
         // streamed output private where the reports are not.
+        // The pid in the name: a stop signal removes this process's
+        // temporaries, the next run those of a killed one.
+        let prefix = format!("{prefix}{}-", std::process::id());
         let tmp = tempfile::Builder::new()
-            .prefix(prefix)
+            .prefix(&prefix)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(dir)
             .map_err(|e| Error::io(dir, e))?;
+        let tmp = {
+            let mut tmp = Some(tmp);
+            crate::cli::signals::after_create(|| drop(tmp.take()));
+            tmp.expect("kept unless stopping")
+        };
         Ok(Self {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 20, tmp),
