@@ -391,7 +391,10 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         mut cands,
         fleets,
     } = prepare(scenario, ctx, extra)?;
-    let source = Source::open(scenario, &p, ctx, None)?;
+    let mut source = Source::open(scenario, &p, ctx, None)?;
+    if let Some(f) = &fleets {
+        source.charge_keys(ctx, f.per_key_bytes());
+    }
     let mut decisions = match &ctx.decisions {
         Some(path) => {
             let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
@@ -468,7 +471,11 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
                 "with a deployment the models go in deployment.strategies: expected no limiters",
             )),
             (Some(d), None) => {
-                let (c, f) = deployment::fleet_candidates(scenario, &setup, d)?;
+                let budget = |f: &deployment::Fleets| match &p.workload {
+                    Some(w) => f.check_budget(scenario, w, ctx),
+                    None => Ok(()),
+                };
+                let (c, f) = deployment::fleet_candidates(scenario, &setup, d, &budget)?;
                 fleets = Some(f);
                 c
             }
@@ -478,9 +485,6 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
     cands.extend(extra);
     unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
-    if let (Some(f), Some(w)) = (&fleets, &p.workload) {
-        f.check_budget(scenario, w.max_events(), w.key_space() as f64, ctx)?;
-    }
     Ok(Prepared { p, cands, fleets })
 }
 
