@@ -351,8 +351,24 @@ fn network(
                         )
                     })?;
                     let path = scenario.resolve(p);
-                    let text = std::fs::read_to_string(&path).map_err(|e| {
-                        err(format!("{f}.path"), format!("{}: {e}", path.display()))
+                    // 64 MiB: millions of round trips, far more than a
+                    // distribution needs; `/dev/zero` is refused, not read.
+                    const MAX_SAMPLES_BYTES: u64 = 64 << 20;
+                    let bytes = crate::report::pending::read_bounded(
+                        &path,
+                        MAX_SAMPLES_BYTES,
+                        "a latency samples file",
+                    )
+                    .map_err(|e| err(format!("{f}.path"), e.message()))?;
+                    let text = String::from_utf8(bytes).map_err(|e| {
+                        err(
+                            format!("{f}.path"),
+                            format!(
+                                "{}: byte {}: not valid UTF-8",
+                                path.display(),
+                                e.utf8_error().valid_up_to()
+                            ),
+                        )
                     })?;
                     Latency::Samples(parse_samples(&text).map_err(|m| {
                         err(format!("{f}.path"), format!("{}: {m}", path.display()))
