@@ -199,7 +199,46 @@ fn sweep_where(folder: &Path, owner: Option<u32>, wanted: impl Fn(&str) -> bool)
 pub fn write_folder(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Result<PathBuf> {
     validate_name(name).map_err(|m| Error::input(format!("report name: {m}")))?;
     check_report_place(out, name)?;
-    fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    // A write that fails leaves no trace, not even the `--out` folder it
+    // created for the report (an empty folder would read as a run's output).
+    let created = create_dirs(out)?;
+    let r = write_folder_in(out, name, files);
+    if r.is_err() {
+        remove_created(out, created.as_deref());
+    }
+    r
+}
+
+/// Creates `dir` and its missing parents; the topmost folder it created
+/// (None when `dir` existed).
+fn create_dirs(dir: &Path) -> Result<Option<PathBuf>> {
+    let mut top = None;
+    let mut p = Some(dir);
+    while let Some(d) = p {
+        if d.as_os_str().is_empty() || d.exists() {
+            break;
+        }
+        top = Some(d.to_path_buf());
+        p = d.parent();
+    }
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    Ok(top)
+}
+
+/// Removes the folders [`create_dirs`] made, from `dir` up to `top`, each
+/// only if empty.
+fn remove_created(dir: &Path, top: Option<&Path>) {
+    let Some(top) = top else { return };
+    let mut p = Some(dir);
+    while let Some(d) = p {
+        if fs::remove_dir(d).is_err() || d == top {
+            break;
+        }
+        p = d.parent();
+    }
+}
+
+fn write_folder_in(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Result<PathBuf> {
     remove_stale(out, name);
     crate::cli::signals::watch_folder(out);
     let final_dir = out.join(name);

@@ -406,6 +406,10 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
     lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
     lab.replay(&mut cands, decisions.as_mut())?;
+    if let (Some(d), None) = (&p.deployment, &p.workload) {
+        // A trace's end is known once it is read.
+        deployment::check_event_times(scenario, d, lab.duration_ns as f64 / 1e9)?;
+    }
     // Children are told `end` and must exit cleanly (a line after the last
     // answer is a fault), in table order.
     for c in &mut cands {
@@ -472,7 +476,10 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
             )),
             (Some(d), None) => {
                 let budget = |f: &deployment::Fleets| match &p.workload {
-                    Some(w) => f.check_budget(scenario, w, ctx),
+                    Some(w) => {
+                        deployment::check_event_times(scenario, d, w.duration_s())?;
+                        f.check_budget(scenario, w, ctx)
+                    }
                     None => Ok(()),
                 };
                 let (c, f) = deployment::fleet_candidates(scenario, &setup, d, &budget)?;
@@ -562,6 +569,24 @@ fn csv_field(s: &str) -> String {
 
 /// Two candidates with one name would make the report ambiguous.
 fn unique_names(scenario: &Scenario, cands: &[Candidate]) -> Result<()> {
+    // The oracles' rows head every table and report: a candidate with one
+    // of their names would be read as the oracle (or hide it).
+    const ORACLE_ROWS: [&str; 2] = [
+        "exact sliding log (oracle)",
+        "exact aligned window (oracle 2)",
+    ];
+    for c in cands {
+        let n = c.name.trim().to_lowercase();
+        if ORACLE_ROWS.contains(&n.as_str()) || n.contains("(oracle") {
+            return Err(scenario.field_error(
+                "limiters",
+                format!(
+                    "a candidate is named {:?}: that name is the oracle's row; give it another name",
+                    c.name
+                ),
+            ));
+        }
+    }
     for (i, c) in cands.iter().enumerate() {
         if cands[..i].iter().any(|d| d.name == c.name) {
             return Err(scenario.field_error(

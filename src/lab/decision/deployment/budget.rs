@@ -247,6 +247,35 @@ pub fn per_key_bytes(plan: &[FleetPlan]) -> u64 {
         .min(u64::MAX as f64) as u64
 }
 
+/// Refuses a deployment event that starts after the run's end (`end_s`
+/// seconds): it would never happen, and its row of the converge table
+/// would read "none" as if the fleet had not converged. Names the event's
+/// field.
+pub fn check_event_times(
+    scenario: &crate::scenario::Scenario,
+    dep: &serde_json::Value,
+    end_s: f64,
+) -> crate::error::Result<()> {
+    let Some(events) = dep.get("events").and_then(serde_json::Value::as_array) else {
+        return Ok(());
+    };
+    for (i, e) in events.iter().enumerate() {
+        for k in ["at_s", "from_s"] {
+            if let Some(t) = e.get(k).and_then(serde_json::Value::as_f64) {
+                if t > end_s {
+                    return Err(scenario.field_error(
+                        format!("deployment.events[{i}].{k}"),
+                        format!(
+                            "value {t}: after the run's end ({end_s} s): expected a time within the run"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Operations a request costs under a central store.
 pub fn central(_n: usize) -> f64 {
     5.0

@@ -739,6 +739,30 @@ pub fn fleet_candidates(
         })
         .max()
         .unwrap_or(0);
+    // Explicit weights are one a replica: a count that differs would be
+    // padded (the extra replicas weigh 1) or cut without a word.
+    for (j, (_, weights, _, skew)) in balancers.iter().enumerate() {
+        if skew.is_some() || weights.is_empty() {
+            continue;
+        }
+        for &n in &replicas {
+            let peak = n.max(peak_events);
+            if weights.len() != n && weights.len() != peak {
+                let field = if o.get("balancer").is_some_and(Value::is_array) {
+                    format!("deployment.balancer[{j}].weights")
+                } else {
+                    "deployment.balancer.weights".to_string()
+                };
+                return Err(scenario.field_error(
+                    field,
+                    format!(
+                        "{} weights for {n} replicas: expected one weight a replica ({n})",
+                        weights.len()
+                    ),
+                ));
+            }
+        }
+    }
     // The grid's cost, checked before any fleet is built.
     for (_, _, _, foot, work) in &built {
         for &n in &replicas {
