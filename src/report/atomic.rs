@@ -333,6 +333,21 @@ pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
 pub struct StreamingFile {
     path: PathBuf,
     out: BufWriter<tempfile::NamedTempFile>,
+    dirs: CreatedDirs,
+}
+
+/// The folders a [`StreamingFile`] created for its target: removed (when
+/// empty) unless the file was committed, so a failed write leaves no new
+/// empty folder.
+#[derive(Debug, Default)]
+struct CreatedDirs(Option<(PathBuf, PathBuf)>);
+
+impl Drop for CreatedDirs {
+    fn drop(&mut self) {
+        if let Some((dir, top)) = self.0.take() {
+            remove_created(&dir, Some(&top));
+        }
+    }
 }
 
 impl StreamingFile {
@@ -340,8 +355,11 @@ impl StreamingFile {
     /// `prefix` starts the temporary file's name (say `.ratelab-replay-`).
     pub fn create(path: &Path, prefix: &str) -> Result<Self> {
         let dir = folder_of(path);
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        Self::create_in_existing_folder(path, prefix)
+        let top = create_dirs(dir)?;
+        let guard = CreatedDirs(top.map(|t| (dir.to_path_buf(), t)));
+        let mut f = Self::create_in_existing_folder(path, prefix)?;
+        f.dirs = guard;
+        Ok(f)
     }
 
     /// Like [`create`](Self::create), but `path`'s folder must exist already
@@ -368,6 +386,7 @@ impl StreamingFile {
         Ok(Self {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 20, tmp),
+            dirs: CreatedDirs::default(),
         })
     }
 
@@ -378,12 +397,17 @@ impl StreamingFile {
 
     /// Flushes the temporary file and renames it over the target.
     pub fn commit(self) -> Result<()> {
-        let path = self.path;
-        let tmp = self
-            .out
+        let StreamingFile {
+            path,
+            out,
+            mut dirs,
+        } = self;
+        let tmp = out
             .into_inner()
             .map_err(|e| Error::io(&path, e.into_error()))?;
         tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        // In place: its folders stay.
+        dirs.0 = None;
         Ok(())
     }
 }
