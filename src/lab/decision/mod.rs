@@ -295,8 +295,25 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
                 format!("value {}: expected a finite number >= 0", w.from_s),
             ));
         }
+        if let Some(wl) = &p.workload {
+            if w.from_s > wl.duration_s() {
+                return Err(watch_after_end(scenario, w.from_s, wl.duration_s()));
+            }
+        }
     }
     Ok(())
+}
+
+/// A watched key whose abuse starts after the run's end: its onset would be
+/// empty and every limiter "never over".
+fn watch_after_end(scenario: &Scenario, from_s: f64, end_s: f64) -> Error {
+    scenario.field_error(
+        "watch.from_s",
+        format!(
+            "value {}: after the run's end ({end_s} s): expected a time within the run",
+            deployment::seconds_text(from_s)
+        ),
+    )
 }
 
 /// Refuses a workload over the work or memory budget; `limiters` counts the
@@ -406,9 +423,15 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
     lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
     lab.replay(&mut cands, decisions.as_mut())?;
-    if let (Some(d), None) = (&p.deployment, &p.workload) {
+    if p.workload.is_none() {
         // A trace's end is known once it is read.
-        deployment::check_event_times(scenario, d, lab.duration_ns as f64 / 1e9)?;
+        let end_s = lab.duration_ns as f64 / 1e9;
+        if let Some(d) = &p.deployment {
+            deployment::check_event_times(scenario, d, end_s)?;
+        }
+        if let Some(w) = p.watch.as_ref().filter(|w| w.from_s > end_s) {
+            return Err(watch_after_end(scenario, w.from_s, end_s));
+        }
     }
     // Children are told `end` and must exit cleanly (a line after the last
     // answer is a fault), in table order.

@@ -266,7 +266,8 @@ pub fn check_event_times(
                     return Err(scenario.field_error(
                         format!("deployment.events[{i}].{k}"),
                         format!(
-                            "value {t}: after the run's end ({end_s} s): expected a time within the run"
+                            "value {}: after the run's end ({end_s} s): expected a time within the run",
+                            seconds_text(t)
                         ),
                     ));
                 }
@@ -274,6 +275,23 @@ pub fn check_event_times(
         }
     }
     Ok(())
+}
+
+/// A time in seconds as a message shows it: huge values in exponent form.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::lab::decision::deployment::seconds_text;
+/// assert_eq!(seconds_text(60.0), "60");
+/// assert_eq!(seconds_text(1e300), "1e300");
+/// ```
+pub fn seconds_text(t: f64) -> String {
+    if t.abs() >= 1e15 {
+        format!("{t:e}")
+    } else {
+        format!("{t}")
+    }
 }
 
 /// Operations a request costs under a central store.

@@ -45,7 +45,7 @@ pub use apisix_sync::ApisixSync;
 pub use balancer::{
     host_address, key_hash, last_upstream, maglev, ring, ring_pick, Balancer, Kind, ReplicaFeed,
 };
-pub use budget::{check_event_times, estimate, Estimate, FleetPlan, Footprint, Load};
+pub use budget::{check_event_times, estimate, seconds_text, Estimate, FleetPlan, Footprint, Load};
 pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
 pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
 pub use gubernator::{fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item};
