@@ -76,7 +76,7 @@ pub fn compare(baseline: &Value, now: &Value, spec: &Spec) -> Vec<Finding> {
 /// the baseline's (`--seed`, or the scenario file's `seed` edited since the
 /// baseline was written): single-run values are then not comparable, values
 /// with a run-to-run distribution are compared with Welch's test. Decided
-/// by the caller ([`crate::check::run`] refuses a baseline whose `seed` is
+/// by the caller ([`mod@crate::check::run`] refuses a baseline whose `seed` is
 /// not an integer rather than guess).
 pub fn compare_reseeded(
     baseline: &Value,

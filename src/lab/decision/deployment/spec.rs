@@ -920,7 +920,7 @@ impl Fleets {
         budget::per_key_bytes(&self.plan)
     }
 
-    /// The grid's cost estimate for `workload` (see [`budget`]).
+    /// The grid's cost estimate for `workload` (see [`crate::lab::decision::deployment::Load`]).
     pub fn estimate(&self, workload: &crate::workload::timed::TimedWorkload) -> budget::Estimate {
         budget::estimate(&self.plan, &budget::Load::of(workload))
     }
