@@ -293,6 +293,28 @@ pub fn validate(a: &SizeArgs) -> Result<()> {
     parse_hasher(&a.hasher)?;
     parse_modes(&a.estimate)?;
     parse_near(&a.near_limit)?;
+    if a.trace.is_none() {
+        // clap's `requires = "trace"` does not hold once `--keys` (or
+        // --workload) is given: refused here, or the option is dropped
+        // without a word.
+        for (given, flag) in [
+            (a.format.is_some(), "--format"),
+            (a.log_format.is_some(), "--log-format"),
+            (a.key.is_some(), "--key"),
+            (a.weight.is_some(), "--weight"),
+            (a.spread.is_some(), "--spread"),
+            (a.skip_late, "--skip-late"),
+            (a.columns.is_some(), "--columns"),
+            (a.time_unit.is_some(), "--time-unit"),
+            (a.sort_window_ms.is_some(), "--sort-window-ms"),
+        ] {
+            if given {
+                return Err(Error::input(format!(
+                    "{flag}: says how to read --trace, and no --trace is given (the workload is --keys or --workload)"
+                )));
+            }
+        }
+    }
     input_options(a)?;
     Plan::new(a.coverage, a.confidence, 0)?;
     if let (Some(l), Some(i)) = (a.limit, a.interval_ms) {
