@@ -33,6 +33,7 @@ pub mod check;
 pub mod run;
 pub mod signals;
 pub mod size;
+pub mod trace_args;
 
 use crate::error::{Error, Result};
 use clap::{Parser, Subcommand};
@@ -47,6 +48,7 @@ Same scenario + seed gives byte-identical reports on any machine and any thread 
 
 const EXAMPLES: &str = "\
 Examples:
+  ratelab run                                    the tour: which limiter for a flash crowd (built in)
   ratelab list                                   what scenarios and kinds exist
   ratelab list --models                          every limiter model, its parameters and defaults
   ratelab reproduce                              run every scenario in scenarios/ into reports/
@@ -135,8 +137,9 @@ pub enum Command {
         after_help = "The report goes to <OUT>/<scenario name>/: table.md, table.csv, report.json and charts (SVG + PNG).\nThe folder is replaced whole, only after the run succeeded."
     )]
     Run {
-        /// The scenario JSON file.
-        scenario: PathBuf,
+        /// The scenario JSON file (without one: the tour, a flash crowd over 2,000 Zipf
+        /// keys through every limiter model, built in: scenarios/decision-flash-crowd.json).
+        scenario: Option<PathBuf>,
         /// Where the reports go and how the scenario runs.
         #[command(flatten)]
         opts: RunOpts,
@@ -152,7 +155,7 @@ pub enum Command {
     },
     /// Replay a CSV trace through one model, one call per row (conformance interface).
     #[command(
-        after_help = "Formats (header row required; times non-decreasing):\n  --algo rate          in: t_ms,key,op,n   op = observe | rate | rate_proportional   out: + value\n  --algo token-bucket  in: t_ns,n,op[,deadline_ns]   op = allow | reserve | wait      out: + ok,delay_ns\n  --algo leaky-bucket  in: t_ns                                                      out: t_ns,return_ns\n  --algo limiter       in: t_ns,key[,weight]   any decision-lab candidate (--limiter NAME)   out: + allowed,delay_ns\n  --algo estimator     in: op,key,value   op = incr | decr | get | reset                out: + result\n  --algo inflight      in: op,key,value   op = incr | guard_incr | get | drop (key = guard g0, g1, ...)   out: + guard,result\n  --algo every         in: interval_ns   rate.Every                                     out: + limit,limit_bits,is_inf\n  --algo sometimes     in: t_ns   rate.Sometimes (--first, --every, --interval-ns)      out: + ran\nAdditions: rate --internals adds prev,curr,fraction (rate_with's inputs); token-bucket takes optional columns max_wait_ns (reserve), cancel_ns (wait: context cancelled), id (cancel's arg may name it), op cancel_at, and --act adds act_ns; leaky-bucket --unlimited (NewUnlimited), and header t_ns,caller,after_ns for closed loops (a row calls after_ns after its caller's previous Take returned).\n\nExamples:\n  ratelab replay --algo rate --interval-ms 1000 --hasher exact --trace in.csv --out out.csv\n  ratelab replay --algo token-bucket --limit 2 --burst 1 --trace in.csv --out out.csv\n  ratelab replay --algo leaky-bucket --rate 100 --slack 10 --variant atomic-int64 --trace in.csv --out out.csv"
+        after_help = "Formats (header row required; times non-decreasing):\n  --algo rate          in: t_ms,key,op,n   op = observe | rate | rate_proportional   out: + value\n  --algo token-bucket  in: t_ns,n,op[,deadline_ns]   op = allow | reserve | wait      out: + ok,delay_ns\n  --algo leaky-bucket  in: t_ns                                                      out: t_ns,return_ns\n  --algo limiter       in: t_ns,key[,weight]   any decision-lab candidate (--limiter NAME)   out: + allowed,delay_ns\n                       or any trace `size` reads, with the same options (--format alb --sort-window-ms 60000, --columns, --time-unit, --skip-late, --xff ...)   out: t_ns since the first,key,weight,allowed,delay_ns\n  --algo estimator     in: op,key,value   op = incr | decr | get | reset                out: + result\n  --algo inflight      in: op,key,value   op = incr | guard_incr | get | drop (key = guard g0, g1, ...)   out: + guard,result\n  --algo every         in: interval_ns   rate.Every                                     out: + limit,limit_bits,is_inf\n  --algo sometimes     in: t_ns   rate.Sometimes (--first, --every, --interval-ns)      out: + ran\nAdditions: rate --internals adds prev,curr,fraction (rate_with's inputs); token-bucket takes optional columns max_wait_ns (reserve), cancel_ns (wait: context cancelled), id (cancel's arg may name it), op cancel_at, and --act adds act_ns; leaky-bucket --unlimited (NewUnlimited), and header t_ns,caller,after_ns for closed loops (a row calls after_ns after its caller's previous Take returned).\n\nExamples:\n  ratelab replay --algo rate --interval-ms 1000 --hasher exact --trace in.csv --out out.csv\n  ratelab replay --algo token-bucket --limit 2 --burst 1 --trace in.csv --out out.csv\n  ratelab replay --algo leaky-bucket --rate 100 --slack 10 --variant atomic-int64 --trace in.csv --out out.csv"
     )]
     Replay {
         /// The model, its parameters and the trace.
@@ -273,7 +276,14 @@ pub fn main_with_args(mut args: Vec<std::ffi::OsString>) -> i32 {
 
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Run { scenario, opts } => run::run(&scenario, &opts),
+        Command::Run {
+            scenario: Some(scenario),
+            opts,
+        } => run::run(&scenario, &opts),
+        Command::Run {
+            scenario: None,
+            opts,
+        } => run::run_tour(&opts),
         Command::Reproduce { scenarios, opts } => run::reproduce(&scenarios, &opts),
         Command::List { models: true, .. } => run::list_models(),
         Command::List { scenarios, .. } => run::list(&scenarios),

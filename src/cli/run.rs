@@ -159,6 +159,23 @@ pub fn run(path: &Path, opts: &RunOpts) -> Result<i32> {
     Ok(0)
 }
 
+/// The built-in tour: the flash-crowd decision scenario (one key jumps to
+/// 1,000 requests/s over 2,000 Zipf keys) through every limiter model, so
+/// that `ratelab run` alone answers the main question on a known case.
+const TOUR: &str = include_str!("../../scenarios/decision-flash-crowd.json");
+
+/// `ratelab run` without a scenario: the tour (the same bytes as `ratelab
+/// run scenarios/decision-flash-crowd.json`).
+pub fn run_tour(opts: &RunOpts) -> Result<i32> {
+    init_threads(opts.threads)?;
+    let scenario = Scenario::parse(Path::new("scenarios/decision-flash-crowd.json"), TOUR)?;
+    if opts.shard.is_none() {
+        crate::report::atomic::check_report_place(&opts.out, &scenario.common.name)?;
+    }
+    run_one(&scenario, opts)?;
+    Ok(0)
+}
+
 /// `ratelab reproduce`: every scenario in the folder. All files are parsed
 /// before anything runs, so a typo in the last one fails fast.
 ///

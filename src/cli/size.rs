@@ -13,6 +13,7 @@ pub use crate::sizing::command::{compute, SizeArgs};
 use crate::sizing::command::{compute_trace, input_options, validate};
 use crate::sizing::input::{read_trace_input, TraceInput};
 use crate::sizing::limit::{Classes, ClassesPart, LimitPolicy};
+use std::path::{Path, PathBuf};
 /// `ratelab size --shard i/n`: the exact verdicts of the shard's keys, in
 /// `<out>/size.shard-i-of-n.json`.
 fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
@@ -32,6 +33,12 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
             "--interval-ms {interval_ms}: expected 1..=86400000"
         )));
     }
+    if !crate::workload::trace::input::rereadable(path) {
+        return Err(Error::input(format!(
+            "--shard: `ratelab merge` reads --trace again to run the search, so {} must be a file, not standard input or a pipe (save it to a file first)",
+            path.display()
+        )));
+    }
     let TraceInput::Timed(trace) = read_trace_input(path, &input_options(a)?)? else {
         return Err(Error::input(format!(
             "--shard: {} is a key,count table; only a time-stamped trace's keys split",
@@ -41,7 +48,9 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     let part = ClassesPart::of(&trace, LimitPolicy { limit, interval_ms }, shard);
     let keys = part.names.len();
     let bytes = crate::lab::shard::size_shard_bytes(&job_argv(), a.seed, shard, part)?;
-    let file = a.out.join(shard.file_name("size"));
+    // Shards of one job share a folder: the one named, else this one.
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
+    let file = dir.join(shard.file_name("size"));
     crate::report::atomic::write_file(&file, &bytes)?;
     outln!(
         "== size shard {}/{}: exact verdicts of {keys} of {} keys -> {}",
@@ -122,11 +131,36 @@ pub fn run(a: &SizeArgs) -> Result<i32> {
         return run_shard(a, shard);
     }
     let report = compute(a)?;
-    report.write(&a.out)?;
+    let out = match &a.out {
+        Some(o) => o.clone(),
+        None => fresh_folder(Path::new("."), "size-report")?,
+    };
+    report.write(&out)?;
     out!("{}", report.console);
-    outln!("-> {}", a.out.display());
+    if a.out.is_some() {
+        outln!("-> {}", out.display());
+    } else {
+        outln!("-> {} (a new folder; --out names one)", out.display());
+    }
     match report.failure {
         Some(msg) if !report.met => Err(Error::check(msg)),
         _ => Ok(0),
     }
+}
+
+/// The first of `<dir>/<stem>`, `<stem>-2`, `<stem>-3`, ... that does not
+/// exist: a report written without `--out` never replaces anything.
+fn fresh_folder(dir: &Path, stem: &str) -> Result<PathBuf> {
+    (1..10_000u32)
+        .map(|i| match i {
+            1 => dir.join(stem),
+            _ => dir.join(format!("{stem}-{i}")),
+        })
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .ok_or_else(|| {
+            Error::input(format!(
+                "{}: {stem} to {stem}-9999 all exist; name a folder with --out",
+                dir.display()
+            ))
+        })
 }

@@ -50,8 +50,9 @@
 //!   so a first-request window spans `interval + 1` millisecond ticks.
 //!   Redis's clock is milliseconds: the model reads virtual time as `⌊t /
 //!   1 ms⌋` (virtual time 0 taken as a whole Unix millisecond).
-//! * Aligned windows start at virtual time 0 (the page aligns to Unix
-//!   seconds).
+//! * Aligned windows are aligned to Unix time as the page's
+//!   `CURRENT_UNIX_TIME()` key is: [`FixedWindowCounter::origin`] gives the
+//!   Unix time of virtual time 0 (without it, virtual time is Unix time).
 //!
 //! # Weights
 //! A request of weight `w` is `INCRBY key w` (`INCR` for `w = 1`),
@@ -122,6 +123,9 @@ pub struct FixedWindowCounter {
     /// First-request windows: the expiry, Redis ms. Aligned: the window
     /// number.
     mark: u64,
+    /// Unix time of virtual time 0, modulo the interval (a whole number of
+    /// ms for first-request windows, so Redis's ms grid stays right too).
+    shift: Nanos,
 }
 
 impl FixedWindowCounter {
@@ -175,7 +179,31 @@ impl FixedWindowCounter {
             exists: false,
             count: 0,
             mark: 0,
+            shift: 0,
         })
+    }
+
+    /// Sets the Unix time of virtual time 0 (ns): aligned windows are
+    /// `⌊Unix time / interval⌋`, and Redis's millisecond clock is Unix ms,
+    /// as upstream's are.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::clock::MILLI;
+    /// use ratelab::model::fixed_window_counter::{FixedWindowAlign, FixedWindowCounter};
+    /// use ratelab::model::KeyState;
+    /// use std::time::Duration;
+    /// // Virtual 0 is 0.5 s into a Unix second: a new second at virtual 0.5 s.
+    /// let mut k = FixedWindowCounter::new(1, Duration::from_secs(1), FixedWindowAlign::Aligned)?
+    ///     .origin(1_767_225_600_500 * MILLI);
+    /// assert!(k.admit(1, 0)?.allowed);
+    /// assert!(!k.admit(1, 400 * MILLI)?.allowed);
+    /// assert!(k.admit(1, 500 * MILLI)?.allowed);
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn origin(mut self, unix_ns: Nanos) -> Self {
+        self.shift = unix_ns % self.interval;
+        self
     }
 
     /// Sets whether `INCR` comes before the comparison (the default) or
@@ -195,6 +223,7 @@ impl FixedWindowCounter {
 
     /// Drops the key if it no longer exists at `now`.
     fn expire(&mut self, now: Nanos) {
+        let now = now + self.shift;
         let gone = match self.align {
             FixedWindowAlign::FirstRequest => now / MILLI > self.mark,
             FixedWindowAlign::Aligned => now / self.interval != self.mark,
@@ -207,6 +236,7 @@ impl FixedWindowCounter {
 
     /// `INCRBY key w`, creating the key (and its expiry) if it is absent.
     fn incr(&mut self, w: u64, now: Nanos) {
+        let now = now + self.shift;
         if !self.exists {
             self.exists = true;
             self.count = 0;

@@ -24,7 +24,8 @@
 //! # The model
 //! Per key: the index of the current window, its count `curr` and the
 //! previous window's count `prev`. Windows are aligned to multiples of the
-//! interval since virtual time 0 (`window = ⌊t / interval⌋`); moving to the
+//! interval in Unix time (`window = ⌊t / interval⌋`, `t` Unix time: see
+//! [`SlidingWindowCounter::origin`]); moving to the
 //! next window shifts `curr` into `prev`, skipping a window or more resets
 //! both. With `e` the time elapsed in the current window and `I` the
 //! interval, a request of weight `w` is **admitted iff**
@@ -102,6 +103,9 @@ pub struct SlidingWindowCounter {
     curr: u64,
     /// Weight counted in the previous window.
     prev: u64,
+    /// Unix time of virtual time 0 modulo the interval: windows are
+    /// aligned to Unix time, as Cloudflare's per-minute counters are.
+    shift: Nanos,
 }
 
 impl SlidingWindowCounter {
@@ -150,7 +154,30 @@ impl SlidingWindowCounter {
             window: 0,
             curr: 0,
             prev: 0,
+            shift: 0,
         })
+    }
+
+    /// Sets the Unix time of virtual time 0 (ns): windows are `⌊Unix time /
+    /// interval⌋` (without it, virtual time is Unix time).
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::clock::MILLI;
+    /// use ratelab::model::sliding_window_counter::SlidingWindowCounter;
+    /// use ratelab::model::KeyState;
+    /// use std::time::Duration;
+    /// // Virtual 0 is 0.75 s into a Unix second: the window turns at 0.25 s.
+    /// let c = SlidingWindowCounter::new(4, Duration::from_secs(1))?.origin(1_767_225_600_750 * MILLI);
+    /// let mut k = c;
+    /// for _ in 0..4 { assert!(k.admit(1, 0)?.allowed); }
+    /// // 0.5 s into the next window the previous one weighs half: 2 + 1 <= 4.
+    /// assert!(k.admit(1, 750 * MILLI)?.allowed);
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn origin(mut self, unix_ns: Nanos) -> Self {
+        self.shift = unix_ns % self.interval;
+        self
     }
 
     /// Whether a denied request adds its weight to the current window's
@@ -201,6 +228,7 @@ impl SlidingWindowCounter {
     /// The rate estimate at `now` as a float (for reports and tests; the
     /// decision is exact): `prev × (I − e) / I + curr`.
     pub fn estimate(&self, now: Nanos) -> f64 {
+        let now = now + self.shift;
         let mut s = *self;
         s.roll(now);
         let left = s.interval - (now - s.window * s.interval);
@@ -216,20 +244,22 @@ impl KeyState for SlidingWindowCounter {
             if now < self.mitigated_until {
                 return Ok(Decision::DENY);
             }
-            self.roll(now);
+            let u = now + self.shift;
+            self.roll(u);
             self.curr = self.curr.saturating_add(w);
             let i = u128::from(self.interval);
-            let left = u128::from(self.interval - (now - self.window * self.interval));
+            let left = u128::from(self.interval - (u - self.window * self.interval));
             let rate = (u128::from(self.prev) * left).saturating_add(u128::from(self.curr) * i);
             if rate > u128::from(self.limit) * i {
                 self.mitigated_until = now.saturating_add(self.mitigation);
             }
             return Ok(Decision::ALLOW);
         }
-        self.roll(now);
+        let u = now + self.shift;
+        self.roll(u);
         let i = u128::from(self.interval);
         // Time of the previous window still inside the sliding one: I − e.
-        let left = u128::from(self.interval - (now - self.window * self.interval));
+        let left = u128::from(self.interval - (u - self.window * self.interval));
         let lhs = (u128::from(self.prev) * left)
             .saturating_add((u128::from(self.curr) + u128::from(w)).saturating_mul(i));
         let allowed = lhs <= u128::from(self.limit) * i;

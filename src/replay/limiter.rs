@@ -46,7 +46,12 @@ const TAKES: &[&str] = &[
     "--log-format",
     "--key",
     "--weight",
+    "--xff",
     "--spread",
+    "--skip-late",
+    "--columns",
+    "--time-unit",
+    "--sort-window-ms",
 ];
 
 /// The policy and candidates the options ask for.
@@ -102,6 +107,7 @@ fn setup(args: &ReplayArgs) -> Result<Setup> {
         seed: args.seed,
         max_memory: 1 << 32,
         workdir: None,
+        origin: Default::default(),
     })
 }
 
@@ -209,21 +215,14 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     super::reject_unused(args, "limiter", TAKES)?;
     let setup = setup(args)?;
     let mut cand = pick(args, &setup)?;
-    if let Some(f) = args.format.as_deref().filter(|f| *f != "csv") {
-        return run_log(args, f, &mut cand);
-    }
-    for (given, flag) in [
-        (args.log_format.is_some(), "--log-format"),
-        (args.key.is_some(), "--key"),
-        (args.weight.is_some(), "--weight"),
-        (args.spread.is_some(), "--spread"),
-    ] {
-        if given {
-            return Err(Error::input(format!(
-                "{flag} applies to access logs (--format {})",
-                crate::workload::trace::log::format_names()
-            )));
-        }
+    // A plain `t_ns,key[,weight]` CSV keeps its rows in the output (the
+    // conformance contract); any option of how to read a trace reads it
+    // as `size` and the decision lab do.
+    let read = args.read.given();
+    if read.iter().any(|f| *f != "--format")
+        || args.read.format.as_deref().is_some_and(|f| f != "csv")
+    {
+        return run_read(args, &mut cand);
     }
     let mut input = TraceReader::open(&args.trace)?;
     let cols = columns(&input)?;
@@ -270,23 +269,13 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     out.commit()
 }
 
-/// Replays an access log (`--format`): one output row per request, with
-/// times since the first request (as the decision lab replays a trace).
-fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> {
-    use crate::workload::trace::{self as tr, LogSpec, Spread, TraceOptions};
-    let spec = LogSpec {
-        format: format.to_string(),
-        log_format: args.log_format.clone(),
-        key: args.key.clone(),
-        weight: args.weight.clone(),
-        ..LogSpec::default()
-    };
-    let opts = TraceOptions {
-        spread: Spread::parse_flag(args.spread.as_deref())?,
-        spread_seed: args.seed,
-        ..TraceOptions::default()
-    };
-    let mut input = tr::TraceReader::open_with(&args.trace, opts, Some(&spec))?;
+/// Replays a trace read with the trace options (`--format`, `--columns`,
+/// `--sort-window-ms`, ...: one definition with `size`): one output row per
+/// request, with times since the first request (as the decision lab
+/// replays a trace).
+fn run_read(args: &ReplayArgs, cand: &mut Candidate) -> Result<()> {
+    let opts = args.read.input_options(args.seed)?;
+    let mut input = crate::sizing::input::open_timed(&args.trace, &opts)?;
     let mut out = OutputCsv::create(&args.out)?;
     out.row(["t_ns", "key", "weight", "allowed", "delay_ns"])?;
     let mut ids: HashMap<String, u32> = HashMap::new();
@@ -312,7 +301,7 @@ fn run_log(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> 
         ])?;
     }
     if t0.is_none() {
-        return Err(input.file_error("no requests: the log has no data lines"));
+        return Err(input.file_error("no requests: the trace has no data lines"));
     }
     out.commit()
 }

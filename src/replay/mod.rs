@@ -122,21 +122,12 @@ pub struct ReplayArgs {
     /// token-bucket / leaky-bucket: accept t_ns going backwards (a clock stepped back; Go accepts it). Default: an error.
     #[arg(long)]
     pub unsorted: bool,
-    /// limiter: read --trace as an access log: combined, common, nginx, envoy, envoy-json, jsonl, parquet, alb, cloudfront (output t_ns since the first request,key,weight,allowed,delay_ns).
-    #[arg(long)]
-    pub format: Option<String>,
-    /// limiter: the nginx log_format / Envoy format string of --format nginx / envoy.
-    #[arg(long)]
-    pub log_format: Option<String>,
-    /// limiter: the key of an access log (ip, ip/24, header:x-api-key, route, ip+route, a field).
-    #[arg(long)]
-    pub key: Option<String>,
-    /// limiter: an access log's weight field (e.g. body_bytes_sent).
-    #[arg(long)]
-    pub weight: Option<String>,
-    /// limiter: spread whole-second log times within their second: uniform (seeded by --seed; default), even, none.
-    #[arg(long)]
-    pub spread: Option<String>,
+    /// limiter: how --trace is read, as `size` and the decision lab read a trace: any
+    /// --format (combined, common, nginx, envoy, envoy-json, jsonl, parquet, alb,
+    /// cloudfront), --columns, --time-unit, --sort-window-ms, --skip-late, ... (output
+    /// t_ns since the first request,key,weight,allowed,delay_ns).
+    #[command(flatten)]
+    pub read: crate::cli::trace_args::TraceArgs,
 }
 
 /// Runs a replay.
@@ -179,14 +170,12 @@ fn reject_unused(args: &ReplayArgs, algo: &str, takes: &[&str]) -> Result<()> {
         ("--first", args.first.is_some()),
         ("--every", args.every.is_some()),
         ("--interval-ns", args.interval_ns.is_some()),
-        ("--format", args.format.is_some()),
-        ("--log-format", args.log_format.is_some()),
-        ("--key", args.key.is_some()),
-        ("--weight", args.weight.is_some()),
-        ("--spread", args.spread.is_some()),
     ];
+    let read = args.read.given();
     match given
         .iter()
+        .copied()
+        .chain(read.iter().map(|f| (*f, true)))
         .find(|(name, set)| *set && !takes.contains(name))
     {
         Some((name, _)) => Err(crate::error::Error::input(format!(

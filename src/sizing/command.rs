@@ -13,11 +13,10 @@ use crate::hash::HasherKind;
 use crate::model::estimator::Variant;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::Plan;
-use crate::sizing::input::{read_trace_input, Columns, InputOptions, TraceInput};
+use crate::sizing::input::{read_trace_input, InputOptions, TraceInput};
 use crate::sizing::limit::{parse_near, run_limit_job_with, LimitJob, VerdictsOf};
 use crate::sizing::{run_job, Generated, SizeJob, SizeReport, WorkloadSource};
 use crate::units::parse_size;
-use crate::workload::trace::{LogSpec, Spread, TimeUnit};
 use crate::workload::Workload;
 use serde_json::json;
 use std::path::PathBuf;
@@ -46,33 +45,10 @@ pub struct SizeArgs {
     /// A time-stamped access log (CSV with a time column and key, optional weight; JSON Lines; or any --format), or a `key,count` CSV (any column order; repeated keys summed). `-` reads standard input; gzip and zstd input is decompressed.
     #[arg(long, conflicts_with_all = ["keys", "workload"])]
     pub trace: Option<PathBuf>,
-    /// Format of --trace: csv (default; .jsonl/.ndjson: JSON Lines; .parquet: its rows), combined (nginx/Apache), common (CLF), nginx (with --log-format), envoy, envoy-json, jsonl, parquet, alb, cloudfront.
-    #[arg(long, requires = "trace")]
-    pub format: Option<String>,
-    /// An nginx log_format string (--format nginx) or Envoy format string (--format envoy), e.g. '$remote_addr - $remote_user [$time_local] "$request" $status'.
-    #[arg(long, requires = "trace")]
-    pub log_format: Option<String>,
-    /// Key of an access log: a field, ip, ip/24, ip/24/64, header:NAME, route (ids collapsed), or several joined by + (ip+route).
-    #[arg(long, requires = "trace")]
-    pub key: Option<String>,
-    /// Weight of an access log's request from a field (e.g. body_bytes_sent, or bytes: the format's bytes-sent field).
-    #[arg(long, requires = "trace")]
-    pub weight: Option<String>,
-    /// Spread requests of whole-second logs ($time_local, CloudFront) within their second: uniform (seeded by --seed; default), even or none.
-    #[arg(long, requires = "trace")]
-    pub spread: Option<String>,
-    /// Skip (and count, in the report) lines older than the reorder window allows, instead of an error naming the first.
-    #[arg(long, requires = "trace")]
-    pub skip_late: bool,
-    /// Rename --trace columns: ROLE=NAME pairs, roles time, key, weight, count (e.g. key=ip,count=hits); for JSON Lines and access logs, the fields (time=start_time,key=x_forwarded_for).
-    #[arg(long, requires = "trace")]
-    pub columns: Option<String>,
-    /// Unit of a `time`/`timestamp` column or of JSON number times: ns (default), ms, s or rfc3339.
-    #[arg(long, requires = "trace")]
-    pub time_unit: Option<String>,
-    /// Sort --trace lines out of order by up to this many ms (default: an out-of-order line is an error).
-    #[arg(long, requires = "trace")]
-    pub sort_window_ms: Option<u64>,
+    /// How --trace is read (the options `replay` and the decision lab's
+    /// `"trace"` take too).
+    #[command(flatten)]
+    pub read: crate::cli::trace_args::TraceArgs,
     /// The rate limit: requests per key per --interval-ms (enables compliant_denied_pct, compliant_keys_denied, excess_pct and `K*limit`).
     #[arg(long, requires = "trace")]
     pub limit: Option<u64>,
@@ -109,9 +85,10 @@ pub struct SizeArgs {
     /// Hash family: xxh3 (portable) or ahash.
     #[arg(long, default_value = "xxh3")]
     pub hasher: String,
-    /// Folder for size.json, size.md and the frontier chart.
-    #[arg(long, default_value = "reports/size", value_parser = crate::report::atomic::parse_out_path)]
-    pub out: PathBuf,
+    /// Folder for size.json, size.md and the frontier chart (default: a new folder
+    /// ./size-report, or size-report-2, -3, ... if it exists: never a tracked report).
+    #[arg(long, value_parser = crate::report::atomic::parse_out_path)]
+    pub out: Option<PathBuf>,
     /// Worker threads (results do not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -236,51 +213,7 @@ pub fn compute_trace(a: &SizeArgs, verdicts: Option<VerdictsOf>) -> Result<Optio
 
 /// How to read `--trace`: every option checked, alone and together.
 pub fn input_options(a: &SizeArgs) -> Result<InputOptions> {
-    let log = match a.format.as_deref() {
-        None | Some("csv") => {
-            for (given, flag) in [
-                (a.log_format.is_some(), "--log-format"),
-                (a.key.is_some(), "--key"),
-                (a.weight.is_some(), "--weight"),
-            ] {
-                if given {
-                    return Err(Error::input(format!(
-                        "{flag}: applies to access-log formats (--format {}); a CSV trace's key and weight are its key and weight columns (rename with --columns)",
-                        crate::workload::trace::log::format_names()
-                    )));
-                }
-            }
-            None
-        }
-        Some(f) => {
-            let spec = LogSpec {
-                format: f.to_string(),
-                log_format: a.log_format.clone(),
-                key: a.key.clone(),
-                weight: a.weight.clone(),
-                ..LogSpec::default()
-            };
-            crate::workload::trace::log::row(f)
-                .map_err(|m| Error::input(format!("--format: {m}")))?;
-            Some(spec)
-        }
-    };
-    Ok(InputOptions {
-        columns: a.columns.as_deref().map(Columns::parse).transpose()?,
-        unit: a
-            .time_unit
-            .as_deref()
-            .map(|u| {
-                u.parse::<TimeUnit>()
-                    .map_err(|m| Error::input(format!("--time-unit: {m}")))
-            })
-            .transpose()?,
-        sort_window_ms: a.sort_window_ms,
-        log,
-        skip_late: a.skip_late,
-        spread: Spread::parse_flag(a.spread.as_deref())?,
-        seed: a.seed,
-    })
+    a.read.input_options(a.seed)
 }
 
 /// Parses every option, whichever path (count search, limit search) will
@@ -294,26 +227,7 @@ pub fn validate(a: &SizeArgs) -> Result<()> {
     parse_modes(&a.estimate)?;
     parse_near(&a.near_limit)?;
     if a.trace.is_none() {
-        // clap's `requires = "trace"` does not hold once `--keys` (or
-        // --workload) is given: refused here, or the option is dropped
-        // without a word.
-        for (given, flag) in [
-            (a.format.is_some(), "--format"),
-            (a.log_format.is_some(), "--log-format"),
-            (a.key.is_some(), "--key"),
-            (a.weight.is_some(), "--weight"),
-            (a.spread.is_some(), "--spread"),
-            (a.skip_late, "--skip-late"),
-            (a.columns.is_some(), "--columns"),
-            (a.time_unit.is_some(), "--time-unit"),
-            (a.sort_window_ms.is_some(), "--sort-window-ms"),
-        ] {
-            if given {
-                return Err(Error::input(format!(
-                    "{flag}: says how to read --trace, and no --trace is given (the workload is --keys or --workload)"
-                )));
-            }
-        }
+        a.read.refuse_without_trace()?;
     }
     input_options(a)?;
     Plan::new(a.coverage, a.confidence, 0)?;

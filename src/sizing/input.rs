@@ -225,7 +225,7 @@ impl InputOptions {
             max_buffered: None,
             skip_late: self.skip_late,
             spread: self.spread,
-            spread_seed: self.seed,
+            spread_seed: crate::workload::trace::spread_seed(self.seed),
         }
     }
 
@@ -270,10 +270,45 @@ impl InputOptions {
     }
 }
 
+/// A `--trace` file opened: a time-stamped trace's reader, or a
+/// `key,count` table's lines after its header.
+pub enum Opened {
+    /// A time-stamped trace.
+    Timed(Box<TraceReader>),
+    /// A `key,count` table: its input after the header, the header's
+    /// column names (renamed) and its line.
+    Counts(Box<dyn BufRead + Send>, Vec<String>, usize),
+}
+
 /// Reads a `--trace` file: time-stamped (a time column, or an access-log
 /// format) or `key,count`. Options that the file's kind would ignore are
 /// refused, whatever the combination.
 pub fn read_trace_input(path: &Path, opts: &InputOptions) -> Result<TraceInput> {
+    match open_trace_input(path, opts)? {
+        Opened::Timed(r) => read_timed(path, *r),
+        Opened::Counts(input, header, line) => read_counts(path, input, &header, line),
+    }
+}
+
+/// A time-stamped `--trace` as a streaming reader, as `size` reads it (a
+/// `key,count` table is an error): for commands that replay it in turn.
+pub fn open_timed(path: &Path, opts: &InputOptions) -> Result<TraceReader> {
+    match open_trace_input(path, opts)? {
+        Opened::Timed(r) => Ok(*r),
+        Opened::Counts(_, header, line) => Err(Error::input_at(
+            path,
+            format!("line {line}"),
+            format!(
+                "header {:?}: a key,count table without times; expected a time column and key (or --format)",
+                header.join(",")
+            ),
+        )),
+    }
+}
+
+/// Opens a `--trace` file (read once, from its first byte: a pipe or
+/// standard input works as a file does).
+pub fn open_trace_input(path: &Path, opts: &InputOptions) -> Result<Opened> {
     let trace_opts = opts.trace_options();
     if let Some(spec) = opts.log_spec(path)? {
         if opts.unit.is_some()
@@ -285,19 +320,22 @@ pub fn read_trace_input(path: &Path, opts: &InputOptions) -> Result<TraceInput> 
             )));
         }
         let reader = TraceReader::open_with(path, trace_opts, Some(&spec))?;
-        return read_timed(path, reader);
+        return Ok(Opened::Timed(Box::new(reader)));
     }
     if opts.spread.is_some() {
         return Err(Error::input(
             "--spread: applies to access logs with whole-second times (--format combined, common, nginx, cloudfront)",
         ));
     }
-    let mut input = crate::workload::trace::input::open(path)?;
-    let format = TraceFormat::from_path(&crate::workload::trace::input::without_compression(path));
-    if format == TraceFormat::JsonLines {
-        let reader = TraceReader::new(path, TraceFormat::JsonLines, input, trace_opts);
-        return read_timed(path, reader);
+    // Opened once: standard input, a pipe or process substitution reads as
+    // a file does (the kind is told from the bytes read, never by opening
+    // it again).
+    let opened = crate::workload::trace::input::open_input(path)?;
+    let reader = TraceReader::from_input(path, opened, trace_opts);
+    if !reader.has_header() {
+        return Ok(Opened::Timed(Box::new(reader)));
     }
+    let mut input = reader.into_input();
     // The header: the first non-blank line.
     let mut blanks = 0usize;
     let mut header = String::new();
@@ -364,7 +402,7 @@ pub fn read_trace_input(path: &Path, opts: &InputOptions) -> Result<TraceInput> 
                 "--columns weight={n}: a key,count table has counts, not weights"
             )));
         }
-        return read_counts(path, input, &renamed, line_no);
+        return Ok(Opened::Counts(input, renamed, line_no));
     }
     if renamed.iter().any(|n| n == "count") {
         return Err(at_header(format!(
@@ -390,7 +428,7 @@ pub fn read_trace_input(path: &Path, opts: &InputOptions) -> Result<TraceInput> 
         Box::new(BufReader::new(stream)),
         trace_opts,
     );
-    read_timed(path, reader)
+    Ok(Opened::Timed(Box::new(reader)))
 }
 
 /// Every event of a trace reader into memory.
@@ -413,7 +451,11 @@ fn read_timed(path: &Path, reader: TraceReader) -> Result<TraceInput> {
         return Err(Error::input_at(
             path,
             "file",
-            "no requests: expected a header and at least one data line",
+            if reader.has_header() {
+                "no requests: expected a header and at least one data line"
+            } else {
+                "no requests: expected at least one data line (the file is empty, or has only comment lines)"
+            },
         ));
     }
     let note = reader.describe();
@@ -571,6 +613,30 @@ mod tests {
             assert_eq!(e.exit_code(), 2);
             assert!(e.to_string().contains(want), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn an_empty_log_asks_for_no_header() {
+        for format in ["combined", "alb", "cloudfront", "envoy"] {
+            let f = file("", ".log");
+            let opts = InputOptions {
+                log: Some(LogSpec {
+                    format: format.into(),
+                    ..LogSpec::default()
+                }),
+                ..InputOptions::default()
+            };
+            let e = read_trace_input(f.path(), &opts).unwrap_err().to_string();
+            assert!(
+                e.contains("no requests") && !e.contains("header and"),
+                "{format}: {e}"
+            );
+        }
+        let e = read("t_ms,key\n", None).unwrap_err().to_string();
+        assert!(
+            e.contains("expected a header and at least one data line"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -158,6 +158,73 @@ fn cases(reqs: &[Req]) -> Vec<Case> {
             time: ms,
         },
         Case {
+            name: "envoy behind proxies",
+            file: "envoy-proxied.log",
+            // Envoy's default format in today's spelling (REQUEST_HEADER,
+            // RESPONSE_HEADER), one trusted proxy in front: the client is
+            // the second entry from the right of the X-Forwarded-For Envoy
+            // logs (the proxy's, then Envoy's own append); the leftmost is
+            // whatever the client wrote, `unknown` or forged.
+            opts: vec![
+                ("format", "envoy"),
+                (
+                    "log_format",
+                    "[%START_TIME%] \"%REQUEST_HEADER(:METHOD)% %REQUEST_HEADER(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%\" %RESPONSE_CODE% %RESPONSE_FLAGS% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESPONSE_HEADER(X-ENVOY-UPSTREAM-SERVICE-TIME)% \"%REQUEST_HEADER(X-FORWARDED-FOR)%\" \"%REQUEST_HEADER(USER-AGENT)%\" \"%REQUEST_HEADER(X-REQUEST-ID)%\" \"%REQUEST_HEADER(:AUTHORITY)%\" \"%UPSTREAM_HOST%\"",
+                ),
+                ("xff", "1"),
+            ],
+            text: lines(&|r| {
+                let forged = if r.id % 2 == 0 { "unknown" } else { "203.0.113.66" };
+                format!(
+                    "[{}] \"GET /api/{} HTTP/1.1\" 200 - 0 {} 3 2 \"{forged}, {}, 10.0.0.{}\" \"curl/8.0\" \"6f1c-{}\" \"api.example.com\" \"10.0.0.9:8080\"",
+                    utc(r.t).format("%Y-%m-%dT%H:%M:%S%.3fZ"),
+                    r.id,
+                    r.bytes,
+                    r.ip,
+                    r.id % 3,
+                    r.id
+                )
+            }),
+            time: ms,
+        },
+        Case {
+            name: "cloudfront concatenated",
+            file: "cf-cat.log",
+            opts: vec![("format", "cloudfront"), ("spread", "none")],
+            // Two delivery files as `zcat *.gz` gives them: each starts
+            // with its #Version and #Fields lines, the second with another
+            // field list (a standard log configured with fewer fields).
+            text: {
+                let half = reqs.len() / 2;
+                let mut s = String::from("#Version: 1.0\n#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status\n");
+                for r in &reqs[..half] {
+                    let d = utc(r.t);
+                    s.push_str(&format!(
+                        "{}\t{}\tSEA19-C1\t{}\t{}\tGET\td111111abcdef8.cloudfront.net\t/img/{}.png\t200\n",
+                        d.format("%Y-%m-%d"),
+                        d.format("%H:%M:%S"),
+                        r.bytes,
+                        r.ip,
+                        r.id
+                    ));
+                }
+                s.push_str("#Version: 1.0\n#Fields: date time c-ip cs-uri-stem sc-status sc-bytes\n");
+                for r in &reqs[half..] {
+                    let d = utc(r.t);
+                    s.push_str(&format!(
+                        "{}\t{}\t{}\t/img/{}.png\t200\t{}\n",
+                        d.format("%Y-%m-%d"),
+                        d.format("%H:%M:%S"),
+                        r.ip,
+                        r.id,
+                        r.bytes
+                    ));
+                }
+                s
+            },
+            time: second,
+        },
+        Case {
             name: "envoy-json",
             file: "envoy.jsonl",
             opts: vec![("format", "envoy-json")],
@@ -196,11 +263,9 @@ fn cases(reqs: &[Req]) -> Vec<Case> {
             // "redirect_url" "error_reason" "target:port_list" "target_status_code_list"
             // "classification" "classification_reason" conn_trace_id
             text: lines(&|r| {
-                let client = if r.ip.contains(':') {
-                    format!("[{}]:2817", r.ip)
-                } else {
-                    format!("{}:2817", r.ip)
-                };
+                // ALB writes an IPv6 client without brackets: the port is
+                // after the last colon.
+                let client = format!("{}:{}", r.ip, 1024 + r.id);
                 format!(
                     "https {} app/my-lb/50dc6c495c0c9188 {} 10.0.0.1:80 0.001 0.002 0.000 200 200 34 {} \"GET https://www.example.com:443/a/{} HTTP/1.1\" \"curl/7.46.0\" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/t/73e2d6bc24d8a067 \"Root=1-58337281-1d84f3d73c47ec4e58577259\" \"www.example.com\" \"-\" 0 {} \"forward\" \"-\" \"-\" \"10.0.0.1:80\" \"200\" \"-\" \"-\" TID_1234",
                     utc(r.t).format("%Y-%m-%dT%H:%M:%S%.6fZ"),
@@ -288,6 +353,7 @@ fn opts_of(c: &Case) -> InputOptions {
             format: f,
             log_format: get("log_format"),
             key: get("key"),
+            xff: get("xff").map_or(Default::default(), |x| x.parse().unwrap()),
             ..LogSpec::default()
         }),
         spread: get("spread").map(|s| s.parse().unwrap()),
@@ -437,6 +503,10 @@ fn the_decision_lab_and_size_agree_with_the_equivalent_trace() {
                 "time_unit" => {
                     trace.insert("unit".into(), (*v).into());
                 }
+                "xff" => {
+                    let n: u64 = v.parse().unwrap();
+                    trace.insert("xff".into(), serde_json::json!({"trusted_hops": n}));
+                }
                 k => {
                     trace.insert(k.into(), (*v).into());
                 }
@@ -546,7 +616,13 @@ fn malformed_lines_exit_2_naming_line_and_field() {
     for c in cases(&reqs) {
         let mut lines: Vec<String> = c.text.lines().map(str::to_string).collect();
         // Break the third data line's time.
-        let i = lines.iter().position(|l| !l.starts_with('#')).unwrap() + 2;
+        let i = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.starts_with('#'))
+            .nth(2)
+            .unwrap()
+            .0;
         let broken = match c.name {
             "combined" | "common" => lines[i].replacen("/20", "/2x", 1),
             "nginx msec" => lines[i].replacen('.', ",", 1),
@@ -776,4 +852,246 @@ pq.write_table(bad, sys.argv[3])
         "{msg}"
     );
     assert_eq!(msg.trim().lines().count(), 1, "{msg}");
+}
+
+/// The arguments of a `size --limit` run on `trace` (as a string: a path
+/// or a bash process substitution), writing to `out`.
+fn size_args(trace: &str, out: &Path, extra: &[&str]) -> String {
+    let mut v = vec![
+        "size".to_string(),
+        "--trace".into(),
+        trace.into(),
+        "--limit".into(),
+        "20".into(),
+        "--interval-ms".into(),
+        "1000".into(),
+        "--target".into(),
+        "'compliant_denied_pct<=0.5'".into(),
+        "--seeds".into(),
+        "2".into(),
+        "--no-progress".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v.join(" ")
+}
+
+/// A trace read through a pipe is read once, from its first byte: `size
+/// --trace <(cat trace.csv)` (bash process substitution) and a gzip
+/// stream through one pick what the file picks.
+#[test]
+fn a_trace_through_a_pipe_gives_the_files_pick() {
+    let reqs = traffic();
+    let c = cases(&reqs).remove(0);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("trace.csv");
+    std::fs::write(&csv, equivalent(&reqs, &c)).unwrap();
+    let log = dir.path().join("access.log");
+    std::fs::write(&log, &c.text).unwrap();
+    let bin = env!("CARGO_BIN_EXE_ratelab");
+    let run = |trace: &str, out: &Path, extra: &[&str]| -> Value {
+        let cmd = format!("{bin} {}", size_args(trace, out, extra));
+        let o = std::process::Command::new("bash")
+            .args(["-c", &cmd])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+        let mut j: Value =
+            serde_json::from_slice(&std::fs::read(out.join("size.json")).unwrap()).unwrap();
+        j.as_object_mut().unwrap().remove("source");
+        j
+    };
+    let file = run(&csv.display().to_string(), &dir.path().join("a"), &[]);
+    assert!(file["modes"][0]["recommendation"].is_object());
+    let piped = run(
+        &format!("<(cat {})", csv.display()),
+        &dir.path().join("b"),
+        &[],
+    );
+    assert!(
+        piped == file,
+        "the piped trace's size.json differs from the file's"
+    );
+    let log_opts = ["--format", "combined", "--spread", "none"];
+    let zipped = run(
+        &format!("<(gzip -c {})", log.display()),
+        &dir.path().join("c"),
+        &log_opts,
+    );
+    assert!(
+        zipped == file,
+        "the gzip stream's size.json differs from the file's"
+    );
+    // A second pass is refused on a pipe with one line naming the option.
+    let cmd = format!(
+        "{bin} {}",
+        size_args(
+            &format!("<(cat {})", csv.display()),
+            &dir.path().join("d"),
+            &["--shard", "0/2"]
+        )
+    );
+    let o = std::process::Command::new("bash")
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("--shard") && e.trim_end().lines().count() == 1,
+        "{e}"
+    );
+}
+
+/// A byte order mark (at the start, and where a second gzip member of a
+/// concatenated log starts) is no part of the first line: the CSV and the
+/// log read as without it.
+#[test]
+fn byte_order_marks_and_concatenated_gzip_read_as_plain() {
+    use std::io::Write;
+    let reqs = traffic();
+    let c = cases(&reqs).remove(0);
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("eq.csv");
+    std::fs::write(&plain, equivalent(&reqs, &c)).unwrap();
+    let bom = dir.path().join("bom.csv");
+    std::fs::write(&bom, format!("\u{feff}{}", equivalent(&reqs, &c))).unwrap();
+    let a = timed(&plain, &InputOptions::default());
+    let b = timed(&bom, &InputOptions::default());
+    assert_eq!((a.t0, &a.t, &a.names), (b.t0, &b.t, &b.names));
+    // Two gzip members (two delivery files, `cat a.gz b.gz`), each text
+    // starting with a byte order mark.
+    let lines: Vec<&str> = c.text.lines().collect();
+    let half = lines.len() / 2;
+    let mut gz = Vec::new();
+    for part in [&lines[..half], &lines[half..]] {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(format!("\u{feff}{}\n", part.join("\n")).as_bytes())
+            .unwrap();
+        gz.extend(e.finish().unwrap());
+    }
+    let cat = dir.path().join("access.log.gz");
+    std::fs::write(&cat, gz).unwrap();
+    let got = timed(&cat, &opts_of(&c));
+    assert_eq!((got.t0, &got.t, &got.names), (a.t0, &a.t, &a.names));
+}
+
+/// `replay` takes the trace options `size` takes (one definition): an ALB
+/// log, whose lines are written when each response is sent and so are out
+/// of order, replays with `--sort-window-ms`; without it the first line
+/// out of order is an error naming the option.
+#[test]
+fn replay_takes_every_trace_option() {
+    let reqs: Vec<Req> = traffic().into_iter().take(400).collect();
+    let alb = cases(&reqs).into_iter().find(|c| c.name == "alb").unwrap();
+    // Swap neighbours: a few ms out of order.
+    let mut lines: Vec<&str> = alb.text.lines().collect();
+    for i in (0..lines.len() - 1).step_by(7) {
+        lines.swap(i, i + 1);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("alb.log");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("out.csv");
+    let base = [
+        "replay",
+        "--algo",
+        "limiter",
+        "--limiter",
+        "governor GCRA per key",
+        "--limit",
+        "5",
+        "--interval-ms",
+        "1000",
+        "--trace",
+        log.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "alb",
+    ];
+    let o = ratelab(&base);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("--sort-window-ms") && e.contains("line "), "{e}");
+    let mut args = base.to_vec();
+    args.extend(["--sort-window-ms", "2000", "--key", "ip/24/64"]);
+    let o = ratelab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), reqs.len() + 1);
+    let times: Vec<u64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    // A JSON Lines trace with renamed fields and a time unit.
+    let jl = dir.path().join("t.jsonl");
+    std::fs::write(
+        &jl,
+        "{\"ts\": 1000, \"who\": \"a\"}\n{\"ts\": 1500, \"who\": \"b\"}\n",
+    )
+    .unwrap();
+    let o = ratelab(&[
+        "replay",
+        "--algo",
+        "limiter",
+        "--limiter",
+        "governor GCRA per key",
+        "--limit",
+        "5",
+        "--interval-ms",
+        "1000",
+        "--trace",
+        jl.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--columns",
+        "time=ts,key=who",
+        "--time-unit",
+        "ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("\n500000000,b,1,"), "{text}");
+}
+
+/// Trace options beside a generated workload (`--keys`, where `--trace`
+/// is in conflict and clap does not check `requires`) are refused with
+/// one line naming the option.
+#[test]
+fn trace_options_without_a_trace_are_refused() {
+    for flag in [
+        ["--columns", "key=ip"],
+        ["--sort-window-ms", "10"],
+        ["--time-unit", "ms"],
+    ] {
+        let mut args = vec![
+            "size",
+            "--keys",
+            "100",
+            "--events",
+            "1000",
+            "--target",
+            "p99<=5",
+            "--no-progress",
+            "--out",
+            "target/ratelab-test-no-trace",
+        ];
+        args.extend(flag);
+        let o = ratelab(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{flag:?}: {e}");
+        assert!(
+            e.contains(flag[0]) && e.trim_end().lines().count() == 1,
+            "{e}"
+        );
+    }
 }

@@ -246,3 +246,101 @@ fn bad_inputs_exit_2_with_one_line() {
     let e = bad(&format!("{{{head}}}"), None);
     assert!(e.contains("exactly one of"), "{e}");
 }
+
+/// Windows that upstream aligns to Unix time stay aligned on a trace whose
+/// first request is not at a whole second: five requests at T + 0.5 s and
+/// five at T + 1.2 s (T a whole Unix second, limit 5 per second) fall in
+/// two Unix seconds, so the aligned fixed window admits all ten, as Redis's
+/// `ip:CURRENT_UNIX_TIME()` keys do. Measured from the first request the
+/// ten would share one window and five would be denied.
+#[test]
+fn unix_aligned_windows_stay_aligned_on_a_trace() {
+    let t = 1_767_225_600_000u64; // 2026-01-01T00:00:00Z, ms
+    let mut csv = String::from("t_ms,key\n");
+    for i in 0..5 {
+        csv.push_str(&format!("{},a\n", t + 500 + i));
+    }
+    for i in 0..5 {
+        csv.push_str(&format!("{},a\n", t + 1200 + i));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+    let sc = dir.path().join("two-windows.json");
+    std::fs::write(
+        &sc,
+        r#"{"name": "two-windows", "kind": "decision_accuracy", "seed": 1,
+            "policy": {"limit": 5, "interval_ms": 1000},
+            "trace": {"path": "t.csv"},
+            "limiters": [{"model": "fixed_window_counter", "align": "aligned"},
+                         {"model": "sliding_window_counter"}]}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = run_into(&sc, &out, "1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("two-windows").join("report.json")).unwrap(),
+    )
+    .unwrap();
+    let allowed = |fam: &str| {
+        j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["family"] == fam)
+            .unwrap_or_else(|| panic!("no row {fam}"))["allowed"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(allowed("Redis INCR+EXPIRE per key (aligned)"), 10);
+    // Cloudflare's estimate at T + 1.2 s: 5 x 0.8 + curr + 1 <= 5 admits
+    // one of the five (aligned at the first request it would admit none).
+    assert_eq!(allowed("Cloudflare sliding window per key"), 6);
+    assert_eq!(j["time_origin"]["unix_ns"], 1_767_225_600_500_000_000u64);
+    assert_eq!(j["time_origin"]["utc"], "2026-01-01T00:00:00.500Z");
+    let md = std::fs::read_to_string(out.join("two-windows").join("table.md")).unwrap();
+    assert!(
+        md.contains("Virtual time zero is 2026-01-01T00:00:00.500Z (the trace's first request)")
+    );
+}
+
+/// The same two windows through fleets whose store upstream aligns to Unix
+/// time (envoyproxy/ratelimit, Kong's redis policy, Kong's periodic sync):
+/// each admits all ten, because the trace's first request, not virtual
+/// zero, fixes where the windows fall.
+#[test]
+fn unix_aligned_fleet_stores_stay_aligned_on_a_trace() {
+    let t = 1_767_225_600_000u64;
+    let mut csv = String::from("t_ms,key\n");
+    for i in 0..5 {
+        csv.push_str(&format!("{},a\n", t + 500 + i));
+    }
+    for i in 0..5 {
+        csv.push_str(&format!("{},a\n", t + 1200 + i));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+    let sc = dir.path().join("two-windows-fleet.json");
+    std::fs::write(
+        &sc,
+        r#"{"name": "two-windows-fleet", "kind": "decision_accuracy", "seed": 1,
+            "policy": {"limit": 5, "interval_ms": 1000},
+            "trace": {"path": "t.csv"},
+            "deployment": {"replicas": 1, "network": {"latency": {"type": "fixed", "rtt_ms": 0.1}},
+              "strategies": [{"strategy": "central", "store": ["envoy_ratelimit", "kong_redis"]},
+                             {"strategy": "periodic_sync", "sync_ms": 100}]}}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = run_into(&sc, &out, "1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("two-windows-fleet").join("report.json")).unwrap(),
+    )
+    .unwrap();
+    let rows: Vec<_> = j["rows"].as_array().unwrap().iter().skip(2).collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for r in rows {
+        assert_eq!(r["allowed"], 10, "{}", r["algorithm"]);
+    }
+}

@@ -146,7 +146,7 @@ cargo() {
       local example=""
       while [ $# -gt 0 ]; do
         case "$1" in
-          --release|--quiet|-q) shift ;;
+          --release|--quiet|-q|--locked) shift ;;
           --example) example="$2"; shift 2 ;;
           --) shift; break ;;
           *) echo "docs test: unknown cargo run flag $1" >&2; return 2 ;;

@@ -26,6 +26,7 @@ fn setup(limit: u64, interval_ms: u64) -> Setup {
         seed: 1,
         max_memory: 1 << 30,
         workdir: None,
+        origin: Default::default(),
     }
 }
 

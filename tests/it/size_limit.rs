@@ -410,3 +410,97 @@ fn malformed_logs_exit_2_naming_the_line() {
         assert!(!e.contains("panicked"), "{name}: {e}");
     }
 }
+
+/// A whole-second log is spread within its seconds by a seeded rule: `size`
+/// and the decision lab derive that seed from the run's seed the same way,
+/// so the pick's "decision lab, seed N" figures are what a seed-N scenario
+/// on the same log gives.
+#[test]
+#[ignore = "slow: a rate-limit sizing of a whole-second log, then the decision lab; unoptimised, the test profile takes too long (.ci/run runs it)"]
+fn a_whole_second_log_spreads_alike_in_size_and_the_decision_lab() {
+    let dir = tempfile::tempdir().unwrap();
+    write_trace(&dir.path().join("t.csv"));
+    // The same requests as an nginx combined log: whole seconds, one
+    // address per key (the spread is what this test is about).
+    let text = std::fs::read_to_string(dir.path().join("t.csv")).unwrap();
+    let mut ids = std::collections::HashMap::new();
+    let mut log = String::new();
+    for line in text.lines().skip(1) {
+        let (t, k) = line.split_once(',').unwrap();
+        let n = ids.len();
+        let id = *ids.entry(k.to_string()).or_insert(n);
+        // 1_700_000_000 s is 14/Nov/2023:22:13:20 +0000; the trace spans 30 s.
+        let s = t.parse::<u64>().unwrap() / 1_000_000_000 - 1_700_000_000 + 20;
+        log.push_str(&format!(
+            "10.0.{}.{} - - [14/Nov/2023:22:{:02}:{:02} +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"t\"\n",
+            id / 250,
+            id % 250 + 1,
+            13 + s / 60,
+            s % 60
+        ));
+    }
+    let path = dir.path().join("access.log");
+    std::fs::write(&path, log).unwrap();
+    let out = dir.path().join("out");
+    let o = ratelab(&[
+        "size",
+        "--trace",
+        path.to_str().unwrap(),
+        "--format",
+        "combined",
+        "--limit",
+        "20",
+        "--interval-ms",
+        "1000",
+        "--target",
+        "compliant_denied_pct<=0.5",
+        "--seeds",
+        "5",
+        "--seed",
+        "7",
+        "--estimate",
+        "proportional",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&out.join("size.json"));
+    let m = &j["modes"][0];
+    let rec = &m["recommendation"];
+    let seed = rec["decision_lab"]["seed"].clone();
+    let c = m["confirmed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["shape"]["hashes"] == rec["hashes"] && c["shape"]["slots"] == rec["slots"])
+        .expect("the pick is confirmed");
+    let f = &c["seeds"][0]["figures"];
+    let scenario = serde_json::json!({
+        "name": "recheck", "kind": "decision_accuracy", "seed": seed,
+        "policy": {"limit": 20, "interval_ms": 1000}, "shapes": [],
+        "trace": {"path": "access.log", "format": "combined"},
+        "limiters": [{"model": "pingora_rate", "estimate": "proportional",
+                      "hashes": rec["hashes"], "slots": rec["slots"]}],
+    });
+    let sc = dir.path().join("recheck.json");
+    std::fs::write(&sc, scenario.to_string()).unwrap();
+    let lab_out = dir.path().join("lab");
+    let o = ratelab(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        lab_out.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report = json(&lab_out.join("recheck").join("report.json"));
+    let row = &report["rows"].as_array().unwrap()[2];
+    for k in ["compliant_denied", "compliant_keys_hit", "limited_excess"] {
+        assert_eq!(f[k], row["harm"][k], "{k}: size's figure vs the lab's");
+    }
+    assert!(
+        f["limited_excess"].as_f64().unwrap() != 0.0,
+        "non-trivial figures"
+    );
+}

@@ -49,6 +49,55 @@ impl Candidate {
     }
 }
 
+/// Unix time of the run's virtual time zero, in ns: the first request of
+/// a trace (its timestamps are absolute), or a workload's stated epoch.
+///
+/// Known only once the first request is read, after the candidates are
+/// built, so it is a handle the lab sets then and the models that align
+/// windows to Unix time (as envoyproxy/ratelimit, Kong, Redis fixed windows
+/// and Cloudflare's counters do upstream) read when they make a key's
+/// state. Unset, it reads 0: virtual time is Unix time.
+///
+/// # Examples
+/// ```
+/// use ratelab::lab::decision::Origin;
+/// let o = Origin::default();
+/// assert_eq!(o.offset(1_000_000_000), 0);
+/// o.set(1_767_225_600_700_000_000); // 2026-01-01T00:00:00.7Z
+/// assert_eq!(o.get(), 1_767_225_600_700_000_000);
+/// // A window of 1 s aligned to Unix time is 0.7 s under way at virtual 0.
+/// assert_eq!(o.offset(1_000_000_000), 700_000_000);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Origin(std::sync::Arc<std::sync::OnceLock<Nanos>>);
+
+impl Origin {
+    /// Sets the origin (the first call wins: the first request's time).
+    pub fn set(&self, unix_ns: Nanos) {
+        let _ = self.0.set(unix_ns);
+    }
+
+    /// The origin, Unix ns (0 while unset).
+    pub fn get(&self) -> Nanos {
+        self.0.get().copied().unwrap_or(0)
+    }
+
+    /// Whether it has been set.
+    pub fn is_set(&self) -> bool {
+        self.0.get().is_some()
+    }
+
+    /// How far into a Unix-aligned window of `interval` ns virtual time
+    /// zero is: `window = ⌊(t + offset) / interval⌋` aligns to Unix time.
+    pub fn offset(&self, interval: Nanos) -> Nanos {
+        if interval == 0 {
+            0
+        } else {
+            self.get() % interval
+        }
+    }
+}
+
 /// What a row needs to build its candidates.
 #[derive(Debug, Clone)]
 pub struct Setup {
@@ -65,6 +114,8 @@ pub struct Setup {
     /// The working directory of `exec` children: the scenario's folder
     /// (`None`: ratelab's own, as for `replay`).
     pub workdir: Option<std::path::PathBuf>,
+    /// Unix time of virtual time zero (set by the lab at the first request).
+    pub origin: Origin,
 }
 
 impl Setup {
@@ -291,7 +342,7 @@ pub const MODELS: &[ModelRow] = &[
         model: "exec",
         summary: "a limiter of your own in any language: a child process speaking docs/book/src/protocol.md on stdin/stdout",
         params: &[
-            Param::argv("command", "the program and its arguments, e.g. [\"python3\", \"examples/limiters/sliding_window.py\"] (required; relative paths are from ratelab's working directory)"),
+            Param::argv("command", "the program and its arguments, e.g. [\"python3\", \"examples/limiters/sliding_window.py\"] (required; the child runs in the scenario's folder, so relative paths, the program's and its arguments', are from there; with `replay --limiter`, from ratelab's working directory)"),
             Param::text("name", "the candidate's label (default \"exec <command>\")"),
             Param::int("timeout_ms", 1, 3_600_000, "how long the child may take to answer one batch before it is killed (default 30000)"),
             Param::fields("env", &[], "environment variables of the child, e.g. {\"PYTHONHASHSEED\": \"0\"}: it gets these and nothing else (default none)"),
@@ -360,7 +411,8 @@ pub fn build(setup: &Setup, model: &ModelRow, args: &Args) -> Result<Candidate> 
 /// ```
 /// use ratelab::lab::decision::{candidates, Policy, Setup};
 /// let setup = Setup { policy: Policy { limit: 10, interval_ms: 1000 }, shapes: vec![],
-///                     uber_slack: 10, seed: 1, max_memory: 1 << 30, workdir: None };
+///                     uber_slack: 10, seed: 1, max_memory: 1 << 30, workdir: None,
+///                     origin: Default::default() };
 /// let names: Vec<String> = candidates(&setup)?.into_iter().map(|c| c.name).collect();
 /// assert_eq!(names[0], "pingora Rate docs exact");
 /// assert!(names.contains(&"governor GCRA per key".to_string()));

@@ -43,7 +43,7 @@ mod tally;
 
 pub use candidates::{
     build, candidates, default_entries, known_models, models_text, row, Built, Candidate, ModelRow,
-    Setup, MODELS,
+    Origin, Setup, MODELS,
 };
 pub use rows::nginx_rate;
 
@@ -110,6 +110,11 @@ pub struct TraceSpec {
     /// run's seed), `even` or `none`.
     #[serde(default)]
     pub spread: Option<String>,
+    /// Which `X-Forwarded-For` entry is the client when the key reads that
+    /// header: `"last"` (default, as Envoy), `"first"` or
+    /// `{"trusted_hops": N}` (Envoy's `xff_num_trusted_hops`).
+    #[serde(default)]
+    pub xff: Option<serde_json::Value>,
 }
 
 impl TraceSpec {
@@ -136,6 +141,7 @@ impl TraceSpec {
                     (self.key.is_some(), "key"),
                     (self.weight.is_some(), "weight"),
                     (self.time_field.is_some(), "time_field"),
+                    (self.xff.is_some(), "xff"),
                 ] {
                     if given {
                         return Err((
@@ -156,6 +162,11 @@ impl TraceSpec {
                         format!("the {f} format's times carry their own unit"),
                     ));
                 }
+                let xff = match &self.xff {
+                    Some(v) => crate::workload::trace::log::Xff::from_json(v)
+                        .map_err(|m| ("trace.xff".to_string(), m))?,
+                    None => Default::default(),
+                };
                 let spec = crate::workload::trace::LogSpec {
                     format: f.to_string(),
                     log_format: self.log_format.clone(),
@@ -163,6 +174,7 @@ impl TraceSpec {
                     weight: self.weight.clone(),
                     time: self.time_field.clone(),
                     unit,
+                    xff,
                 };
                 // Every option checked now, before anything runs.
                 crate::workload::trace::log::LogParser::new(&spec)
@@ -215,6 +227,34 @@ pub struct Params {
     /// A fleet of replicas instead of single limiters; see [`deployment`].
     #[serde(default)]
     pub deployment: Option<serde_json::Value>,
+    /// Unix time of a workload's virtual time zero, RFC 3339 (default
+    /// [`DEFAULT_EPOCH`]): windows that upstream aligns to Unix time
+    /// (Redis keys per second, envoyproxy/ratelimit, Kong, Cloudflare's
+    /// counters) align to it. A trace's times are absolute: its first
+    /// request is the origin, and `epoch` is refused beside it.
+    #[serde(default)]
+    pub epoch: Option<String>,
+}
+
+/// A workload's default epoch: 2026-01-01T00:00:00Z, a whole day, so
+/// windows of any interval dividing a day start at virtual time zero.
+pub const DEFAULT_EPOCH: &str = "2026-01-01T00:00:00Z";
+
+impl Params {
+    /// The workload's epoch, Unix ns (checked by `validate`).
+    pub fn epoch_ns(&self) -> Nanos {
+        parse_epoch(self.epoch.as_deref().unwrap_or(DEFAULT_EPOCH)).unwrap_or(0)
+    }
+}
+
+/// An RFC 3339 time as Unix ns (at or after 1970).
+fn parse_epoch(s: &str) -> std::result::Result<Nanos, String> {
+    let t = chrono::DateTime::parse_from_rfc3339(s).map_err(|e| {
+        format!("value {s:?}: expected an RFC 3339 time such as {DEFAULT_EPOCH} ({e})")
+    })?;
+    t.timestamp_nanos_opt()
+        .and_then(|n| Nanos::try_from(n).ok())
+        .ok_or_else(|| format!("value {s:?}: expected a time from 1970 to 2554"))
 }
 
 fn default_shapes() -> Vec<Shape> {
@@ -250,6 +290,15 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
                 p.policy.limit, p.policy.interval_ms
             ),
         ));
+    }
+    if let Some(e) = &p.epoch {
+        if p.trace.is_some() {
+            return Err(scenario.field_error(
+                "epoch",
+                format!("value {e:?}: a trace's times are absolute (its first request is the time origin); epoch applies to workloads"),
+            ));
+        }
+        parse_epoch(e).map_err(|m| scenario.field_error("epoch", m))?;
     }
     match (&p.workload, &p.trace) {
         (Some(w), None) => w.validate(&scenario.path, "workload")?,
@@ -407,8 +456,10 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         p,
         mut cands,
         fleets,
+        origin,
     } = prepare(scenario, ctx, extra)?;
-    let mut source = Source::open(scenario, &p, ctx, None)?;
+    let shared = fleets.as_ref().and_then(|f| f.trace_input());
+    let mut source = Source::open(scenario, &p, ctx, None, shared)?;
     if let Some(f) = &fleets {
         source.charge_keys(ctx, f.per_key_bytes());
     }
@@ -421,6 +472,7 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         None => None,
     };
     let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
+    lab.origin = origin;
     lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
     lab.replay(&mut cands, decisions.as_mut())?;
     if p.workload.is_none() {
@@ -469,6 +521,8 @@ struct Prepared {
     p: Params,
     cands: Vec<Candidate>,
     fleets: Option<deployment::Fleets>,
+    /// The handle the candidates read the time origin from.
+    origin: Origin,
 }
 
 /// Checks every field, builds the candidates (the default set, a
@@ -489,6 +543,7 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
                 .filter(|d| !d.as_os_str().is_empty())
                 .map_or_else(|| ".".into(), |d| d.to_path_buf()),
         ),
+        origin: Origin::default(),
     };
     let mut fleets = None;
     let mut cands =
@@ -515,7 +570,12 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
     cands.extend(extra);
     unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
-    Ok(Prepared { p, cands, fleets })
+    Ok(Prepared {
+        p,
+        cands,
+        fleets,
+        origin: setup.origin,
+    })
 }
 
 /// The candidates of a `limiters` list: every entry checked and expanded

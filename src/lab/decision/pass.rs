@@ -42,6 +42,10 @@ pub(super) struct Lab<'a> {
     /// (a shard that also replays a shared-state candidate over every
     /// key; empty: every candidate sees every request read).
     pub(super) own_only: Vec<bool>,
+    /// Unix time of virtual time zero: the trace's first request, or the
+    /// workload's epoch; set at the first request read, before any
+    /// candidate decides (the candidates' models hold the same handle).
+    pub(super) origin: Origin,
 }
 
 impl<'a> Lab<'a> {
@@ -90,6 +94,7 @@ impl<'a> Lab<'a> {
             bin_w: (interval_ns / 4).max(1),
             names_wanted: false,
             own_only: Vec::new(),
+            origin: Origin::default(),
         }
     }
 
@@ -160,8 +165,10 @@ impl<'a> Lab<'a> {
                 break;
             };
             let (t, k, w) = ev?;
-            o.align
-                .get_or_insert_with(|| self.source.align(lim.interval));
+            if o.align.is_none() {
+                self.origin.set(self.source.origin(self.p.epoch_ns()));
+                o.align = Some(self.origin.offset(lim.interval));
+            }
             let Some(k) = k else {
                 // Another shard's key: in the totals only.
                 self.count_elsewhere(t, w);
@@ -215,7 +222,8 @@ impl<'a> Lab<'a> {
                 bin: self.bin(k, t),
                 onset_bin: self.onset_bin(k, t),
                 is_watch: self.watch_id == Some(k),
-                window: u32::try_from(t / lim.interval).unwrap_or(u32::MAX),
+                // Aligned to Unix time, as the aligned oracle's windows.
+                window: u32::try_from((t + align) / lim.interval).unwrap_or(u32::MAX),
             };
             batch.requests.push(r);
             if !batch.own[batch.time_index[j] as usize] {

@@ -249,9 +249,12 @@ pub(super) fn sliding_window_counter(s: &Setup, a: &Args) -> Result<Built> {
     let proto = SlidingWindowCounter::new(s.policy.limit, s.interval())?
         .count_denied(a.bool("count_denied").unwrap_or(true))
         .mitigation(Duration::from_millis(a.u64("mitigation_ms").unwrap_or(0)));
+    // A key's state is made at its first request, after the lab has read
+    // the first request and set the origin.
+    let origin = s.origin.clone();
     built(
         "Cloudflare sliding window per key",
-        Box::new(PerKey::new(move |_| Ok(proto))),
+        Box::new(PerKey::new(move |_| Ok(proto.origin(origin.get())))),
     )
 }
 
@@ -269,7 +272,11 @@ pub(super) fn fixed_window_counter(s: &Setup, a: &Args) -> Result<Built> {
         _ => CountOrder::IncrThenCompare,
     };
     let proto = FixedWindowCounter::new(s.policy.limit, s.interval(), align)?.order(order);
-    built(fam, Box::new(PerKey::new(move |_| Ok(proto))))
+    let origin = s.origin.clone();
+    built(
+        fam,
+        Box::new(PerKey::new(move |_| Ok(proto.origin(origin.get())))),
+    )
 }
 
 /// Our GCRA per key: period `1 / rate_per_s` (default interval / limit,
@@ -345,6 +352,7 @@ mod tests {
             seed: 1,
             max_memory: 1 << 30,
             workdir: None,
+            origin: Default::default(),
         }
     }
 

@@ -70,6 +70,7 @@ impl Source {
         p: &Params,
         ctx: &RunContext,
         split: Option<Split>,
+        shared: Option<&crate::workload::trace::input::SharedInput>,
     ) -> Result<Self> {
         Ok(match (&p.workload, &p.trace) {
             (Some(w), _) => Source::Workload {
@@ -78,7 +79,10 @@ impl Source {
                 owner: Vec::new(),
             },
             (None, Some(t)) => {
-                let mut reader = open_trace(scenario, t, ctx.seed, None)?;
+                // The trace is read once: when a fleet's balancer reads its
+                // replicas from it too, both read the one opened input.
+                let input = shared.map(|s| s.input());
+                let mut reader = open_trace(scenario, t, ctx.seed, None, input)?;
                 if let Some(Split { shard, all_keys }) = split {
                     // Another shard's lines are read only as far as their
                     // time, key and weight.
@@ -243,11 +247,13 @@ impl Source {
         }
     }
 
-    /// Offset making aligned windows multiples of the interval since the epoch.
-    pub(super) fn align(&self, interval: Nanos) -> Nanos {
+    /// Unix time (ns) of virtual time zero once a request has been read: a
+    /// trace's times are absolute, so its first request's; a workload
+    /// starts at `epoch`.
+    pub(super) fn origin(&self, epoch: Nanos) -> Nanos {
         match self {
-            Source::Workload { .. } | Source::Merged { .. } => 0,
-            Source::Trace { t0, .. } => t0.unwrap_or(0) % interval,
+            Source::Workload { .. } | Source::Merged { .. } => epoch,
+            Source::Trace { t0, .. } => t0.unwrap_or(0),
         }
     }
 }
@@ -256,12 +262,14 @@ impl Source {
 /// spread seeded from `seed`, access-log format). `key`: read this column
 /// or field as the key instead (a fleet's `from_trace` balancer reads the
 /// replica that served each request from the same lines, in the same
-/// order).
+/// order). `input`: the trace already opened (shared with another
+/// reader of the same pass), else it is opened here.
 pub(super) fn open_trace(
     scenario: &Scenario,
     t: &super::TraceSpec,
     seed: u64,
     key: Option<&str>,
+    input: Option<crate::workload::trace::input::Input>,
 ) -> Result<TraceReader> {
     let unit = match &t.unit {
         Some(u) => u
@@ -284,14 +292,10 @@ pub(super) fn open_trace(
             ),
             None => None,
         },
-        spread_seed: derive_seed(seed, &[stream::WORKLOAD]),
+        spread_seed: crate::workload::trace::spread_seed(seed),
     };
     let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
-    let path = if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
-        std::path::PathBuf::from("-")
-    } else {
-        scenario.resolve(&t.path)
-    };
+    let path = trace_path(scenario, t);
     if spec.is_none() && t.spread.is_some() {
         return Err(scenario.field_error(
             "trace.spread",
@@ -302,11 +306,24 @@ pub(super) fn open_trace(
     if let (Some(k), Some(s)) = (key, spec.as_mut()) {
         s.key = Some(k.to_string());
     }
-    let mut reader = TraceReader::open_with(&path, opts, spec.as_ref())?;
+    let input = match input {
+        Some(i) => i,
+        None => crate::workload::trace::input::open_input(&path)?,
+    };
+    let mut reader = TraceReader::from_input_with(&path, input, opts, spec.as_ref())?;
     if let (Some(k), None) = (key, &spec) {
         reader.set_key_column(k);
     }
     Ok(reader)
+}
+
+/// The file a scenario's trace names (relative to the scenario), or `-`.
+pub(super) fn trace_path(scenario: &Scenario, t: &super::TraceSpec) -> std::path::PathBuf {
+    if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
+        std::path::PathBuf::from("-")
+    } else {
+        scenario.resolve(&t.path)
+    }
 }
 
 /// The first flash crowd in `w`: (key id, start s, duration s).

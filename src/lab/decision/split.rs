@@ -55,6 +55,9 @@ pub(crate) struct DecisionPart {
     weight: u64,
     /// The last request's time since the first.
     duration_ns: Nanos,
+    /// Unix time of the first request (a trace) or the workload's epoch.
+    #[serde(default)]
+    origin_ns: Nanos,
     /// How the trace was read (access-log format, key, spread...).
     note: Option<String>,
     /// Every candidate, in table order.
@@ -159,7 +162,12 @@ pub(crate) fn run_shard(
             "--decisions with --shard: a shard decides only its own keys' requests; write the decisions from an unsharded run",
         ));
     }
-    let Prepared { p, cands, fleets } = prepare(scenario, ctx, Vec::new())?;
+    let Prepared {
+        p,
+        cands,
+        fleets,
+        origin,
+    } = prepare(scenario, ctx, Vec::new())?;
     if fleets.is_some() {
         return Err(scenario.field_error(
             "deployment",
@@ -196,8 +204,9 @@ pub(crate) fn run_shard(
         shard,
         all_keys: held > 0,
     };
-    let source = Source::open(scenario, &p, ctx, Some(split))?;
+    let source = Source::open(scenario, &p, ctx, Some(split), None)?;
     let mut lab = Lab::new(scenario, &p, ctx, source, run.len());
+    lab.origin = origin;
     lab.names_wanted = run.iter().any(|c| c.limiter.wants_key_names());
     lab.own_only = at.iter().map(|&(_, own)| own).collect();
     lab.replay(&mut run, None)?;
@@ -241,6 +250,7 @@ pub(crate) fn run_shard(
         requests: lab.requests,
         weight: lab.weight_total,
         duration_ns: lab.duration_ns,
+        origin_ns: lab.origin.get(),
         note: lab.source.note(),
         candidates: records,
         keys,
@@ -555,6 +565,7 @@ pub(crate) fn merge(
     lab.weight_total = head.weight;
     lab.per_key_requests = per_key_requests;
     lab.duration_ns = head.duration_ns;
+    lab.origin.set(head.origin_ns);
     lab.watch_id = watch_id;
     let cands: Vec<Candidate> = head
         .candidates

@@ -206,6 +206,10 @@ pub fn render(inp: &Inputs<'_>) -> SizeReport {
             ctx.plan.allowed_failures
         ),
     };
+    for w in small_data(inp) {
+        text.console.push_str(&format!("warning: {w}\n"));
+        text.md.push_str(&format!("**Warning:** {w}\n\n"));
+    }
     let mut failures = Vec::new();
     let mut modes_json = Vec::new();
     for (r, be) in inp.results.iter().zip(inp.bound_eval) {
@@ -336,6 +340,49 @@ pub fn render(inp: &Inputs<'_>) -> SizeReport {
     }
 }
 
+/// Fewest limited keys whose excess says something about abusers in
+/// general rather than about these few.
+const FEW_LIMITED_KEYS: u64 = 5;
+
+/// Why the trace may be too small for its pick to mean anything: too few
+/// limited keys for the excess, or too few compliant requests for a
+/// `compliant_denied_pct` target to be resolved (one denial already more
+/// than the target allows).
+fn small_data(inp: &Inputs<'_>) -> Vec<String> {
+    let Some(c) = inp.ctx.classes else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if c.limited_keys < FEW_LIMITED_KEYS {
+        out.push(format!(
+            "only {} {} of the trace ever {} over the limit: the excess figures describe {}, not abusers in general; a longer or busier trace says more",
+            c.limited_keys,
+            noun(c.limited_keys, "key", "keys"),
+            if c.limited_keys == 1 { "goes" } else { "go" },
+            if c.limited_keys == 1 { "that key" } else { "those keys" },
+        ));
+    }
+    for t in inp.ctx.targets.iter() {
+        if t.metric == LimitMetric::CompliantDeniedPct && c.compliant_requests == 0 {
+            out.push(format!(
+                "no key of the trace stays within the limit: target {} holds for any shape, since there is no compliant request to deny",
+                t.resolved()
+            ));
+        } else if t.metric == LimitMetric::CompliantDeniedPct {
+            let one = 100.0 / c.compliant_requests as f64;
+            if one > t.threshold {
+                out.push(format!(
+                    "one denied compliant request is already {one:.3}% of the trace's {} compliant {}: target {} cannot tell a shape that denies one from one that denies none of a larger trace's",
+                    thousands(c.compliant_requests),
+                    noun(c.compliant_requests, "request", "requests"),
+                    t.resolved()
+                ));
+            }
+        }
+    }
+    out
+}
+
 fn headline(inp: &Inputs<'_>) -> String {
     let ctx = inp.ctx;
     let w = ctx.windows;
@@ -453,6 +500,7 @@ fn size_json(inp: &Inputs<'_>, modes: Vec<Value>) -> Value {
             "limited_requests": ctx.classes.map(|c| c.limited_requests),
         },
         "targets": ctx.targets,
+        "warnings": small_data(inp),
         "modes": modes,
         "bound": inp.bound,
     })

@@ -436,6 +436,9 @@ fn parse_block(
                 break;
             }
         };
+        // A byte order mark where a concatenated file starts (the first
+        // file's is gone already: `input::open`).
+        let s = s.strip_prefix('\u{feff}').unwrap_or(s);
         if s.trim().is_empty() {
             continue;
         }

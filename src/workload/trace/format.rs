@@ -93,8 +93,22 @@ pub struct TraceOptions {
     /// How requests logged with whole-second times are spread within their
     /// second (None: `uniform` for whole-second logs, nothing otherwise).
     pub spread: Option<Spread>,
-    /// Seed of the `uniform` spread.
+    /// Seed of the `uniform` spread ([`spread_seed`] of the run's seed).
     pub spread_seed: u64,
+}
+
+/// The `uniform` spread's seed for a run seeded `seed`: derived the same
+/// way by every command that reads a trace (`size`, the decision lab,
+/// `replay`), so one seed spreads one log the same way everywhere.
+///
+/// # Examples
+/// ```
+/// use ratelab::workload::trace::spread_seed;
+/// assert_eq!(spread_seed(1), spread_seed(1));
+/// assert_ne!(spread_seed(1), 1);
+/// ```
+pub fn spread_seed(seed: u64) -> u64 {
+    crate::rng::derive_seed(seed, &[crate::rng::stream::WORKLOAD])
 }
 
 /// How requests that share a whole-second time are spread within it (see

@@ -57,7 +57,9 @@ mod tests;
 pub mod writer;
 
 pub use block::{KeyCap, KeyFilter};
-pub use format::{Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE};
+pub use format::{
+    spread_seed, Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE,
+};
 pub use intern::KeyInterner;
 pub use log::{LogSpec, FORMATS};
 pub use parse::parse_decimal_ns;

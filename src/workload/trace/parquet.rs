@@ -9,8 +9,10 @@
 //! are UTF-8) are strings; `TIMESTAMP` columns (milliseconds, microseconds,
 //! nanoseconds, and legacy INT96) are ISO 8601 strings in UTC with every
 //! digit the column holds, so they read as times without `--time-unit`;
-//! a plain INT64 of epoch times is a number in `--time-unit`. Nulls,
-//! nested groups, lists, maps and decimals are left out of the row (a
+//! a plain INT64 of epoch times is a number in `--time-unit`. A nested
+//! group (a struct column) is an object of its fields, so `--columns
+//! key=request.client_ip` reaches into it as a dotted name does in JSON
+//! Lines. Nulls, lists, maps and decimals are left out of the row (a
 //! field used as the time or the key is then missing, and the message
 //! says so).
 //!
@@ -45,8 +47,13 @@ use std::path::{Path, PathBuf};
 /// Parquet's magic bytes, at the start (and the end) of every file.
 pub const MAGIC: &[u8] = b"PAR1";
 
-/// Whether the file at `path` starts with Parquet's magic bytes.
+/// Whether the file at `path` starts with Parquet's magic bytes (only a
+/// regular file is looked at: opening a pipe to peek would take its first
+/// bytes from the reader that opens it next).
 pub fn is_parquet(path: &Path) -> bool {
+    if !super::input::rereadable(path) {
+        return false;
+    }
     let mut head = [0u8; 4];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
@@ -71,7 +78,7 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
         .filter(|c| {
             matches!(c.logical_type_ref(), Some(LogicalType::Timestamp(t)) if t.unit == TimeUnit::NANOS)
         })
-        .map(|c| c.name().to_string())
+        .map(|c| c.path().string())
         .collect();
     let rows = RowIter::from_file_into(Box::new(reader));
     Ok(Box::new(BufReader::with_capacity(
@@ -129,21 +136,54 @@ impl Read for Rows {
 
 /// One row as a JSON object and a newline.
 fn render_row(row: &parquet::record::Row, nanos: &HashSet<String>, out: &mut Vec<u8>) {
+    render_group(row, "", nanos, out);
+    out.push(b'\n');
+}
+
+/// A row or a nested group as a JSON object: a group column is an object
+/// of its fields, so that a dotted name (`request.client_ip`) reaches into
+/// it as in JSON Lines. `path` is the group's column path (`""` at the
+/// top), for the nanosecond-timestamp columns.
+fn render_group(
+    row: &parquet::record::Row,
+    path: &str,
+    nanos: &HashSet<String>,
+    out: &mut Vec<u8>,
+) {
     out.push(b'{');
     let mut first = true;
     for (name, field) in row.get_column_iter() {
-        let Some(value) = render_value(field, nanos.contains(name.as_str())) else {
-            continue;
+        let at = if path.is_empty() {
+            name.clone()
+        } else {
+            format!("{path}.{name}")
         };
+        let mark = out.len();
         if !first {
             out.push(b',');
         }
-        first = false;
         json_string(name, out);
         out.push(b':');
-        out.extend_from_slice(value.as_bytes());
+        let written = match field {
+            Field::Group(g) => {
+                render_group(g, &at, nanos, out);
+                true
+            }
+            f => match render_value(f, nanos.contains(&at)) {
+                Some(v) => {
+                    out.extend_from_slice(v.as_bytes());
+                    true
+                }
+                None => false,
+            },
+        };
+        if written {
+            first = false;
+        } else {
+            out.truncate(mark);
+        }
     }
-    out.extend_from_slice(b"}\n");
+    out.push(b'}');
 }
 
 /// A field as JSON text (None: left out of the row).
@@ -269,6 +309,80 @@ mod tests {
         );
         assert_eq!(render_value(&Field::Double(f64::NAN), false), None);
         assert_eq!(render_value(&Field::Null, false), None);
+    }
+
+    /// A file with a struct column: `t_ms`, then `req { ip, n }`.
+    fn write_nested(path: &Path, rows: &[(i64, &str, i64)]) {
+        use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+        use parquet::file::properties::WriterProperties;
+        use parquet::file::writer::SerializedFileWriter;
+        use parquet::schema::parser::parse_message_type;
+        use std::sync::Arc;
+        let schema = Arc::new(
+            parse_message_type(
+                "message t { REQUIRED INT64 t_ms; REQUIRED group req { REQUIRED BINARY ip (UTF8); REQUIRED INT64 n; } }",
+            )
+            .unwrap(),
+        );
+        let file = std::fs::File::create(path).unwrap();
+        let mut w =
+            SerializedFileWriter::new(file, schema, Arc::new(WriterProperties::default())).unwrap();
+        let mut rg = w.next_row_group().unwrap();
+        let t: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        let ip: Vec<ByteArray> = rows.iter().map(|r| ByteArray::from(r.1)).collect();
+        let n: Vec<i64> = rows.iter().map(|r| r.2).collect();
+        let mut c = rg.next_column().unwrap().unwrap();
+        c.typed::<Int64Type>().write_batch(&t, None, None).unwrap();
+        c.close().unwrap();
+        let mut c = rg.next_column().unwrap().unwrap();
+        c.typed::<ByteArrayType>()
+            .write_batch(&ip, None, None)
+            .unwrap();
+        c.close().unwrap();
+        let mut c = rg.next_column().unwrap().unwrap();
+        c.typed::<Int64Type>().write_batch(&n, None, None).unwrap();
+        c.close().unwrap();
+        rg.close().unwrap();
+        w.close().unwrap();
+    }
+
+    #[test]
+    fn nested_columns_are_objects_reached_by_dotted_names() {
+        use crate::workload::trace::{LogSpec, TimeUnit, TraceOptions, TraceReader};
+        let f = tempfile::Builder::new()
+            .suffix(".parquet")
+            .tempfile()
+            .unwrap();
+        write_nested(
+            f.path(),
+            &[(1_000, "2001:db8::1", 2), (2_500, "192.0.2.7", 1)],
+        );
+        let mut text = String::new();
+        open(f.path()).unwrap().read_to_string(&mut text).unwrap();
+        assert_eq!(
+            text,
+            "{\"t_ms\":1000,\"req\":{\"ip\":\"2001:db8::1\",\"n\":2}}\n{\"t_ms\":2500,\"req\":{\"ip\":\"192.0.2.7\",\"n\":1}}\n"
+        );
+        let spec = LogSpec {
+            format: "parquet".into(),
+            time: Some("t_ms".into()),
+            key: Some("req.ip/24/64".into()),
+            weight: Some("req.n".into()),
+            unit: TimeUnit::Ms,
+            ..LogSpec::default()
+        };
+        let r = TraceReader::open_with(f.path(), TraceOptions::default(), Some(&spec)).unwrap();
+        let got: Vec<_> = r
+            .map(|e| e.map(|e| (e.t_ns, e.key, e.weight)))
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(
+            got,
+            [
+                (1_000_000_000, "2001:db8::/64".to_string(), 2),
+                (2_500_000_000, "192.0.2.0/24".to_string(), 1)
+            ]
+        );
     }
 
     #[test]

@@ -81,23 +81,50 @@ impl TraceReader {
     /// input is decompressed, found by its magic bytes); the format follows
     /// the extension (without a `.gz`/`.zst` one).
     pub fn open(path: &Path, opts: TraceOptions) -> Result<Self> {
-        let mut r = Self::new(
+        Ok(Self::from_input(
             path,
-            TraceFormat::from_path(&super::input::without_compression(path)),
-            super::input::open(path)?,
+            super::input::open_input(path)?,
             opts,
-        );
-        if !super::input::is_stdin(path) && super::parquet::is_parquet(path) {
+        ))
+    }
+
+    /// A reader of an input already opened (`path` names it in messages
+    /// and, by its extension, says CSV or JSON Lines): the file is read
+    /// once, from its first byte.
+    pub fn from_input(path: &Path, input: super::input::Input, opts: TraceOptions) -> Self {
+        let format = if input.parquet {
+            TraceFormat::JsonLines
+        } else {
+            match super::input::without_compression(path)
+                .extension()
+                .and_then(|e| e.to_str())
+            {
+                Some("jsonl" | "ndjson" | "parquet") => TraceFormat::JsonLines,
+                _ => TraceFormat::Csv,
+            }
+        };
+        let mut r = Self::new(path, format, input.reader, opts);
+        if input.parquet {
             r.record = "row";
         }
-        Ok(r)
+        r
     }
 
     /// Opens a trace in an access-log format (`spec`), or as [`open`](Self::open)
     /// does when `spec` is None. A bad spec (unknown format, a key naming
     /// no field) is an error naming the file.
     pub fn open_with(path: &Path, opts: TraceOptions, spec: Option<&LogSpec>) -> Result<Self> {
-        let mut r = Self::open(path, opts)?;
+        Self::from_input_with(path, super::input::open_input(path)?, opts, spec)
+    }
+
+    /// [`open_with`](Self::open_with) of an input already opened.
+    pub fn from_input_with(
+        path: &Path,
+        input: super::input::Input,
+        opts: TraceOptions,
+        spec: Option<&LogSpec>,
+    ) -> Result<Self> {
+        let mut r = Self::from_input(path, input, opts);
         if let Some(spec) = spec {
             if spec.format == "parquet" && r.record != "row" {
                 return Err(Error::input_at(
@@ -109,6 +136,11 @@ impl TraceReader {
             r.set_log(spec)?;
         }
         Ok(r)
+    }
+
+    /// The input, unread (for a caller that reads a CSV header itself).
+    pub fn into_input(self) -> Box<dyn BufRead + Send> {
+        self.lines
     }
 
     /// Reads every line with an access-log format.
@@ -159,16 +191,21 @@ impl TraceReader {
                 s
             }
         };
-        if let Some(rule) = self
-            .spread
-            .rule
-            .filter(|r| *r != super::format::Spread::None)
-        {
-            s.push_str(&format!(
+        let whole = self
+            .log
+            .as_ref()
+            .and_then(|l| l.time_field())
+            .is_some_and(|(_, whole)| whole);
+        match self.spread.rule {
+            // Whole seconds replayed as logged: said, since it changes
+            // what pacing limiters see.
+            Some(super::format::Spread::None) if whole => s.push_str(", spread none"),
+            Some(super::format::Spread::None) | None => {}
+            Some(rule) => s.push_str(&format!(
                 ", spread {} (seed {})",
                 rule.name(),
                 self.opts.spread_seed
-            ));
+            )),
         }
         if self.opts.skip_late {
             s.push_str(&format!(", {} late lines skipped", self.late));
@@ -411,6 +448,12 @@ impl TraceReader {
         Some(Err(self.err(msg)))
     }
 
+    /// Whether the input starts with a header line (a CSV trace's; access
+    /// logs and JSON Lines have none), for messages about an empty file.
+    pub fn has_header(&self) -> bool {
+        self.log.is_none() && self.format == TraceFormat::Csv
+    }
+
     /// The key of id `id` ([`next_id`](Self::next_id)).
     pub fn key_name(&self, id: u32) -> Option<&str> {
         self.keys.name(id)
@@ -425,7 +468,7 @@ impl TraceReader {
     pub(super) fn late_error(&self, t: Nanos, last: Nanos) -> Error {
         self.err(match self.opts.disorder {
             Disorder::Reject => format!("time {t} ns is earlier than the previous line's {last} ns: traces must be sorted by time (or allow reordering within a window: --sort-window-ms, or skip such lines: --skip-late)"),
-            Disorder::SortWithin(w) => format!("time {t} ns is more than the reorder window ({w} ns) behind events already replayed ({last} ns) (widen the window, or skip such lines: --skip-late)"),
+            Disorder::SortWithin(w) => format!("time {t} ns is more than the reorder window ({w} ns) behind a line before it ({last} ns) (widen the window, or skip such lines: --skip-late)"),
         })
     }
 }

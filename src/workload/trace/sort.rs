@@ -143,8 +143,17 @@ impl TraceReader {
             match self.next_raw() {
                 Ok(Some((t, k, w))) => {
                     // A line already older than the window is late however
-                    // the buffer is ordered: say so at its own line.
-                    if let Some(last) = self.last_emitted.filter(|&last| t < last) {
+                    // the buffer is ordered: say so at its own line. Older
+                    // than the window is more than `window` behind the
+                    // newest line read, or behind an event already handed
+                    // out (the buffer may be full before the window is):
+                    // in the first window too, where nothing was handed out
+                    // yet and a step back of any size would otherwise be
+                    // sorted in.
+                    let behind = self.newest_seen.saturating_sub(t) > window;
+                    let last = self.last_emitted.filter(|&last| t < last);
+                    if behind || last.is_some() {
+                        let last = last.unwrap_or(self.newest_seen);
                         if self.opts.skip_late {
                             self.late += 1;
                             continue;

@@ -155,6 +155,110 @@ fn sorting_within_a_window() {
         .is_err_and(|e| e.to_string().contains("more than the reorder window"))));
 }
 
+/// A step back larger than the window is late even before anything was
+/// handed out (the first window): an error naming its line, or skipped
+/// and counted with `skip_late`.
+#[test]
+fn a_step_back_past_the_window_is_late_in_the_first_window_too() {
+    let s = 1_000_000_000u64;
+    let text = format!(
+        "t_ns,key\n{},a\n{},b\n{},c\n{},d\n",
+        100 * s,
+        100 * s + 1,
+        95 * s,
+        100 * s + 2
+    );
+    let window = TraceOptions {
+        disorder: Disorder::SortWithin(s),
+        ..Default::default()
+    };
+    let e = read(&text, TraceFormat::Csv, window);
+    let err = e
+        .iter()
+        .find_map(|r| r.as_ref().err())
+        .map(|e| e.to_string());
+    let err = err.expect("a 5 s step back with a 1 s window is an error");
+    assert!(
+        err.contains("line 4") && err.contains("reorder window"),
+        "{err}"
+    );
+    let skip = TraceOptions {
+        skip_late: true,
+        ..window
+    };
+    let mut r = TraceReader::new(
+        Path::new("t.csv"),
+        TraceFormat::Csv,
+        Box::new(std::io::Cursor::new(text.into_bytes())),
+        skip,
+    );
+    let keys: Vec<String> = (&mut r).map(|e| e.unwrap().key).collect();
+    assert_eq!(keys, ["a", "b", "d"]);
+    assert_eq!(r.late_skipped(), 1);
+    // Within the window: sorted in.
+    let text = format!("t_ns,key\n{},a\n{},b\n", 100 * s, 100 * s - s / 2);
+    assert_eq!(ok(&text, TraceFormat::Csv, window).len(), 2);
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_in_every_format() {
+    use std::io::Read;
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), b"\xef\xbb\xbft_ns,key\n1,a\n").unwrap();
+    let mut text = String::new();
+    input::open(f.path())
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(text, "t_ns,key\n1,a\n");
+    let csv = TraceReader::open(f.path(), TraceOptions::default()).unwrap();
+    assert_eq!(csv.map(|e| e.unwrap().key).collect::<Vec<_>>(), ["a"]);
+    // An access log, and a mark at a concatenated file's start.
+    let line = r#"192.0.2.10 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 5 "-" "c""#;
+    let log = format!(
+        "\u{feff}{line}\n\u{feff}{}\n",
+        line.replace("192.0.2.10", "192.0.2.11")
+    );
+    let spec = LogSpec {
+        format: "combined".into(),
+        ..LogSpec::default()
+    };
+    std::fs::write(f.path(), log).unwrap();
+    let r = TraceReader::open_with(f.path(), TraceOptions::default(), Some(&spec)).unwrap();
+    let keys: Vec<String> = r.map(|e| e.unwrap().key).collect();
+    assert_eq!(keys, ["192.0.2.10", "192.0.2.11"]);
+}
+
+#[test]
+fn spread_none_is_in_the_description_of_a_whole_second_log() {
+    let line = r#"192.0.2.10 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 5 "-" "c""#;
+    let spec = LogSpec {
+        format: "combined".into(),
+        ..LogSpec::default()
+    };
+    for (spread, want) in [
+        (Some(Spread::None), ", spread none"),
+        (Some(Spread::Even), ", spread even (seed 3)"),
+        (None, ", spread uniform (seed 3)"),
+    ] {
+        let opts = TraceOptions {
+            spread,
+            spread_seed: 3,
+            ..TraceOptions::default()
+        };
+        let mut r = TraceReader::new(
+            Path::new("a.log"),
+            TraceFormat::Csv,
+            Box::new(std::io::Cursor::new(line.as_bytes().to_vec())),
+            opts,
+        );
+        r.set_log(&spec).unwrap();
+        r.next().unwrap().unwrap();
+        let d = r.describe();
+        assert!(d.ends_with(want), "{d}");
+    }
+}
+
 #[test]
 fn export_then_import_round_trips() {
     let events = vec![

@@ -49,7 +49,12 @@
 //! lives one window), for reads and for syncs (216-231, 351-365); the
 //! request waits no timeout in the model.
 //!
-//! Not modelled: the queue cap (`MAX_DELAYED_SYNC_QUEUE_SIZE`, 51; the
+//! Not modelled: the yield of a read's flush (the Redis call suspends the
+//! request, so upstream another request of the key on the same instance
+//! meanwhile reads the same delta and stale quota and flushes too; here
+//! the flush, its quota and the decision are applied at the request, the
+//! script at the store's time half a round trip later, in send order),
+//! the queue cap (`MAX_DELAYED_SYNC_QUEUE_SIZE`, 51; the
 //! timer drains the queue while it waits, 377-390, so it stays short),
 //! several workers per instance, `ngx.now()`'s millisecond caching, and the
 //! lock's wait (a request for a key being synced sees the synced state).
@@ -136,10 +141,10 @@ impl ApisixSync {
         }
     }
 
-    /// The fixed-window script (`util.lua:26-34`) at store time `at`:
-    /// the count after and the TTL in ms.
-    fn script(&mut self, key: u32, cost: i64, at: Nanos) -> (i64, u64) {
-        let now_ms = at / MILLI;
+    /// The fixed-window script (`util.lua:26-34`) at store time `at_unix`
+    /// (Unix ns, Redis' clock): the count after and the TTL in ms.
+    fn script(&mut self, key: u32, cost: i64, at_unix: u64) -> (i64, u64) {
+        let now_ms = at_unix / MILLI;
         let window_ms = self.window / MILLI;
         if now_ms >= self.last_purge_ms + window_ms {
             // Expired keys go (Redis would evict them lazily or actively).
@@ -194,12 +199,12 @@ impl ApisixSync {
         env: &mut Env,
         waits: bool,
     ) -> Nanos {
-        let (remaining, reset, sync_at) = match env.round_trip(2) {
+        let (remaining, reset, sync_at) = match env.round_trip_for(r, 2) {
             Some(rtt) => {
                 if !waits {
                     env.cost.added_latency_ns -= u128::from(rtt);
                 }
-                let (count, ttl_ms) = self.script(key, delta, t + rtt / 2);
+                let (count, ttl_ms) = self.script(key, delta, env.unix_ns(t + rtt / 2));
                 ((self.limit - count).max(0), ttl_ms * MILLI, t + rtt)
             }
             None => {
@@ -370,11 +375,7 @@ mod tests {
     use crate::rng::sim_rng;
 
     fn env() -> Env {
-        Env {
-            net: Network::new(Latency::Fixed(MILLI), 0.0, sim_rng(1)),
-            store_down: false,
-            cost: Default::default(),
-        }
+        Env::new(Network::new(Latency::Fixed(MILLI), 0.0, sim_rng(1)))
     }
 
     /// One replica, one key: the first request reads Redis (a SET of 0),

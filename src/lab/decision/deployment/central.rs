@@ -45,9 +45,13 @@
 //!   the tenth sees `diff = -2.4e-7` and is denied), as the script's own
 //!   comment on the precision of `now` foresees.
 //!
-//! The store applies requests in the order the replicas send them (exact
-//! for a fixed latency; with a random one, two requests whose round trips
-//! cross are applied in send order). An unreachable store (an outage, a
+//! The store applies commands in the order they reach it (half a round
+//! trip of the sender's link after the request, after the `GET` round
+//! trip with `stop_increment_when_over_limit`), and the request's
+//! decision is the store's answer then: a nearer replica's later request
+//! can be counted first. A command reaching the store at the instant a
+//! request arrives at a replica is applied first; two at one instant in
+//! send order. An unreachable store (an outage, a
 //! lost message) decides by the failure mode: Envoy's
 //! `failure_mode_deny` (default false: admit), Kong's `fault_tolerant`
 //! (default true: admit).
@@ -57,6 +61,8 @@ use super::FastMap;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::model::Decision;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Which store protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,19 +83,20 @@ pub const TIME_ZERO_UNIX_S: u64 = 1_767_225_600;
 const JAN_1_2017: u64 = 1_483_228_800;
 
 /// One `allowN` call of redis_rate's script on a key's stored `(tat,
-/// expiry ms)` at store time `at`: whether it is allowed, and the new
-/// stored value when it writes.
+/// expiry ms)` at store time `at_unix_ns` (Unix ns, what `TIME` reads):
+/// whether it is allowed, and the new stored value when it writes.
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::gcra_allow_n;
+/// use ratelab::lab::decision::deployment::{gcra_allow_n, TIME_ZERO_UNIX_S};
 /// // 10 per second, burst 10, eleven requests at one instant: nine pass.
 /// // The script's doubles at 2026's TIME (2.8e8 s since 2017) round the
 /// // tenth's `now - allow_at` to -2.4e-7 instead of 0.
 /// let mut stored = None;
 /// let ok = (0..11)
 ///     .filter(|_| {
-///         let (ok, new) = gcra_allow_n(stored, 10, 10, 1.0, 1, 5_000_000);
+///         let at = TIME_ZERO_UNIX_S * 1_000_000_000 + 5_000_000;
+///         let (ok, new) = gcra_allow_n(stored, 10, 10, 1.0, 1, at);
 ///         stored = new.or(stored);
 ///         ok
 ///     })
@@ -102,15 +109,15 @@ pub fn gcra_allow_n(
     rate: u64,
     period_s: f64,
     cost: u64,
-    at: Nanos,
+    at_unix_ns: u64,
 ) -> (bool, Option<(f64, u64)>) {
     let emission_interval = period_s / rate as f64;
     let increment = emission_interval * cost as f64;
     let burst_offset = emission_interval * burst as f64;
-    let us = at / 1000;
-    let secs = TIME_ZERO_UNIX_S + us / 1_000_000;
-    let now = (secs - JAN_1_2017) as f64 + (us % 1_000_000) as f64 / 1_000_000.0;
-    let now_ms = at / MILLI;
+    let us = at_unix_ns / 1000;
+    let secs = us / 1_000_000;
+    let now = secs as f64 - JAN_1_2017 as f64 + (us % 1_000_000) as f64 / 1_000_000.0;
+    let now_ms = at_unix_ns / MILLI;
     let tat = match stored {
         // Redis drops the key when now > its expiry.
         Some((tat, exp_ms)) if now_ms <= exp_ms => tat,
@@ -163,6 +170,17 @@ impl Counters {
     }
 }
 
+/// What reaches the store or a replica at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// A request's command reaches the store: (ticket, replica, key,
+    /// weight, window, when its reply is back).
+    Command(u64, usize, u32, u64, u64, Nanos),
+    /// envoy_ratelimit's local cache learns a key is over: (replica, key,
+    /// window).
+    Over(usize, u32, u64),
+}
+
 /// A central store strategy.
 pub struct Central {
     store: Store,
@@ -178,6 +196,13 @@ pub struct Central {
     /// redis_gcra: the burst, and each key's stored (TAT, expiry ms).
     burst: u64,
     tats: FastMap<u32, (f64, u64)>,
+    /// Commands on their way, in the order they reach the store: (time,
+    /// sequence, what).
+    events: BinaryHeap<Reverse<(Nanos, u64, Ev)>>,
+    seq: u64,
+    pending: usize,
+    resolved: Vec<(u64, bool)>,
+    own_tickets: u64,
 }
 
 impl Central {
@@ -204,6 +229,11 @@ impl Central {
             peak_cache: vec![0; n],
             burst: limit,
             tats: FastMap::default(),
+            events: BinaryHeap::new(),
+            seq: 0,
+            pending: 0,
+            resolved: Vec::new(),
+            own_tickets: 0,
         }
     }
 
@@ -212,66 +242,148 @@ impl Central {
         self.burst = burst;
         self
     }
+
+    fn at(&mut self, t: Nanos, ev: Ev) {
+        self.seq += 1;
+        self.events.push(Reverse((t, self.seq, ev)));
+    }
+
+    /// A command reaches the store at `at`: the store's answer decides
+    /// the request.
+    fn command(&mut self, at: Nanos, ev: Ev, env: &mut Env) {
+        match ev {
+            Ev::Over(r, key, window) => {
+                if let Some(c) = self.cache.get_mut(r) {
+                    let e = c.entry(key).or_insert((window, at));
+                    if e.0 != window {
+                        *e = (window, at);
+                    }
+                    self.peak_cache[r] = self.peak_cache[r].max(c.len());
+                }
+            }
+            Ev::Command(ticket, r, key, w, window, reply) => {
+                let ok = match self.store {
+                    Store::EnvoyRatelimit => {
+                        let after = self.counters.incr(key, window, w as i64);
+                        let over = after > self.limit as i64;
+                        if over && self.local_cache {
+                            // The entry exists from the reply's arrival.
+                            self.at(reply, Ev::Over(r, key, window));
+                        }
+                        !over
+                    }
+                    Store::RedisGcra => {
+                        let stored = self.tats.get(&key).copied();
+                        let period_s = self.divider_s as f64;
+                        let (ok, new) = gcra_allow_n(
+                            stored,
+                            self.burst,
+                            self.limit,
+                            period_s,
+                            w,
+                            env.unix_ns(at),
+                        );
+                        if let Some(v) = new {
+                            // TIME, GET and the SET.
+                            env.cost.store_ops += 1;
+                            self.tats.insert(key, v);
+                        }
+                        ok
+                    }
+                    Store::KongRedis => {
+                        let prior = self.counters.incr(key, window, 1) - 1;
+                        self.limit as i64 - prior > 0
+                    }
+                };
+                self.pending = self.pending.saturating_sub(1);
+                self.resolved.push((ticket, ok));
+            }
+        }
+    }
 }
 
 impl Strategy for Central {
+    fn advance(&mut self, t: Nanos, env: &mut Env) -> Result<()> {
+        while let Some(&Reverse((at, _, ev))) = self.events.peek() {
+            if at > t {
+                break;
+            }
+            self.events.pop();
+            self.command(at, ev, env);
+        }
+        Ok(())
+    }
+
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
-        let window = (t / SECOND) / self.divider_s;
+        self.own_tickets += 1;
+        let ticket = u64::MAX - self.own_tickets;
+        if let Some(d) = self.admit_ticket(r, key, w, t, env, ticket)? {
+            return Ok(d);
+        }
+        self.settle(env)?;
+        let i = self.resolved.iter().position(|&(x, _)| x == ticket);
+        Ok(Decision::from_allowed(
+            i.is_some_and(|i| self.resolved.remove(i).1),
+        ))
+    }
+
+    fn admit_ticket(
+        &mut self,
+        r: usize,
+        key: u32,
+        w: u64,
+        t: Nanos,
+        env: &mut Env,
+        ticket: u64,
+    ) -> Result<Option<Decision>> {
+        // The cache key's window: Unix seconds of the request
+        // (cache_key.go:81-82, Kong's `get_timestamps`).
+        let window = (env.unix_ns(t) / SECOND) / self.divider_s;
+        let fail = Some(Decision::from_allowed(self.fail_open));
+        let mut before = 0;
         match self.store {
             Store::EnvoyRatelimit => {
                 if self.local_cache {
                     if let Some(&(win, at)) = self.cache[r].get(&key) {
                         if win == window && at <= t {
-                            return Ok(Decision::DENY);
+                            return Ok(Some(Decision::DENY));
                         }
                     }
                 }
-                let mut rtt = 0;
                 if self.stop_increment {
                     // The GET pipeline first.
-                    match env.round_trip(1) {
-                        Some(x) => rtt += x,
-                        None => return Ok(Decision::from_allowed(self.fail_open)),
+                    match env.round_trip_for(r, 1) {
+                        Some(x) => before = x,
+                        None => return Ok(fail),
                     }
                 }
-                match env.round_trip(2) {
-                    Some(x) => rtt += x,
-                    None => return Ok(Decision::from_allowed(self.fail_open)),
-                }
-                let after = self.counters.incr(key, window, w as i64);
-                let over = after > self.limit as i64;
-                if over && self.local_cache {
-                    let e = self.cache[r].entry(key).or_insert((window, t + rtt));
-                    if e.0 != window {
-                        *e = (window, t + rtt);
-                    }
-                    self.peak_cache[r] = self.peak_cache[r].max(self.cache[r].len());
-                }
-                Ok(Decision::from_allowed(!over))
             }
-            Store::RedisGcra => {
-                let Some(rtt) = env.round_trip(2) else {
-                    return Ok(Decision::from_allowed(self.fail_open));
-                };
-                let stored = self.tats.get(&key).copied();
-                let period_s = self.divider_s as f64;
-                let (ok, new) =
-                    gcra_allow_n(stored, self.burst, self.limit, period_s, w, t + rtt / 2);
-                if let Some(v) = new {
-                    // TIME, GET and the SET.
-                    env.cost.store_ops += 1;
-                    self.tats.insert(key, v);
-                }
-                Ok(Decision::from_allowed(ok))
-            }
-            Store::KongRedis => {
-                if env.round_trip(2).is_none() {
-                    return Ok(Decision::from_allowed(self.fail_open));
-                }
-                let prior = self.counters.incr(key, window, 1) - 1;
-                Ok(Decision::from_allowed(self.limit as i64 - prior > 0))
-            }
+            Store::RedisGcra | Store::KongRedis => {}
         }
+        let Some(rtt) = env.round_trip_for(r, 2) else {
+            return Ok(fail);
+        };
+        let sent = t + before;
+        self.pending += 1;
+        self.at(
+            sent + rtt / 2,
+            Ev::Command(ticket, r, key, w, window, sent + rtt),
+        );
+        Ok(None)
+    }
+
+    fn resolved(&mut self, out: &mut Vec<(u64, bool)>) {
+        out.append(&mut self.resolved);
+    }
+
+    fn settle(&mut self, env: &mut Env) -> Result<()> {
+        while self.pending > 0 {
+            let Some(Reverse((at, _, ev))) = self.events.pop() else {
+                break;
+            };
+            self.command(at, ev, env);
+        }
+        Ok(())
     }
 
     fn resize(&mut self, n: usize, _t: Nanos) -> Result<()> {

@@ -1,37 +1,82 @@
-//! `gubernator`: mailgun/gubernator (gubernator-io/gubernator), each
-//! replica a peer of the cluster.
+//! `gubernator`: gubernator-io/gubernator (mailgun/gubernator), each
+//! replica a peer of the cluster. Read at 3182244 (`gubernator.go`,
+//! `global.go`, `peer_client.go`, `algorithms.go`, `interval.go`,
+//! `config.go`, `cache.go`, `lrucache.go`, `replicated_hash.go`).
 //!
 //! * The owner of a key: `ReplicatedConsistentHash` (replicated_hash.go):
 //!   512 points a peer at `fnv1_64(itoa(i) + hex(md5(address)))`, the
-//!   first point `>= fnv1_64(key)` (wrapping) owns it (`Get`).
-//! * The algorithm: `tokenBucket` / `tokenBucketNewItem` (algorithms.go):
-//!   despite the name a window from the key's first hit — `remaining =
-//!   limit - hits`, expiring `duration` later (ms clock); `hits >
-//!   remaining` is `OVER_LIMIT` without taking anything (with
+//!   first point `>= fnv1_64(key)` (wrapping) owns it (`Get`). `owner:
+//!   "modulo"` (key id mod replicas) is ours, for tests that fix owners.
+//! * The algorithm: `tokenBucket` / `tokenBucketNewItem`
+//!   (algorithms.go:37-252): despite the name a window from the request's
+//!   `CreatedAt` — a new item has `remaining = limit - hits` and expires
+//!   at `CreatedAt + Duration` (203-204); `hits > remaining` is
+//!   `OVER_LIMIT` without taking anything (179-190; with
 //!   `DRAIN_OVER_LIMIT` remaining drops to 0); `remaining == 0` sets the
-//!   item's status to `OVER_LIMIT`; an item is expired when `ExpireAt <
-//!   now` (cache.go `IsExpired`).
-//! * Without `GLOBAL` (`behavior: forwarding`): a non-owner forwards the
-//!   request to the owner (`asyncRequest`, gubernator.go:273-283), batched
-//!   per owner by the peer client (`BatchWait` 500 µs after the first
-//!   queued request, or `BatchLimit` 1000 requests; peer_client.go:290-328);
-//!   the owner decides. Requests reach the owner in the order their peers
-//!   send them.
+//!   item's status to `OVER_LIMIT` (161-168). Whether an item is alive is
+//!   read on the deciding peer's clock at the time it decides: expired
+//!   when `ExpireAt < now` (cache.go:43-55, lrucache.go:111-128).
+//!   `CreatedAt` is set once, by the peer the client called, to its
+//!   arrival (gubernator.go:202, 225-227) and travels with the request.
+//!   Clocks are Unix milliseconds ([`Env::unix_ns`]).
+//! * Without `GLOBAL` (`behavior: forwarding`): a non-owner hands the
+//!   request to its peer client for the owner (`asyncRequest`,
+//!   gubernator.go:279-289, 318-399). The client's `runBatch`
+//!   (peer_client.go:289-344) queues it; the first queued request calls
+//!   `interval.Next()`, and the batch goes when the interval ticks
+//!   (`BatchWait`, 500 µs by default, config.go:140) or at once when it
+//!   reaches `BatchLimit` (1000, config.go:139). The owner decides each
+//!   request of the batch when the batch arrives, on its state then
+//!   (`GetPeerRateLimits`, gubernator.go:477-559): the lab's decision of
+//!   a forwarded request is made then, not when it was sent. A failed
+//!   batch (a lost message, the peers unreachable) answers every request
+//!   in it with an error: denied (the retry on a deadline, 364-378, is not
+//!   modelled).
 //! * With `GLOBAL` (`behavior: global`): a non-owner answers from its own
 //!   cache as if it owned the key (`getGlobalRateLimit`,
 //!   gubernator.go:403-429) and queues the hit (`QueueHit`, even when it
-//!   denied it); hits are summed per key and sent to their owners
-//!   `GlobalSyncWait` (100 ms) after the first queued one, or when
-//!   `GlobalBatchLimit` (1000) keys are queued (`runAsyncHits`,
-//!   global.go). The owner applies them with `DRAIN_OVER_LIMIT`
-//!   (gubernator.go:520-526; `drain_over_limit: false` is the older
-//!   behaviour where an aggregate over the remaining is dropped whole) and
-//!   queues an update; updates are broadcast to every other peer
-//!   `GlobalSyncWait` after the first (`runBroadcasts`), each with the
-//!   owner's status read with `hits = 0`, and a peer replaces its item
-//!   with it (`UpdatePeerGlobals`, gubernator.go:434-475). The timers are
-//!   holster-style `Interval`s (interval.go): `Next` while sleeping queues
-//!   one more firing.
+//!   denied it). `runAsyncHits` (global.go:102-151) sums hits per key —
+//!   the first hit's request is kept, so its `CreatedAt` is the batch's
+//!   — and sends them to their owners when the interval ticks
+//!   (`GlobalSyncWait`, 100 ms) or when `GlobalBatchLimit` keys are
+//!   queued (126-131); `sendHits` (155-199) waits for every owner's reply
+//!   (`fan.Wait()`, 198) before the loop reads its channel again. The
+//!   owner applies a peer's hits with `DRAIN_OVER_LIMIT`
+//!   (gubernator.go:530-532; `drain_over_limit: false` is the older
+//!   behaviour where an aggregate over the remaining is dropped whole),
+//!   with the hits' `CreatedAt` (535-538 only fills a missing one), so a
+//!   window it opens starts at the first hit, and queues an update
+//!   (`QueueUpdate`, 669-672). `runBroadcasts` (global.go:205-243) keeps
+//!   the last update per key and, on its interval or at
+//!   `GlobalBatchLimit` (216), reads each key's status with `hits = 0` and
+//!   the update's `CreatedAt` (257-270: an expired item is reopened as
+//!   `CreatedAt + Duration`, not at the tick) and sends it to every other
+//!   peer, waiting for all replies (`fan.Wait()`, 298); a peer replaces
+//!   its item with the status (`UpdatePeerGlobals`,
+//!   gubernator.go:434-475).
+//! * The loops' timers are `Interval`s (interval.go:27-72): `Next` starts
+//!   a sleep, or queues one more when a sleep is running (a buffer of
+//!   one); the tick waits in a one-slot channel, and a sleep that ends
+//!   while the slot is still full waits to deliver it. A loop busy in
+//!   `fan.Wait()` reads neither its channel nor the tick until it is
+//!   done.
+//! * A request (or a delivered hit) and a tick at the same instant: Go's
+//!   `select` picks uniformly among the ready cases. `tie_order:
+//!   "random"` (the default) draws that pick from the fleet's seeded
+//!   RNG; `"arrivals_first"` takes every arrival of the instant before
+//!   the tick. A message arriving at the instant a request does is
+//!   handled first.
+//!
+//! A peer-to-peer message uses the round trip of the non-owner's link
+//! (`network.per_replica`: the forwarding or hit-sending peer, the peer
+//! a broadcast goes to); a lost message fails its call after
+//! `GlobalTimeout` / `BatchTimeout` (500 ms, config.go:138, 142), which a
+//! waiting loop waits out. A store outage event is, for gubernator, an
+//! outage of the network between peers. Not modelled: the channels'
+//! capacity (`GlobalBatchLimit` slots; a full one blocks the caller, not
+//! its decision), `GlobalPeerRequestsConcurrency` (100 concurrent sends),
+//! the order in which the owner's workers take a batch's requests (here
+//! the batch's order).
 
 use super::strategy::{Env, Strategy};
 use super::FastMap;
@@ -40,14 +85,17 @@ use crate::error::Result;
 use crate::model::Decision;
 use md5::{Digest, Md5};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 
 /// Points a peer puts on the ring (`defaultReplicas`).
 const RING_REPLICAS: usize = 512;
-/// `BatchWait`, ns (500 µs).
-const BATCH_WAIT: Nanos = 500_000;
-/// `BatchLimit` and `GlobalBatchLimit` (`maxBatchSize`).
-const BATCH_LIMIT: usize = 1000;
+/// `BatchWait`, ns (500 µs, config.go:140).
+pub const BATCH_WAIT: Nanos = 500_000;
+/// `BatchLimit` and `GlobalBatchLimit` (`maxBatchSize`, config.go:139, 143).
+pub const BATCH_LIMIT: usize = 1000;
+/// `GlobalTimeout` and `BatchTimeout` (500 ms).
+const TIMEOUT: Nanos = 500 * MILLI;
 
 /// FNV-1 64 (segmentio/fasthash `fnv1.HashString64`).
 pub fn fnv1_64(s: &[u8]) -> u64 {
@@ -86,6 +134,25 @@ pub fn owner(ring: &[(u64, usize)], key: u32) -> usize {
     ring[if i == ring.len() { 0 } else { i }].1
 }
 
+/// Who owns a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnerRule {
+    /// Upstream's consistent hash ([`owner`]).
+    Ring,
+    /// Key id mod replicas (ours: a test fixes the owners).
+    Modulo,
+}
+
+/// Which goes first when a request or a delivered hit and a loop's tick
+/// fall on the same instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TieOrder {
+    /// As Go's `select`: uniformly, from the fleet's seeded RNG.
+    Random,
+    /// Every arrival of the instant before the tick.
+    ArrivalsFirst,
+}
+
 /// One cache item (`TokenBucketItem` and its `ExpireAt`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Item {
@@ -97,11 +164,23 @@ pub struct Item {
     pub over: bool,
 }
 
-/// gubernator's `tokenBucket` on one item: whether the hits are under the
-/// limit (the response's status), updating the item.
+/// gubernator's `tokenBucket` on one item at `now_ms` for a request
+/// created at `created_ms`: whether the hits are under the limit (the
+/// response's status), updating the item.
+///
+/// # Examples
+/// ```
+/// use ratelab::lab::decision::deployment::token_bucket;
+/// let mut it = None;
+/// // A request created at 100 ms, decided at 105 ms: its window ends at
+/// // 100 + 1000.
+/// assert!(token_bucket(&mut it, 105, 100, 2, 1000, 1, false));
+/// assert_eq!(it.unwrap().expire_at, 1100);
+/// ```
 pub fn token_bucket(
     item: &mut Option<Item>,
     now_ms: i64,
+    created_ms: i64,
     limit: i64,
     duration_ms: i64,
     hits: i64,
@@ -130,7 +209,7 @@ pub fn token_bucket(
     }
     let mut t = Item {
         remaining: limit - hits,
-        expire_at: now_ms + duration_ms,
+        expire_at: created_ms + duration_ms,
         over: false,
     };
     let ok = hits <= limit;
@@ -141,23 +220,100 @@ pub fn token_bucket(
     ok
 }
 
-/// holster's `Interval`: a one-shot sleep, one more queued by `Next`.
-#[derive(Debug, Clone, Copy, Default)]
-struct Interval {
-    until: Option<Nanos>,
-    queued: bool,
+/// Which loop of a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Kind {
+    /// `runAsyncHits`.
+    Hits,
+    /// `runBroadcasts`.
+    Broadcast,
+    /// The peer client's `runBatch` towards this owner.
+    Batch(usize),
 }
 
+/// A loop: (peer, which).
+type LoopId = (usize, Kind);
+
+/// A queued request: key, hits, `CreatedAt` (Unix ms), its arrival and,
+/// forwarded, its ticket.
+#[derive(Debug, Clone, Copy)]
+struct Msg {
+    key: u32,
+    hits: i64,
+    created_ms: i64,
+    at: Nanos,
+    ticket: u64,
+}
+
+/// The `Interval`'s goroutine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runner {
+    /// Waiting for `Next`.
+    Idle,
+    /// Sleeping until then (the tick event's sequence number).
+    Sleeping(Nanos, u64),
+    /// Slept, waiting for the tick slot to empty.
+    Blocked,
+}
+
+/// A loop and its `Interval`.
+#[derive(Debug, Clone)]
+struct Loop {
+    era: u64,
+    runner: Runner,
+    /// `Next` queued while sleeping (`in`, one slot).
+    queued_next: bool,
+    /// A tick waits in `C` (one slot).
+    tick: bool,
+    /// In `fan.Wait()`.
+    busy: bool,
+    /// Requests waiting in the loop's channel.
+    chan: VecDeque<Msg>,
+    /// Hits or updates, one per key in the order keys were first queued
+    /// (`hits`, `updates`; a Go map has no order, this is one), and each
+    /// key's place.
+    agg: Vec<Msg>,
+    at_key: FastMap<u32, usize>,
+    /// The peer client's `queue`.
+    queue: Vec<Msg>,
+}
+
+impl Loop {
+    fn new(era: u64) -> Self {
+        Self {
+            era,
+            runner: Runner::Idle,
+            queued_next: false,
+            tick: false,
+            busy: false,
+            chan: VecDeque::new(),
+            agg: Vec::new(),
+            at_key: FastMap::default(),
+            queue: Vec::new(),
+        }
+    }
+}
+
+/// What happens at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Due {
-    /// A peer's hits interval fires.
-    SendHits(usize),
-    /// An owner's broadcast interval fires.
-    Broadcast(usize),
-    /// Hits from a peer reach their owner: (owner, batch id).
+enum Ev {
+    /// A loop's `fan.Wait()` returns: (loop, generation).
+    Free(LoopId, u64),
+    /// Hits from a peer reach their owner: (owner, message id).
     Hits(usize, u64),
-    /// A broadcast reaches a peer: (peer, batch id).
+    /// A broadcast reaches a peer: (peer, message id).
     Update(usize, u64),
+    /// A forwarded batch reaches its owner: (owner, message id).
+    Forward(usize, u64),
+    /// A loop's interval ends its sleep: (loop, generation, sequence).
+    Tick(LoopId, u64, u64),
+}
+
+impl Ev {
+    /// Arrivals (0) before ticks (1) at one instant.
+    fn class(&self) -> u8 {
+        u8::from(matches!(self, Ev::Tick(..)))
+    }
 }
 
 /// gubernator peers.
@@ -165,30 +321,38 @@ pub struct Gubernator {
     global: bool,
     drain: bool,
     sync_wait: Nanos,
+    batch_wait: Nanos,
+    batch_limit: usize,
+    global_batch_limit: usize,
+    owner_rule: OwnerRule,
+    tie: TieOrder,
     limit: i64,
     duration_ms: i64,
     n: usize,
     ring: Vec<(u64, usize)>,
     caches: Vec<FastMap<u32, Item>>,
-    /// GLOBAL: hits queued per peer, summed per key.
-    hits: Vec<BTreeMap<u32, i64>>,
-    hits_iv: Vec<Interval>,
-    /// GLOBAL: keys an owner must broadcast.
-    updates: Vec<BTreeMap<u32, ()>>,
-    bc_iv: Vec<Interval>,
-    /// Messages in flight: batch id -> contents.
-    in_flight: FastMap<u64, Vec<(u32, i64, Item)>>,
-    next_batch: u64,
-    timers: BinaryHeap<Reverse<(Nanos, u64, Due)>>,
+    loops: FastMap<LoopId, Loop>,
+    eras: u64,
+    /// Messages in flight: id -> requests (hits, forwarded batches).
+    msgs: FastMap<u64, Vec<Msg>>,
+    /// Broadcasts in flight: id -> statuses.
+    statuses: FastMap<u64, Arc<Vec<(u32, Item)>>>,
+    next_msg: u64,
+    /// (time, class, sequence, what).
+    timers: BinaryHeap<Reverse<(Nanos, u8, u64, Ev)>>,
     seq: u64,
-    /// Forwarding: (peer, owner) -> (batch opened at, requests in it).
-    batches: FastMap<(usize, usize), (Nanos, usize)>,
+    /// Forwarded requests not yet decided.
+    pending: usize,
+    resolved: Vec<(u64, bool)>,
+    /// Tickets of direct [`Strategy::admit`] calls.
+    own_tickets: u64,
     peak: Vec<usize>,
 }
 
 impl Gubernator {
-    /// `n` peers; `global` for the GLOBAL behaviour.
-    /// `GlobalSyncWait` is `sync_wait` (gubernator's default 100 ms).
+    /// `n` peers; `global` for the GLOBAL behaviour. `GlobalSyncWait` is
+    /// `sync_wait` (gubernator's default 100 ms); the other settings take
+    /// upstream's defaults (change them with the `with_` methods).
     pub fn new(
         n: usize,
         limit: u64,
@@ -197,53 +361,431 @@ impl Gubernator {
         drain: bool,
         sync_wait: Nanos,
     ) -> Self {
-        Self {
+        let mut g = Self {
             global,
             drain,
-            sync_wait,
+            sync_wait: sync_wait.max(1),
+            batch_wait: BATCH_WAIT,
+            batch_limit: BATCH_LIMIT,
+            global_batch_limit: BATCH_LIMIT,
+            owner_rule: OwnerRule::Ring,
+            tie: TieOrder::Random,
             limit: limit as i64,
             duration_ms: (interval / MILLI) as i64,
-            n,
-            ring: owner_ring(n),
-            caches: vec![FastMap::default(); n],
-            hits: vec![BTreeMap::new(); n],
-            hits_iv: vec![Interval::default(); n],
-            updates: vec![BTreeMap::new(); n],
-            bc_iv: vec![Interval::default(); n],
-            in_flight: FastMap::default(),
-            next_batch: 0,
+            n: 0,
+            ring: Vec::new(),
+            caches: Vec::new(),
+            loops: FastMap::default(),
+            eras: 0,
+            msgs: FastMap::default(),
+            statuses: FastMap::default(),
+            next_msg: 0,
             timers: BinaryHeap::new(),
             seq: 0,
-            batches: FastMap::default(),
-            peak: vec![0; n],
+            pending: 0,
+            resolved: Vec::new(),
+            own_tickets: 0,
+            peak: Vec::new(),
+        };
+        g.set_peers(n);
+        g
+    }
+
+    /// `BatchWait` (ns, at least 1) and `BatchLimit` of the peer clients.
+    pub fn with_batch(mut self, wait: Nanos, limit: usize) -> Self {
+        self.batch_wait = wait.max(1);
+        self.batch_limit = limit.max(1);
+        self
+    }
+
+    /// `GlobalBatchLimit`.
+    pub fn with_global_batch_limit(mut self, limit: usize) -> Self {
+        self.global_batch_limit = limit.max(1);
+        self
+    }
+
+    /// Who owns a key.
+    ///
+    /// # Examples
+    /// Forwarding on two peers, key 1 owned by peer 1 (`modulo`): peer 0's
+    /// request waits in its batch and is decided when the batch reaches
+    /// the owner, 500 µs + half a round trip later.
+    /// ```
+    /// use ratelab::lab::decision::deployment::{
+    ///     Env, Gubernator, Latency, Network, OwnerRule, Strategy, TieOrder,
+    /// };
+    /// let mut g = Gubernator::new(2, 1, 1_000_000_000, false, true, 100_000_000)
+    ///     .with_owner(OwnerRule::Modulo)
+    ///     .with_tie_order(TieOrder::ArrivalsFirst);
+    /// let mut env = Env::new(Network::new(Latency::Fixed(1_000_000), 0.0, ratelab::rng::sim_rng(1)));
+    /// assert_eq!(g.owner_of(1), 1);
+    /// assert!(g.admit_ticket(0, 1, 1, 0, &mut env, 7)?.is_none());
+    /// // The owner's own request at 0.9 ms takes the only token first.
+    /// g.advance(900_000, &mut env)?;
+    /// assert!(g.admit_ticket(1, 1, 1, 900_000, &mut env, 8)?.unwrap().allowed);
+    /// g.advance(1_000_000, &mut env)?;
+    /// let mut done = Vec::new();
+    /// g.resolved(&mut done);
+    /// assert_eq!(done, vec![(7, false)]);
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn with_owner(mut self, rule: OwnerRule) -> Self {
+        self.owner_rule = rule;
+        self.set_peers(self.n);
+        self
+    }
+
+    /// Same-instant ties between arrivals and ticks.
+    pub fn with_tie_order(mut self, tie: TieOrder) -> Self {
+        self.tie = tie;
+        self
+    }
+
+    /// The owner of `key` among the current peers.
+    pub fn owner_of(&self, key: u32) -> usize {
+        match self.owner_rule {
+            OwnerRule::Ring => owner(&self.ring, key),
+            OwnerRule::Modulo => key as usize % self.n.max(1),
         }
     }
 
-    fn at(&mut self, t: Nanos, d: Due) {
+    fn set_peers(&mut self, n: usize) {
+        self.n = n;
+        self.ring = match self.owner_rule {
+            OwnerRule::Ring => owner_ring(n.max(1)),
+            OwnerRule::Modulo => Vec::new(),
+        };
+        self.caches.resize_with(n, FastMap::default);
+        self.peak.resize(n, 0);
+    }
+
+    fn schedule(&mut self, t: Nanos, ev: Ev) -> u64 {
         self.seq += 1;
-        self.timers.push(Reverse((t, self.seq, d)));
+        self.timers.push(Reverse((t, ev.class(), self.seq, ev)));
+        self.seq
     }
 
-    /// `Interval.Next` on `iv` at `t`; returns when to fire if it starts
-    /// sleeping now.
-    fn next(iv: &mut Interval, t: Nanos, d: Nanos) -> Option<Nanos> {
-        match iv.until {
-            Some(_) => {
-                iv.queued = true;
-                None
+    /// The loop `id`, made on first use.
+    fn lp(&mut self, id: LoopId) -> &mut Loop {
+        let eras = &mut self.eras;
+        self.loops.entry(id).or_insert_with(|| {
+            *eras += 1;
+            Loop::new(*eras)
+        })
+    }
+
+    fn wait_of(&self, id: LoopId) -> Nanos {
+        match id.1 {
+            Kind::Batch(_) => self.batch_wait,
+            _ => self.sync_wait,
+        }
+    }
+
+    /// `Interval.Next` (interval.go:67-72).
+    fn next(&mut self, id: LoopId, t: Nanos) {
+        let d = self.wait_of(id);
+        let lp = self.lp(id);
+        if lp.queued_next {
+            return;
+        }
+        if lp.runner == Runner::Idle {
+            self.seq += 1;
+            let s = self.seq;
+            self.retag(id, t + d, s);
+        } else {
+            lp.queued_next = true;
+        }
+    }
+
+    /// The loop's interval sleeps until `until`; its tick event carries
+    /// `seq` (a tick whose loop no longer sleeps with it is void).
+    fn retag(&mut self, id: LoopId, until: Nanos, seq: u64) {
+        let era = self.lp(id).era;
+        self.timers
+            .push(Reverse((until, 1, seq, Ev::Tick(id, era, seq))));
+        self.lp(id).runner = Runner::Sleeping(until, seq);
+    }
+
+    /// The interval's sleep ends at `at` (interval.go:52-53).
+    fn sleep_ends(&mut self, id: LoopId, at: Nanos, env: &mut Env) -> Result<()> {
+        let lp = self.lp(id);
+        if lp.tick {
+            lp.runner = Runner::Blocked;
+        } else {
+            lp.tick = true;
+            lp.runner = Runner::Idle;
+            self.restart_sleep(id, at);
+        }
+        self.pump(id, at, env)
+    }
+
+    /// The runner takes a queued `Next` and sleeps again from `t`.
+    fn restart_sleep(&mut self, id: LoopId, t: Nanos) {
+        let lp = self.lp(id);
+        if lp.runner == Runner::Idle && lp.queued_next {
+            lp.queued_next = false;
+            let d = self.wait_of(id);
+            self.seq += 1;
+            let s = self.seq;
+            self.retag(id, t + d, s);
+        }
+    }
+
+    /// The loop reads its tick slot at `t`.
+    fn take_tick(&mut self, id: LoopId, t: Nanos) {
+        let lp = self.lp(id);
+        lp.tick = false;
+        if lp.runner == Runner::Blocked {
+            // The blocked send completes: the slot is full again.
+            lp.tick = true;
+            lp.runner = Runner::Idle;
+            self.restart_sleep(id, t);
+        }
+    }
+
+    /// A tick of `id` due exactly at `t` goes first with probability 1/2
+    /// under `TieOrder::Random` (Go's `select` among ready cases).
+    fn maybe_tick_first(&mut self, id: LoopId, t: Nanos, env: &mut Env) -> Result<()> {
+        if self.tie != TieOrder::Random {
+            return Ok(());
+        }
+        let due = matches!(self.loops.get(&id), Some(lp) if !lp.busy && matches!(lp.runner, Runner::Sleeping(u, _) if u == t));
+        if due && env.net.coin() {
+            self.sleep_ends(id, t, env)?;
+        }
+        Ok(())
+    }
+
+    /// A request reaches loop `id`'s channel at `t`.
+    fn arrive(&mut self, id: LoopId, m: Msg, t: Nanos, env: &mut Env) -> Result<()> {
+        self.lp(id).chan.push_back(m);
+        self.pump(id, t, env)
+    }
+
+    /// The loop's `select`, as long as it is not waiting for replies.
+    fn pump(&mut self, id: LoopId, t: Nanos, env: &mut Env) -> Result<()> {
+        loop {
+            let tie = self.tie;
+            let lp = self.lp(id);
+            if lp.busy {
+                return Ok(());
             }
-            None => {
-                iv.until = Some(t + d);
-                iv.until
+            let take_chan = match (!lp.chan.is_empty(), lp.tick) {
+                (false, false) => return Ok(()),
+                (true, false) => true,
+                (false, true) => false,
+                (true, true) => tie == TieOrder::ArrivalsFirst || !env.net.coin(),
+            };
+            if take_chan {
+                let Some(m) = self.lp(id).chan.pop_front() else {
+                    return Ok(());
+                };
+                self.receive(id, m, t, env)?;
+            } else {
+                self.take_tick(id, t);
+                self.on_tick(id, t, env)?;
             }
         }
     }
 
-    fn decide(&mut self, p: usize, key: u32, hits: i64, t: Nanos, drain: bool) -> bool {
-        let now_ms = (t / MILLI) as i64;
+    /// The loop handles one request from its channel.
+    fn receive(&mut self, id: LoopId, m: Msg, t: Nanos, env: &mut Env) -> Result<()> {
+        let (gl, bl) = (self.global_batch_limit, self.batch_limit);
+        let lp = self.lp(id);
+        let len = match id.1 {
+            Kind::Hits => {
+                // global.go:109-122: the first hit's request is kept.
+                match lp.at_key.get(&m.key) {
+                    Some(&i) => lp.agg[i].hits += m.hits,
+                    None => {
+                        lp.at_key.insert(m.key, lp.agg.len());
+                        lp.agg.push(m);
+                    }
+                }
+                let len = lp.agg.len();
+                if len == gl {
+                    return self.send_hits(id.0, t, env);
+                }
+                len
+            }
+            Kind::Broadcast => {
+                // global.go:212: the last update of a key replaces it.
+                match lp.at_key.get(&m.key) {
+                    Some(&i) => lp.agg[i] = m,
+                    None => {
+                        lp.at_key.insert(m.key, lp.agg.len());
+                        lp.agg.push(m);
+                    }
+                }
+                let len = lp.agg.len();
+                if len >= gl {
+                    return self.broadcast(id.0, t, env);
+                }
+                len
+            }
+            Kind::Batch(o) => {
+                lp.queue.push(m);
+                let len = lp.queue.len();
+                if len >= bl {
+                    return self.send_batch(id.0, o, t, env);
+                }
+                len
+            }
+        };
+        if len == 1 {
+            self.next(id, t);
+        }
+        Ok(())
+    }
+
+    /// The loop's tick.
+    fn on_tick(&mut self, id: LoopId, t: Nanos, env: &mut Env) -> Result<()> {
+        let lp = self.lp(id);
+        match id.1 {
+            Kind::Hits if !lp.agg.is_empty() => self.send_hits(id.0, t, env),
+            Kind::Broadcast if !lp.agg.is_empty() => self.broadcast(id.0, t, env),
+            Kind::Batch(o) if !lp.queue.is_empty() => self.send_batch(id.0, o, t, env),
+            _ => Ok(()),
+        }
+    }
+
+    /// A round trip between a non-owner `p` and an owner: its time, or
+    /// `None` when the message is lost (the call fails after the
+    /// timeout).
+    fn round_trip(env: &mut Env, p: usize) -> Option<Nanos> {
+        env.cost.messages += 2;
+        if env.store_down || env.net.lost() {
+            env.cost.failed += 1;
+            return None;
+        }
+        Some(env.net.rtt_for(p))
+    }
+
+    /// The loop waits (`fan.Wait()`) until `until`.
+    fn wait(&mut self, id: LoopId, t: Nanos, until: Nanos) {
+        if until > t {
+            let lp = self.lp(id);
+            lp.busy = true;
+            let era = lp.era;
+            self.schedule(until, Ev::Free(id, era));
+        }
+    }
+
+    /// `sendHits` (global.go:155-199).
+    fn send_hits(&mut self, p: usize, t: Nanos, env: &mut Env) -> Result<()> {
+        let id = (p, Kind::Hits);
+        let lp = self.lp(id);
+        lp.at_key.clear();
+        let hits = std::mem::take(&mut lp.agg);
+        // One request per owner, in the order of their first keys.
+        let mut per_owner: Vec<(usize, Vec<Msg>)> = Vec::new();
+        for m in hits {
+            let o = self.owner_of(m.key);
+            match per_owner.iter_mut().find(|(x, _)| *x == o) {
+                Some((_, v)) => v.push(m),
+                None => per_owner.push((o, vec![m])),
+            }
+        }
+        let mut until = t;
+        for (o, reqs) in per_owner {
+            match Self::round_trip(env, p) {
+                None => until = until.max(t + TIMEOUT),
+                Some(rtt) => {
+                    self.next_msg += 1;
+                    self.msgs.insert(self.next_msg, reqs);
+                    self.schedule(t + rtt / 2, Ev::Hits(o, self.next_msg));
+                    until = until.max(t + rtt);
+                }
+            }
+        }
+        self.wait(id, t, until);
+        Ok(())
+    }
+
+    /// `broadcastPeers` (global.go:246-299).
+    fn broadcast(&mut self, o: usize, t: Nanos, env: &mut Env) -> Result<()> {
+        let id = (o, Kind::Broadcast);
+        let lp = self.lp(id);
+        lp.at_key.clear();
+        let updates = std::mem::take(&mut lp.agg);
+        let mut statuses = Vec::with_capacity(updates.len());
+        for m in updates {
+            let k = m.key;
+            // The status read with hits = 0 and the update's CreatedAt.
+            self.decide(o, k, 0, t, m.created_ms, false, env);
+            if let Some(&it) = self.caches[o].get(&k) {
+                statuses.push((k, it));
+            }
+        }
+        let statuses = Arc::new(statuses);
+        let mut until = t;
+        for p in (0..self.n).filter(|&p| p != o) {
+            match Self::round_trip(env, p) {
+                None => until = until.max(t + TIMEOUT),
+                Some(rtt) => {
+                    self.next_msg += 1;
+                    self.statuses.insert(self.next_msg, Arc::clone(&statuses));
+                    self.schedule(t + rtt / 2, Ev::Update(p, self.next_msg));
+                    until = until.max(t + rtt);
+                }
+            }
+        }
+        self.wait(id, t, until);
+        Ok(())
+    }
+
+    /// `sendBatch` (peer_client.go:348-411), in its own goroutine: the
+    /// loop does not wait.
+    fn send_batch(&mut self, p: usize, o: usize, t: Nanos, env: &mut Env) -> Result<()> {
+        let reqs = std::mem::take(&mut self.lp((p, Kind::Batch(o))).queue);
+        match Self::round_trip(env, p) {
+            None => {
+                for m in reqs {
+                    env.cost.added_latency_ns += u128::from(t - m.at + TIMEOUT);
+                    self.resolve(m.ticket, false);
+                }
+            }
+            Some(rtt) => {
+                for m in &reqs {
+                    env.cost.added_latency_ns += u128::from(t - m.at + rtt);
+                }
+                self.next_msg += 1;
+                self.msgs.insert(self.next_msg, reqs);
+                self.schedule(t + rtt / 2, Ev::Forward(o, self.next_msg));
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve(&mut self, ticket: u64, allowed: bool) {
+        self.pending = self.pending.saturating_sub(1);
+        self.resolved.push((ticket, allowed));
+    }
+
+    /// `tokenBucket` on peer `p`'s cache at `t`.
+    #[allow(clippy::too_many_arguments)]
+    fn decide(
+        &mut self,
+        p: usize,
+        key: u32,
+        hits: i64,
+        t: Nanos,
+        created_ms: i64,
+        drain: bool,
+        env: &Env,
+    ) -> bool {
+        let now_ms = unix_ms(env, t);
         let cache = &mut self.caches[p];
         let mut item = cache.get(&key).copied();
-        let ok = token_bucket(&mut item, now_ms, self.limit, self.duration_ms, hits, drain);
+        let ok = token_bucket(
+            &mut item,
+            now_ms,
+            created_ms,
+            self.limit,
+            self.duration_ms,
+            hits,
+            drain,
+        );
         if let Some(it) = item {
             cache.insert(key, it);
         }
@@ -251,189 +793,167 @@ impl Gubernator {
         ok
     }
 
-    fn queue_update(&mut self, o: usize, key: u32, t: Nanos, env: &mut Env) {
-        self.updates[o].insert(key, ());
-        if self.updates[o].len() >= BATCH_LIMIT {
-            self.broadcast(o, t, env);
-        } else if self.updates[o].len() == 1 {
-            if let Some(f) = Self::next(&mut self.bc_iv[o], t, self.sync_wait) {
-                self.at(f, Due::Broadcast(o));
+    /// Handles one event.
+    fn handle(&mut self, at: Nanos, ev: Ev, env: &mut Env) -> Result<()> {
+        match ev {
+            Ev::Tick(id, era, seq) => {
+                let live = matches!(self.loops.get(&id), Some(lp) if lp.era == era && lp.runner == Runner::Sleeping(at, seq));
+                if live {
+                    self.sleep_ends(id, at, env)?;
+                }
+            }
+            Ev::Free(id, era) => {
+                if matches!(self.loops.get(&id), Some(lp) if lp.era == era) {
+                    self.lp(id).busy = false;
+                    self.pump(id, at, env)?;
+                }
+            }
+            Ev::Hits(o, b) => {
+                let reqs = self.msgs.remove(&b).unwrap_or_default();
+                if o < self.n {
+                    for m in reqs {
+                        let bc = (o, Kind::Broadcast);
+                        self.maybe_tick_first(bc, at, env)?;
+                        self.decide(o, m.key, m.hits, at, m.created_ms, self.drain, env);
+                        self.arrive(bc, m, at, env)?;
+                    }
+                }
+            }
+            Ev::Update(p, b) => {
+                let st = self.statuses.remove(&b).unwrap_or_default();
+                if p < self.n {
+                    for &(k, it) in st.iter() {
+                        self.caches[p].insert(k, it);
+                    }
+                    self.peak[p] = self.peak[p].max(self.caches[p].len());
+                }
+            }
+            Ev::Forward(o, b) => {
+                let reqs = self.msgs.remove(&b).unwrap_or_default();
+                for m in reqs {
+                    let ok =
+                        o < self.n && self.decide(o, m.key, m.hits, at, m.created_ms, false, env);
+                    self.resolve(m.ticket, ok);
+                }
             }
         }
+        Ok(())
     }
 
-    fn send_hits(&mut self, p: usize, t: Nanos, env: &mut Env) {
-        let hits = std::mem::take(&mut self.hits[p]);
-        let mut per_owner: BTreeMap<usize, Vec<(u32, i64, Item)>> = BTreeMap::new();
-        for (k, h) in hits {
-            per_owner.entry(owner(&self.ring, k)).or_default().push((
-                k,
-                h,
-                Item {
-                    remaining: 0,
-                    expire_at: 0,
-                    over: false,
-                },
-            ));
-        }
-        for (o, reqs) in per_owner {
-            if env.store_down || env.net.lost() {
-                env.cost.failed += 1;
-                continue;
+    /// Drops peer `p`'s loops (a restart or a scale-down): requests queued
+    /// in its peer clients fail.
+    fn drop_loops(&mut self, keep: impl Fn(&LoopId) -> bool) {
+        let mut gone: Vec<LoopId> = self.loops.keys().filter(|id| !keep(id)).copied().collect();
+        gone.sort_unstable();
+        for id in gone {
+            if let Some(lp) = self.loops.remove(&id) {
+                for m in lp.queue.iter().chain(lp.chan.iter()) {
+                    if matches!(id.1, Kind::Batch(_)) {
+                        self.resolve(m.ticket, false);
+                    }
+                }
             }
-            let rtt = env.net.rtt();
-            env.cost.messages += 2;
-            self.next_batch += 1;
-            self.in_flight.insert(self.next_batch, reqs);
-            let b = self.next_batch;
-            self.at(t + rtt / 2, Due::Hits(o, b));
         }
     }
+}
 
-    fn broadcast(&mut self, o: usize, t: Nanos, env: &mut Env) {
-        let keys: Vec<u32> = std::mem::take(&mut self.updates[o]).into_keys().collect();
-        let mut statuses = Vec::with_capacity(keys.len());
-        for k in keys {
-            // The status read with hits = 0 (which creates an item when
-            // none is alive, as tokenBucketNewItem does).
-            self.decide(o, k, 0, t, false);
-            if let Some(&it) = self.caches[o].get(&k) {
-                statuses.push((k, 0, it));
-            }
-        }
-        for p in 0..self.n {
-            if p == o {
-                continue;
-            }
-            if env.net.lost() {
-                env.cost.failed += 1;
-                continue;
-            }
-            let rtt = env.net.rtt();
-            env.cost.messages += 2;
-            self.next_batch += 1;
-            self.in_flight.insert(self.next_batch, statuses.clone());
-            let b = self.next_batch;
-            self.at(t + rtt / 2, Due::Update(p, b));
-        }
-    }
-
-    fn fire(iv: &mut Interval, t: Nanos, d: Nanos) -> Option<Nanos> {
-        iv.until = None;
-        if iv.queued {
-            iv.queued = false;
-            iv.until = Some(t + d);
-        }
-        iv.until
-    }
+/// Unix ms of virtual time `t` (`MillisecondNow`, `epochMillis`).
+fn unix_ms(env: &Env, t: Nanos) -> i64 {
+    (env.unix_ns(t) / MILLI) as i64
 }
 
 impl Strategy for Gubernator {
     fn advance(&mut self, t: Nanos, env: &mut Env) -> Result<()> {
-        while let Some(&Reverse((at, _, due))) = self.timers.peek() {
-            if at > t {
+        // Ticks at exactly `t` wait for the requests of the instant (they
+        // come through `maybe_tick_first`).
+        while let Some(&Reverse((at, class, _, ev))) = self.timers.peek() {
+            if at > t || (at == t && class == 1) {
                 break;
             }
             self.timers.pop();
-            match due {
-                Due::SendHits(p) if p < self.n => {
-                    if !self.hits[p].is_empty() {
-                        self.send_hits(p, at, env);
-                    }
-                    if let Some(f) = Self::fire(&mut self.hits_iv[p], at, self.sync_wait) {
-                        self.at(f, Due::SendHits(p));
-                    }
-                }
-                Due::Broadcast(o) if o < self.n => {
-                    if !self.updates[o].is_empty() {
-                        self.broadcast(o, at, env);
-                    }
-                    if let Some(f) = Self::fire(&mut self.bc_iv[o], at, self.sync_wait) {
-                        self.at(f, Due::Broadcast(o));
-                    }
-                }
-                Due::Hits(o, b) => {
-                    let reqs = self.in_flight.remove(&b).unwrap_or_default();
-                    if o < self.n {
-                        for (k, h, _) in reqs {
-                            self.decide(o, k, h, at, self.drain);
-                            self.queue_update(o, k, at, env);
-                        }
-                    }
-                }
-                Due::Update(p, b) => {
-                    let st = self.in_flight.remove(&b).unwrap_or_default();
-                    if p < self.n {
-                        for (k, _, it) in st {
-                            self.caches[p].insert(k, it);
-                        }
-                    }
-                }
-                Due::SendHits(_) | Due::Broadcast(_) => {}
-            }
+            self.handle(at, ev, env)?;
         }
         Ok(())
     }
 
     fn admit(&mut self, p: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
-        let o = owner(&self.ring, key);
+        self.own_tickets += 1;
+        let ticket = u64::MAX - self.own_tickets;
+        if let Some(d) = self.admit_ticket(p, key, w, t, env, ticket)? {
+            return Ok(d);
+        }
+        self.settle(env)?;
+        let i = self.resolved.iter().position(|&(x, _)| x == ticket);
+        Ok(Decision::from_allowed(
+            i.is_some_and(|i| self.resolved.remove(i).1),
+        ))
+    }
+
+    fn admit_ticket(
+        &mut self,
+        p: usize,
+        key: u32,
+        w: u64,
+        t: Nanos,
+        env: &mut Env,
+        ticket: u64,
+    ) -> Result<Option<Decision>> {
+        let o = self.owner_of(key);
         let hits = w as i64;
-        if o == p {
-            let ok = self.decide(p, key, hits, t, false);
-            if self.global {
-                self.queue_update(o, key, t, env);
-            }
-            return Ok(Decision::from_allowed(ok));
-        }
-        if self.global {
-            let ok = self.decide(p, key, hits, t, false);
-            let q = &mut self.hits[p];
-            *q.entry(key).or_insert(0) += hits;
-            let len = q.len();
-            if len == BATCH_LIMIT {
-                self.send_hits(p, t, env);
-            } else if len == 1 {
-                if let Some(f) = Self::next(&mut self.hits_iv[p], t, self.sync_wait) {
-                    self.at(f, Due::SendHits(p));
-                }
-            }
-            return Ok(Decision::from_allowed(ok));
-        }
-        // Forwarding: join the open batch to the owner or open one.
-        let b = self.batches.entry((p, o)).or_insert((0, 0));
-        let wait = if b.1 > 0 && t < b.0 + BATCH_WAIT && b.1 < BATCH_LIMIT {
-            b.1 += 1;
-            b.0 + BATCH_WAIT - t
-        } else {
-            *b = (t, 1);
-            env.cost.messages += 2;
-            BATCH_WAIT
+        let m = Msg {
+            key,
+            hits,
+            created_ms: unix_ms(env, t),
+            at: t,
+            ticket,
         };
-        if env.store_down || env.net.lost() {
-            env.cost.failed += 1;
-            return Ok(Decision::from_allowed(false));
+        if o == p || self.global {
+            let id = if o == p {
+                (p, Kind::Broadcast)
+            } else {
+                (p, Kind::Hits)
+            };
+            if self.global {
+                self.maybe_tick_first(id, t, env)?;
+            }
+            let ok = self.decide(p, key, hits, t, m.created_ms, false, env);
+            if self.global {
+                self.arrive(id, m, t, env)?;
+            }
+            return Ok(Some(Decision::from_allowed(ok)));
         }
-        let rtt = env.net.rtt();
-        env.cost.added_latency_ns += u128::from(wait + rtt);
-        Ok(Decision::from_allowed(self.decide(o, key, hits, t, false)))
+        let id = (p, Kind::Batch(o));
+        self.pending += 1;
+        self.maybe_tick_first(id, t, env)?;
+        self.arrive(id, m, t, env)?;
+        Ok(None)
+    }
+
+    fn resolved(&mut self, out: &mut Vec<(u64, bool)>) {
+        out.append(&mut self.resolved);
+    }
+
+    fn settle(&mut self, env: &mut Env) -> Result<()> {
+        while self.pending > 0 {
+            let Some(Reverse((at, _, _, ev))) = self.timers.pop() else {
+                break;
+            };
+            self.handle(at, ev, env)?;
+        }
+        Ok(())
     }
 
     fn resize(&mut self, n: usize, _t: Nanos) -> Result<()> {
-        self.n = n;
-        self.ring = owner_ring(n);
-        self.caches.resize_with(n, FastMap::default);
-        self.hits.resize_with(n, BTreeMap::new);
-        self.hits_iv.resize(n, Interval::default());
-        self.updates.resize_with(n, BTreeMap::new);
-        self.bc_iv.resize(n, Interval::default());
-        self.peak.resize(n, 0);
+        self.drop_loops(|&(p, k)| p < n && !matches!(k, Kind::Batch(o) if o >= n));
+        self.caches.truncate(n);
+        self.peak.truncate(n);
+        self.set_peers(n);
         Ok(())
     }
 
     fn restart(&mut self, r: usize, _t: Nanos) -> Result<()> {
         self.caches[r].clear();
-        self.hits[r].clear();
-        self.updates[r].clear();
+        self.drop_loops(|&(p, _)| p != r);
         Ok(())
     }
 
@@ -450,19 +970,19 @@ mod tests {
     #[test]
     fn token_bucket_is_a_window_from_the_first_hit() {
         let mut it = None;
-        assert!(token_bucket(&mut it, 0, 2, 1000, 1, false));
-        assert!(token_bucket(&mut it, 10, 2, 1000, 1, false));
-        assert!(!token_bucket(&mut it, 20, 2, 1000, 1, false));
+        assert!(token_bucket(&mut it, 0, 0, 2, 1000, 1, false));
+        assert!(token_bucket(&mut it, 10, 10, 2, 1000, 1, false));
+        assert!(!token_bucket(&mut it, 20, 20, 2, 1000, 1, false));
         assert!(it.unwrap().over);
         // Still alive at ExpireAt, gone after.
-        assert!(!token_bucket(&mut it, 1000, 2, 1000, 1, false));
-        assert!(token_bucket(&mut it, 1001, 2, 1000, 1, false));
+        assert!(!token_bucket(&mut it, 1000, 1000, 2, 1000, 1, false));
+        assert!(token_bucket(&mut it, 1001, 1001, 2, 1000, 1, false));
         // An aggregate over the remaining takes nothing unless drained.
         let mut b = None;
-        token_bucket(&mut b, 0, 10, 1000, 4, false);
-        assert!(!token_bucket(&mut b, 1, 10, 1000, 7, false));
+        token_bucket(&mut b, 0, 0, 10, 1000, 4, false);
+        assert!(!token_bucket(&mut b, 1, 1, 10, 1000, 7, false));
         assert_eq!(b.unwrap().remaining, 6);
-        assert!(!token_bucket(&mut b, 1, 10, 1000, 7, true));
+        assert!(!token_bucket(&mut b, 1, 1, 10, 1000, 7, true));
         assert_eq!(b.unwrap().remaining, 0);
     }
 

@@ -48,7 +48,10 @@ pub use balancer::{
 pub use budget::{check_event_times, estimate, seconds_text, Estimate, FleetPlan, Footprint, Load};
 pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
 pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
-pub use gubernator::{fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item};
+pub use gubernator::{
+    fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item, OwnerRule, TieOrder, BATCH_LIMIT,
+    BATCH_WAIT,
+};
 pub use kong_sync::KongSync;
 pub use network::{parse_samples, Latency, Network};
 pub use spec::{fleet_candidates, Fleets};
@@ -158,6 +161,14 @@ pub struct Fleet {
     /// The fleet-wide exact policy and its admitted per second (for the
     /// time to converge).
     exact: Option<(SlidingLogLimiter, Vec<u64>)>,
+    /// Requests whose decision the strategy makes later: ticket ->
+    /// (replica, time, index in the batch's decisions).
+    pending: FastMap<u64, (usize, Nanos, usize)>,
+    resolved: Vec<(u64, bool)>,
+    tickets: u64,
+    /// The run's time origin, read into `env.origin_ns` at the first
+    /// request (None: keep the Env's own).
+    origin: Option<crate::lab::decision::Origin>,
 }
 
 /// Counts one admitted request in its one-second bin.
@@ -231,8 +242,20 @@ impl Fleet {
             peak: n,
             per_s: Vec::new(),
             exact: None,
+            pending: FastMap::default(),
+            resolved: Vec::new(),
+            tickets: 0,
+            origin: None,
         };
         (fleet, report)
+    }
+
+    /// Takes the Unix time of virtual time zero from the run's origin (a
+    /// trace's first request, a workload's epoch) once it is known: the
+    /// stores' Unix-aligned windows and Redis's TIME follow it.
+    pub fn with_origin(mut self, origin: crate::lab::decision::Origin) -> Self {
+        self.origin = Some(origin);
+        self
     }
 
     /// Also runs the fleet-wide exact sliding log (`limit` per `interval`)
@@ -300,13 +323,21 @@ impl Fleet {
     }
 }
 
-impl Admit for Fleet {
-    fn admit(&mut self, key: u32, w: u64, now: Nanos) -> Result<Decision> {
+impl Fleet {
+    /// One request: events due, the exact policy, the strategy's timers,
+    /// the balancer's pick and the strategy's decision (pushed to `out`,
+    /// or a placeholder its ticket fills in later).
+    fn step(&mut self, key: u32, w: u64, now: Nanos, out: &mut Vec<Decision>) -> Result<()> {
         while let Some(&e) = self.events.get(self.next_event) {
             if e.at > now {
                 break;
             }
             self.next_event += 1;
+            // The strategy's own timers before the event run without it
+            // (a sync before an outage reaches the store).
+            self.strategy
+                .advance(e.at.saturating_sub(1), &mut self.env)?;
+            self.collect(out);
             self.apply(e)?;
         }
         if let Some((x, bins)) = &mut self.exact {
@@ -315,34 +346,93 @@ impl Admit for Fleet {
             }
         }
         self.strategy.advance(now, &mut self.env)?;
+        self.collect(out);
         let Some(r) = self
             .balancer
             .pick_checked(key, now)?
             .filter(|&r| r < self.n)
         else {
             self.unserved += 1;
-            return Ok(Decision::DENY);
+            out.push(Decision::DENY);
+            return Ok(());
         };
-        let d = self.strategy.admit(r, key, w, now, &mut self.env)?;
-        if d.allowed {
-            bin(&mut self.per_s, now);
-        }
+        self.tickets += 1;
+        let ticket = self.tickets;
         let t = &mut self.tallies[r];
         t.requests += 1;
-        t.allowed += u64::from(d.allowed);
         let bits = &mut self.seen[r];
         let (i, b) = (key as usize / 64, key % 64);
         if i >= bits.len() {
             bits.resize(i + 1, 0);
         }
         bits[i] |= 1 << b;
-        Ok(d)
+        match self
+            .strategy
+            .admit_ticket(r, key, w, now, &mut self.env, ticket)?
+        {
+            Some(d) => {
+                self.record(r, now, d.allowed);
+                out.push(d);
+            }
+            None => {
+                self.pending.insert(ticket, (r, now, out.len()));
+                out.push(Decision::DENY);
+            }
+        }
+        self.collect(out);
+        Ok(())
     }
 
+    fn record(&mut self, r: usize, now: Nanos, allowed: bool) {
+        if allowed {
+            bin(&mut self.per_s, now);
+            self.tallies[r].allowed += 1;
+        }
+    }
+
+    /// Fills in the decisions the strategy has made since.
+    fn collect(&mut self, out: &mut [Decision]) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.resolved.clear();
+        self.strategy.resolved(&mut self.resolved);
+        for (ticket, allowed) in std::mem::take(&mut self.resolved) {
+            if let Some((r, now, i)) = self.pending.remove(&ticket) {
+                self.record(r, now, allowed);
+                if let Some(d) = out.get_mut(i) {
+                    *d = Decision::from_allowed(allowed);
+                }
+            }
+        }
+    }
+}
+
+impl Admit for Fleet {
+    fn admit(&mut self, key: u32, w: u64, now: Nanos) -> Result<Decision> {
+        let mut out = Vec::with_capacity(1);
+        self.admit_batch(&[(key, w, now)], &mut out)?;
+        Ok(out[0])
+    }
+
+    /// In time order; a decision the strategy makes later than its request
+    /// (gubernator forwarding) is filled in when the strategy's clock
+    /// passes it, and the ones still pending at the end of the batch are
+    /// settled then (a request of the next batch earlier than such a
+    /// decision is then seen after it: exact within a batch of 65,536).
     fn admit_batch(&mut self, reqs: &[(u32, u64, Nanos)], out: &mut Vec<Decision>) -> Result<()> {
+        if let Some(o) = self.origin.take_if(|o| o.is_set()) {
+            self.env.origin_ns = o.get();
+        }
         out.reserve(reqs.len());
         for &(key, w, now) in reqs {
-            out.push(self.admit(key, w, now)?);
+            self.step(key, w, now, out)?;
+        }
+        if !self.pending.is_empty() {
+            self.strategy.settle(&mut self.env)?;
+            self.collect(out);
+            // A strategy settles every ticket; one it did not stays denied.
+            self.pending.clear();
         }
         self.publish();
         Ok(())

@@ -27,6 +27,8 @@ pub enum Latency {
 /// Round trips and losses for one candidate.
 pub struct Network {
     latency: Latency,
+    /// Replica `i`'s own round trip (`network.per_replica`), when given.
+    per_replica: Vec<Latency>,
     loss: f64,
     rng: SimRng,
 }
@@ -34,12 +36,45 @@ pub struct Network {
 impl Network {
     /// A network drawing from `rng`.
     pub fn new(latency: Latency, loss: f64, rng: SimRng) -> Self {
-        Self { latency, loss, rng }
+        Self {
+            latency,
+            per_replica: Vec::new(),
+            loss,
+            rng,
+        }
+    }
+
+    /// Replica `i` draws its round trips from `per[i]` (replicas past the
+    /// list, from the common latency).
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::lab::decision::deployment::{Latency, Network};
+    /// let mut n = Network::new(Latency::Fixed(1_000_000), 0.0, ratelab::rng::sim_rng(1))
+    ///     .with_per_replica(vec![Latency::Fixed(1_000_000), Latency::Fixed(9_000_000)]);
+    /// assert_eq!((n.rtt_for(0), n.rtt_for(1), n.rtt()), (1_000_000, 9_000_000, 1_000_000));
+    /// ```
+    pub fn with_per_replica(mut self, per: Vec<Latency>) -> Self {
+        self.per_replica = per;
+        self
     }
 
     /// One round trip, ns (at least 2 ns: one each way).
     pub fn rtt(&mut self) -> Nanos {
-        let v = match &self.latency {
+        self.draw(None)
+    }
+
+    /// One round trip of replica `r`'s link.
+    pub fn rtt_for(&mut self, r: usize) -> Nanos {
+        self.draw(Some(r))
+    }
+
+    fn draw(&mut self, r: Option<usize>) -> Nanos {
+        let lat = match r.and_then(|r| self.per_replica.get(r)) {
+            Some(l) => l,
+            None => &self.latency,
+        };
+        let v = match lat {
             Latency::Fixed(v) => *v,
             Latency::LogNormal { median, sigma } => {
                 let u1: f64 = 1.0 - self.rng.random::<f64>();
@@ -51,6 +86,12 @@ impl Network {
             Latency::Samples(s) => s[self.rng.random_range(0..s.len())],
         };
         v.max(2)
+    }
+
+    /// A fair coin from the same seeded stream (gubernator's same-instant
+    /// ties, as Go's `select` picks).
+    pub fn coin(&mut self) -> bool {
+        self.rng.random::<bool>()
     }
 
     /// Whether this message is lost (one draw only when loss is set, so a

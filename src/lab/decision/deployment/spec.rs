@@ -6,7 +6,7 @@ use super::apisix_sync::ApisixSync;
 use super::balancer::{Balancer, Kind, ReplicaFeed};
 use super::budget::{self, FleetPlan, Footprint};
 use super::central::{Central, Store};
-use super::gubernator::Gubernator;
+use super::gubernator::{Gubernator, OwnerRule, TieOrder};
 use super::kong_sync::KongSync;
 use super::network::{parse_samples, Latency, Network};
 use super::strategy::{Env, PerReplica, Rounding, Strategy};
@@ -40,6 +40,9 @@ pub struct Fleets {
     window_s: usize,
     /// Per fleet: what its cost is estimated from (see [`budget`]).
     plan: Vec<FleetPlan>,
+    /// The trace opened once, when a `from_trace` balancer reads its
+    /// replicas from it: the lab's requests read the same input.
+    trace_input: Option<crate::workload::trace::input::SharedInput>,
 }
 
 const FAILURE: Param = Param::choice(
@@ -86,6 +89,11 @@ const GUBERNATOR: &[Param] = &[
     Param::choice("behavior", &["global", "forwarding"], "GLOBAL (answer from the local cache, hits to the owner in batches, owner broadcasts) or forwarding to the owner (default global)"),
     Param::int("global_sync_wait_ms", 1, 3_600_000, "GlobalSyncWait in ms (default 100)"),
     Param::flag("drain_over_limit", "the owner drains a peer's hits over the remaining (DRAIN_OVER_LIMIT, set since gubernator v2.4; default true)"),
+    Param::int("global_batch_limit", 1, 1000, "GlobalBatchLimit: hits or updates of this many keys are sent at once (default 1000; the owner refuses a batch of more, gubernator.go:484)"),
+    Param::int("batch_wait_us", 1, 3_600_000_000, "forwarding: BatchWait in µs (default 500)"),
+    Param::int("batch_limit", 1, 1000, "forwarding: BatchLimit (default 1000, the most config.go allows)"),
+    Param::choice("tie_order", &["random", "arrivals_first"], "a request or delivered hit and a loop's tick at the same instant: random as Go's select picks, from the fleet's seed (default), or every arrival first"),
+    Param::choice("owner", &["ring", "modulo"], "the owner of a key: gubernator's consistent hash (default) or key id mod replicas (to fix owners in a test)"),
 ];
 
 /// Error as (field, message).
@@ -283,14 +291,17 @@ fn is_prime(n: u64) -> bool {
     n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0)
 }
 
-/// The network: (latency, loss).
+/// The network: (latency, loss, per-replica latencies). `replicas` is the
+/// most replicas a fleet of the grid can have: `per_replica` needs one
+/// entry each.
 fn network(
     v: Option<&Value>,
     scenario: &Scenario,
     field: &str,
-) -> Result<(Latency, f64), FieldErr> {
+    replicas: u64,
+) -> Result<(Latency, f64, Vec<Latency>), FieldErr> {
     let Some(v) = v else {
-        return Ok((Latency::Fixed(MILLI), 0.0));
+        return Ok((Latency::Fixed(MILLI), 0.0, Vec::new()));
     };
     let o = v.as_object().ok_or_else(|| {
         err(
@@ -300,84 +311,120 @@ fn network(
     })?;
     if let Some(k) = o
         .keys()
-        .find(|k| !["latency", "loss"].contains(&k.as_str()))
+        .find(|k| !["latency", "loss", "per_replica"].contains(&k.as_str()))
     {
         return Err(err(
             format!("{field}.{k}"),
-            "unknown: expected latency or loss",
+            "unknown: expected latency, loss or per_replica",
         ));
     }
     let loss = num(o, "loss", field, 0.0, 1.0)?.unwrap_or(0.0);
     let lat = match o.get("latency") {
         None => Latency::Fixed(MILLI),
-        Some(l) => {
-            let f = format!("{field}.latency");
-            let lo = l.as_object().ok_or_else(|| {
-                err(
-                    &f,
-                    format!("value {l}: expected {{\"type\": \"fixed\", \"rtt_ms\": 1}}"),
-                )
-            })?;
-            let ty = lo.get("type").and_then(Value::as_str).unwrap_or("");
-            let allowed: &[&str] = match ty {
-                "fixed" => &["type", "rtt_ms"],
-                "lognormal" => &["type", "median_ms", "sigma"],
-                "samples" => &["type", "path"],
-                other => {
-                    return Err(err(
-                        format!("{f}.type"),
-                        format!("value {other:?}: expected fixed, lognormal or samples"),
-                    ))
+        Some(l) => latency(l, scenario, &format!("{field}.latency"))?,
+    };
+    let mut per = Vec::new();
+    if let Some(p) = o.get("per_replica") {
+        let f = format!("{field}.per_replica");
+        let a = p.as_array().ok_or_else(|| {
+            err(
+                &f,
+                format!("value {p}: expected a list with one {{\"latency\": ...}} per replica"),
+            )
+        })?;
+        if a.len() as u64 != replicas {
+            return Err(err(
+                &f,
+                format!(
+                    "{} entries: expected one per replica ({replicas}, the most replicas a fleet has)",
+                    a.len()
+                ),
+            ));
+        }
+        for (i, e) in a.iter().enumerate() {
+            let fi = format!("{f}[{i}]");
+            // `{"latency": {...}}`, or the latency object itself.
+            let l = match e.as_object() {
+                Some(eo) if eo.contains_key("latency") => {
+                    if let Some(k) = eo.keys().find(|k| k.as_str() != "latency") {
+                        return Err(err(format!("{fi}.{k}"), "unknown: expected latency"));
+                    }
+                    latency(&eo["latency"], scenario, &format!("{fi}.latency"))?
                 }
+                _ => latency(e, scenario, &fi)?,
             };
-            if let Some(k) = lo.keys().find(|k| !allowed.contains(&k.as_str())) {
-                return Err(err(
-                    format!("{f}.{k}"),
-                    format!("unknown for {ty}: expected one of {}", allowed.join(", ")),
-                ));
-            }
-            let ns = |x: f64| (x * MILLI as f64).round() as Nanos;
-            match ty {
-                "fixed" => Latency::Fixed(ns(num(lo, "rtt_ms", &f, 0.0, 3.6e6)?.unwrap_or(1.0))),
-                "lognormal" => Latency::LogNormal {
-                    median: ns(num(lo, "median_ms", &f, 0.0, 3.6e6)?.unwrap_or(1.0)),
-                    sigma: num(lo, "sigma", &f, 0.0, 5.0)?.unwrap_or(0.5),
-                },
-                _ => {
-                    let p = lo.get("path").and_then(Value::as_str).ok_or_else(|| {
-                        err(
-                            format!("{f}.path"),
-                            "missing: expected a CSV of round trips in ms",
-                        )
-                    })?;
-                    let path = scenario.resolve(p);
-                    // 64 MiB: millions of round trips, far more than a
-                    // distribution needs; `/dev/zero` is refused, not read.
-                    const MAX_SAMPLES_BYTES: u64 = 64 << 20;
-                    let bytes = crate::report::pending::read_bounded(
-                        &path,
-                        MAX_SAMPLES_BYTES,
-                        "a latency samples file",
-                    )
-                    .map_err(|e| err(format!("{f}.path"), e.message()))?;
-                    let text = String::from_utf8(bytes).map_err(|e| {
-                        err(
-                            format!("{f}.path"),
-                            format!(
-                                "{}: byte {}: not valid UTF-8",
-                                path.display(),
-                                e.utf8_error().valid_up_to()
-                            ),
-                        )
-                    })?;
-                    Latency::Samples(parse_samples(&text).map_err(|m| {
-                        err(format!("{f}.path"), format!("{}: {m}", path.display()))
-                    })?)
-                }
-            }
+            per.push(l);
+        }
+    }
+    Ok((lat, loss, per))
+}
+
+/// A latency object (`{"type": "fixed", "rtt_ms": 1}` and the others).
+fn latency(l: &Value, scenario: &Scenario, f: &str) -> Result<Latency, FieldErr> {
+    let lo = l.as_object().ok_or_else(|| {
+        err(
+            f,
+            format!("value {l}: expected {{\"type\": \"fixed\", \"rtt_ms\": 1}}"),
+        )
+    })?;
+    let ty = lo.get("type").and_then(Value::as_str).unwrap_or("");
+    let allowed: &[&str] = match ty {
+        "fixed" => &["type", "rtt_ms"],
+        "lognormal" => &["type", "median_ms", "sigma"],
+        "samples" => &["type", "path"],
+        other => {
+            return Err(err(
+                format!("{f}.type"),
+                format!("value {other:?}: expected fixed, lognormal or samples"),
+            ))
         }
     };
-    Ok((lat, loss))
+    if let Some(k) = lo.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(err(
+            format!("{f}.{k}"),
+            format!("unknown for {ty}: expected one of {}", allowed.join(", ")),
+        ));
+    }
+    let ns = |x: f64| (x * MILLI as f64).round() as Nanos;
+    Ok(match ty {
+        "fixed" => Latency::Fixed(ns(num(lo, "rtt_ms", f, 0.0, 3.6e6)?.unwrap_or(1.0))),
+        "lognormal" => Latency::LogNormal {
+            median: ns(num(lo, "median_ms", f, 0.0, 3.6e6)?.unwrap_or(1.0)),
+            sigma: num(lo, "sigma", f, 0.0, 5.0)?.unwrap_or(0.5),
+        },
+        _ => {
+            let p = lo.get("path").and_then(Value::as_str).ok_or_else(|| {
+                err(
+                    format!("{f}.path"),
+                    "missing: expected a CSV of round trips in ms",
+                )
+            })?;
+            let path = scenario.resolve(p);
+            // 64 MiB: millions of round trips, far more than a distribution
+            // needs; `/dev/zero` is refused, not read.
+            const MAX_SAMPLES_BYTES: u64 = 64 << 20;
+            let bytes = crate::report::pending::read_bounded(
+                &path,
+                MAX_SAMPLES_BYTES,
+                "a latency samples file",
+            )
+            .map_err(|e| err(format!("{f}.path"), e.message()))?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                err(
+                    format!("{f}.path"),
+                    format!(
+                        "{}: byte {}: not valid UTF-8",
+                        path.display(),
+                        e.utf8_error().valid_up_to()
+                    ),
+                )
+            })?;
+            Latency::Samples(
+                parse_samples(&text)
+                    .map_err(|m| err(format!("{f}.path"), format!("{}: {m}", path.display())))?,
+            )
+        }
+    })
 }
 
 /// The events, checked.
@@ -559,6 +606,11 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 let global = a.str("behavior").unwrap_or("global") == "global";
                 let drain = a.bool("drain_over_limit").unwrap_or(true);
                 let wait = a.u64("global_sync_wait_ms").unwrap_or(100) * MILLI;
+                let gbl = a.u64("global_batch_limit").unwrap_or(1000) as usize;
+                let bwait = a.u64("batch_wait_us").unwrap_or(500) * 1000;
+                let bl = a.u64("batch_limit").unwrap_or(1000) as usize;
+                let tie = if a.str("tie_order") == Some("arrivals_first") { TieOrder::ArrivalsFirst } else { TieOrder::Random };
+                let rule = if a.str("owner") == Some("modulo") { OwnerRule::Modulo } else { OwnerRule::Ring };
                 let (fixed, varying) = a.suffixes(&["behavior"]);
                 let head = if global { "gubernator GLOBAL" } else { "gubernator forwarding" };
                 let label = join(head, &fixed, &varying);
@@ -567,7 +619,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 } else {
                     (Footprint::Owner(120.0), budget::forwarding as fn(usize) -> f64)
                 };
-                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait)) as Box<dyn Strategy>)), foot, work));
+                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait).with_batch(bwait, bl).with_global_batch_limit(gbl).with_owner(rule).with_tie_order(tie)) as Box<dyn Strategy>)), foot, work));
             }
             Ok(out)
         }
@@ -700,7 +752,9 @@ pub fn fleet_candidates(
         MAX_REPLICAS.min(max_r.max(scale_max(o.get("events")))),
     )
     .map_err(fe)?;
-    let (lat, loss) = network(o.get("network"), scenario, "deployment.network").map_err(fe)?;
+    let most = max_r.max(scale_max(o.get("events"))).min(MAX_REPLICAS);
+    let (lat, loss, per_replica) =
+        network(o.get("network"), scenario, "deployment.network", most).map_err(fe)?;
     let list = o
         .get("strategies")
         .and_then(Value::as_array)
@@ -783,18 +837,18 @@ pub fn fleet_candidates(
             for (kind, weights, blabel, skew) in &balancers {
                 let idx = cands.len() as u64;
                 let seed = derive_seed(setup.seed, &[FLEET_STREAM, idx]);
-                let env = Env {
-                    net: Network::new(lat.clone(), loss, sim_rng(derive_seed(seed, &[1]))),
-                    store_down: false,
-                    cost: Default::default(),
-                };
+                let env = Env::new(
+                    Network::new(lat.clone(), loss, sim_rng(derive_seed(seed, &[1])))
+                        .with_per_replica(per_replica.clone()),
+                );
                 let mut bal = Balancer::new(
                     kind.clone(),
                     weights.clone(),
                     sim_rng(derive_seed(seed, &[2])),
                 );
                 if let Kind::FromTrace { field } = kind {
-                    bal = bal.with_feed(replica_feed(scenario, setup, field, n)?);
+                    let feed = replica_feed(scenario, setup, field, n, &mut fleets.trace_input)?;
+                    bal = bal.with_feed(feed);
                 }
                 let strategy = build(n)
                     .map_err(|e| scenario.field_error("deployment.strategies", e.message()))?;
@@ -807,6 +861,7 @@ pub fn fleet_candidates(
                     (blabel.clone(), label.clone()),
                     (*sync_ms, *skew),
                 );
+                fleet = fleet.with_origin(setup.origin.clone());
                 if idx == 0 && !evs.is_empty() {
                     // One exact policy for the run: every fleet sees the
                     // same requests.
@@ -825,10 +880,18 @@ pub fn fleet_candidates(
     Ok((cands, fleets))
 }
 
-/// The `from_trace` balancer's feed: the scenario's trace opened again
-/// with the replica field as its key (default: a `replica` column,
-/// Envoy's `UPSTREAM_HOST`, nginx's `upstream_addr`).
-fn replica_feed(scenario: &Scenario, setup: &Setup, field: &str, n: usize) -> Result<ReplicaFeed> {
+/// The `from_trace` balancer's feed: the scenario's trace read with the
+/// replica field as its key (default: a `replica` column, Envoy's
+/// `UPSTREAM_HOST`, nginx's `upstream_addr`), from the same opened input
+/// as the lab's requests (`shared`, opened here the first time): the
+/// trace is read once, so standard input or a pipe work as a file does.
+fn replica_feed(
+    scenario: &Scenario,
+    setup: &Setup,
+    field: &str,
+    n: usize,
+    shared: &mut Option<crate::workload::trace::input::SharedInput>,
+) -> Result<ReplicaFeed> {
     let p: crate::lab::decision::Params = scenario.params()?;
     let Some(t) = p.trace.as_ref() else {
         return Err(scenario.field_error(
@@ -836,12 +899,6 @@ fn replica_feed(scenario: &Scenario, setup: &Setup, field: &str, n: usize) -> Re
             "from_trace reads the replica of each request from the trace: expected a trace, not a workload",
         ));
     };
-    if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
-        return Err(scenario.field_error(
-            "deployment.balancer",
-            "from_trace reads the trace a second time: expected a file, not standard input",
-        ));
-    }
     let field = if !field.is_empty() {
         field
     } else {
@@ -851,7 +908,25 @@ fn replica_feed(scenario: &Scenario, setup: &Setup, field: &str, n: usize) -> Re
             Some(_) => "upstream_addr",
         }
     };
-    let reader = crate::lab::decision::source::open_trace(scenario, t, setup.seed, Some(field))?;
+    let input = match shared {
+        Some(s) => s.input(),
+        None => {
+            let path = crate::lab::decision::source::trace_path(scenario, t);
+            let s = crate::workload::trace::input::SharedInput::new(
+                crate::workload::trace::input::open_input(&path)?,
+            );
+            let input = s.input();
+            *shared = Some(s);
+            input
+        }
+    };
+    let reader = crate::lab::decision::source::open_trace(
+        scenario,
+        t,
+        setup.seed,
+        Some(field),
+        Some(input),
+    )?;
     Ok(ReplicaFeed::new(reader, n))
 }
 
@@ -868,6 +943,12 @@ fn scale_max(v: Option<&Value>) -> u64 {
 }
 
 impl Fleets {
+    /// The trace as opened for a `from_trace` balancer (None: no fleet
+    /// reads it), for the lab's requests to read in the same pass.
+    pub(crate) fn trace_input(&self) -> Option<&crate::workload::trace::input::SharedInput> {
+        self.trace_input.as_ref()
+    }
+
     /// Refuses a grid whose replicas would need more work or memory than
     /// the budget allows, before any fleet is built (see [`budget`]: the
     /// state grows with the keys each replica sees, the work with the

@@ -24,13 +24,15 @@
 //! stands for redeploying the configuration when the replica count
 //! changes (fresh state on every replica, as a reload gives).
 
+use super::central::TIME_ZERO_UNIX_S;
 use super::network::Network;
 use crate::clock::Nanos;
 use crate::error::Result;
 use crate::model::{Admit, Decision};
 
 /// What the strategies share with the fleet: the network, whether the
-/// store is reachable, and the cost counters.
+/// store is reachable, the cost counters, and where virtual time zero
+/// sits on the Unix clock.
 pub struct Env {
     /// Round trips and losses.
     pub net: Network,
@@ -38,6 +40,11 @@ pub struct Env {
     pub store_down: bool,
     /// Cost counters.
     pub cost: Cost,
+    /// Unix ns of virtual time zero. Every window upstream aligns to Unix
+    /// time (envoyproxy/ratelimit's cache key, Kong's periods) and every
+    /// Redis `TIME` reads the clock through [`Env::unix_ns`], so this one
+    /// field moves them all. Default [`TIME_ZERO_UNIX_S`] seconds.
+    pub origin_ns: u64,
 }
 
 /// What a strategy costs, summed over the run.
@@ -54,15 +61,53 @@ pub struct Cost {
 }
 
 impl Env {
+    /// An environment on `net`: store up, no costs yet, virtual zero at
+    /// [`TIME_ZERO_UNIX_S`].
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::lab::decision::deployment::{Env, Latency, Network, TIME_ZERO_UNIX_S};
+    /// let mut e = Env::new(Network::new(Latency::Fixed(1_000_000), 0.0, ratelab::rng::sim_rng(1)));
+    /// assert_eq!(e.unix_ns(5), TIME_ZERO_UNIX_S * 1_000_000_000 + 5);
+    /// e.origin_ns = 7_000_000_000;
+    /// assert_eq!(e.unix_ns(500_000_000), 7_500_000_000);
+    /// ```
+    pub fn new(net: Network) -> Self {
+        Self {
+            net,
+            store_down: false,
+            cost: Cost::default(),
+            origin_ns: TIME_ZERO_UNIX_S * crate::clock::SECOND,
+        }
+    }
+
+    /// Unix ns of virtual time `t` (the one place virtual time becomes
+    /// wall-clock time).
+    pub fn unix_ns(&self, t: Nanos) -> u64 {
+        self.origin_ns.saturating_add(t)
+    }
+
     /// A round trip to the store: its time, or `None` when the store is
     /// down or the message is lost (the request then waits a timeout the
     /// model does not charge).
     pub fn round_trip(&mut self, ops: u64) -> Option<Nanos> {
+        self.round_trip_on(None, ops)
+    }
+
+    /// [`Env::round_trip`] over replica `r`'s link (`network.per_replica`).
+    pub fn round_trip_for(&mut self, r: usize, ops: u64) -> Option<Nanos> {
+        self.round_trip_on(Some(r), ops)
+    }
+
+    fn round_trip_on(&mut self, r: Option<usize>, ops: u64) -> Option<Nanos> {
         if self.store_down || self.net.lost() {
             self.cost.failed += 1;
             return None;
         }
-        let rtt = self.net.rtt();
+        let rtt = match r {
+            Some(r) => self.net.rtt_for(r),
+            None => self.net.rtt(),
+        };
         self.cost.store_ops += ops;
         self.cost.messages += 2;
         self.cost.added_latency_ns += u128::from(rtt);
@@ -74,6 +119,30 @@ impl Env {
 pub trait Strategy: Send {
     /// Decides a request of `key` served by replica `r` at `t`.
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision>;
+    /// Like [`Strategy::admit`], for a strategy whose decision is made
+    /// later than the request (gubernator's owner decides a forwarded
+    /// request when its batch arrives): `None` means pending, and the
+    /// decision comes out of [`Strategy::resolved`] under `ticket` once
+    /// the strategy's clock passes it. The default decides at once.
+    fn admit_ticket(
+        &mut self,
+        r: usize,
+        key: u32,
+        w: u64,
+        t: Nanos,
+        env: &mut Env,
+        _ticket: u64,
+    ) -> Result<Option<Decision>> {
+        self.admit(r, key, w, t, env).map(Some)
+    }
+    /// Moves the decisions made since the last call to `out` as
+    /// `(ticket, allowed)`.
+    fn resolved(&mut self, _out: &mut Vec<(u64, bool)>) {}
+    /// Decides every pending request now, running what is due until none
+    /// is left (the end of the requests the fleet was handed).
+    fn settle(&mut self, _env: &mut Env) -> Result<()> {
+        Ok(())
+    }
     /// Runs what is due before `t` (timers, syncs).
     fn advance(&mut self, _t: Nanos, _env: &mut Env) -> Result<()> {
         Ok(())

@@ -6,7 +6,9 @@
 //! `time` is when the load balancer sent the response (ISO 8601 UTC with
 //! microseconds); `request_creation_time` is when it received the request
 //! (`--columns time=request_creation_time` to use it). The key `ip` is the
-//! client address of `client:port`.
+//! client address of `client:port`, split at its last colon: ALB writes an
+//! IPv6 client without brackets (`2001:db8::5:8080` is `2001:db8::5` port
+//! 8080), so the last colon is the only separator that is always right.
 
 use super::{Fields, LogFormat, Span, TimeKind, ABSENT};
 
@@ -132,6 +134,9 @@ impl LogFormat for Alb {
             text: line,
             spans: &self.spans,
         })
+    }
+    fn has_port(&self, field: usize) -> bool {
+        matches!(FIELDS.get(field), Some(&"client:port" | &"target:port"))
     }
     fn time_kind(&self, field: usize) -> Option<TimeKind> {
         matches!(FIELDS[field], "time" | "request_creation_time").then_some(TimeKind::Iso)

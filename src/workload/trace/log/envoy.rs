@@ -3,8 +3,12 @@
 //! documentation ("Default format string").
 //!
 //! `%START_TIME%` is ISO 8601 UTC with milliseconds
-//! (`2016-04-15T20:17:00.310Z`); a request header is `%REQ(X-API-KEY)%`;
-//! an unset value is written `-`. JSON access logs are read by the JSON
+//! (`2016-04-15T20:17:00.310Z`); a request header is `%REQ(X-API-KEY)%`
+//! or, in today's spelling, `%REQUEST_HEADER(X-API-KEY)%` (each alias
+//! Envoy registers is read as its operator: [`canonical`]); an unset
+//! value is written `-`. The key `ip` of a format that logs no downstream
+//! address is the `X-Forwarded-For` entry Envoy itself takes as the client
+//! ([`Xff`](super::key::Xff)). JSON access logs are read by the JSON
 //! Lines format (`envoy-json` defaults its time to `start_time`).
 
 use super::template::{Seg, Template};
@@ -72,11 +76,47 @@ impl Envoy {
     }
 
     fn find(&self, want: &str) -> Option<usize> {
-        self.t
-            .names
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case(want))
+        let want = canonical(want);
+        self.t.names.iter().position(|n| canonical(n) == want)
     }
+}
+
+/// A command operator as Envoy reads it: upper case (header names are
+/// case-insensitive), without a `:N` length limit after its argument, and
+/// each alias under one name. Envoy's built-in HTTP command parser
+/// (source/common/formatter/http_specific_formatter.cc,
+/// `BuiltInHttpCommandParser::getKnownFormatters`) registers `REQ` and
+/// `REQUEST_HEADER` (and `STREAM_INFO_REQ`) as the request-header
+/// formatter, `RESP` and `RESPONSE_HEADER` as the response-header one,
+/// `TRAILER` and `RESPONSE_TRAILER` as the trailer one.
+///
+/// # Examples
+/// ```
+/// use ratelab::workload::trace::log::envoy::canonical;
+/// assert_eq!(canonical("REQUEST_HEADER(x-api-key)"), "REQ(X-API-KEY)");
+/// assert_eq!(canonical("%REQ(X-FORWARDED-FOR):64%"), "REQ(X-FORWARDED-FOR)");
+/// assert_eq!(canonical("RESPONSE_TRAILER(grpc-status)"), "TRAILER(GRPC-STATUS)");
+/// assert_eq!(canonical("REQ(X-ENVOY-ORIGINAL-PATH?:PATH)"), "REQ(X-ENVOY-ORIGINAL-PATH?:PATH)");
+/// ```
+pub fn canonical(op: &str) -> String {
+    let mut op = op.trim_matches('%').to_ascii_uppercase();
+    // A length limit: `:N` after the closing parenthesis.
+    if let Some(close) = op.rfind(')') {
+        if op[close + 1..].starts_with(':') {
+            op.truncate(close + 1);
+        }
+    }
+    for (alias, name) in [
+        ("REQUEST_HEADER(", "REQ("),
+        ("STREAM_INFO_REQ(", "REQ("),
+        ("RESPONSE_HEADER(", "RESP("),
+        ("RESPONSE_TRAILER(", "TRAILER("),
+    ] {
+        if let Some(rest) = op.strip_prefix(alias) {
+            return format!("{name}{rest}");
+        }
+    }
+    op
 }
 
 impl LogFormat for Envoy {
@@ -84,7 +124,7 @@ impl LogFormat for Envoy {
         "envoy"
     }
     fn field(&mut self, name: &str) -> Option<usize> {
-        self.find(name.trim_matches('%'))
+        self.find(name)
     }
     fn names(&self) -> Vec<String> {
         self.t.names.clone()
@@ -98,8 +138,15 @@ impl LogFormat for Envoy {
     fn split_prefix<'a>(&'a mut self, line: &'a str, stop: usize) -> Result<Fields<'a>, String> {
         self.t.split_upto(line, stop)
     }
+    fn has_port(&self, field: usize) -> bool {
+        // Envoy writes an address with its port as `1.2.3.4:80` or
+        // `[2001:db8::1]:80` (Address::Ipv6Instance::asString).
+        self.t.names.get(field).is_some_and(|n| {
+            (n.ends_with("_ADDRESS") && !n.starts_with("REQ")) || n == "UPSTREAM_HOST"
+        })
+    }
     fn time_kind(&self, field: usize) -> Option<TimeKind> {
-        match self.t.names[field].as_str() {
+        match canonical(&self.t.names[field]).as_str() {
             "START_TIME" => Some(TimeKind::Iso),
             _ => None,
         }
@@ -116,6 +163,7 @@ impl LogFormat for Envoy {
                 "REQ(X-ENVOY-ORIGINAL-PATH?:PATH)",
                 "REQ(:PATH)",
                 "REQ(X-ENVOY-ORIGINAL-PATH)",
+                "PATH",
             ],
             "bytes" => &["BYTES_SENT"],
             _ => &[],

@@ -5,8 +5,9 @@
 //! Syntax (`--key`, `"trace": {"key": ...}`), terms joined by `+`:
 //! * `NAME` — the field as written (`remote_addr`, `c-ip`, `x_forwarded_for`).
 //! * `ip` — the client address of the format (nginx `remote_addr`, ALB
-//!   `client_ip`, CloudFront `c-ip`, Envoy the first `X-Forwarded-For`
-//!   entry), without a port.
+//!   `client:port` split at its last colon, CloudFront `c-ip`, Envoy the
+//!   `X-Forwarded-For` entry Envoy takes as the client: [`Xff`]), without
+//!   a port.
 //! * `ip/N`, `NAME/N`, `ip/N4/N6` — the address's network: IPv4 addresses
 //!   masked to `N4` bits, IPv6 to `N6` (one number: both, each clamped to
 //!   its family's width), written `10.1.2.0/24`, `2001:db8::/64`.
@@ -133,10 +134,120 @@ impl KeyExpr {
     }
 }
 
+/// Which entry of an `X-Forwarded-For` list is the client, as Envoy
+/// chooses it (`xff` of a trace, `--xff`).
+///
+/// Envoy's HTTP connection manager takes the client address from the
+/// right of the list: with `xff_num_trusted_hops` N it skips the N-1
+/// rightmost entries of the header it received (the trusted proxies'
+/// appends) and takes the next (`Utility::getLastAddressFromXFF`,
+/// source/common/http/utility.cc, called from
+/// ConnectionManagerUtility::mutateRequestHeaders in
+/// source/common/http/conn_manager_utility.cc); the header it logs has
+/// its immediate peer appended, so in the logged list the client is the
+/// entry N from the right (0: the last). An entry that is missing or is
+/// not an address (`unknown`) makes Envoy fall back to the connection's
+/// peer, which is the last entry of the logged list.
+///
+/// The leftmost entry is whatever the client wrote: two clients behind
+/// one proxy that forge it become any key they like, so it is not the
+/// default; it is `First` for logs whose proxies are all trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Xff {
+    /// The rightmost entry: Envoy's choice with its default
+    /// `xff_num_trusted_hops` of 0 (the default).
+    #[default]
+    Last,
+    /// The leftmost entry that is an address (`unknown` entries skipped).
+    First,
+    /// The entry this many from the right (0 is [`Xff::Last`]), as
+    /// `xff_num_trusted_hops`; the last entry when it is missing or not
+    /// an address.
+    TrustedHops(u32),
+}
+
+impl Xff {
+    /// Parses `last`, `first` or a number of trusted hops (`--xff`).
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::log::key::Xff;
+    /// assert_eq!("last".parse::<Xff>(), Ok(Xff::Last));
+    /// assert_eq!("2".parse::<Xff>(), Ok(Xff::TrustedHops(2)));
+    /// assert!("middle".parse::<Xff>().is_err());
+    /// ```
+    pub fn parse_text(s: &str) -> Result<Xff, String> {
+        match s.trim() {
+            "last" => Ok(Xff::Last),
+            "first" => Ok(Xff::First),
+            n => n.parse::<u32>().map(Xff::TrustedHops).map_err(|_| {
+                format!(
+                    "{s:?}: expected last, first or a number of trusted hops (as Envoy's xff_num_trusted_hops)"
+                )
+            }),
+        }
+    }
+
+    /// From a trace's JSON `xff`: `"last"`, `"first"` or
+    /// `{"trusted_hops": N}`.
+    pub fn from_json(v: &serde_json::Value) -> Result<Xff, String> {
+        let bad = || {
+            format!("{v}: expected \"last\", \"first\" or {{\"trusted_hops\": N}} (as Envoy's xff_num_trusted_hops)")
+        };
+        match v {
+            serde_json::Value::String(s) if s == "last" || s == "first" => Xff::parse_text(s),
+            serde_json::Value::Object(o) if o.len() == 1 => o
+                .get("trusted_hops")
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .map(Xff::TrustedHops)
+                .ok_or_else(bad),
+            _ => Err(bad()),
+        }
+    }
+
+    /// As the options write it (for the report).
+    pub fn name(self) -> String {
+        match self {
+            Xff::Last => "last".into(),
+            Xff::First => "first".into(),
+            Xff::TrustedHops(n) => format!("trusted_hops {n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Xff {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Xff, String> {
+        Xff::parse_text(s)
+    }
+}
+
+/// How a field holds its address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AddrRule {
+    /// Every value is `address:port` (ALB's `client:port`, Envoy's
+    /// `DOWNSTREAM_REMOTE_ADDRESS`): the port is after the last colon,
+    /// an IPv6 address with or without brackets.
+    pub port: bool,
+    /// The field is an `X-Forwarded-For` list: which entry.
+    pub xff: Option<Xff>,
+}
+
+/// Whether a field named `name` logs the `X-Forwarded-For` header (nginx
+/// `http_x_forwarded_for`, Envoy `REQ(X-FORWARDED-FOR)`, CloudFront
+/// `x-forwarded-for`, a JSON `x_forwarded_for`).
+pub fn is_xff_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('_', "-");
+    n.contains("x-forwarded-for")
+}
+
 /// A key expression bound to a format's field indices.
 #[derive(Debug, Clone)]
 pub struct BoundKey {
     parts: Vec<(usize, Transform, String)>,
+    /// Per part: how its field holds an address.
+    rules: Vec<AddrRule>,
 }
 
 impl BoundKey {
@@ -154,7 +265,30 @@ impl BoundKey {
             };
             parts.push((i, tr, name));
         }
-        Ok(BoundKey { parts })
+        let rules = vec![AddrRule::default(); parts.len()];
+        Ok(BoundKey { parts, rules })
+    }
+
+    /// Sets how each part's field holds its address: `port(i)` when
+    /// field `i`'s values carry a port; `xff` for `X-Forwarded-For`
+    /// fields (by name, [`is_xff_name`]).
+    pub fn set_rules(&mut self, port: impl Fn(usize) -> bool, xff: Xff) {
+        self.rules = self
+            .parts
+            .iter()
+            .map(|(i, _, name)| AddrRule {
+                port: port(*i),
+                xff: is_xff_name(name).then_some(xff),
+            })
+            .collect();
+    }
+
+    /// Whether a part reads an `X-Forwarded-For` list for its address.
+    pub fn reads_xff(&self) -> bool {
+        self.parts
+            .iter()
+            .zip(&self.rules)
+            .any(|((_, tr, _), r)| matches!(tr, Transform::Prefix(..)) && r.xff.is_some())
     }
 
     /// The fields the key reads.
@@ -186,11 +320,11 @@ impl BoundKey {
                 out.push(' ');
             }
             let v = f.get(*i);
+            let rule = self.rules.get(n).copied().unwrap_or_default();
             match tr {
                 Transform::Verbatim => out.push_str(v),
-                Transform::Prefix(b4, b6) => {
-                    write_prefix(v, *b4, *b6, out).map_err(|m| format!("field {name}: {m}"))?
-                }
+                Transform::Prefix(b4, b6) => write_prefix_with(v, *b4, *b6, rule, out)
+                    .map_err(|m| format!("field {name}: {m}"))?,
                 Transform::Route => write_route(v, out),
             }
         }
@@ -201,21 +335,99 @@ impl BoundKey {
 /// The address in a field: the first entry of a list (`X-Forwarded-For`),
 /// without a port (`1.2.3.4:5678`, `[::1]:80`).
 pub fn address_of(v: &str) -> Option<IpAddr> {
-    let first = v.split(',').next().unwrap_or("").trim();
-    if let Ok(a) = first.parse::<IpAddr>() {
+    address_with(
+        v,
+        AddrRule {
+            port: false,
+            xff: Some(Xff::First),
+        },
+    )
+}
+
+/// One address as written, with a port when `port` (split at the last
+/// colon: `2001:db8::5:8080` is `2001:db8::5` port 8080, as ALB writes
+/// IPv6 without brackets) or without (`[::1]:80` and `1.2.3.4:80` still
+/// lose their port, unambiguously).
+fn one_address(v: &str, port: bool) -> Option<IpAddr> {
+    let v = v.trim();
+    if let Some(rest) = v.strip_prefix('[') {
+        let (a, after) = rest.split_once(']')?;
+        if !(after.is_empty() || after.strip_prefix(':').is_some_and(is_port)) {
+            return None;
+        }
+        return a.parse::<std::net::Ipv6Addr>().ok().map(IpAddr::V6);
+    }
+    if port {
+        return match v.rsplit_once(':') {
+            Some((a, p)) if is_port(p) => a.parse().ok(),
+            // No port: an address alone (a value AWS writes without one).
+            _ => v.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4),
+        };
+    }
+    if let Ok(a) = v.parse::<IpAddr>() {
         return Some(a);
     }
-    if let Some(rest) = first.strip_prefix('[') {
-        return rest.split_once(']').and_then(|(a, _)| a.parse().ok());
-    }
-    first
-        .rsplit_once(':')
+    v.rsplit_once(':')
+        .filter(|(_, p)| is_port(p))
         .and_then(|(a, _)| a.parse::<std::net::Ipv4Addr>().ok())
         .map(IpAddr::V4)
 }
 
+fn is_port(p: &str) -> bool {
+    !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The address a field holds under `rule`: one address (with a port when
+/// the rule says so), or the entry of an `X-Forwarded-For` list its
+/// [`Xff`] chooses. None: no entry chosen is an address.
+pub fn address_with(v: &str, rule: AddrRule) -> Option<IpAddr> {
+    let Some(xff) = rule.xff else {
+        return one_address(v, rule.port);
+    };
+    let entry = |e: &str| one_address(e, rule.port);
+    match xff {
+        Xff::First => v.split(',').find_map(entry),
+        Xff::Last => v.rsplit(',').next().and_then(entry),
+        Xff::TrustedHops(n) => v
+            .rsplit(',')
+            .nth(n as usize)
+            .and_then(entry)
+            .or_else(|| v.rsplit(',').next().and_then(entry)),
+    }
+}
+
+#[cfg(test)]
 fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String> {
     let addr = address_of(v).ok_or_else(|| format!("{v:?} is not an IP address"))?;
+    write_masked(addr, b4, b6, out);
+    Ok(())
+}
+
+/// The address of `v` under `rule`, masked. An `X-Forwarded-For` list
+/// with no address where its rule looks (`unknown`, `-` for no header)
+/// is its own key, as written: Envoy then uses the connection's peer,
+/// which such a log does not record.
+fn write_prefix_with(
+    v: &str,
+    b4: u8,
+    b6: u8,
+    rule: AddrRule,
+    out: &mut String,
+) -> Result<(), String> {
+    match address_with(v, rule) {
+        Some(a) => write_masked(a, b4, b6, out),
+        None if rule.xff.is_some() => out.push_str(v.trim()),
+        None if rule.port => {
+            return Err(format!(
+                "{v:?} is not an address:port (an IPv4 or IPv6 address, then a colon and the port)"
+            ))
+        }
+        None => return Err(format!("{v:?} is not an IP address")),
+    }
+    Ok(())
+}
+
+fn write_masked(addr: IpAddr, b4: u8, b6: u8, out: &mut String) {
     match addr {
         IpAddr::V4(a) => {
             let bits = u32::from(a);
@@ -250,7 +462,6 @@ fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String>
             }
         }
     }
-    Ok(())
 }
 
 /// Whether `v` is an IPv4 address exactly as `Display` writes it (four

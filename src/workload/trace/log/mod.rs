@@ -35,6 +35,7 @@ pub mod w3c;
 use super::format::TimeUnit;
 use super::parse::parse_decimal_ns;
 use crate::clock::Nanos;
+pub use key::Xff;
 use key::{BoundKey, KeyExpr, Term};
 
 /// A field's byte range in the text it was split from.
@@ -107,6 +108,11 @@ pub trait LogFormat: Send {
     fn header(&mut self, _line: &str) -> Result<bool, String> {
         Ok(false)
     }
+    /// Whether a header line since the last call changed the fields (their
+    /// roles are then bound again at the next data line).
+    fn take_changed(&mut self) -> bool {
+        false
+    }
     /// The index of a field by name (formats with open field sets, JSON,
     /// add it).
     fn field(&mut self, name: &str) -> Option<usize>;
@@ -125,6 +131,11 @@ pub trait LogFormat: Send {
     /// [`split`](Self::split) would give.
     fn split_prefix<'a>(&'a mut self, line: &'a str, _stop: usize) -> Result<Fields<'a>, String> {
         self.split(line)
+    }
+    /// Whether every value of field `field` is `address:port` (the port
+    /// after the last colon, an IPv6 address with or without brackets).
+    fn has_port(&self, _field: usize) -> bool {
+        false
     }
     /// How field `field` is read as a time (None: it is not a time).
     fn time_kind(&self, field: usize) -> Option<TimeKind>;
@@ -150,6 +161,9 @@ pub struct LogSpec {
     pub time: Option<String>,
     /// Unit of numeric times in JSON.
     pub unit: TimeUnit,
+    /// Which `X-Forwarded-For` entry is the client when the key reads
+    /// that header ([`Xff`]; default the last, as Envoy).
+    pub xff: Xff,
 }
 
 /// One log format: its name, what it is, a two-line example, and how to
@@ -359,9 +373,17 @@ impl LogParser {
         self.fmt.name()
     }
 
-    /// The key expression.
-    pub fn key_text(&self) -> &str {
-        &self.key.text
+    /// The key expression, with the `X-Forwarded-For` rule when the key
+    /// reads that header (`ip (X-Forwarded-For trusted_hops 1)`).
+    pub fn key_text(&self) -> String {
+        match self.bound.as_ref().is_some_and(|b| b.key.reads_xff()) {
+            true => format!(
+                "{} (X-Forwarded-For {})",
+                self.key.text,
+                self.spec.xff.name()
+            ),
+            false => self.key.text.clone(),
+        }
     }
 
     /// The time field's name and whether its times are whole seconds (None
@@ -398,7 +420,7 @@ impl LogParser {
             )
         })?;
         let key = self.key.clone();
-        let bound = BoundKey::bind(&key, |t| match t {
+        let mut bound = BoundKey::bind(&key, |t| match t {
             Term::Field(n, _) if n == "ip" || n == "route" => {
                 let f = self
                     .fmt
@@ -418,6 +440,15 @@ impl LogParser {
                 Ok((i, f))
             }
         })?;
+        let fmt = &self.fmt;
+        bound.set_rules(|i| fmt.has_port(i), self.spec.xff);
+        if self.spec.xff != Xff::default() && !bound.reads_xff() {
+            return Err(format!(
+                "xff {}: the key {:?} reads no X-Forwarded-For address (the rule applies to a key such as ip or http_x_forwarded_for/24 that reads that header)",
+                self.spec.xff.name(),
+                self.key.text
+            ));
+        }
         let weight = match &self.spec.weight {
             None => None,
             Some(w) => {
@@ -451,6 +482,9 @@ impl LogParser {
     /// are bound to their roles (once, at the first event line).
     fn header_or_bind(&mut self, line: &str) -> Result<bool, String> {
         if self.fmt.header(line)? {
+            if self.fmt.take_changed() {
+                self.bound = None;
+            }
             return Ok(true);
         }
         if self.bound.is_none() {

@@ -155,9 +155,10 @@ fn json_lines_with_mapped_fields() {
     })
     .unwrap();
     let line = r#"{"start_time":"2016-04-15T20:17:00.310Z","x_forwarded_for":"10.0.35.28, 10.0.0.1","req":{"n":3}}"#;
+    // An X-Forwarded-For list: the last entry by default, as Envoy.
     assert_eq!(
         event(&mut p, line),
-        Ok((1_460_751_420_310_000_000, "10.0.35.0/24".into(), 3))
+        Ok((1_460_751_420_310_000_000, "10.0.0.0/24".into(), 3))
     );
     let e = event(&mut p, r#"{"x_forwarded_for":"1.2.3.4"}"#).unwrap_err();
     assert!(e.contains("start_time") && e.contains("missing"), "{e}");
@@ -206,6 +207,175 @@ fn alb_and_cloudfront() {
     assert_eq!(p.time_field(), Some(("date", true)));
     let e = event(&mut p, "2019-12-04\t21:02:31\t192.0.2.100").unwrap_err();
     assert!(e.contains("3 tab-separated fields"), "{e}");
+}
+
+/// An ALB line as AWS documents its fields ("Access log entries": type,
+/// time, elb, client:port, target:port, three processing times, the two
+/// status codes, received and sent bytes, "request", "user_agent", ...),
+/// with the client written as ALB writes it.
+fn alb_line(client: &str) -> String {
+    format!(
+        r#"h2 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 {client} 10.0.1.252:48160 0.000 0.002 0.000 200 200 5 257 "GET https://10.0.2.105:773/ HTTP/2.0" "curl/7.46.0" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 "Root=1-58337327-72bd00b0343d75b906739c42" "-" "-" 1 2018-07-02T22:22:48.364000Z "redirect" "https://example.com:80/" "-" "10.0.0.1:80" "200" "-" "-" TID_1234"#
+    )
+}
+
+#[test]
+fn alb_client_port_splits_at_the_last_colon() {
+    for (client, ip, ip64) in [
+        ("192.168.131.39:2817", "192.168.131.39", "192.168.131.0/24"),
+        // Compressed IPv6 then a port: the port is never part of the key.
+        ("2001:db8::5:8080", "2001:db8::5", "2001:db8::/64"),
+        (
+            "2001:db8:85a3::8a2e:370:7334:443",
+            "2001:db8:85a3::8a2e:370:7334",
+            "2001:db8:85a3::/64",
+        ),
+        // Every group written (nine colon-separated parts).
+        (
+            "2001:0db8:0000:0000:0000:ff00:0042:8329:52113",
+            "2001:db8::ff00:42:8329",
+            "2001:db8::/64",
+        ),
+        // With brackets, as other software writes it.
+        ("[2001:db8::5]:8080", "2001:db8::5", "2001:db8::/64"),
+    ] {
+        let line = alb_line(client);
+        assert_eq!(
+            event(&mut parser("alb", None), &line).unwrap().1,
+            ip,
+            "{client}"
+        );
+        assert_eq!(
+            event(&mut parser("alb", Some("ip/24/64")), &line)
+                .unwrap()
+                .1,
+            ip64,
+            "{client}"
+        );
+    }
+    // Two source ports of one client are one key.
+    let mut p = parser("alb", None);
+    let a = event(&mut p, &alb_line("2001:db8::5:8080")).unwrap().1;
+    let b = event(&mut p, &alb_line("2001:db8::5:8081")).unwrap().1;
+    assert_eq!(a, b);
+    for bad in ["localhost:80", "2001:db8::5:port", "-"] {
+        let e = event(&mut parser("alb", None), &alb_line(bad)).unwrap_err();
+        assert!(e.contains("client:port") && e.contains(bad), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn envoy_picks_the_forwarded_for_entry_as_envoy_does() {
+    let line = |xff: &str| {
+        format!(
+            r#"[2016-04-15T20:17:00.310Z] "GET /a HTTP/2" 200 - 0 5 3 2 "{xff}" "curl" "id" "h" "tcp://10.0.2.1:80""#
+        )
+    };
+    let key = |xff: Xff, v: &str| {
+        let mut p = LogParser::new(&LogSpec {
+            format: "envoy".into(),
+            xff,
+            ..LogSpec::default()
+        })
+        .unwrap();
+        event(&mut p, &line(v)).map(|e| e.1)
+    };
+    let list = "203.0.113.9, 198.51.100.7, 10.0.0.1";
+    assert_eq!(key(Xff::Last, list).unwrap(), "10.0.0.1");
+    assert_eq!(key(Xff::TrustedHops(0), list).unwrap(), "10.0.0.1");
+    assert_eq!(key(Xff::TrustedHops(1), list).unwrap(), "198.51.100.7");
+    assert_eq!(key(Xff::TrustedHops(2), list).unwrap(), "203.0.113.9");
+    // More hops than entries, or an entry that is no address: Envoy's
+    // fallback, the connection's peer (the last entry it logged).
+    assert_eq!(key(Xff::TrustedHops(3), list).unwrap(), "10.0.0.1");
+    assert_eq!(
+        key(Xff::TrustedHops(1), "203.0.113.9, unknown, 10.0.0.1").unwrap(),
+        "10.0.0.1"
+    );
+    assert_eq!(key(Xff::First, list).unwrap(), "203.0.113.9");
+    assert_eq!(
+        key(Xff::First, "unknown, 2001:db8::7, 10.0.0.1").unwrap(),
+        "2001:db8::7"
+    );
+    // Two clients behind one proxy stay two keys.
+    assert_ne!(
+        key(Xff::TrustedHops(1), "203.0.113.9, 10.0.0.1").unwrap(),
+        key(Xff::TrustedHops(1), "203.0.113.10, 10.0.0.1").unwrap()
+    );
+    // No address where the rule looks: the value is its own key, not an
+    // error.
+    assert_eq!(key(Xff::Last, "unknown").unwrap(), "unknown");
+    assert_eq!(key(Xff::Last, "-").unwrap(), "-");
+}
+
+#[test]
+fn cloudfront_fields_may_change_between_concatenated_files() {
+    let mut p = parser("cloudfront", None);
+    let mut held = String::new();
+    let first = [
+        "#Version: 1.0",
+        "#Fields: date time c-ip cs-uri-stem",
+        "2019-12-04\t21:02:31\t192.0.2.100\t/a",
+    ];
+    let second = [
+        "#Version: 1.0",
+        "#Fields: date time x-edge-location sc-bytes c-ip cs-method",
+        "2019-12-04\t21:02:32\tLAX1\t392\t2001:db8::9\tGET",
+    ];
+    let mut keys = Vec::new();
+    for line in first.iter().chain(&second).chain(&first) {
+        if let Ok((t, k, _)) = event(&mut p, line) {
+            keys.push((t / 1_000_000_000, k));
+        }
+    }
+    assert_eq!(
+        keys,
+        [
+            (1_575_493_351, "192.0.2.100".to_string()),
+            (1_575_493_352, "2001:db8::9".to_string()),
+            (1_575_493_351, "192.0.2.100".to_string()),
+        ]
+    );
+    // A later list without the key's field is an error at its next line.
+    let mut p = parser("cloudfront", None);
+    for line in &first {
+        p.parse(line, &mut held).unwrap();
+    }
+    p.parse("#Fields: date time cs-uri-stem", &mut held)
+        .unwrap();
+    let e = p.parse("2019-12-04\t21:02:33\t/b", &mut held).unwrap_err();
+    assert!(e.contains("no ip field"), "{e}");
+}
+
+#[test]
+fn an_xff_rule_the_key_does_not_read_is_refused() {
+    let e = LogParser::new(&LogSpec {
+        format: "combined".into(),
+        xff: Xff::TrustedHops(1),
+        ..LogSpec::default()
+    })
+    .err()
+    .unwrap();
+    assert!(
+        e.contains("xff trusted_hops 1") && e.contains("\"ip\""),
+        "{e}"
+    );
+    let nginx = LogSpec {
+        format: "nginx".into(),
+        log_format: Some("$msec \"$http_x_forwarded_for\"".into()),
+        key: Some("http_x_forwarded_for/24".into()),
+        xff: Xff::First,
+        ..LogSpec::default()
+    };
+    let mut p = LogParser::new(&nginx).unwrap();
+    assert_eq!(
+        event(&mut p, "1.5 \"203.0.113.9, 10.0.0.1\"").unwrap().1,
+        "203.0.113.0/24"
+    );
+    assert_eq!(
+        p.key_text(),
+        "http_x_forwarded_for/24 (X-Forwarded-For first)"
+    );
 }
 
 #[test]

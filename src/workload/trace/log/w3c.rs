@@ -1,6 +1,7 @@
 //! W3C extended log files, as Amazon CloudFront writes its standard logs:
 //! tab-separated fields named by a `#Fields:` directive (`#Version:` and
-//! other `#` lines are skipped). Without a `#Fields:` line the fields are
+//! other `#` lines are skipped). A `#Fields:` line may come again later
+//! (files concatenated as delivered): the lines after it read by its list. Without a `#Fields:` line the fields are
 //! CloudFront's 33 documented ones, in order ("Standard logging
 //! reference", log file fields).
 //!
@@ -50,8 +51,8 @@ pub const CLOUDFRONT: [&str; 33] = [
 /// W3C / CloudFront log lines.
 pub struct W3c {
     names: Vec<String>,
-    /// Whether a data line was read (a `#Fields:` line after it is refused).
-    started: bool,
+    /// A `#Fields:` line was read since the last [`LogFormat::take_changed`].
+    changed: bool,
     spans: Vec<Span>,
 }
 
@@ -60,7 +61,7 @@ impl W3c {
     pub fn new() -> W3c {
         W3c {
             names: CLOUDFRONT.iter().map(|s| s.to_string()).collect(),
-            started: false,
+            changed: false,
             spans: vec![(ABSENT, ABSENT); CLOUDFRONT.len()],
         }
     }
@@ -76,24 +77,30 @@ impl LogFormat for W3c {
     fn name(&self) -> &str {
         "cloudfront"
     }
+    /// A directive line. `#Fields:` names the fields of the lines after
+    /// it, wherever it comes: the W3C draft (WD-logfile, "Directives")
+    /// lets a directive change how the next lines read, and files
+    /// concatenated as delivered (`zcat *.gz`) repeat `#Version:` and
+    /// `#Fields:` at each file's start.
     fn header(&mut self, line: &str) -> Result<bool, String> {
         let Some(directive) = line.strip_prefix('#') else {
-            self.started = true;
             return Ok(false);
         };
         if let Some(list) = directive.strip_prefix("Fields:") {
-            if self.started {
-                return Err(
-                    "a #Fields: line after data lines (the field list cannot change)".into(),
-                );
-            }
-            self.names = list.split_whitespace().map(str::to_string).collect();
-            if self.names.is_empty() {
+            let names: Vec<String> = list.split_whitespace().map(str::to_string).collect();
+            if names.is_empty() {
                 return Err("#Fields: names no fields".into());
             }
-            self.spans = vec![(ABSENT, ABSENT); self.names.len()];
+            if names != self.names {
+                self.names = names;
+                self.spans = vec![(ABSENT, ABSENT); self.names.len()];
+                self.changed = true;
+            }
         }
         Ok(true)
+    }
+    fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
     }
     fn field(&mut self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n.eq_ignore_ascii_case(name))
