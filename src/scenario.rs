@@ -93,7 +93,9 @@ impl Scenario {
                 ),
             ));
         }
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        // Bounded again while reading: a FIFO or a device (`/dev/zero`)
+        // has no size to check first.
+        let bytes = crate::report::pending::read_bounded(path, MAX_SCENARIO_BYTES, "a scenario")?;
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             Error::input_at(path, format!("byte {}", e.valid_up_to()), "not valid UTF-8")
         })?;

@@ -72,11 +72,12 @@ pub fn compare(baseline: &Value, now: &Value, spec: &Spec) -> Vec<Finding> {
     compare_reseeded(baseline, now, spec, false)
 }
 
-/// [`compare`], where `reseeded` says the command line ran `now` with a
-/// seed other than the scenario's: single-run values are then not
-/// comparable. Decided by the caller, not from the reports' `seed` values:
-/// a baseline whose seed was edited (or turned into a string) must not
-/// excuse a regression.
+/// [`compare`], where `reseeded` says `now` was made with a seed other than
+/// the baseline's (`--seed`, or the scenario file's `seed` edited since the
+/// baseline was written): single-run values are then not comparable, values
+/// with a run-to-run distribution are compared with Welch's test. Decided
+/// by the caller ([`mod@crate::check::run`] refuses a baseline whose `seed` is
+/// not an integer rather than guess).
 pub fn compare_reseeded(
     baseline: &Value,
     now: &Value,
@@ -117,8 +118,8 @@ pub fn compare_reseeded(
 /// What every comparison of one report needs.
 struct Ctx<'a> {
     spec: &'a Spec,
-    /// `--seed` changed the scenario's seed: single-run values are not
-    /// comparable.
+    /// `now` was made with another seed than the baseline: single-run
+    /// values are not comparable.
     reshuffled: bool,
     /// The report's `runs` (baseline, now): the n of `std` siblings.
     runs: (Option<f64>, Option<f64>),
@@ -443,7 +444,7 @@ fn stat_finding(
         match dir.better(db.mean, dn.mean) {
             Some(true) => Verdict::Improved,
             Some(false) => Verdict::Regressed,
-            None if dir == Direction::Config => Verdict::Changed,
+            None if matches!(dir, Direction::Config | Direction::Describe) => Verdict::Changed,
             None => Verdict::Regressed,
         }
     };
@@ -537,6 +538,11 @@ fn leaf(
     }
     let (rule, verdict) = if dir == Direction::Config {
         ("configuration".to_string(), Verdict::Changed)
+    } else if dir == Direction::Describe {
+        (
+            "describes the workload (follows the seed), not accuracy".to_string(),
+            Verdict::Changed,
+        )
     } else if ctx.reshuffled {
         (
             "single run and --seed changed the seed: not comparable".to_string(),

@@ -28,6 +28,11 @@ pub enum Direction {
     Cost,
     /// Configuration: a difference is a change of setup, not of quality.
     Config,
+    /// A description of the workload (how many keys, events, the top key's
+    /// events): it follows the seed and the shape, and says nothing about a
+    /// limiter's or a sketch's accuracy, so a difference is a change, never
+    /// a regression (a reseeded Zipf draws other keys).
+    Describe,
     /// No direction known: any difference regresses.
     Exact,
 }
@@ -65,6 +70,12 @@ pub const DIRECTIONS: &[(&str, Direction)] = &[
     ("config.*", Direction::Config),
     ("shape.*", Direction::Config),
     ("stopping.*", Direction::Config),
+    // After `shape.*`: `workload.shape.keys` is configuration, the rest of
+    // `workload` (and a decision report's `requests` and `classes`) what
+    // the seed drew.
+    ("workload.*", Direction::Describe),
+    ("requests.*", Direction::Describe),
+    ("classes.*", Direction::Describe),
 ];
 
 fn name_matches(pattern: &str, name: &str) -> bool {
@@ -101,7 +112,7 @@ impl Direction {
         match self {
             Direction::Up => Some(now > base),
             Direction::Down | Direction::Cost => Some(now.abs() < base.abs()),
-            Direction::Config | Direction::Exact => None,
+            Direction::Config | Direction::Describe | Direction::Exact => None,
         }
     }
 
@@ -111,6 +122,7 @@ impl Direction {
             Direction::Up => "higher is better",
             Direction::Down | Direction::Cost => "lower is better",
             Direction::Config => "configuration",
+            Direction::Describe => "describes the workload",
             Direction::Exact => "exact",
         }
     }
@@ -339,6 +351,12 @@ mod tests {
         assert_eq!(direction(&["rows", "memory_bytes"]), Direction::Cost);
         assert_eq!(direction(&["rows", "config", "hashes"]), Direction::Config);
         assert_eq!(direction(&["workload", "shape", "keys"]), Direction::Config);
+        assert_eq!(direction(&["workload", "keys"]), Direction::Describe);
+        assert_eq!(
+            direction(&["workload", "top_key_events"]),
+            Direction::Describe
+        );
+        assert_eq!(direction(&["requests", "keys"]), Direction::Describe);
         assert_eq!(direction(&["cases", "admitted_ns"]), Direction::Exact);
         assert_eq!(Direction::Down.better(-40.0, -20.0), Some(true));
     }

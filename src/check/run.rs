@@ -113,9 +113,13 @@ struct Item {
     spec: Spec,
     baseline: Option<Value>,
     /// `--seed` gave a seed other than the scenario's own: single-run
-    /// values are not comparable (decided from the command line, never
-    /// from the baseline's values, which a bad baseline could carry).
+    /// values are not comparable.
     reseeded: bool,
+    /// The seed the baseline was made with (its `seed` field, an integer;
+    /// anything else is refused when it is read). A scenario whose `seed`
+    /// was edited since (a reseed, as users do it) is compared as one run
+    /// with `--seed`.
+    baseline_seed: Option<u64>,
 }
 
 /// Runs a check. Bad input (a scenario, an expectation, a missing baseline)
@@ -132,7 +136,14 @@ pub fn run(opts: &CheckOptions<'_>) -> Result<CheckOutcome> {
     let mut outputs: Vec<Option<Output>> = Vec::new();
     for item in &items {
         let (now, output) = new_report(item, opts)?;
-        results.push(check_item(item, &now));
+        // A report read with --from says its own seed; a rerun used the
+        // scenario's (after --seed).
+        let now_seed = match opts.from {
+            Some(dir) => report_seed(&baseline_path(dir, &item.scenario.common.name), &now)?,
+            None => None,
+        }
+        .unwrap_or(item.scenario.common.seed);
+        results.push(check_item(item, &now, now_seed));
         outputs.push(output);
     }
     let mut console = String::new();
@@ -436,14 +447,48 @@ fn load_items(files: &[PathBuf], opts: &CheckOptions<'_>) -> Result<(Vec<Item>, 
                 scenario.common.name
             )));
         };
+        let baseline_seed = match &baseline {
+            Some(b) => report_seed(&bp, b)?,
+            None => None,
+        };
         items.push(Item {
             scenario,
             spec,
             baseline,
             reseeded,
+            baseline_seed,
         });
     }
     Ok((items, names))
+}
+
+/// A report's `seed`: the integer it was made with, or none when the report
+/// has no `seed` field. A seed written any other way (a string, a float, a
+/// negative number: a hand-edited report) is refused, naming the file: it
+/// decides whether single-run values are comparable, so it is never guessed.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::check::run::report_seed;
+/// let p = std::path::Path::new("reports/x/report.json");
+/// assert_eq!(report_seed(p, &serde_json::json!({"seed": 7})).unwrap(), Some(7));
+/// let e = report_seed(p, &serde_json::json!({"seed": "7"})).unwrap_err();
+/// assert!(e.to_string().contains("field seed: value \"7\""));
+/// ```
+pub fn report_seed(path: &Path, report: &Value) -> Result<Option<u64>> {
+    match report.get("seed") {
+        None => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            Error::input_at(
+                path,
+                "field seed",
+                format!(
+                    "value {v}: expected the integer seed the report was made with (ratelab writes one; rewrite it as a number, or regenerate the report)"
+                ),
+            )
+        }),
+    }
 }
 
 /// The new report of a scenario: read from `--from`, or rerun (the output
@@ -464,9 +509,12 @@ fn new_report(item: &Item, opts: &CheckOptions<'_>) -> Result<(Value, Option<Out
 }
 
 /// Checks one scenario: its baseline diff and its expectations.
-fn check_item(item: &Item, now: &Value) -> ScenarioResult {
+fn check_item(item: &Item, now: &Value, now_seed: u64) -> ScenarioResult {
+    // Another seed than the baseline's, from the command line or from the
+    // scenario file edited since the baseline was written.
+    let reseeded = item.reseeded || item.baseline_seed.is_some_and(|b| b != now_seed);
     let diff = match &item.baseline {
-        Some(base) => compare_reseeded(base, now, &item.spec, item.reseeded),
+        Some(base) => compare_reseeded(base, now, &item.spec, reseeded),
         None => Vec::new(),
     };
     let expectations = item

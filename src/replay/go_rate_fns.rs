@@ -67,9 +67,21 @@ pub fn run_sometimes(args: &ReplayArgs) -> Result<()> {
     let mut input = open(args, "t_ns")?;
     let mut out = OutputCsv::create(&args.out)?;
     out.row(["t_ns", "ran"])?;
+    // Go's Sometimes reads the monotonic clock: a step back cannot happen
+    // there, and its Interval arithmetic would go negative here.
+    let mut last: Option<(i64, u64)> = None;
     while let Some((line, rec)) = input.next_row()? {
         let raw = rec.get(0).unwrap_or("").to_string();
         let t = parse_i64(&input, line, "t_ns", &raw)?;
+        if let Some((prev, at)) = last {
+            if t < prev {
+                return Err(input.error_at(
+                    line,
+                    format!("t_ns value {t}: before line {at}'s {prev}: expected times in order"),
+                ));
+            }
+        }
+        last = Some((t, line));
         out.row([raw, s.do_at(t).to_string()])?;
     }
     out.commit()

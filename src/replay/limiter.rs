@@ -273,7 +273,11 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         if key == next_id && cand.limiter.wants_key_names() {
             cand.limiter.name_keys(&[(key, fields[cols.key].clone())])?;
         }
-        let d = cand.limiter.admit(key, w, t)?;
+        // A model's refusal (a weight it cannot take) names the line.
+        let d = cand.limiter.admit(key, w, t).map_err(|e| match e.kind() {
+            crate::error::ErrorKind::BadInput => input.error_at(line, e.message()),
+            _ => e,
+        })?;
         fields.push(d.allowed.to_string());
         fields.push(d.delay.to_string());
         out.row(&fields)?;

@@ -362,7 +362,9 @@ pub fn replay_with<E: FrequencyEstimator + Clone>(
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(std::io::BufReader::new(file));
+        .from_reader(super::csvio::LineBounded::new(std::io::BufReader::new(
+            file,
+        )));
     let mut writer = super::csvio::OutputCsv::create(out)?;
 
     let mut record = csv::StringRecord::new();

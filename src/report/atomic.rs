@@ -100,50 +100,92 @@ fn pid_alive(pid: u32) -> bool {
 }
 
 /// Removes what earlier, killed writes of `<out>/<name>` left: hidden
-/// `.<name>.staging-<pid>` and `.<name>.old-<pid>` folders (ratelab's names
-/// only, of this report only) whose process is gone or that are older
-/// than a day. An `.old-<pid>` folder is the previous report when its run
+/// `.<name>.staging-<pid>` and `.<name>.old-<pid>` folders whose process is
+/// gone or that are older than a day (see [`sweep`], which does this for
+/// every name in the folder).
+pub fn remove_stale(out: &Path, name: &str) {
+    sweep_where(out, None, |n| {
+        n.strip_prefix(&format!(".{name}."))
+            .is_some_and(|r| r.starts_with("staging-") || r.starts_with("old-"))
+    });
+}
+
+/// Removes ratelab's temporaries in `folder` (names as
+/// [`crate::cli::signals::temp_owner`] reads them): with `owner` `Some(pid)`
+/// those of that process (a stop signal's cleanup), with `None` those whose
+/// process is gone or (staging folders) older than a day: what killed runs
+/// left. An `.<name>.old-<pid>` folder is the previous report when its run
 /// was killed between its two renames: it is put back when the report
 /// folder is missing, removed otherwise.
-pub fn remove_stale(out: &Path, name: &str) {
-    let Ok(rd) = fs::read_dir(out) else {
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::report::atomic::sweep;
+/// let dir = tempfile::tempdir().unwrap();
+/// let mine = dir.path().join(format!(".ratelab-decisions-{}-abc123", std::process::id()));
+/// std::fs::write(&mine, "x").unwrap();
+/// std::fs::write(dir.path().join("data.csv"), "x").unwrap();
+/// sweep(dir.path(), None);
+/// assert!(mine.exists(), "a live process's temporary stays");
+/// sweep(dir.path(), Some(std::process::id()));
+/// assert!(!mine.exists());
+/// assert!(dir.path().join("data.csv").exists());
+/// ```
+pub fn sweep(folder: &Path, owner: Option<u32>) {
+    sweep_where(folder, owner, |_| true);
+}
+
+fn sweep_where(folder: &Path, owner: Option<u32>, wanted: impl Fn(&str) -> bool) {
+    use crate::cli::signals::{temp_owner, Temp};
+    let Ok(rd) = fs::read_dir(folder) else {
         return;
     };
     let me = std::process::id();
-    let final_dir = out.join(name);
     for e in rd.flatten() {
         let file_name = e.file_name();
         let Some(f) = file_name.to_str() else {
             continue;
         };
-        let Some(rest) = f.strip_prefix(&format!(".{name}.")) else {
+        let Some((kind, pid)) = temp_owner(f) else {
             continue;
         };
-        let (kind, pid) = match rest.split_once('-') {
-            Some((k @ ("staging" | "old"), pid))
-                if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                (k, pid)
+        if !wanted(f) {
+            continue;
+        }
+        let remove = match owner {
+            Some(o) => pid == o,
+            None => {
+                let old_enough = kind != Temp::File
+                    && e.metadata()
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > STALE_AGE);
+                pid != me && (!pid_alive(pid) || old_enough)
             }
-            _ => continue,
         };
-        let Ok(pid) = pid.parse::<u32>() else {
-            continue;
-        };
-        let old_enough = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_AGE);
-        if pid == me || (pid_alive(pid) && !old_enough) {
+        if !remove {
             continue;
         }
         let p = e.path();
-        if kind == "old" && !final_dir.exists() {
-            let _ = fs::rename(&p, &final_dir);
-        } else {
-            let _ = fs::remove_dir_all(&p);
+        match kind {
+            Temp::File => {
+                let _ = fs::remove_file(&p);
+            }
+            Temp::Staging => {
+                let _ = fs::remove_dir_all(&p);
+            }
+            Temp::Old => {
+                // `.<name>.old-<pid>`: the report folder is `<name>`.
+                let name = &f[1..f.len() - format!(".old-{pid}").len()];
+                let final_dir = folder.join(name);
+                if !final_dir.exists() {
+                    let _ = fs::rename(&p, &final_dir);
+                } else {
+                    let _ = fs::remove_dir_all(&p);
+                }
+            }
         }
     }
 }
@@ -157,14 +199,57 @@ pub fn remove_stale(out: &Path, name: &str) {
 pub fn write_folder(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Result<PathBuf> {
     validate_name(name).map_err(|m| Error::input(format!("report name: {m}")))?;
     check_report_place(out, name)?;
-    fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    // A write that fails leaves no trace, not even the `--out` folder it
+    // created for the report (an empty folder would read as a run's output).
+    let created = create_dirs(out)?;
+    let r = write_folder_in(out, name, files);
+    if r.is_err() {
+        remove_created(out, created.as_deref());
+    }
+    r
+}
+
+/// Creates `dir` and its missing parents; the topmost folder it created
+/// (None when `dir` existed).
+fn create_dirs(dir: &Path) -> Result<Option<PathBuf>> {
+    let mut top = None;
+    let mut p = Some(dir);
+    while let Some(d) = p {
+        if d.as_os_str().is_empty() || d.exists() {
+            break;
+        }
+        top = Some(d.to_path_buf());
+        p = d.parent();
+    }
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    Ok(top)
+}
+
+/// Removes the folders [`create_dirs`] made, from `dir` up to `top`, each
+/// only if empty.
+fn remove_created(dir: &Path, top: Option<&Path>) {
+    let Some(top) = top else { return };
+    let mut p = Some(dir);
+    while let Some(d) = p {
+        if fs::remove_dir(d).is_err() || d == top {
+            break;
+        }
+        p = d.parent();
+    }
+}
+
+fn write_folder_in(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Result<PathBuf> {
     remove_stale(out, name);
+    crate::cli::signals::watch_folder(out);
     let final_dir = out.join(name);
     let staging = out.join(format!(".{name}.staging-{}", std::process::id()));
     if staging.exists() {
         fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
     }
     fs::create_dir(&staging).map_err(|e| Error::io(&staging, e))?;
+    crate::cli::signals::after_create(|| {
+        let _ = fs::remove_dir_all(&staging);
+    });
     // A failed write (disk full, file size limit, read-only folder) takes
     // its staging folder with it and names the file it was making; the
     // previous folder stays in place.
@@ -248,6 +333,21 @@ pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
 pub struct StreamingFile {
     path: PathBuf,
     out: BufWriter<tempfile::NamedTempFile>,
+    dirs: CreatedDirs,
+}
+
+/// The folders a [`StreamingFile`] created for its target: removed (when
+/// empty) unless the file was committed, so a failed write leaves no new
+/// empty folder.
+#[derive(Debug, Default)]
+struct CreatedDirs(Option<(PathBuf, PathBuf)>);
+
+impl Drop for CreatedDirs {
+    fn drop(&mut self) {
+        if let Some((dir, top)) = self.0.take() {
+            remove_created(&dir, Some(&top));
+        }
+    }
 }
 
 impl StreamingFile {
@@ -255,25 +355,38 @@ impl StreamingFile {
     /// `prefix` starts the temporary file's name (say `.ratelab-replay-`).
     pub fn create(path: &Path, prefix: &str) -> Result<Self> {
         let dir = folder_of(path);
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        Self::create_in_existing_folder(path, prefix)
+        let top = create_dirs(dir)?;
+        let guard = CreatedDirs(top.map(|t| (dir.to_path_buf(), t)));
+        let mut f = Self::create_in_existing_folder(path, prefix)?;
+        f.dirs = guard;
+        Ok(f)
     }
 
     /// Like [`create`](Self::create), but `path`'s folder must exist already
     /// (an error names the folder otherwise).
     pub fn create_in_existing_folder(path: &Path, prefix: &str) -> Result<Self> {
         let dir = folder_of(path);
+        crate::cli::signals::watch_folder(dir);
         // 0666 less the umask, as `fs::write` makes the reports: a
         // temporary file's own 0600 would make `--decisions` and every
         // streamed output private where the reports are not.
+        // The pid in the name: a stop signal removes this process's
+        // temporaries, the next run those of a killed one.
+        let prefix = format!("{prefix}{}-", std::process::id());
         let tmp = tempfile::Builder::new()
-            .prefix(prefix)
+            .prefix(&prefix)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(dir)
             .map_err(|e| Error::io(dir, e))?;
+        let tmp = {
+            let mut tmp = Some(tmp);
+            crate::cli::signals::after_create(|| drop(tmp.take()));
+            tmp.expect("kept unless stopping")
+        };
         Ok(Self {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 20, tmp),
+            dirs: CreatedDirs::default(),
         })
     }
 
@@ -284,12 +397,17 @@ impl StreamingFile {
 
     /// Flushes the temporary file and renames it over the target.
     pub fn commit(self) -> Result<()> {
-        let path = self.path;
-        let tmp = self
-            .out
+        let StreamingFile {
+            path,
+            out,
+            mut dirs,
+        } = self;
+        let tmp = out
             .into_inner()
             .map_err(|e| Error::io(&path, e.into_error()))?;
         tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        // In place: its folders stay.
+        dirs.0 = None;
         Ok(())
     }
 }

@@ -231,6 +231,16 @@ pub fn validate(a: &SizeArgs) -> Result<()> {
     }
     input_options(a)?;
     Plan::new(a.coverage, a.confidence, 0)?;
+    if let (Some(l), Some(i)) = (a.limit, a.interval_ms) {
+        // As the decision lab refuses it: its limiters step in whole
+        // nanoseconds, so a limit finer than one a nanosecond is none.
+        if l > 0 && i > 0 && i.saturating_mul(crate::clock::MILLI) / l == 0 {
+            return Err(Error::input(format!(
+                "--limit {l} per --interval-ms {i} is more than one per nanosecond: expected at most {} per {i} ms",
+                i.saturating_mul(crate::clock::MILLI)
+            )));
+        }
+    }
     if a.trace.is_some() && (a.limit.is_some() || a.interval_ms.is_some()) {
         // The limit search sizes pingora Rate: count-min, xxh3.
         if parse_variant(&a.variant)? != Variant::CountMin {

@@ -71,7 +71,18 @@ impl WorkloadSource<'_> {
 
 /// Reads a workload object, or a scenario's `workload` field, from a JSON file.
 fn read_workload_file(file: &Path) -> Result<(Workload, Value)> {
-    let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
+    let bytes = crate::report::pending::read_bounded(
+        file,
+        crate::scenario::MAX_SCENARIO_BYTES,
+        "a workload file",
+    )?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Error::input_at(
+            file,
+            format!("byte {}", e.utf8_error().valid_up_to()),
+            "not valid UTF-8",
+        )
+    })?;
     let v: Value = crate::strict_json::from_str(&text).map_err(|e| {
         Error::input_at(
             file,

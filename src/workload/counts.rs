@@ -222,10 +222,10 @@ impl CountWorkload {
 
 /// Reads `key,count` lines (with that header) into a workload.
 pub fn read_counts_csv(file: &Path) -> Result<Workload> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_path(file)
-        .map_err(|e| Error::input_at(file, "file", e))?;
+    let f = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(
+        crate::replay::csvio::LineBounded::new(std::io::BufReader::new(f)),
+    );
     let headers = reader
         .headers()
         .map_err(|e| Error::input_at(file, "line 1", e))?

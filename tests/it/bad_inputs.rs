@@ -56,6 +56,9 @@ fn every_bad_input_exits_2_with_its_one_line_error() {
             ));
         } else if out_dir.exists() && std::fs::read_dir(&out_dir).unwrap().next().is_some() {
             failures.push(format!("{name}: wrote output despite the error"));
+        } else if out_dir.exists() {
+            // An empty folder reads as a run's (empty) output.
+            failures.push(format!("{name}: left an empty output folder"));
         }
     }
     assert!(

@@ -355,3 +355,103 @@ fn check_rejects_unknown_scenarios_and_bad_baselines() {
         stderr(&o)
     );
 }
+
+/// A reseed as users do it: the scenario file's `seed` edited, the scenario
+/// rerun and checked against the baseline written under the old seed. The
+/// workload's description (keys drawn, the top key's events) follows the
+/// seed and is a change, never a regression; the accuracy rows (5 runs) are
+/// compared with Welch's test and are within noise. A baseline made worse
+/// than now says improved; made better than now, the check fails with the
+/// regression listed first. A baseline seed written as a string is refused,
+/// naming the field.
+#[test]
+fn editing_the_seed_in_the_scenario_file_passes_check_within_noise() {
+    const ZIPF: &str = r#"{
+  "name": "tiny",
+  "kind": "estimator_accuracy",
+  "description": "A sampled Zipf workload: its keys follow the seed.",
+  "seed": 1,
+  "runs": 5,
+  "workload": { "type": "zipf", "keys": 3000, "events": 20000, "s": 1.0 },
+  "configs": [ { "hashes": 2, "slots": 512 }, { "hashes": 4, "slots": 2048 } ],
+  "expect": { "rows[*].faults": "== 0" }
+}"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("scenarios")).unwrap();
+    write_scenario(dir, ZIPF);
+    let o = check(dir, &["--update"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let baseline = dir.join("reports/tiny/report.json");
+    let committed = std::fs::read_to_string(&baseline).unwrap();
+
+    write_scenario(dir, &ZIPF.replace("\"seed\": 1", "\"seed\": 2"));
+    let o = check(dir, &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    let head = out.lines().find(|l| l.starts_with("== tiny: ok;")).unwrap();
+    assert!(head.contains(" 0 regressed"), "{head}");
+    // The seed drew other keys: shown as a change of the workload.
+    let keys = out
+        .lines()
+        .find(|l| l.contains(" workload.keys "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        keys.trim_start().starts_with("changed") && keys.contains("describes the workload"),
+        "{keys}"
+    );
+    assert!(!out.contains("regressed  "), "{out}");
+
+    // The baseline's accuracy far worse than now: improved, passing.
+    let mut v: serde_json::Value = serde_json::from_str(&committed).unwrap();
+    for row in v["rows"].as_array_mut().unwrap() {
+        let x = row["exact_pct"].as_f64().unwrap();
+        row["exact_pct"] = (x * 0.5).into();
+    }
+    std::fs::write(&baseline, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let o = check(dir, &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("improved: update the baseline"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.contains("rows[hashes=4].exact_pct"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        row.trim_start().starts_with("improved") && row.contains("welch"),
+        "{row}"
+    );
+
+    // The baseline's accuracy far better than now: the check fails and the
+    // regression is the block's first row.
+    for row in v["rows"].as_array_mut().unwrap() {
+        let x = row["exact_pct"].as_f64().unwrap();
+        row["exact_pct"] = (x * 4.0).min(100.0).into();
+    }
+    std::fs::write(&baseline, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let o = check(dir, &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    let mut lines = out
+        .lines()
+        .skip_while(|l| !l.starts_with("== tiny: FAILED"));
+    lines.next();
+    let first = lines.next().unwrap_or_default();
+    assert!(
+        first.trim_start().starts_with("regressed") && first.contains("exact_pct"),
+        "{out}"
+    );
+
+    // A seed written as a string: refused, naming the file and the field.
+    let quoted = committed.replacen("\"seed\": 1,", "\"seed\": \"1\",", 1);
+    assert_ne!(quoted, committed);
+    std::fs::write(&baseline, quoted).unwrap();
+    let o = check(dir, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("report.json: field seed: value \"1\": expected the integer seed")
+            && e.lines().count() == 1,
+        "{e}"
+    );
+}

@@ -50,6 +50,7 @@ mod reproduce_concurrent;
 mod samplers;
 mod shard;
 mod shard_decision;
+mod signals;
 mod size_limit;
 mod size_search;
 mod sizing_guarantee;

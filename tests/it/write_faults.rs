@@ -455,3 +455,23 @@ fn decisions_files_have_the_reports_permissions() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&dec), mode(&out.path().join("wf-dec/report.json")));
 }
+
+/// A write that fails into an `--out` folder that did not exist leaves no
+/// folder behind (an empty one would read as a run's output).
+#[test]
+fn a_failed_write_into_a_new_out_folder_leaves_no_folder() {
+    let inp = tempfile::tempdir().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("new").join("reports");
+    let sc = input(inp.path(), "wf.json", SCENARIO);
+    let o = run_faulty(
+        &s(&["run", &sc, "--out", out.to_str().unwrap(), "--no-progress"]),
+        Fault::Fsize,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        !base.path().join("new").exists(),
+        "left: {:?}",
+        tree(base.path())
+    );
+}

@@ -364,8 +364,25 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
                 format!("value {}: expected a finite number >= 0", w.from_s),
             ));
         }
+        if let Some(wl) = &p.workload {
+            if w.from_s > wl.duration_s() {
+                return Err(watch_after_end(scenario, w.from_s, wl.duration_s()));
+            }
+        }
     }
     Ok(())
+}
+
+/// A watched key whose abuse starts after the run's end: its onset would be
+/// empty and every limiter "never over".
+fn watch_after_end(scenario: &Scenario, from_s: f64, end_s: f64) -> Error {
+    scenario.field_error(
+        "watch.from_s",
+        format!(
+            "value {}: after the run's end ({end_s} s): expected a time within the run",
+            deployment::seconds_text(from_s)
+        ),
+    )
 }
 
 /// Refuses a workload over the work or memory budget; `limiters` counts the
@@ -462,7 +479,10 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         origin,
     } = prepare(scenario, ctx, extra)?;
     let shared = fleets.as_ref().and_then(|f| f.trace_input());
-    let source = Source::open(scenario, &p, ctx, None, shared)?;
+    let mut source = Source::open(scenario, &p, ctx, None, shared)?;
+    if let Some(f) = &fleets {
+        source.charge_keys(ctx, f.per_key_bytes());
+    }
     let mut decisions = match &ctx.decisions {
         Some(path) => {
             let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
@@ -475,6 +495,16 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     lab.origin = origin;
     lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
     lab.replay(&mut cands, decisions.as_mut())?;
+    if p.workload.is_none() {
+        // A trace's end is known once it is read.
+        let end_s = lab.duration_ns as f64 / 1e9;
+        if let Some(d) = &p.deployment {
+            deployment::check_event_times(scenario, d, end_s)?;
+        }
+        if let Some(w) = p.watch.as_ref().filter(|w| w.from_s > end_s) {
+            return Err(watch_after_end(scenario, w.from_s, end_s));
+        }
+    }
     // Children are told `end` and must exit cleanly (a line after the last
     // answer is a fault), in table order.
     for c in &mut cands {
@@ -543,7 +573,14 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
                 "with a deployment the models go in deployment.strategies: expected no limiters",
             )),
             (Some(d), None) => {
-                let (c, f) = deployment::fleet_candidates(scenario, &setup, d)?;
+                let budget = |f: &deployment::Fleets| match &p.workload {
+                    Some(w) => {
+                        deployment::check_event_times(scenario, d, w.duration_s())?;
+                        f.check_budget(scenario, w, ctx)
+                    }
+                    None => Ok(()),
+                };
+                let (c, f) = deployment::fleet_candidates(scenario, &setup, d, &budget)?;
                 fleets = Some(f);
                 c
             }
@@ -553,9 +590,6 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
     cands.extend(extra);
     unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;
-    if let (Some(f), Some(w)) = (&fleets, &p.workload) {
-        f.check_budget(scenario, w.max_events(), w.key_space() as f64, ctx)?;
-    }
     Ok(Prepared {
         p,
         cands,
@@ -638,6 +672,24 @@ fn csv_field(s: &str) -> String {
 
 /// Two candidates with one name would make the report ambiguous.
 fn unique_names(scenario: &Scenario, cands: &[Candidate]) -> Result<()> {
+    // The oracles' rows head every table and report: a candidate with one
+    // of their names would be read as the oracle (or hide it).
+    const ORACLE_ROWS: [&str; 2] = [
+        "exact sliding log (oracle)",
+        "exact aligned window (oracle 2)",
+    ];
+    for c in cands {
+        let n = c.name.trim().to_lowercase();
+        if ORACLE_ROWS.contains(&n.as_str()) || n.contains("(oracle") {
+            return Err(scenario.field_error(
+                "limiters",
+                format!(
+                    "a candidate is named {:?}: that name is the oracle's row; give it another name",
+                    c.name
+                ),
+            ));
+        }
+    }
     for (i, c) in cands.iter().enumerate() {
         if cands[..i].iter().any(|d| d.name == c.name) {
             return Err(scenario.field_error(

@@ -126,6 +126,22 @@ impl Source {
         })
     }
 
+    /// Charges every distinct key of a trace `extra` bytes more (the state
+    /// a fleet grid keeps for it): the key cap shrinks so that a trace with
+    /// too many keys for the fleets stops at the first key over
+    /// `--max-memory`, not once the memory is in use. Before any read.
+    pub(super) fn charge_keys(&mut self, ctx: &RunContext, extra: u64) {
+        if let Source::Trace { reader, .. } = self {
+            let per = PER_KEY_BYTES.saturating_add(extra);
+            reader.intern_keys(KeyCap {
+                keys: usize::try_from(ctx.max_memory / per)
+                    .unwrap_or(usize::MAX)
+                    .min(u32::MAX as usize),
+                bytes_per_key: per,
+            });
+        }
+    }
+
     /// The next request: (time since the first, key id, weight); the key
     /// id is None for a key another shard owns.
     pub(super) fn next(&mut self) -> Option<Result<(Nanos, Option<u32>, u64)>> {

@@ -89,7 +89,12 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
         };
         let md_path = dir.join(if sizing { "size.md" } else { "table.md" });
         let table_md = if md_path.is_file() {
-            std::fs::read_to_string(&md_path).map_err(|e| Error::io(&md_path, e))?
+            String::from_utf8_lossy(&crate::report::pending::read_bounded(
+                &md_path,
+                crate::report::read::MAX_REPORT_BYTES,
+                "a report table",
+            )?)
+            .into_owned()
         } else {
             String::new()
         };
@@ -142,7 +147,11 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
 /// A `ratelab size` result as an entry's JSON: kind `size`, a description
 /// naming the targets and the pick.
 fn size_json(path: &Path) -> Result<Value> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::report::pending::read_bounded(
+        path,
+        crate::report::read::MAX_REPORT_BYTES,
+        "a size report",
+    )?;
     let v: Value = crate::strict_json::from_slice(&bytes).map_err(|e| {
         Error::input_at(
             path,
@@ -169,7 +178,13 @@ fn size_json(path: &Path) -> Result<Value> {
 
 /// The `<desc>` of an SVG chart (its caption), unescaped.
 fn svg_desc(path: &Path) -> Option<String> {
-    let svg = std::fs::read_to_string(path).ok()?;
+    let svg = crate::report::pending::read_bounded(
+        path,
+        crate::report::read::MAX_REPORT_BYTES,
+        "a chart",
+    )
+    .ok()
+    .and_then(|b| String::from_utf8(b).ok())?;
     let start = svg.find("<desc>")? + "<desc>".len();
     let end = start + svg[start..].find("</desc>")?;
     Some(
@@ -224,7 +239,8 @@ const CSS: &str = include_str!("page.css");
 
 fn data_uri(dir: &Path, file: &str) -> Result<String> {
     let p = dir.join(file);
-    let bytes = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
+    let bytes =
+        crate::report::pending::read_bounded(&p, crate::report::read::MAX_REPORT_BYTES, "a chart")?;
     let mime = if file.ends_with(".svg") {
         "image/svg+xml"
     } else {

@@ -118,6 +118,17 @@ impl TimedWorkload {
         }
     }
 
+    /// Its length in seconds (the longest part of a mix).
+    pub fn duration_s(&self) -> f64 {
+        match self {
+            TimedWorkload::Mix { parts } => parts
+                .iter()
+                .map(TimedWorkload::duration_s)
+                .fold(0.0, f64::max),
+            _ => self.peak_rate_and_length().1,
+        }
+    }
+
     /// An upper estimate of the events it produces (highest rate × length,
     /// summed over the parts of a mix): what the work budget is charged.
     pub fn max_events(&self) -> f64 {

@@ -144,6 +144,12 @@ impl TraceReader {
         let t =
             time.ok_or_else(|| self.err("no time field (t_ns, t_ms, t_s, time or timestamp)"))?;
         let key = match obj.get(self.key_column.as_str()) {
+            Some(serde_json::Value::String(s)) if s.is_empty() => {
+                return Err(self.err(format!(
+                    "{} \"\": an empty key, expected the request's key",
+                    self.key_column
+                )))
+            }
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(serde_json::Value::Number(n)) => n.to_string(),
             Some(other) => {

@@ -82,10 +82,14 @@ pub(crate) fn time_column(name: &str, default: TimeUnit) -> Option<TimeUnit> {
 
 pub(crate) fn parse_weight(text: &str) -> std::result::Result<u64, String> {
     match text.trim().parse::<u64>() {
-        Ok(w) if w >= 1 => Ok(w),
+        Ok(w) if (1..=MAX_WEIGHT).contains(&w) => Ok(w),
         _ => Err(format!(
-            "weight {:?}: expected a whole number >= 1",
+            "weight {:?}: expected a whole number >= 1 (at most {MAX_WEIGHT})",
             text.trim()
         )),
     }
 }
+
+/// Largest weight of one request: a limit is at most u32::MAX, and sums of
+/// weights (a key's window, a run's admitted total) must not overflow u64.
+pub const MAX_WEIGHT: u64 = u32::MAX as u64;

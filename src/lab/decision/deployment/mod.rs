@@ -32,6 +32,7 @@
 
 mod apisix_sync;
 mod balancer;
+mod budget;
 mod central;
 mod converge;
 mod gubernator;
@@ -44,6 +45,7 @@ pub use apisix_sync::ApisixSync;
 pub use balancer::{
     host_address, key_hash, last_upstream, maglev, ring, ring_pick, Balancer, Kind, ReplicaFeed,
 };
+pub use budget::{check_event_times, estimate, seconds_text, Estimate, FleetPlan, Footprint, Load};
 pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
 pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
 pub use gubernator::{

@@ -4,6 +4,7 @@
 
 use super::apisix_sync::ApisixSync;
 use super::balancer::{Balancer, Kind, ReplicaFeed};
+use super::budget::{self, FleetPlan, Footprint};
 use super::central::{Central, Store};
 use super::gubernator::{Gubernator, OwnerRule, TieOrder};
 use super::kong_sync::KongSync;
@@ -37,27 +38,11 @@ pub struct Fleets {
     /// The policy interval in whole seconds (at least 1): the window of the
     /// time to converge.
     window_s: usize,
-    /// Per fleet: (most replicas at once, the state a replica keeps per
-    /// key it sees, the work of a request relative to one limiter's).
-    plan: Vec<(usize, Footprint, f64)>,
+    /// Per fleet: what its cost is estimated from (see [`budget`]).
+    plan: Vec<FleetPlan>,
     /// The trace opened once, when a `from_trace` balancer reads its
     /// replicas from it: the lab's requests read the same input.
     trace_input: Option<crate::workload::trace::input::SharedInput>,
-}
-
-/// How a fleet's replicas hold per-key state, for the memory estimate.
-#[derive(Debug, Clone, Copy)]
-enum Footprint {
-    /// Dense per-key state on every replica (a lab model per replica, or
-    /// gubernator GLOBAL's cache of every key on every peer): bytes a key.
-    EveryKey(f64),
-    /// Tables of the keys a replica saw (at most its share of the
-    /// requests): bytes a key.
-    SeenKeys(f64),
-    /// One shared store: bytes a key, once for the fleet (Kong's periodic
-    /// sync is counted so too: its replicas wipe their tables at every
-    /// sync, so they hold the keys of one sync period, not of the run).
-    Store(f64),
 }
 
 const FAILURE: Param = Param::choice(
@@ -415,8 +400,25 @@ fn latency(l: &Value, scenario: &Scenario, f: &str) -> Result<Latency, FieldErr>
                 )
             })?;
             let path = scenario.resolve(p);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| err(format!("{f}.path"), format!("{}: {e}", path.display())))?;
+            // 64 MiB: millions of round trips, far more than a distribution
+            // needs; `/dev/zero` is refused, not read.
+            const MAX_SAMPLES_BYTES: u64 = 64 << 20;
+            let bytes = crate::report::pending::read_bounded(
+                &path,
+                MAX_SAMPLES_BYTES,
+                "a latency samples file",
+            )
+            .map_err(|e| err(format!("{f}.path"), e.message()))?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                err(
+                    format!("{f}.path"),
+                    format!(
+                        "{}: byte {}: not valid UTF-8",
+                        path.display(),
+                        e.utf8_error().valid_up_to()
+                    ),
+                )
+            })?;
             Latency::Samples(
                 parse_samples(&text)
                     .map_err(|m| err(format!("{f}.path"), format!("{}: {m}", path.display())))?,
@@ -537,19 +539,6 @@ type Build = Box<dyn Fn(usize) -> Result<Box<dyn Strategy>>>;
 /// the replica count).
 type Planned = (String, Option<u64>, Build, Footprint, fn(usize) -> f64);
 
-fn one(_n: usize) -> f64 {
-    1.0
-}
-
-fn twice(_n: usize) -> f64 {
-    2.0
-}
-
-/// gubernator GLOBAL: the owner broadcasts each update to every peer.
-fn broadcast(n: usize) -> f64 {
-    1.0 + n as f64 / 4.0
-}
-
 fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>, FieldErr> {
     let o = entry.as_object().ok_or_else(|| {
         err(
@@ -576,6 +565,8 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
             for a in grid {
                 // The label the lab gives the model, built once to check it.
                 let probe = candidates::build(setup, row, &a).map_err(|e| err(field, e.message()))?;
+                // Its bytes a key, as the fleet reports a replica's state.
+                let per_key = probe.limiter.memory_bytes(1 << 16) as f64 / 65536.0;
                 drop(probe.limiter);
                 let divide = (which == "divided").then(|| {
                     let r = match a.str("rounding").unwrap_or("floor") {
@@ -599,8 +590,8 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                         });
                         Ok(Box::new(PerReplica::new(make, n, limit, divide)?) as Box<dyn Strategy>)
                     }),
-                    Footprint::EveryKey(16.0),
-                    one as fn(usize) -> f64,
+                    Footprint::Seen(per_key),
+                    budget::local as fn(usize) -> f64,
                 ));
             }
             Ok(out)
@@ -624,9 +615,9 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                 let head = if global { "gubernator GLOBAL" } else { "gubernator forwarding" };
                 let label = join(head, &fixed, &varying);
                 let (foot, work): (Footprint, fn(usize) -> f64) = if global {
-                    (Footprint::EveryKey(112.0), broadcast as fn(usize) -> f64)
+                    (Footprint::EveryKey(120.0), budget::broadcast as fn(usize) -> f64)
                 } else {
-                    (Footprint::SeenKeys(112.0), twice as fn(usize) -> f64)
+                    (Footprint::Owner(120.0), budget::forwarding as fn(usize) -> f64)
                 };
                 out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait).with_batch(bwait, bl).with_global_batch_limit(gbl).with_owner(rule).with_tie_order(tie)) as Box<dyn Strategy>)), foot, work));
             }
@@ -664,7 +655,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                         Store::RedisGcra => "redis_rate gcra",
                     };
                     let label = join(&format!("central {name}"), &fixed, &varying);
-                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open).with_burst(burst)) as Box<dyn Strategy>)), Footprint::Store(64.0), one as fn(usize) -> f64));
+                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open).with_burst(burst)) as Box<dyn Strategy>)), Footprint::Store(64.0), budget::central as fn(usize) -> f64));
                 } else {
                     let Some(ms) = a.u64("sync_ms") else {
                         return Err(err(format!("{field}.sync_ms"), "missing: expected the sync period in ms"));
@@ -680,7 +671,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                         }
                         let recount = a.bool("recount_flushed_delta").unwrap_or(true);
                         let label = join("periodic_sync apisix", &fixed, &varying);
-                        out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(ApisixSync::new(n, limit, interval, ms * MILLI, recount)) as Box<dyn Strategy>)), Footprint::SeenKeys(120.0), twice as fn(usize) -> f64));
+                        out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(ApisixSync::new(n, limit, interval, ms * MILLI, recount)) as Box<dyn Strategy>)), Footprint::Seen(160.0), budget::apisix_sync as fn(usize) -> f64));
                         continue;
                     }
                     if a.bool("recount_flushed_delta").is_some() {
@@ -688,7 +679,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
                     }
                     let lose = a.bool("lose_in_flight").unwrap_or(true);
                     let label = join("periodic_sync kong", &fixed, &varying);
-                    out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>)), Footprint::Store(128.0), twice as fn(usize) -> f64));
+                    out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>)), Footprint::Store(128.0), budget::kong_sync as fn(usize) -> f64));
                 }
             }
             Ok(out)
@@ -716,6 +707,7 @@ pub fn fleet_candidates(
     scenario: &Scenario,
     setup: &Setup,
     dep: &Value,
+    budget: &dyn Fn(&Fleets) -> Result<()>,
 ) -> Result<(Vec<Candidate>, Fleets)> {
     let fe = |(f, m): FieldErr| scenario.field_error(f, m);
     let o = dep.as_object().ok_or_else(|| {
@@ -801,7 +793,46 @@ pub fn fleet_candidates(
         })
         .max()
         .unwrap_or(0);
-    for (label, sync_ms, build, foot, work) in &built {
+    // Explicit weights are one a replica: a count that differs would be
+    // padded (the extra replicas weigh 1) or cut without a word.
+    for (j, (_, weights, _, skew)) in balancers.iter().enumerate() {
+        if skew.is_some() || weights.is_empty() {
+            continue;
+        }
+        for &n in &replicas {
+            let peak = n.max(peak_events);
+            if weights.len() != n && weights.len() != peak {
+                let field = if o.get("balancer").is_some_and(Value::is_array) {
+                    format!("deployment.balancer[{j}].weights")
+                } else {
+                    "deployment.balancer.weights".to_string()
+                };
+                return Err(scenario.field_error(
+                    field,
+                    format!(
+                        "{} weights for {n} replicas: expected one weight a replica ({n})",
+                        weights.len()
+                    ),
+                ));
+            }
+        }
+    }
+    // The grid's cost, checked before any fleet is built.
+    for (_, _, _, foot, work) in &built {
+        for &n in &replicas {
+            for (kind, ..) in &balancers {
+                let peak = n.max(peak_events);
+                fleets.plan.push(FleetPlan {
+                    replicas: peak,
+                    foot: *foot,
+                    ops_per_request: work(peak),
+                    spread: !matches!(kind, Kind::RingHash { .. } | Kind::Maglev { .. }),
+                });
+            }
+        }
+    }
+    budget(&fleets)?;
+    for (label, sync_ms, build, _, _) in &built {
         for &n in &replicas {
             for (kind, weights, blabel, skew) in &balancers {
                 let idx = cands.len() as u64;
@@ -837,8 +868,6 @@ pub fn fleet_candidates(
                     fleet = fleet.with_exact(limit_all, setup.interval_ns());
                 }
                 let name = format!("{label} x{n} {blabel}");
-                let peak = n.max(peak_events);
-                fleets.plan.push((peak, *foot, work(peak)));
                 fleets.fleets.push((name.clone(), report));
                 cands.push(Candidate {
                     name,
@@ -921,54 +950,60 @@ impl Fleets {
     }
 
     /// Refuses a grid whose replicas would need more work or memory than
-    /// the budget allows, before any runs: the state grows with replicas x
-    /// fleets (a replica's state for the keys it sees, at most its share
-    /// of the requests; or every key on every replica, for dense per-key
-    /// models and gubernator GLOBAL's cache), and so does the work
-    /// (GLOBAL broadcasts each update to every peer).
+    /// the budget allows, before any fleet is built (see [`budget`]: the
+    /// state grows with the keys each replica sees, the work with the
+    /// operations each strategy makes of a request).
     pub(crate) fn check_budget(
         &self,
         scenario: &Scenario,
-        events: f64,
-        keys: f64,
+        workload: &crate::workload::timed::TimedWorkload,
         ctx: &crate::lab::RunContext,
     ) -> Result<()> {
         if self.plan.is_empty() {
             return Ok(());
         }
-        let keys = keys.min(events.max(1.0));
-        let mut bytes = 0.0;
-        let mut work = 0.0;
-        let mut replicas = 0;
-        for &(n, foot, w) in &self.plan {
-            replicas += n;
-            work += w;
-            bytes += match foot {
-                Footprint::EveryKey(b) => n as f64 * keys * b,
-                Footprint::SeenKeys(b) => (n as f64 * keys).min(events) * b,
-                Footprint::Store(b) => keys * b,
-            };
-        }
+        let load = budget::Load::of(workload);
+        let e = budget::estimate(&self.plan, &load);
+        let replicas: usize = self.plan.iter().map(|p| p.replicas).sum();
         ctx.check_work(
             scenario,
             "deployment",
-            events * work,
-            6.0,
+            e.ops,
+            budget::UNIT_COST,
             &format!(
-                "up to {events:.0} requests x {} fleets ({replicas} replicas in all)",
-                self.plan.len()
+                "up to {:.0} requests through {} fleets ({replicas} replicas in all), {:.3e} simulated operations",
+                load.requests,
+                self.plan.len(),
+                e.ops
             ),
         )?;
         ctx.check_memory(
             scenario,
             "deployment",
-            bytes,
+            e.replica_bytes + e.store_bytes,
             &format!(
-                "{replicas} replicas in {} fleets, up to {keys:.0} keys each",
-                self.plan.len()
+                "{replicas} replicas in {} fleets, about {:.0} distinct keys",
+                self.plan.len(),
+                load.distinct()
             ),
             "fewer replicas or strategies",
         )
+    }
+
+    /// Each fleet's plan, in candidate order.
+    #[cfg(test)]
+    pub(crate) fn plan(&self) -> &[FleetPlan] {
+        &self.plan
+    }
+
+    /// The most fleet state a distinct key costs, all fleets (bytes).
+    pub fn per_key_bytes(&self) -> u64 {
+        budget::per_key_bytes(&self.plan)
+    }
+
+    /// The grid's cost estimate for `workload` (see [`crate::lab::decision::deployment::Load`]).
+    pub fn estimate(&self, workload: &crate::workload::timed::TimedWorkload) -> budget::Estimate {
+        budget::estimate(&self.plan, &budget::Load::of(workload))
     }
 
     /// Adds each fleet's costs to the report: `fleet` in report.json (one

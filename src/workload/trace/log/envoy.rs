@@ -38,6 +38,9 @@ impl Envoy {
         let (mut segs, mut names) = (Vec::new(), Vec::<String>::new());
         let mut rest = format;
         let mut lit = String::new();
+        // Operators seen: the "appears twice" check in constant time (a
+        // scan of `names` made compiling quadratic in the operators).
+        let mut seen = std::collections::HashSet::new();
         while let Some(i) = rest.find('%') {
             lit.push_str(&rest[..i]);
             let after = &rest[i + 1..];
@@ -58,7 +61,7 @@ impl Envoy {
                     "format: %{op}% has a custom time format; only %START_TIME% (ISO 8601) is read"
                 ));
             }
-            if names.iter().any(|n| n == op) {
+            if !seen.insert(op) {
                 return Err(format!("format: %{op}% appears twice"));
             }
             segs.push(Seg::Lit(std::mem::take(&mut lit)));

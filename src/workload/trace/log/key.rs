@@ -86,9 +86,17 @@ impl KeyExpr {
                         })
                     };
                     let (v4, v6) = match nums.as_slice() {
+                        // One number masks both families, so it is an
+                        // IPv4 prefix length too: /33 and longer would be
+                        // cut to /32 without a word.
                         [one] => {
                             let b = parse(one, 128)?;
-                            (b.min(32), b)
+                            if b > 32 {
+                                return Err(bad(&format!(
+                                    "prefix {one:?}: one number masks IPv4 and IPv6 alike, expected 0..=32; for a longer IPv6 prefix give NAME/V4BITS/V6BITS (ip/32/{b})"
+                                )));
+                            }
+                            (b, b)
                         }
                         [a, b] => (parse(a, 32)?, parse(b, 128)?),
                         _ => return Err(bad("expected NAME/BITS or NAME/V4BITS/V6BITS")),
@@ -293,6 +301,13 @@ impl BoundKey {
     /// else built in `out` (None returned).
     pub fn eval<'a>(&self, f: &Fields<'a>, out: &mut String) -> Result<Option<&'a str>, String> {
         match self.parts.as_slice() {
+            // A key field that is missing, null or "" would make every
+            // such line one key "" (one client for all of them).
+            [(i, Transform::Verbatim, name)] if f.get(*i).is_empty() => {
+                return Err(format!(
+                    "field {name}: missing, null or empty: expected the request's key"
+                ))
+            }
             [(i, Transform::Verbatim, _)] => return Ok(Some(f.get(*i))),
             [(i, Transform::Prefix(32, _), _)] if is_dotted_quad(f.get(*i)) => {
                 return Ok(Some(f.get(*i)));
@@ -626,6 +641,8 @@ mod tests {
             "ip/129",
             "ip/24/129",
             "ip/33/64",
+            "ip/33",
+            "ip/64",
             "route/24",
             "header:",
             "header:a b",

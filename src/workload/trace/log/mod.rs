@@ -632,9 +632,17 @@ fn weight_of(text: &str) -> Result<u64, String> {
     if t.is_empty() || t == "-" {
         return Ok(1);
     }
-    t.parse::<u64>()
+    let w = t
+        .parse::<u64>()
         .map(|w| w.max(1))
-        .map_err(|_| format!("{t:?} is not a whole number (a weight)"))
+        .map_err(|_| format!("{t:?} is not a whole number (a weight)"))?;
+    if w > super::parse::MAX_WEIGHT {
+        return Err(format!(
+            "{t:?}: a weight over {} (sums of weights would overflow)",
+            super::parse::MAX_WEIGHT
+        ));
+    }
+    Ok(w)
 }
 
 #[cfg(test)]

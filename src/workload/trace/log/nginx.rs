@@ -40,6 +40,9 @@ impl Nginx {
         let b = format.as_bytes();
         let (mut segs, mut names) = (Vec::new(), Vec::<String>::new());
         let mut lit = String::new();
+        // Names seen, for the "appears twice" check in constant time: a
+        // scan of `names` made compiling quadratic in the variables.
+        let mut seen = std::collections::HashSet::new();
         let mut i = 0;
         while i < b.len() {
             if b[i] == b'$' {
@@ -61,7 +64,7 @@ impl Nginx {
                         i + 1
                     ));
                 }
-                if names.iter().any(|n| n == var) {
+                if !seen.insert(var) {
                     return Err(format!("log format: ${var} appears twice"));
                 }
                 segs.push(Seg::Lit(std::mem::take(&mut lit)));
@@ -69,9 +72,13 @@ impl Nginx {
                 names.push(var.to_string());
                 i = next;
             } else {
-                let c = format[i..].chars().next().unwrap_or('\0');
-                lit.push(c);
-                i += c.len_utf8();
+                // The literal up to the next `$`, at once.
+                let n = b[i..]
+                    .iter()
+                    .position(|&c| c == b'$')
+                    .unwrap_or(b.len() - i);
+                lit.push_str(&format[i..i + n]);
+                i += n;
             }
         }
         segs.push(Seg::Lit(lit));
