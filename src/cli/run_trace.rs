@@ -25,7 +25,7 @@ pub struct RunTrace {
     /// With --trace: the policy's interval in ms.
     #[arg(long, requires = "trace")]
     pub interval_ms: Option<u64>,
-    /// With --trace: the candidates, as model names (`governor,nginx_limit_req`; `ratelab
+    /// With --trace: the candidates, as model names (`gcra_governor,nginx_limit_req`; `ratelab
     /// list --models` lists them, each with its defaults) or a JSON list of `limiters`
     /// entries ('[{"model": "nginx_limit_req", "burst": [0, 10, 50]}]'; lists expand to a grid).
     #[arg(long, requires = "trace", value_name = "LIST")]
@@ -135,7 +135,7 @@ fn candidates(text: &str) -> Result<Value> {
         .collect();
     if names.is_empty() {
         return Err(Error::input(
-            "--candidates \"\": expected model names (governor,nginx_limit_req) or a JSON list",
+            "--candidates \"\": expected model names (gcra_governor,nginx_limit_req) or a JSON list",
         ));
     }
     Ok(Value::Array(names))
@@ -181,8 +181,8 @@ mod tests {
     #[test]
     fn candidates_are_names_or_json() {
         assert_eq!(
-            candidates("governor, gcra").unwrap(),
-            json!([{"model": "governor"}, {"model": "gcra"}])
+            candidates("gcra_governor, gcra").unwrap(),
+            json!([{"model": "gcra_governor"}, {"model": "gcra"}])
         );
         assert_eq!(
             candidates(r#"[{"model": "gcra", "burst": [1, 2]}]"#).unwrap()[0]["burst"],

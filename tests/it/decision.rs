@@ -344,3 +344,52 @@ fn unix_aligned_fleet_stores_stay_aligned_on_a_trace() {
         assert_eq!(r["allowed"], 10, "{}", r["algorithm"]);
     }
 }
+
+/// `run --trace` is the scenario a file would hold: the same report as a
+/// `decision_accuracy` scenario naming the same trace, format and policy.
+#[test]
+fn run_trace_equals_the_scenario_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = root().join("scenarios/traces/access-log.combined.log.gz");
+    let a = dir.path().join("a");
+    let o = ratelab(&[
+        "run",
+        "--trace",
+        log.to_str().unwrap(),
+        "--format",
+        "combined",
+        "--limit",
+        "100",
+        "--interval-ms",
+        "1000",
+        "--candidates",
+        "gcra_governor,nginx_limit_req",
+        "--out",
+        a.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("governor GCRA per key"), "{out}");
+    assert!(out.contains("warning: only 1 key of the trace"), "{out}");
+    let sc = dir.path().join("access-log.json");
+    std::fs::write(
+        &sc,
+        serde_json::json!({
+            "name": "access-log", "kind": "decision_accuracy", "seed": 1,
+            "description": format!("{} through the decision lab (ratelab run --trace)", log.display()),
+            "policy": {"limit": 100, "interval_ms": 1000},
+            "trace": {"path": log.to_str().unwrap(), "format": "combined"},
+            "limiters": [{"model": "gcra_governor"}, {"model": "nginx_limit_req"}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let b = dir.path().join("b");
+    assert!(run_into(&sc, &b, "1").status.success());
+    for f in ["report.json", "table.md", "table.csv"] {
+        let x = std::fs::read(a.join("access-log").join(f)).unwrap();
+        let y = std::fs::read(b.join("access-log").join(f)).unwrap();
+        assert!(x == y, "{f} differs");
+    }
+}

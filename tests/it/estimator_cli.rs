@@ -199,8 +199,12 @@ fn memory_cap_can_be_raised_and_lowered() {
 
 #[test]
 fn usage_errors_exit_2_and_help_teaches() {
-    let o = ratelab(&["run"]);
+    // The policy of `run --trace` says nothing without a trace.
+    let o = ratelab(&["run", "--limit", "5"]);
     assert_eq!(o.status.code(), Some(2));
+    let o = ratelab(&["run", "--trace", "t.log", "--interval-ms", "1000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--limit is missing"), "{}", stderr(&o));
     let o = ratelab(&["--help"]);
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
