@@ -35,6 +35,7 @@ mod fuzz;
 mod fuzz_surfaces;
 mod gcra_vs_governor;
 mod limiter_seam;
+mod msrv;
 mod notebooks;
 mod peers;
 mod portable_numerics;
