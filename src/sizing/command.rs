@@ -237,7 +237,59 @@ pub fn compute_trace(a: &SizeArgs, verdicts: Option<VerdictsOf>) -> Result<Optio
 
 /// How to read `--trace`: every option checked, alone and together.
 pub fn input_options(a: &SizeArgs) -> Result<InputOptions> {
-    let log = match a.format.as_deref() {
+    trace_options(&TraceFlags {
+        format: a.format.as_deref(),
+        log_format: a.log_format.as_deref(),
+        key: a.key.as_deref(),
+        weight: a.weight.as_deref(),
+        spread: a.spread.as_deref(),
+        skip_late: a.skip_late,
+        columns: a.columns.as_deref(),
+        time_unit: a.time_unit.as_deref(),
+        sort_window_ms: a.sort_window_ms,
+        seed: a.seed,
+    })
+}
+
+/// The `--trace` reading flags of `size` (and of every command that reads
+/// a trace as `size` does, e.g. `recommend`), as given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceFlags<'a> {
+    /// `--format`.
+    pub format: Option<&'a str>,
+    /// `--log-format`.
+    pub log_format: Option<&'a str>,
+    /// `--key`.
+    pub key: Option<&'a str>,
+    /// `--weight`.
+    pub weight: Option<&'a str>,
+    /// `--spread`.
+    pub spread: Option<&'a str>,
+    /// `--skip-late`.
+    pub skip_late: bool,
+    /// `--columns`.
+    pub columns: Option<&'a str>,
+    /// `--time-unit`.
+    pub time_unit: Option<&'a str>,
+    /// `--sort-window-ms`.
+    pub sort_window_ms: Option<u64>,
+    /// `--seed` (the spread of whole-second times).
+    pub seed: u64,
+}
+
+/// How to read `--trace` from its flags: every option checked, alone and
+/// together.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::sizing::command::{trace_options, TraceFlags};
+/// assert!(trace_options(&TraceFlags::default()).is_ok());
+/// let e = trace_options(&TraceFlags { key: Some("ip"), ..Default::default() }).unwrap_err();
+/// assert!(e.to_string().contains("--key"));
+/// ```
+pub fn trace_options(a: &TraceFlags) -> Result<InputOptions> {
+    let log = match a.format {
         None | Some("csv") => {
             for (given, flag) in [
                 (a.log_format.is_some(), "--log-format"),
@@ -256,9 +308,9 @@ pub fn input_options(a: &SizeArgs) -> Result<InputOptions> {
         Some(f) => {
             let spec = LogSpec {
                 format: f.to_string(),
-                log_format: a.log_format.clone(),
-                key: a.key.clone(),
-                weight: a.weight.clone(),
+                log_format: a.log_format.map(str::to_string),
+                key: a.key.map(str::to_string),
+                weight: a.weight.map(str::to_string),
                 ..LogSpec::default()
             };
             crate::workload::trace::log::row(f)
@@ -267,10 +319,9 @@ pub fn input_options(a: &SizeArgs) -> Result<InputOptions> {
         }
     };
     Ok(InputOptions {
-        columns: a.columns.as_deref().map(Columns::parse).transpose()?,
+        columns: a.columns.map(Columns::parse).transpose()?,
         unit: a
             .time_unit
-            .as_deref()
             .map(|u| {
                 u.parse::<TimeUnit>()
                     .map_err(|m| Error::input(format!("--time-unit: {m}")))
@@ -279,7 +330,7 @@ pub fn input_options(a: &SizeArgs) -> Result<InputOptions> {
         sort_window_ms: a.sort_window_ms,
         log,
         skip_late: a.skip_late,
-        spread: Spread::parse_flag(a.spread.as_deref())?,
+        spread: Spread::parse_flag(a.spread)?,
         seed: a.seed,
     })
 }
