@@ -40,6 +40,7 @@ mod peers;
 mod portable_numerics;
 mod proptests;
 mod real_estimator;
+mod recommend;
 mod replay_modes;
 mod replay_pacers;
 mod replay_rate;
