@@ -5,7 +5,7 @@
 //! The log is cut by time: the setting is chosen on its first part and
 //! confirmed on later slices it never saw ([`search::split`]). Settings
 //! are decision-lab limiter objects measured with the lab's harm figures
-//! ([`search::evaluate`]); each family ([`nginx`], [`envoy_local`]) says
+//! ([`search::evaluate`]); each family ([`nginx`], [`envoy_local`], [`governor`], [`x_time_rate`], [`guava`]) says
 //! which settings it can express and how its config reads; the search
 //! bisects the monotone parameter ([`search::bisect`]); [`report`] writes
 //! `recommend.json`, `table.md`, the frontier chart and the snippet.
@@ -15,10 +15,13 @@
 //! `excess_pct`); the default is `compliant_denied_pct<=0.01`.
 
 pub mod envoy_local;
+pub mod governor;
+pub mod guava;
 pub mod nginx;
 pub mod report;
 pub mod scenario;
 pub mod search;
+pub mod x_time_rate;
 
 use crate::error::{Error, Result};
 use crate::sizing::command::{trace_options, TraceFlags};
@@ -28,7 +31,13 @@ use search::{Family, FamilyCtx};
 use std::path::PathBuf;
 
 /// The families `--for` takes.
-pub const FAMILIES: &[&dyn Family] = &[&nginx::Nginx, &envoy_local::EnvoyLocal];
+pub const FAMILIES: &[&dyn Family] = &[
+    &nginx::Nginx,
+    &envoy_local::EnvoyLocal,
+    &governor::Governor,
+    &x_time_rate::XTimeRate,
+    &guava::Guava,
+];
 
 /// Arguments of `ratelab recommend`.
 #[derive(Debug, Clone, clap::Args)]
@@ -69,7 +78,7 @@ pub struct RecommendArgs {
     /// The intent's interval, ms.
     #[arg(long)]
     pub interval_ms: u64,
-    /// The limiter whose setting you write: nginx or envoy-local.
+    /// The limiter whose setting you write: nginx, envoy-local, governor, x-time-rate or guava.
     #[arg(long = "for", value_name = "FAMILY")]
     pub family: String,
     /// Target, repeatable (all must hold): compliant_denied_pct<=X, compliant_keys_denied<=N, excess_pct<=X.

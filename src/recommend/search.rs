@@ -479,3 +479,61 @@ pub trait Family: Sync {
     /// How the snippet is checked (for the report and the guide).
     fn checked_by(&self) -> &'static str;
 }
+
+/// Rates tried by the families whose rate is a free number, as factors of
+/// the intent's rate.
+pub const RATE_FACTORS: [f64; 8] = [0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0];
+
+/// The intent's rate times each of [`RATE_FACTORS`], per second, rounded to
+/// a millionth (so the settings read as typed).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::search::rate_ladder;
+/// use ratelab::sizing::limit::LimitPolicy;
+/// let r = rate_ladder(LimitPolicy { limit: 10, interval_ms: 1000 });
+/// assert_eq!(r[0], 5.0);
+/// assert_eq!(r[4], 11.0);
+/// ```
+pub fn rate_ladder(p: LimitPolicy) -> Vec<f64> {
+    let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
+    RATE_FACTORS
+        .iter()
+        .map(|f| libm::round(per_s * f * 1e6) / 1e6)
+        .collect()
+}
+
+/// One line per rate of [`rate_ladder`]: `model` with `rate_field` set to
+/// the rate, `axis` bisected over `lo..=max(4 × limit, 8)`.
+pub fn rate_lines(
+    p: LimitPolicy,
+    model: &str,
+    rate_field: &str,
+    axis: &'static str,
+    lo: u64,
+) -> Vec<Line> {
+    rate_ladder(p)
+        .into_iter()
+        .map(|r| {
+            let mut base = Map::new();
+            base.insert("model".into(), Value::from(model));
+            base.insert(rate_field.into(), Value::from(r));
+            Line {
+                base,
+                axis,
+                lo,
+                hi: p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX)),
+            }
+        })
+        .collect()
+}
+
+/// A number as a program literal: `10` for a whole one, else `7.5`.
+pub fn num(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Some(x) => format!("{x}"),
+        None => v.to_string(),
+    }
+}
