@@ -70,6 +70,16 @@ pub fn label(l: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// A share as `pct_scaled` writes it, with its `%` also when it is 0.
+fn pct(v: f64) -> String {
+    let s = pct_scaled(v);
+    if s.ends_with('%') {
+        s
+    } else {
+        format!("{s}%")
+    }
+}
+
 fn held_out_json(h: &HeldOut) -> Value {
     json!({
         "slices": h.slices.len(),
@@ -120,10 +130,10 @@ pub fn render(inp: &Inputs) -> Recommendation {
                 policy.interval_ms
             ),
             format!(
-                "chosen on the first {:.1} s of {}: compliant requests denied {}%, limited keys' excess {:+.2}% (targets: {})",
+                "chosen on the first {:.1} s of {}: compliant requests denied {}, limited keys' excess {:+.2}% (targets: {})",
                 choose.end_s,
                 inp.source,
-                pct_scaled(p.figures.compliant_denied_pct),
+                pct(p.figures.compliant_denied_pct),
                 p.figures.limited_excess_pct,
                 targets_text.join(", ")
             ),
@@ -205,9 +215,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
     match (pick, inp.held_out) {
         (Some(p), Some(h)) => {
             md.push_str(&format!(
-                "**Pick**: `{}` — compliant denied {}%, limited excess {:+.2}%, memory {}. Held out: {}.\n\n",
+                "**Pick**: `{}` — compliant denied {}, limited excess {:+.2}%, memory {}. Held out: {}.\n\n",
                 label(&p.limiter),
-                pct_scaled(p.figures.compliant_denied_pct),
+                pct(p.figures.compliant_denied_pct),
                 p.figures.limited_excess_pct,
                 bytes_human(p.memory_bytes),
                 held_out_text(h)
@@ -283,9 +293,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
     match (pick, inp.held_out) {
         (Some(p), Some(h)) => {
             console.push_str(&format!(
-                "   pick: {} (compliant denied {}%, limited excess {:+.2}%, memory {})\n   held out: {}\n",
+                "   pick: {} (compliant denied {}, limited excess {:+.2}%, memory {})\n   held out: {}\n",
                 label(&p.limiter),
-                pct_scaled(p.figures.compliant_denied_pct),
+                pct(p.figures.compliant_denied_pct),
                 p.figures.limited_excess_pct,
                 bytes_human(p.memory_bytes),
                 held_out_text(h)
