@@ -166,7 +166,7 @@ pub fn render(inp: &Inputs) -> Recommendation {
         "requests": inp.requests,
         "keys": inp.ctx.keys,
         "choose": {
-            "from_s": choose.start_s, "to_s": choose.end_s,
+            "from_s": choose.start_s, "to_s": choose.end_s, "to_ns": choose.end_ns,
             "requests": choose.trace.len(),
             "compliant_keys": choose.classes.compliant_keys,
             "limited_keys": choose.classes.limited_keys,

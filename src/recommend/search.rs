@@ -44,6 +44,8 @@ pub struct Part {
     pub end_s: f64,
     /// Keys with at least one request in the range.
     pub keys: u64,
+    /// End (exclusive), ns after the log's first request.
+    pub end_ns: u64,
 }
 
 /// The log cut by time: the first part chooses, the later slices confirm.
@@ -83,6 +85,7 @@ fn part(trace: &TimedTrace, policy: LimitPolicy, from: u64, to: u64) -> Part {
         start_s: from as f64 / 1e9,
         end_s: to as f64 / 1e9,
         keys,
+        end_ns: to,
     }
 }
 
