@@ -322,3 +322,33 @@ fn library_picks_are_the_decision_labs_and_their_lines_carry_them() {
         assert!(text.contains(&want), "{family}: {want} not in\n{text}");
     }
 }
+
+#[test]
+fn targets_no_setting_meets_exit_1_with_the_report_and_no_snippet() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = log(dir.path(), 100.0, 2);
+    let out = dir.path().join("out");
+    // No setting lets 99% less through than the exact limiter while
+    // sparing every compliant request.
+    let o = recommend(
+        &trace,
+        "nginx",
+        &out,
+        &["--slices", "4", "--target", "excess_pct<=-99"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no nginx setting tried meets"),
+        "{}",
+        stderr(&o)
+    );
+    let j = read_json(&out.join("recommend.json"));
+    assert!(j["pick"].is_null());
+    assert!(!j["frontier"].as_array().unwrap().is_empty());
+    assert!(j["frontier"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| !e["meets"].as_bool().unwrap()));
+    assert!(!out.join("nginx.conf").exists());
+}
