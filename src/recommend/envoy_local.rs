@@ -118,6 +118,12 @@ typed_config:
         s
     }
 
+    fn rate_per_s(&self, l: &Value) -> f64 {
+        let per_fill = l["tokens_per_fill"].as_f64().unwrap_or(f64::NAN);
+        let fill_ms = l["fill_interval_ms"].as_f64().unwrap_or(f64::NAN);
+        per_fill * 1000.0 / fill_ms
+    }
+
     fn checked_by(&self) -> &'static str {
         "the local_rate_limit proto's field names and types, in ratelab's tests (no Envoy binary here)"
     }

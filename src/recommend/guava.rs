@@ -56,6 +56,10 @@ impl Family for Guava {
         s
     }
 
+    fn rate_per_s(&self, l: &Value) -> f64 {
+        l["permits_per_s"].as_f64().unwrap_or(f64::NAN)
+    }
+
     fn checked_by(&self) -> &'static str {
         "its number only (the pick's permits per second), not compiled"
     }

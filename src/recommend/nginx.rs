@@ -145,6 +145,14 @@ impl Family for Nginx {
         s
     }
 
+    fn rate_per_s(&self, l: &Value) -> f64 {
+        match (l["rate_r_s"].as_f64(), l["rate_r_m"].as_f64()) {
+            (Some(r), _) => r,
+            (_, Some(r)) => r / 60.0,
+            _ => f64::NAN,
+        }
+    }
+
     fn checked_by(&self) -> &'static str {
         "nginx -t (Debian's nginx) in ratelab's tests"
     }

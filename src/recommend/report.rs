@@ -70,6 +70,11 @@ pub fn label(l: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// A rate as typed: `5`, `7.5`.
+fn trim(x: f64) -> String {
+    crate::recommend::search::num(&Value::from(x))
+}
+
 /// A share as `pct_scaled` writes it, with its `%` also when it is 0.
 fn pct(v: f64) -> String {
     let s = pct_scaled(v);
@@ -121,6 +126,21 @@ pub fn render(inp: &Inputs) -> Recommendation {
     let choose = &inp.split.choose;
     let slices = &inp.split.held_out;
     let pick = inp.pick.map(|i| &inp.evals[i]);
+    // A rate below the intent's refuses a client that uses its whole
+    // allowance: say so, the log never showed one.
+    let intent = policy.limit as f64 * 1000.0 / policy.interval_ms as f64;
+    let below = pick.and_then(|p| {
+        let r = fam.rate_per_s(&p.limiter);
+        (r < intent * (1.0 - 1e-9)).then(|| {
+            format!(
+                "the pick's rate ({} per second) is below your intent's ({}): no compliant client in this log needed more, but one that uses its whole allowance of {} per {} ms would be refused",
+                trim(r),
+                trim(intent),
+                policy.limit,
+                policy.interval_ms
+            )
+        })
+    });
     let snippet = pick.map(|p| {
         let mut header = vec![
             format!(
@@ -140,6 +160,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
         ];
         if let Some(h) = inp.held_out {
             header.push(held_out_text(h));
+        }
+        if let Some(b) = &below {
+            header.push(format!("note: {b}"));
         }
         (
             fam.snippet_file().to_string(),
@@ -179,6 +202,8 @@ pub fn render(inp: &Inputs) -> Recommendation {
         "pick": pick.map(|p| {
             let mut v = eval_json(p);
             v["held_out"] = inp.held_out.map_or(Value::Null, held_out_json);
+            v["rate_per_s"] = fam.rate_per_s(&p.limiter).into();
+            v["below_intent"] = below.is_some().into();
             v
         }),
         "snippet": snippet.as_ref().map(|s| s.0.clone()),
@@ -222,6 +247,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
                 bytes_human(p.memory_bytes),
                 held_out_text(h)
             ));
+            if let Some(b) = &below {
+                md.push_str(&format!("Note: {b}.\n\n"));
+            }
             md.push_str("| slice (s) | compliant denied % | limited excess % | meets |\n|---|---|---|---|\n");
             for (a, b, e) in &h.slices {
                 md.push_str(&format!(
@@ -300,6 +328,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
                 bytes_human(p.memory_bytes),
                 held_out_text(h)
             ));
+            if let Some(b) = &below {
+                console.push_str(&format!("   note: {b}\n"));
+            }
             if !inp.rejected.is_empty() {
                 console.push_str(&format!(
                     "   {} better-ranked setting(s) rejected on the later slices (table.md)\n",

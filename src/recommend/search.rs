@@ -481,6 +481,8 @@ pub trait Family: Sync {
     fn snippet(&self, pick: &Value, ctx: &FamilyCtx, header: &[String]) -> String;
     /// How the snippet is checked (for the report and the guide).
     fn checked_by(&self) -> &'static str;
+    /// The setting's long-run rate, requests per second.
+    fn rate_per_s(&self, limiter: &Value) -> f64;
 }
 
 /// Rates tried by the families whose rate is a free number, as factors of

@@ -45,6 +45,10 @@ impl Family for XTimeRate {
         s
     }
 
+    fn rate_per_s(&self, l: &Value) -> f64 {
+        l["rate_per_s"].as_f64().unwrap_or(f64::NAN)
+    }
+
     fn checked_by(&self) -> &'static str {
         "its numbers only (the pick's rate and burst), not compiled"
     }

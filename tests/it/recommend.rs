@@ -141,6 +141,14 @@ fn pick_is_the_labs(family: &str) -> (tempfile::TempDir, Value) {
     if let Some(e) = frontier.iter().find(|e| e["limiter"] == stricter) {
         assert!(!e["meets"].as_bool().unwrap() || e.get("rejected_on_held_out").is_some());
     }
+    // The note on a rate below the intent's (10 per second) is there exactly
+    // when the pick's rate is.
+    let rate = pick["rate_per_s"].as_f64().unwrap();
+    assert_eq!(
+        pick["below_intent"].as_bool().unwrap(),
+        rate < 10.0,
+        "{rate}"
+    );
     let h = &pick["held_out"];
     assert_eq!(h["slices"], 5);
     assert!(h["holds_on"].as_u64().unwrap() <= 5);
