@@ -64,6 +64,7 @@ pub mod metrics;
 pub mod model;
 pub mod oracle;
 pub mod progress;
+pub mod recommend;
 pub mod replay;
 pub mod report;
 pub mod rng;

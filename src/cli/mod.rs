@@ -216,6 +216,15 @@ pub enum Command {
         #[command(flatten)]
         args: Box<size::SizeArgs>,
     },
+    /// Recommend a setting of your own limiter (nginx, envoy-local, governor, x-time-rate, guava) from an access log and an intent.
+    #[command(
+        after_help = "Example:\n  ratelab recommend --trace access.csv --columns time=ts,key=ip --time-unit ms --limit 100 --interval-ms 1000 --for nginx --out target/rec\n\nChooses on the first --choose-pct % of the log, confirms on --slices later slices; writes recommend.json, table.md, frontier.svg/png and the product's snippet (nginx.conf, envoy-local-ratelimit.yaml, governor.rs, x_time_rate.go, RateLimiterConfig.java).\nExit codes: 0 a setting meets every target, 1 none does (the report is still written), 2 bad input or a log too short / without limited keys."
+    )]
+    Recommend {
+        /// The log, the intent, the family and the targets.
+        #[command(flatten)]
+        args: Box<crate::recommend::RecommendArgs>,
+    },
     /// List the experiment kinds and the scenarios in a folder (or, with --models, every
     /// limiter model with its parameters).
     List {
@@ -311,6 +320,16 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Size { args } => size::run(&args),
+        Command::Recommend { args } => {
+            init_threads(args.threads)?;
+            let r = crate::recommend::run(&args)?;
+            out!("{}", r.console);
+            outln!("-> {}", args.out.display());
+            match r.failure {
+                Some(msg) => Err(Error::check(msg)),
+                None => Ok(0),
+            }
+        }
         Command::Export {
             scenario,
             out,

@@ -267,6 +267,10 @@ pub const KINDS: &[Kind] = &[
         "size",
         "`ratelab size` as a scenario: the cheapest count-min shape for a workload (or a rate limit on a trace) and targets; `args` are the command's",
     ),
+    Kind::of::<crate::recommend::scenario::RecommendScenario>(
+        "recommend",
+        "`ratelab recommend` as a scenario: a setting of nginx, Envoy's local rate limit, governor, x/time/rate or Guava chosen on a log's first part and confirmed on its later slices; `args` are the command's",
+    ),
 ];
 
 /// The registry row of `name`, if ratelab knows that kind.

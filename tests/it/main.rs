@@ -43,6 +43,7 @@ mod proptests;
 mod real_estimator;
 mod real_nginx;
 mod real_redis_rate;
+mod recommend;
 mod replay_modes;
 mod replay_pacers;
 mod replay_rate;

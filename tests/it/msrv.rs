@@ -41,7 +41,10 @@ fn rust_version_covers_every_resolved_dependency() {
         .iter()
         .filter_map(|p| {
             let v = p["rust_version"].as_str()?;
-            Some((version(v), format!("{} {} needs {v}", p["name"], p["version"])))
+            Some((
+                version(v),
+                format!("{} {} needs {v}", p["name"], p["version"]),
+            ))
         })
         .collect();
     newest.sort();

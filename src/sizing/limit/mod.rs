@@ -33,7 +33,9 @@ pub mod targets;
 pub mod windows;
 
 pub use classes::{Classes, ClassesPart, LimitPolicy};
-pub use replay::{lab_hash_seed, replay_fast, replay_model, Figures, RateShape, Stop};
+pub use replay::{
+    lab_hash_seed, replay_admit, replay_fast, replay_model, Figures, RateShape, Stop,
+};
 pub use search::{search_mode, Ctx, ModeResult};
 pub use targets::{LimitMetric, LimitTarget};
 pub use windows::Windows;

@@ -453,6 +453,37 @@ pub fn replay_model(
     })
 }
 
+/// Any decision-lab model ([`crate::model::Admit`]) over the trace, tallied
+/// as the lab's harm columns (a delayed request is admitted): how
+/// `ratelab recommend` measures a limiter setting.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::model::governor::GovernorKeyed;
+/// use ratelab::sizing::input::TimedTrace;
+/// use ratelab::sizing::limit::{replay_admit, Classes, LimitPolicy};
+/// use std::time::Duration;
+/// // One key sending 4 requests 10 ms apart, at most 2 per second.
+/// let tr = TimedTrace::from_events(&[(0, "a", 1), (10_000_000, "a", 1), (20_000_000, "a", 1), (30_000_000, "a", 1)]);
+/// let policy = LimitPolicy { limit: 2, interval_ms: 1000 };
+/// let c = Classes::of(&tr, policy);
+/// let mut g = GovernorKeyed::new(Duration::from_millis(500), 2)?;
+/// let f = replay_admit(&tr, &c, policy, &mut g)?;
+/// assert_eq!((f.compliant_denied, f.limited_excess), (0, 0));
+/// # Ok::<(), ratelab::error::Error>(())
+/// ```
+pub fn replay_admit(
+    trace: &TimedTrace,
+    classes: &Classes,
+    policy: LimitPolicy,
+    limiter: &mut dyn crate::model::Admit,
+) -> Result<Figures> {
+    tally(trace, classes, policy, Stop::default(), |k, w, t, _| {
+        limiter.admit(k, w, t).map(|d| d.allowed)
+    })
+}
+
 /// Shapes whose flat cell index fits in 32 bits.
 fn check_shape(shape: RateShape) -> Result<()> {
     if shape.hashes == 0

@@ -1,0 +1,544 @@
+//! The search behind `ratelab recommend`: the log split by time into the
+//! part the setting is chosen on and the later slices it is confirmed on,
+//! every setting measured as the decision lab measures a `limiters` entry,
+//! and the monotone parameter of each family bisected.
+//!
+//! A setting is a decision-lab limiter object (`{"model":
+//! "nginx_limit_req", "rate_r_s": 10, "burst": 9, ...}`): it is built by the
+//! lab's own model table ([`crate::lab::decision::MODELS`]) and replayed
+//! over the part with the lab's harm tally
+//! ([`crate::sizing::limit::replay_admit`], the exact sliding log's
+//! classes): the figures are the `harm` columns a `decision_accuracy`
+//! scenario with that `limiters` entry reports on the same requests.
+//!
+//! A family offers *lines*: settings that differ only in one monotone
+//! parameter (nginx: one rate, any burst). Along a line, a larger value
+//! denies fewer compliant requests and lets more excess through, so the
+//! smallest value meeting the ceiling targets on compliant keys is the
+//! line's least-excess setting, found by bisection. The pick is the
+//! least-excess setting over every line that meets every target (ties:
+//! memory, then the simpler setting).
+
+use crate::error::{Error, Result};
+use crate::lab::decision::{self, spec, Origin, Policy, Setup};
+use crate::sizing::guarantee::upper_bound;
+use crate::sizing::input::TimedTrace;
+use crate::sizing::limit::{replay_admit, Classes, Figures, LimitMetric, LimitPolicy, LimitTarget};
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+/// Each part of the log (the choosing part and every held-out slice) must
+/// span at least this many intervals: fewer, and a slice says little about
+/// the traffic's shape.
+pub const MIN_INTERVALS_PER_PART: u64 = 10;
+
+/// A time range of the log, rebased to start at 0, with its exact verdicts.
+pub struct Part {
+    /// The requests in the range, times since its start.
+    pub trace: TimedTrace,
+    /// The exact sliding log's classes on them.
+    pub classes: Classes,
+    /// Start, seconds after the log's first request.
+    pub start_s: f64,
+    /// End (exclusive), seconds after the log's first request.
+    pub end_s: f64,
+    /// Keys with at least one request in the range.
+    pub keys: u64,
+    /// End (exclusive), ns after the log's first request.
+    pub end_ns: u64,
+}
+
+/// The log cut by time: the first part chooses, the later slices confirm.
+pub struct Split {
+    /// The part the setting is chosen on.
+    pub choose: Part,
+    /// The later slices, in time order.
+    pub held_out: Vec<Part>,
+}
+
+fn part(trace: &TimedTrace, policy: LimitPolicy, from: u64, to: u64) -> Part {
+    let lo = trace.t.partition_point(|&t| t < from);
+    let hi = trace.t.partition_point(|&t| t < to);
+    let mut seen = vec![false; trace.names.len()];
+    let mut keys = 0u64;
+    for &k in &trace.key[lo..hi] {
+        if !std::mem::replace(&mut seen[k as usize], true) {
+            keys += 1;
+        }
+    }
+    let sub = TimedTrace {
+        t: trace.t[lo..hi].iter().map(|&t| t - from).collect(),
+        key: trace.key[lo..hi].to_vec(),
+        weight: if trace.weight.is_empty() {
+            Vec::new()
+        } else {
+            trace.weight[lo..hi].to_vec()
+        },
+        names: trace.names.clone(),
+        t0: trace.t0 + from,
+        note: String::new(),
+    };
+    let classes = Classes::of(&sub, policy);
+    Part {
+        trace: sub,
+        classes,
+        start_s: from as f64 / 1e9,
+        end_s: to as f64 / 1e9,
+        keys,
+        end_ns: to,
+    }
+}
+
+/// Cuts `trace` (times in order) into the first `choose_pct` % of its time
+/// span and `slices` equal later slices; refuses a log too short for every
+/// part to span [`MIN_INTERVALS_PER_PART`] intervals, and a choosing part
+/// without limited keys.
+pub fn split(
+    trace: &TimedTrace,
+    policy: LimitPolicy,
+    choose_pct: u32,
+    slices: u32,
+) -> Result<Split> {
+    if !(1..=99).contains(&choose_pct) {
+        return Err(Error::input(format!(
+            "--choose-pct {choose_pct}: expected 1..=99 (the share of the log's time span the setting is chosen on)"
+        )));
+    }
+    if slices == 0 || slices > 1000 {
+        return Err(Error::input(format!(
+            "--slices {slices}: expected 1..=1000 held-out slices"
+        )));
+    }
+    let span = trace.t.last().map_or(0, |&t| t + 1);
+    let cut = (u128::from(span) * u128::from(choose_pct) / 100) as u64;
+    let slice = (span - cut) / u64::from(slices);
+    let need = MIN_INTERVALS_PER_PART * policy.interval_ns();
+    if cut < need || slice < need {
+        // The shortest log that gives every part its intervals.
+        let shortest = (need as f64 * 100.0 / f64::from(choose_pct))
+            .max(need as f64 * f64::from(slices) * 100.0 / f64::from(100 - choose_pct));
+        return Err(Error::input(format!(
+            "the log spans {:.1} s: too short to choose on its first {choose_pct}% and confirm on {slices} later slices of at least {MIN_INTERVALS_PER_PART} intervals ({} ms) each; it needs at least {:.1} s (a longer log, fewer --slices or a shorter --interval-ms)",
+            span as f64 / 1e9,
+            policy.interval_ms,
+            shortest / 1e9
+        )));
+    }
+    let choose = part(trace, policy, 0, cut);
+    if choose.classes.limited_keys == 0 {
+        return Err(Error::input(format!(
+            "no key sends more than {} requests per {} ms in the first {choose_pct}% of the log ({} keys, {} requests): there is nothing to limit, so no setting can be told from another (check --limit and --interval-ms)",
+            policy.limit,
+            policy.interval_ms,
+            choose.keys,
+            choose.trace.len()
+        )));
+    }
+    let held_out = (0..u64::from(slices))
+        .map(|i| {
+            let from = cut + i * slice;
+            let to = if i + 1 == u64::from(slices) {
+                span
+            } else {
+                from + slice
+            };
+            part(trace, policy, from, to)
+        })
+        .collect();
+    Ok(Split { choose, held_out })
+}
+
+/// One setting measured on one part.
+#[derive(Debug, Clone)]
+pub struct Eval {
+    /// The setting, as a decision-lab `limiters` entry.
+    pub limiter: Value,
+    /// The lab's harm figures.
+    pub figures: Figures,
+    /// The lab's memory figure for the part's keys.
+    pub memory_bytes: u64,
+    /// Every target holds.
+    pub meets: bool,
+}
+
+/// A target's value in `f`.
+pub fn value(t: &LimitTarget, f: &Figures) -> f64 {
+    match t.metric {
+        LimitMetric::CompliantDeniedPct => f.compliant_denied_pct,
+        LimitMetric::CompliantKeysDenied => f.compliant_keys_hit as f64,
+        LimitMetric::ExcessPct => f.limited_excess_pct,
+        LimitMetric::Error(_) => f64::NAN,
+    }
+}
+
+/// Whether every target on compliant keys (the ones a larger monotone
+/// parameter can only help) holds.
+fn meets_ceilings(targets: &[LimitTarget], f: &Figures) -> bool {
+    targets
+        .iter()
+        .filter(|t| t.metric != LimitMetric::ExcessPct)
+        .all(|t| t.holds(value(t, f)))
+}
+
+/// Measures `limiter` on `part` as the decision lab would.
+pub fn evaluate(
+    part: &Part,
+    policy: LimitPolicy,
+    limiter: &Value,
+    targets: &[LimitTarget],
+    seed: u64,
+) -> Result<Eval> {
+    let obj = limiter
+        .as_object()
+        .ok_or_else(|| Error::internal("a setting that is not an object"))?;
+    let model = obj.get("model").and_then(Value::as_str).unwrap_or_default();
+    let row =
+        decision::row(model).ok_or_else(|| Error::internal(format!("no model row {model}")))?;
+    let args = spec::expand(obj, row.params, "limiter")
+        .map_err(|(f, m)| Error::internal(format!("{f}: {m}")))?;
+    let [args] = args.as_slice() else {
+        return Err(Error::internal("a setting with a list"));
+    };
+    let setup = Setup {
+        policy: Policy {
+            limit: policy.limit,
+            interval_ms: policy.interval_ms,
+        },
+        shapes: Vec::new(),
+        uber_slack: 10,
+        seed,
+        max_memory: u64::MAX,
+        workdir: None,
+        origin: Origin::default(),
+    };
+    setup.origin.set(part.trace.t0);
+    let mut cand = decision::build(&setup, row, args)?;
+    let figures = replay_admit(&part.trace, &part.classes, policy, cand.limiter.as_mut())?;
+    let memory_bytes = cand.limiter.memory_bytes(part.keys);
+    let meets = targets.iter().all(|t| t.holds(value(t, &figures)));
+    Ok(Eval {
+        limiter: limiter.clone(),
+        figures,
+        memory_bytes,
+        meets,
+    })
+}
+
+/// Settings that differ in one monotone parameter: `base` with `axis` set
+/// to a value in `lo..=hi`; a larger value denies fewer compliant requests.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// The fixed parameters (and `model`).
+    pub base: Map<String, Value>,
+    /// The monotone parameter.
+    pub axis: &'static str,
+    /// Its smallest value tried.
+    pub lo: u64,
+    /// Its largest value tried.
+    pub hi: u64,
+}
+
+impl Line {
+    /// The setting at `v`.
+    pub fn at(&self, v: u64) -> Value {
+        let mut m = self.base.clone();
+        m.insert(self.axis.to_string(), v.into());
+        Value::Object(m)
+    }
+}
+
+/// Bisects one line on the choosing part: every setting evaluated, in the
+/// order evaluated.
+pub fn bisect(
+    line: &Line,
+    part: &Part,
+    policy: LimitPolicy,
+    targets: &[LimitTarget],
+    seed: u64,
+) -> Result<Vec<Eval>> {
+    let ev = |v: u64| evaluate(part, policy, &line.at(v), targets, seed);
+    let mut out = Vec::new();
+    let top = ev(line.hi)?;
+    let top_ok = meets_ceilings(targets, &top.figures);
+    out.push(top);
+    if !top_ok || line.lo >= line.hi {
+        // Nothing on this line meets the ceilings (or it is one point):
+        // its cheapest end still shows on the frontier.
+        if line.lo < line.hi {
+            out.push(ev(line.lo)?);
+        }
+        return Ok(out);
+    }
+    let bottom = ev(line.lo)?;
+    let bottom_ok = meets_ceilings(targets, &bottom.figures);
+    out.push(bottom);
+    if bottom_ok {
+        return Ok(out);
+    }
+    // Invariant: lo fails, hi meets.
+    let (mut lo, mut hi) = (line.lo, line.hi);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        let e = ev(mid)?;
+        if meets_ceilings(targets, &e.figures) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        out.push(e);
+    }
+    Ok(out)
+}
+
+/// The held-out confirmation of a pick.
+#[derive(Debug, Clone)]
+pub struct HeldOut {
+    /// Each slice's measurement.
+    pub slices: Vec<(f64, f64, Eval)>,
+    /// Slices on which every target holds.
+    pub holds_on: u32,
+    /// The one-sided Clopper–Pearson upper bound on the share of such
+    /// slices on which the pick misses a target, at `confidence_pct`.
+    pub miss_bound: f64,
+    /// The bound's confidence, %.
+    pub confidence_pct: f64,
+}
+
+/// Measures `pick` on every held-out slice.
+pub fn confirm(
+    split: &Split,
+    policy: LimitPolicy,
+    pick: &Value,
+    targets: &[LimitTarget],
+    seed: u64,
+    confidence_pct: f64,
+) -> Result<HeldOut> {
+    let slices: Vec<(f64, f64, Eval)> = split
+        .held_out
+        .par_iter()
+        .map(|p| evaluate(p, policy, pick, targets, seed).map(|e| (p.start_s, p.end_s, e)))
+        .collect::<Result<_>>()?;
+    let n = slices.len() as u32;
+    let holds_on = slices.iter().filter(|s| s.2.meets).count() as u32;
+    Ok(HeldOut {
+        miss_bound: upper_bound(n - holds_on, n, confidence_pct),
+        slices,
+        holds_on,
+        confidence_pct,
+    })
+}
+
+/// Every line bisected (in parallel; results in line order), duplicates
+/// dropped.
+pub fn search_lines(
+    lines: &[Line],
+    part: &Part,
+    policy: LimitPolicy,
+    targets: &[LimitTarget],
+    seed: u64,
+) -> Result<Vec<Eval>> {
+    let per_line: Vec<Vec<Eval>> = lines
+        .par_iter()
+        .map(|l| bisect(l, part, policy, targets, seed))
+        .collect::<Result<_>>()?;
+    let mut seen = std::collections::HashSet::new();
+    Ok(per_line
+        .into_iter()
+        .flatten()
+        .filter(|e| seen.insert(e.limiter.to_string()))
+        .collect())
+}
+
+/// The settings meeting every target, best first: the least limited
+/// excess, then the least memory, then the least `simpler` key, then the
+/// setting's text (a total order: the same at any thread count).
+pub fn ranked<K: Ord>(evals: &[Eval], simpler: impl Fn(&Value) -> K) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..evals.len()).filter(|&i| evals[i].meets).collect();
+    out.sort_by(|&a, &b| {
+        let (x, y) = (&evals[a], &evals[b]);
+        x.figures
+            .limited_excess_pct
+            .total_cmp(&y.figures.limited_excess_pct)
+            .then(x.memory_bytes.cmp(&y.memory_bytes))
+            .then_with(|| simpler(&x.limiter).cmp(&simpler(&y.limiter)))
+            .then_with(|| x.limiter.to_string().cmp(&y.limiter.to_string()))
+    });
+    out
+}
+
+/// What [`choose`] returns: the pick (its index and confirmation), and
+/// the settings rejected on the way (index, slices held on).
+pub type Chosen = (Option<(usize, HeldOut)>, Vec<(usize, u32)>);
+
+/// Most settings confirmed on the held-out slices before the best tried
+/// is taken.
+pub const MAX_CONFIRMATIONS: usize = 16;
+
+/// The pick and its confirmation: the best-ranked setting that meets every
+/// target on every held-out slice, trying at most [`MAX_CONFIRMATIONS`] in
+/// rank order (as `size` drops a shape that fails on fresh seeds and tries
+/// the next); when none holds everywhere, the one holding on the most
+/// slices (the earlier on a tie). Also the settings rejected on the way.
+pub fn choose(
+    evals: &[Eval],
+    ranked: &[usize],
+    confirm_one: impl Fn(&Value) -> Result<HeldOut>,
+) -> Result<Chosen> {
+    let mut tried: Vec<(usize, HeldOut)> = Vec::new();
+    for &i in ranked.iter().take(MAX_CONFIRMATIONS) {
+        let h = confirm_one(&evals[i].limiter)?;
+        let all = h.holds_on as usize == h.slices.len();
+        tried.push((i, h));
+        if all {
+            break;
+        }
+    }
+    let best = tried
+        .iter()
+        .enumerate()
+        .max_by(|(a, x), (b, y)| x.1.holds_on.cmp(&y.1.holds_on).then(b.cmp(a)))
+        .map(|(k, _)| k);
+    let rejected = tried
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| Some(*k) != best)
+        .map(|(_, (i, h))| (*i, h.holds_on))
+        .collect();
+    Ok((best.map(|k| tried.swap_remove(k)), rejected))
+}
+
+/// The settings no other one beats on compliant requests denied, limited
+/// excess and memory at once (ties kept once), by increasing excess.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::search::{frontier, Eval};
+/// use ratelab::sizing::limit::Figures;
+/// let e = |cd: f64, ex: f64| Eval {
+///     limiter: serde_json::json!({"cd": cd, "ex": ex}),
+///     figures: Figures { compliant_denied: 0, compliant_keys_hit: 0, compliant_denied_pct: cd,
+///         limited_excess: 0, limited_excess_pct: ex, worst_window: None, complete: true },
+///     memory_bytes: 10, meets: true };
+/// let all = [e(1.0, 0.0), e(0.0, 5.0), e(2.0, 1.0)]; // the last is beaten by the first
+/// assert_eq!(frontier(&all), vec![0, 1]);
+/// ```
+pub fn frontier(evals: &[Eval]) -> Vec<usize> {
+    let key = |e: &Eval| {
+        (
+            e.figures.compliant_denied_pct,
+            e.figures.limited_excess_pct,
+            e.memory_bytes as f64,
+        )
+    };
+    let mut out: Vec<usize> = (0..evals.len())
+        .filter(|&i| {
+            let a = key(&evals[i]);
+            !evals.iter().enumerate().any(|(j, e)| {
+                let b = key(e);
+                let le = b.0 <= a.0 && b.1 <= a.1 && b.2 <= a.2;
+                let lt = b.0 < a.0 || b.1 < a.1 || b.2 < a.2;
+                // An equal one earlier in the list stands for both.
+                le && (lt || j < i)
+            })
+        })
+        .collect();
+    out.sort_by(|&a, &b| {
+        evals[a]
+            .figures
+            .limited_excess_pct
+            .total_cmp(&evals[b].figures.limited_excess_pct)
+            .then(a.cmp(&b))
+    });
+    out
+}
+
+/// What the search and the snippet writer know about the user's setup.
+#[derive(Debug, Clone)]
+pub struct FamilyCtx {
+    /// The intent: at most `limit` per key per interval.
+    pub policy: LimitPolicy,
+    /// Distinct keys in the whole log (sizes a zone or a map).
+    pub keys: u64,
+    /// The log's key expression (`--key`), when it has one.
+    pub key_expr: Option<String>,
+}
+
+/// A product or library whose setting the user writes: its parameter space
+/// (as [`Line`]s of decision-lab limiter objects), what "simpler" means
+/// among equals, and its own config syntax.
+pub trait Family: Sync {
+    /// The `--for` name.
+    fn name(&self) -> &'static str;
+    /// The lines searched.
+    fn lines(&self, ctx: &FamilyCtx) -> Vec<Line>;
+    /// Orders equally good settings: smaller is simpler.
+    fn simplicity(&self, limiter: &Value) -> (u64, u64);
+    /// The snippet's file name (`nginx.conf`).
+    fn snippet_file(&self) -> &'static str;
+    /// The ready-to-paste config of `pick`, in the product's syntax;
+    /// `header` is a comment block (lines without the comment mark).
+    fn snippet(&self, pick: &Value, ctx: &FamilyCtx, header: &[String]) -> String;
+    /// How the snippet is checked (for the report and the guide).
+    fn checked_by(&self) -> &'static str;
+    /// The setting's long-run rate, requests per second.
+    fn rate_per_s(&self, limiter: &Value) -> f64;
+}
+
+/// Rates tried by the families whose rate is a free number, as factors of
+/// the intent's rate.
+pub const RATE_FACTORS: [f64; 8] = [0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0];
+
+/// The intent's rate times each of [`RATE_FACTORS`], per second, rounded to
+/// a millionth (so the settings read as typed).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::search::rate_ladder;
+/// use ratelab::sizing::limit::LimitPolicy;
+/// let r = rate_ladder(LimitPolicy { limit: 10, interval_ms: 1000 });
+/// assert_eq!(r[0], 5.0);
+/// assert_eq!(r[4], 11.0);
+/// ```
+pub fn rate_ladder(p: LimitPolicy) -> Vec<f64> {
+    let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
+    RATE_FACTORS
+        .iter()
+        .map(|f| libm::round(per_s * f * 1e6) / 1e6)
+        .collect()
+}
+
+/// One line per rate of [`rate_ladder`]: `model` with `rate_field` set to
+/// the rate, `axis` bisected over `lo..=max(4 × limit, 8)`.
+pub fn rate_lines(
+    p: LimitPolicy,
+    model: &str,
+    rate_field: &str,
+    axis: &'static str,
+    lo: u64,
+) -> Vec<Line> {
+    rate_ladder(p)
+        .into_iter()
+        .map(|r| {
+            let mut base = Map::new();
+            base.insert("model".into(), Value::from(model));
+            base.insert(rate_field.into(), Value::from(r));
+            Line {
+                base,
+                axis,
+                lo,
+                hi: p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX)),
+            }
+        })
+        .collect()
+}
+
+/// A number as a program literal: `10` for a whole one, else `7.5`.
+pub fn num(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Some(x) => format!("{x}"),
+        None => v.to_string(),
+    }
+}
