@@ -7,13 +7,13 @@
 //! trace, zero keys, ...).
 
 use super::init_threads;
-use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::lab::shard::{Shard, SizeShards};
 pub use crate::sizing::command::{compute, SizeArgs};
 use crate::sizing::command::{compute_trace, input_options, validate};
 use crate::sizing::input::{read_trace_input, TraceInput};
 use crate::sizing::limit::{Classes, ClassesPart, LimitPolicy};
+use std::path::{Path, PathBuf};
 /// `ratelab size --shard i/n`: the exact verdicts of the shard's keys, in
 /// `<out>/size.shard-i-of-n.json`.
 fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {

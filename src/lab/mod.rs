@@ -297,7 +297,8 @@ pub fn kind(name: &str) -> Option<&'static Kind> {
 /// let out = lab::run(&scenario, &RunContext::for_scenario(&scenario)).unwrap();
 /// assert_eq!(out.json["schema"], ratelab::report::SCHEMA);
 /// assert_eq!(out.json["kind"], "estimator_overflow");
-/// assert!(out.table_md.starts_with("# overflow-demo\n\nA counter one step below"));
+/// assert!(out.table_md.starts_with("# overflow-demo\n\n**Findings.**\n\n- "));
+/// assert!(out.table_md.contains("\n\nA counter one step below"));
 /// assert!(out.console.contains("-9223372036854775808"), "wrapping wraps to isize::MIN");
 /// ```
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
@@ -316,6 +317,19 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         )));
     }
     out.json["schema"] = crate::report::SCHEMA.into();
+    // What the report shows, in sentences: first in table.md, after the
+    // table in the terminal.
+    let found = crate::report::findings::findings(&out.json);
+    out.table_md = crate::report::findings::insert_markdown(&out.table_md, &found);
+    let said = crate::report::findings::console(&found);
+    for text in [&mut out.console, &mut out.console_wide] {
+        if !text.is_empty() && !said.is_empty() {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&said);
+        }
+    }
     Ok(out)
 }
 

@@ -557,9 +557,19 @@ mod tests {
         };
         let shared = render_grid("g", "t", "", &[panel("a"), panel("a")], 2).unwrap();
         assert_eq!(shared.svg.matches("id=\"legend").count(), 1);
-        assert!(shared.svg.contains("id=\"series-0.0-legend\""));
+        // Series numbered over the SVG: the second panel's are 2 and 3;
+        // the shared legend names the first panel's.
+        for id in [
+            "series-0",
+            "series-1",
+            "series-2",
+            "series-3",
+            "series-0-legend",
+        ] {
+            assert!(shared.svg.contains(&format!("id=\"{id}\"")), "{id}");
+        }
         assert!(
-            shared.svg.contains("id=\"series-1.0\""),
+            !shared.svg.contains("series-2-legend"),
             "the others name nothing"
         );
         // Different legends: each panel keeps its own.
@@ -660,7 +670,7 @@ mod tests {
         assert!(chart
             .svg
             .starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"600\""));
-        let plot = group(&chart.svg, "plot-area-0");
+        let plot = group(&chart.svg, "plot-area");
         let w: f64 = plot
             .split("width=\"")
             .nth(1)

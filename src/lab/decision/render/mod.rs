@@ -501,4 +501,3 @@ mod tests {
         assert_eq!(zoom_range(&[1.0, -90.0]), None, "too few to call one far");
     }
 }
-

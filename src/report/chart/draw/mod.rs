@@ -3,8 +3,11 @@
 //! log axes, point labels placed without collisions, and the legend's
 //! place (a corner measured free of data, else outside the plot).
 //!
-//! Group ids the layout test reads: `plot-area`, `series-<i>`, `band-<i>`
-//! (with `-legend` appended when the legend names it) and `legend`.
+//! Group ids the layout test (and any outside checker) reads: `plot-area`
+//! (`plot-area-<k>` for the other panels of small multiples), each series'
+//! marks in `series-<n>` and each band in `band-<n>`, numbered over the
+//! SVG in drawing order, and `legend` (`legend-<k>`) holding one group
+//! `series-<n>-legend` / `band-<n>-legend` per entry.
 
 use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
 use super::{ChartSpec, Legend, SeriesStyle, SIZE};
@@ -374,7 +377,11 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
 /// The SVG of `spec` on the standard canvas.
 pub(super) fn svg(spec: &ChartSpec) -> Result<String, String> {
     let mut o = plot::header(SIZE, &spec.title, &spec.caption)?;
-    o.push_str(&panel(spec, SIZE, (0, 0), None, Own::Legend)?);
+    let ids = plot::Ids {
+        panel: None,
+        before: (0, 0),
+    };
+    o.push_str(&panel(spec, SIZE, (0, 0), None, Own::Legend, &ids)?);
     o.push_str("</svg>\n");
     Ok(o)
 }
@@ -405,7 +412,15 @@ pub(super) fn svg_grid(
             entries,
         )?);
     }
+    let mut before = (0, 0);
     for (k, spec) in panels.iter().enumerate() {
+        let ids = plot::Ids {
+            panel: Some(k),
+            before,
+        };
+        let (xs, ys, floor) = scales(spec);
+        before.0 += prepare_series(spec, xs, ys, floor).len();
+        before.1 += spec.bands.len();
         let at = (
             ((k % cols) as u32 * pw) as i32,
             (top + (k / cols) as u32 * ph) as i32,
@@ -415,7 +430,7 @@ pub(super) fn svg_grid(
         } else {
             Own::Legend
         };
-        o.push_str(&panel(spec, (pw, ph), at, Some((k, size)), own)?);
+        o.push_str(&panel(spec, (pw, ph), at, Some((k, size)), own, &ids)?);
     }
     o.push_str("</svg>\n");
     Ok(o)
@@ -505,6 +520,7 @@ fn panel(
     at: (i32, i32),
     grid: Option<(usize, (u32, u32))>,
     own: Own,
+    ids: &plot::Ids,
 ) -> Result<String, String> {
     let (xs, ys, floor) = scales(spec);
     let mut preps = prepare_series(spec, xs, ys, floor);
@@ -574,7 +590,14 @@ fn panel(
             frame = ctx.frame(place, reserved);
         }
     }
-    ctx.plot(&frame, named.as_ref().unwrap_or(&entries), &looks, at, grid)
+    ctx.plot(
+        &frame,
+        named.as_ref().unwrap_or(&entries),
+        &looks,
+        at,
+        grid,
+        ids,
+    )
 }
 
 struct Ctx<'a> {
