@@ -317,19 +317,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         )));
     }
     out.json["schema"] = crate::report::SCHEMA.into();
-    // What the report shows, in sentences: first in table.md, after the
-    // table in the terminal.
-    let found = crate::report::findings::findings(&out.json);
-    out.table_md = crate::report::findings::insert_markdown(&out.table_md, &found);
-    let said = crate::report::findings::console(&found);
-    for text in [&mut out.console, &mut out.console_wide] {
-        if !text.is_empty() && !said.is_empty() {
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&said);
-        }
-    }
+    crate::report::findings::finish(&mut out);
     Ok(out)
 }
 

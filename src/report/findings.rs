@@ -78,6 +78,22 @@ pub fn findings(json: &Value) -> Vec<String> {
     out
 }
 
+/// Adds a finished report's findings: first in `table.md`, after the
+/// table in the terminal (a run and a merge of shards alike).
+pub fn finish(out: &mut crate::report::Output) {
+    let found = findings(&out.json);
+    out.table_md = insert_markdown(&out.table_md, &found);
+    let said = console(&found);
+    for text in [&mut out.console, &mut out.console_wide] {
+        if !text.is_empty() && !said.is_empty() {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&said);
+        }
+    }
+}
+
 /// `findings` as a Markdown list under a heading (empty: none).
 pub fn markdown(findings: &[String]) -> String {
     if findings.is_empty() {
@@ -101,12 +117,25 @@ pub fn console(findings: &[String]) -> String {
     }
     s.push_str("Findings:\n");
     for f in findings {
-        s.push_str("  - ");
-        s.push_str(f);
+        // Wrapped at a word within the terminal's 120 columns.
+        let mut line = String::from("  -");
+        for w in f.split_whitespace() {
+            if line.chars().count() + 1 + w.chars().count() > CONSOLE_WIDTH && line.trim() != "-" {
+                s.push_str(&line);
+                s.push('\n');
+                line = String::from("   ");
+            }
+            line.push(' ');
+            line.push_str(w);
+        }
+        s.push_str(&line);
         s.push('\n');
     }
     s
 }
+
+/// The terminal's width for findings (columns).
+const CONSOLE_WIDTH: usize = 118;
 
 /// Inserts the findings under the report's first heading (`# name`).
 pub fn insert_markdown(table_md: &str, findings: &[String]) -> String {
@@ -223,11 +252,14 @@ fn params(name: &str) -> Vec<(String, f64, String)> {
         .collect()
 }
 
+/// A swept parameter, the rest of the names, (value, candidate) by value.
+type Sweep = (String, String, Vec<(f64, usize)>);
+
 /// A sweep: candidates equal but for one numeric parameter (3 or more
 /// values), sorted by it. Returns (parameter, the rest of the name, the
 /// candidates' indices by value).
-fn sweeps(c: &[Cand]) -> Vec<(String, String, Vec<(f64, usize)>)> {
-    let mut out: Vec<(String, String, Vec<(f64, usize)>)> = Vec::new();
+fn sweeps(c: &[Cand]) -> Vec<Sweep> {
+    let mut out: Vec<Sweep> = Vec::new();
     for (i, cand) in c.iter().enumerate() {
         for (k, x, rest) in params(&cand.name) {
             match out.iter_mut().find(|s| s.0 == k && s.1 == rest) {
@@ -649,6 +681,12 @@ mod tests {
         assert_eq!(signed(-9.176), "\u{2212}9.18%");
         let v = json!({"kind": "a_kind_from_the_future", "look_at": "It goes up. Then down."});
         assert_eq!(findings(&v), vec!["It goes up.".to_string()]);
+        let long = vec!["word ".repeat(60)];
+        let text = console(&long);
+        assert!(
+            text.lines().count() > 2 && text.lines().all(|l| l.chars().count() <= 120),
+            "{text}"
+        );
         let md = insert_markdown("# s\n\nBody.\n", &findings(&v));
         assert_eq!(md, "# s\n\n**Findings.**\n\n- It goes up.\n\nBody.\n");
     }

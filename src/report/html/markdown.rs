@@ -147,9 +147,9 @@ pub fn markdown_to_html(md: &str, shift: usize) -> String {
             };
             // A wide table shows its essential columns; a toggle shows all.
             if !extra.is_empty() {
-                let _ = write!(
+                let _ = writeln!(
                     out,
-                    "<div class=\"wide\"><label class=\"all-cols\"><input type=\"checkbox\"> show all {} columns ({} more)</label>\n",
+                    "<div class=\"wide\"><label class=\"all-cols\"><input type=\"checkbox\"> show all {} columns ({} more)</label>",
                     header.len(),
                     extra.len()
                 );

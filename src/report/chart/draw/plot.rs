@@ -604,10 +604,7 @@ impl Ctx<'_> {
             text.push_line(l.as_str());
         }
         let (w, h) = text.estimate_dimension().map_err(err)?;
-        let (w, h) = (
-            w as i32 + SWATCH + 2 * LEGEND_MARGIN,
-            h as i32 + 2 * LEGEND_MARGIN,
-        );
+        let (w, h) = (w + SWATCH + 2 * LEGEND_MARGIN, h + 2 * LEGEND_MARGIN);
         let rows = text.compute_line_layout().map_err(err)?;
         let mut o = layer(&|root| {
             let b = [(x0, y0), (x0 + w, y0 + h)];
