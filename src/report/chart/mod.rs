@@ -114,6 +114,10 @@ pub struct Series {
     /// With `share_color`: the marker of the latest series of that colour
     /// (a family's loose points beside its line) instead of the next one.
     pub same_marker: bool,
+    /// Its points lie beyond the axis' range, pinned at its edge: each is
+    /// drawn as an arrow pointing off the axis (its label gives the value),
+    /// not as a marker that would read as a value at the edge.
+    pub at_edge: bool,
 }
 
 impl Series {
@@ -128,6 +132,7 @@ impl Series {
             share_color: false,
             dashed: false,
             same_marker: false,
+            at_edge: false,
         }
     }
 
@@ -575,6 +580,27 @@ mod tests {
         // Different legends: each panel keeps its own.
         let own = render_grid("g", "t", "", &[panel("a"), panel("b")], 2).unwrap();
         assert_eq!(own.svg.matches("id=\"legend").count(), 2);
+    }
+
+    /// Points pinned at the axis' edge are arrows pointing off it, not
+    /// markers that read as values at the edge.
+    #[test]
+    fn points_off_the_axis_are_arrows() {
+        let mut spec = ChartSpec::new("e", "Edge", "x", "y");
+        spec.series
+            .push(Series::new("on", vec![(0.0, 1.0), (1.0, 2.0)], SeriesStyle::Points).color(0));
+        let mut off = Series::new("", vec![(0.5, 0.0)], SeriesStyle::Points).color(0);
+        off.share_color = true;
+        off.same_marker = true;
+        spec.series.push(off.clone());
+        spec.y_range = Some((0.0, 3.0));
+        let plain = render(&spec).unwrap();
+        spec.series[1].at_edge = true;
+        let arrow = render(&spec).unwrap();
+        let marks = |c: &Chart| group(&c.svg, "series-1\"").to_string();
+        assert!(marks(&plain).contains("<circle"), "{}", marks(&plain));
+        let a = marks(&arrow);
+        assert!(a.contains("<polygon") && !a.contains("<circle"), "{a}");
     }
 
     #[test]

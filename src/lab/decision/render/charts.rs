@@ -83,9 +83,9 @@ fn push_family(
         SeriesStyle::Points
     };
     let mut named = false;
-    for (p, l, style) in [
-        (on, on_labels, line),
-        (edge, edge_labels, SeriesStyle::Points),
+    for (p, l, style, named_edge) in [
+        (on, on_labels, line, false),
+        (edge, edge_labels, SeriesStyle::Points, true),
     ] {
         if p.is_empty() {
             continue;
@@ -97,6 +97,8 @@ fn push_family(
         named = true;
         s.point_labels = Some(l);
         s.color = Some(fi);
+        // The loose points of the second pass are off the axis.
+        s.at_edge = named_edge;
         c.series.push(s);
     }
 }

@@ -36,6 +36,8 @@ struct Prep {
     pts: Vec<(f64, Option<f64>)>,
     labels: Vec<String>,
     want: Want,
+    /// Off the axis, pinned at its edge: drawn as arrows.
+    at_edge: bool,
 }
 
 /// A band in px: its filled polygons, and on a log axis the stretches of
@@ -188,6 +190,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
             pts,
             labels,
             want,
+            at_edge: s.at_edge,
         });
     }
     preps

@@ -273,6 +273,39 @@ where
     .map_err(err)
 }
 
+/// Points pinned at the top or bottom edge of the y axis (their values lie
+/// beyond it), drawn as arrows pointing off the axis: a value at the edge
+/// would read as the value.
+fn edge_arrows<DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    pts: &[(f64, f64)],
+    (sx, sy): (f64, f64),
+    (y_lo, y_hi): (f64, f64),
+    c: RGBColor,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let mid = (y_lo + y_hi) / 2.0;
+    chart
+        .draw_series(pts.iter().map(|&(x, y)| {
+            // Towards the nearer edge: up at the top, down at the bottom.
+            let dir = if y >= mid { 1.0 } else { -1.0 };
+            let (w, h) = (MR * sx, 1.6 * MR * sy);
+            Polygon::new(
+                vec![
+                    (x, y + dir * h),
+                    (x + w, y - dir * 0.2 * h),
+                    (x - w, y - dir * 0.2 * h),
+                ],
+                c.filled(),
+            )
+        }))
+        .map(|_| ())
+        .map_err(err)
+}
+
 /// A legend swatch: the series' line (dashed as drawn) with its marker in
 /// the middle, or the band's fill, 30 px wide from its point. An element of
 /// our own, made of plotters' elements (their composition would tie the
@@ -579,6 +612,9 @@ impl Ctx<'_> {
             (f.x_dom.1 - f.x_dom.0) / (p.x1 - p.x0),
             (f.y_dom.1 - f.y_dom.0) / (p.y1 - p.y0),
         );
+        if self.preps[i].at_edge {
+            return edge_arrows(&mut chart, &marks, px, f.y_dom, c);
+        }
         markers(&mut chart, m, &marks, px, c)
     }
 
