@@ -114,10 +114,11 @@ pub struct Series {
     /// With `share_color`: the marker of the latest series of that colour
     /// (a family's loose points beside its line) instead of the next one.
     pub same_marker: bool,
-    /// Its points lie beyond the axis' range, pinned at its edge: each is
-    /// drawn as an arrow pointing off the axis (its label gives the value),
-    /// not as a marker that would read as a value at the edge.
-    pub at_edge: bool,
+    /// Which of its points lie beyond the axis' range, pinned at its edge
+    /// (empty: none): each is drawn as an arrow pointing off the axis (its
+    /// label gives the value), not as a marker that would read as a value
+    /// at the edge.
+    pub at_edge: Vec<bool>,
 }
 
 impl Series {
@@ -132,7 +133,7 @@ impl Series {
             share_color: false,
             dashed: false,
             same_marker: false,
-            at_edge: false,
+            at_edge: Vec::new(),
         }
     }
 
@@ -595,7 +596,7 @@ mod tests {
         spec.series.push(off.clone());
         spec.y_range = Some((0.0, 3.0));
         let plain = render(&spec).unwrap();
-        spec.series[1].at_edge = true;
+        spec.series[1].at_edge = vec![true];
         let arrow = render(&spec).unwrap();
         let marks = |c: &Chart| group(&c.svg, "series-1\"").to_string();
         assert!(marks(&plain).contains("<circle"), "{}", marks(&plain));

@@ -98,7 +98,9 @@ fn push_family(
         s.point_labels = Some(l);
         s.color = Some(fi);
         // The loose points of the second pass are off the axis.
-        s.at_edge = named_edge;
+        if named_edge {
+            s.at_edge = vec![true; s.points.len()];
+        }
         c.series.push(s);
     }
 }
@@ -708,6 +710,7 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
                 .collect(),
         );
         s.color = Some(0);
+        s.at_edge = order.iter().map(|&i| at_edge(zoom, xs[i]).1).collect();
         c.series.push(s);
         c.vlines.push((0.0, "exact limiter".into()));
         if let Some(r) = zoom {

@@ -36,8 +36,8 @@ struct Prep {
     pts: Vec<(f64, Option<f64>)>,
     labels: Vec<String>,
     want: Want,
-    /// Off the axis, pinned at its edge: drawn as arrows.
-    at_edge: bool,
+    /// Per point: off the axis, pinned at its edge (drawn as an arrow).
+    at_edge: Vec<bool>,
 }
 
 /// A band in px: its filled polygons, and on a log axis the stretches of
@@ -143,6 +143,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
     for s in &spec.series {
         let mut pts = Vec::new();
         let mut labels = Vec::new();
+        let mut at_edge = Vec::new();
         // y = −∞ on a linear axis with a row below it: on that row.
         let row_below = ys == Scale::Linear && !spec.y_row_below.is_empty();
         for (k, &(x, y)) in s.points.iter().enumerate() {
@@ -152,6 +153,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
             }
             let tx = fwd(xs, x, floor.max(f64::MIN_POSITIVE)).unwrap_or(f64::NEG_INFINITY);
             pts.push((tx, if below { None } else { fwd(ys, y, floor) }));
+            at_edge.push(s.at_edge.get(k).copied().unwrap_or(false));
             labels.push(
                 s.point_labels
                     .as_ref()
@@ -190,7 +192,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
             pts,
             labels,
             want,
-            at_edge: s.at_edge,
+            at_edge,
         });
     }
     preps

@@ -280,24 +280,35 @@ fn edge_arrows<DB: DrawingBackend, X, Y>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     pts: &[(f64, f64)],
     (sx, sy): (f64, f64),
-    (y_lo, y_hi): (f64, f64),
+    ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
+    on_x: bool,
     c: RGBColor,
 ) -> Result<(), String>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    let mid = (y_lo + y_hi) / 2.0;
     chart
         .draw_series(pts.iter().map(|&(x, y)| {
-            // Towards the nearer edge: up at the top, down at the bottom.
-            let dir = if y >= mid { 1.0 } else { -1.0 };
-            let (w, h) = (MR * sx, 1.6 * MR * sy);
+            // Towards the nearer end of the axis it is pinned on.
+            let v = if on_x {
+                (if x < (x_lo + x_hi) / 2.0 { -1.0 } else { 1.0 }, 0.0)
+            } else if y >= (y_lo + y_hi) / 2.0 {
+                (0.0, 1.0)
+            } else {
+                (0.0, -1.0)
+            };
+            let (long, half) = (1.6 * MR, MR);
+            // tip, then the two corners of the base (px scaled to units)
+            // centred on the point, so it marks the point its label names
+            let tip = (x + v.0 * 0.6 * long * sx, y + v.1 * 0.6 * long * sy);
+            let back = (x - v.0 * 0.6 * long * sx, y - v.1 * 0.6 * long * sy);
+            let side = (v.1 * half * sx, v.0 * half * sy);
             Polygon::new(
                 vec![
-                    (x, y + dir * h),
-                    (x + w, y - dir * 0.2 * h),
-                    (x - w, y - dir * 0.2 * h),
+                    tip,
+                    (back.0 + side.0, back.1 + side.1),
+                    (back.0 - side.0, back.1 - side.1),
                 ],
                 c.filled(),
             )
@@ -612,8 +623,16 @@ impl Ctx<'_> {
             (f.x_dom.1 - f.x_dom.0) / (p.x1 - p.x0),
             (f.y_dom.1 - f.y_dom.0) / (p.y1 - p.y0),
         );
-        if self.preps[i].at_edge {
-            return edge_arrows(&mut chart, &marks, px, f.y_dom, c);
+        let edge = &self.preps[i].at_edge;
+        if edge.len() == marks.len() && edge.iter().any(|e| *e) {
+            let (off, on): (Vec<_>, Vec<_>) = marks.iter().zip(edge).partition(|(_, e)| **e);
+            let off: Vec<(f64, f64)> = off.into_iter().map(|(q, _)| *q).collect();
+            let on: Vec<(f64, f64)> = on.into_iter().map(|(q, _)| *q).collect();
+            let axes = ((self.xa.lo, self.xa.hi), (self.ya.lo, self.ya.hi));
+            // Pinned on x when only x's range is fixed, else on y.
+            let on_x = self.spec.x_range.is_some() && self.spec.y_range.is_none();
+            edge_arrows(&mut chart, &off, px, axes, on_x, c)?;
+            return markers(&mut chart, m, &on, px, c);
         }
         markers(&mut chart, m, &marks, px, c)
     }
