@@ -301,7 +301,8 @@ pub fn kind(name: &str) -> Option<&'static Kind> {
 /// let out = lab::run(&scenario, &RunContext::for_scenario(&scenario)).unwrap();
 /// assert_eq!(out.json["schema"], ratelab::report::SCHEMA);
 /// assert_eq!(out.json["kind"], "estimator_overflow");
-/// assert!(out.table_md.starts_with("# overflow-demo\n\nA counter one step below"));
+/// assert!(out.table_md.starts_with("# overflow-demo\n\n**Findings.**\n\n- "));
+/// assert!(out.table_md.contains("\n\nA counter one step below"));
 /// assert!(out.console.contains("-9223372036854775808"), "wrapping wraps to isize::MIN");
 /// ```
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
@@ -320,6 +321,7 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
         )));
     }
     out.json["schema"] = crate::report::SCHEMA.into();
+    crate::report::findings::finish(&mut out);
     Ok(out)
 }
 

@@ -552,7 +552,13 @@ pub fn merge_files(files: &[PathBuf], max_memory: u64) -> Result<Merged> {
     }
     groups
         .into_iter()
-        .map(|(_, shards)| merge_one(shards, max_memory))
+        .map(|(_, shards)| {
+            // The merged report says what it shows as the unsharded run does.
+            merge_one(shards, max_memory).map(|(sc, mut out)| {
+                crate::report::findings::finish(&mut out);
+                (sc, out)
+            })
+        })
         .collect::<Result<_>>()
         .map(Merged::Reports)
 }

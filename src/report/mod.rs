@@ -10,6 +10,7 @@
 pub mod atomic;
 pub mod builder;
 pub mod chart;
+pub mod findings;
 pub mod fmt;
 pub mod html;
 pub mod pending;

@@ -30,8 +30,11 @@
 //! * a chart of one panel uses the canvas' width, not half of it.
 //!
 //! The SVG marks up what the checks read as groups: `plot-area`,
-//! `series-<i>` and `band-<i>` (with `-legend` appended when the legend
-//! names it) and `legend` (the legend box with its entries).
+//! `series-<i>` and `band-<i>` (numbered over the SVG in drawing order)
+//! and `legend` (the legend box) holding one `series-<i>-legend` /
+//! `band-<i>-legend` group per entry; every entry must name a series or
+//! band group with a mark in the plot. (Older charts appended `-legend` to
+//! the series group itself: still read.)
 //!
 //! `RATELAB_LAYOUT_DIR=<reports folder>` checks the `*.svg` files found
 //! there instead (e.g. charts of an older renderer).
@@ -111,6 +114,8 @@ struct Seen {
     /// Per `series-<i>` / `band-<i>` group: segments, mark boxes, path data.
     groups: Vec<Drawn>,
     legend_targets: Vec<String>,
+    /// Groups in the legend that are not `<target>-legend` entries.
+    stray_legend_ids: Vec<String>,
     /// Inside the `legend` group while walking it.
     in_legend: bool,
     /// Texts in the legend (one per entry).
@@ -137,6 +142,15 @@ fn walk(g: &usvg::Group, within: Option<usize>, seen: &mut Seen) {
         match node {
             Node::Group(g) => {
                 let mut inner = within;
+                if seen.in_legend && (id.starts_with("series-") || id.starts_with("band-")) {
+                    // an entry of the legend: `<target>-legend`
+                    match id.strip_suffix("-legend") {
+                        Some(n) => seen.legend_targets.push(n.to_string()),
+                        None => seen.stray_legend_ids.push(id.clone()),
+                    }
+                    walk(g, inner, seen);
+                    continue;
+                }
                 if id.starts_with("series-") || id.starts_with("band-") {
                     // `-legend`: the legend names this series or band
                     let name = match id.strip_suffix("-legend") {
@@ -278,6 +292,18 @@ fn problems(svg: &str) -> Vec<String> {
             seen.legend_texts,
             seen.legend_targets.len()
         ));
+    }
+    for id in &seen.stray_legend_ids {
+        out.push(format!(
+            "the legend holds {id}, not a `<target>-legend` entry"
+        ));
+    }
+    // Series ids are unique over the SVG: an outside checker pairs each
+    // legend entry with exactly one group.
+    for (i, (id, ..)) in seen.groups.iter().enumerate() {
+        if seen.groups[..i].iter().any(|g| &g.0 == id) {
+            out.push(format!("two groups are {id}"));
+        }
     }
     // Charts with several series need a legend, or a label on each.
     if seen.legends.is_empty() && seen.groups.len() > 1 {
@@ -1002,4 +1028,145 @@ fn the_checks_of_labels_bands_and_texts_catch_a_bad_chart() {
     ] {
         assert!(!p.contains(quiet), "{quiet}: {p}");
     }
+}
+
+/// What an outside checker reads from an SVG's markup alone (no layout):
+/// every problem of its semantic groups (empty: none). A `<title>` and a
+/// `<desc>`; a `plot-area` group; series (and bands) numbered over the
+/// SVG, each id once; and each `series-<n>-legend` / `band-<n>-legend`
+/// entry of the `legend` group naming a group that draws something.
+fn semantic_problems(svg: &str) -> Vec<String> {
+    use resvg::usvg::roxmltree::Document;
+    let doc = match Document::parse(svg) {
+        Ok(d) => d,
+        Err(e) => return vec![format!("does not parse: {e}")],
+    };
+    let root = doc.root_element();
+    let mut out = Vec::new();
+    for want in ["title", "desc"] {
+        let text = root
+            .children()
+            .find(|n| n.has_tag_name(want))
+            .and_then(|n| n.text())
+            .unwrap_or("");
+        if text.trim().is_empty() {
+            out.push(format!("no <{want}>"));
+        }
+    }
+    let groups: Vec<_> = root
+        .descendants()
+        .filter(|n| n.has_tag_name("g") && n.attribute("id").is_some())
+        .collect();
+    let id = |n: &resvg::usvg::roxmltree::Node| n.attribute("id").unwrap_or("").to_string();
+    if !groups.iter().any(|g| id(g) == "plot-area") {
+        out.push("no plot-area group".into());
+    }
+    let in_legend = |n: &resvg::usvg::roxmltree::Node| {
+        n.ancestors().skip(1).any(|a| {
+            a.attribute("id")
+                .is_some_and(|i| i == "legend" || i.starts_with("legend-"))
+        })
+    };
+    let marks = |n: &resvg::usvg::roxmltree::Node| {
+        n.descendants()
+            .filter(|d| {
+                ["polyline", "path", "circle", "rect", "polygon", "line"]
+                    .iter()
+                    .any(|t| d.has_tag_name(*t))
+            })
+            .count()
+    };
+    let mut series: Vec<String> = Vec::new();
+    for g in groups.iter().filter(|g| !in_legend(g)) {
+        let i = id(g);
+        let numbered = |kind: &str| {
+            i.strip_prefix(kind)
+                .is_some_and(|n| n.parse::<usize>().is_ok())
+        };
+        if numbered("series-") || numbered("band-") {
+            if series.contains(&i) {
+                out.push(format!("two groups are {i}"));
+            }
+            series.push(i);
+        } else if i.starts_with("series-") || i.starts_with("band-") {
+            out.push(format!("{i}: not series-<n> / band-<n>"));
+        }
+    }
+    // Series are numbered in drawing order, from 0, without gaps.
+    let nums: Vec<usize> = series
+        .iter()
+        .filter_map(|s| s.strip_prefix("series-")?.parse().ok())
+        .collect();
+    if nums != (0..nums.len()).collect::<Vec<_>>() {
+        out.push(format!(
+            "series not numbered 0.. in drawing order: {nums:?}"
+        ));
+    }
+    for g in groups.iter().filter(|g| in_legend(g)) {
+        let i = id(g);
+        let Some(target) = i.strip_suffix("-legend") else {
+            out.push(format!("the legend holds {i}, not a <target>-legend entry"));
+            continue;
+        };
+        match groups.iter().find(|s| id(s) == target && !in_legend(s)) {
+            None => out.push(format!("the legend names {target}, which has no group")),
+            Some(s) if marks(s) == 0 => {
+                out.push(format!("the legend names {target}, which draws nothing"))
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// Every committed chart carries the markup an outside checker reads:
+/// each series in its legend is one non-empty `series-<n>` group.
+#[test]
+fn every_committed_chart_pairs_its_legend_with_its_series() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports");
+    let mut svgs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flat_map(|e| std::fs::read_dir(e.unwrap().path()).into_iter().flatten())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+        .collect();
+    svgs.sort();
+    assert!(svgs.len() > 50, "only {} charts under reports/", svgs.len());
+    let mut legends = 0;
+    let mut bad = Vec::new();
+    for p in &svgs {
+        let svg = std::fs::read_to_string(p).unwrap();
+        legends += usize::from(svg.contains("-legend\""));
+        for e in semantic_problems(&svg) {
+            bad.push(format!("{}: {e}", p.display()));
+        }
+    }
+    assert!(legends > 50, "only {legends} charts with legend entries");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_semantic_check_catches_a_bad_chart() {
+    let good = r##"<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100">
+<title>t</title><desc>d</desc>
+<g id="plot-area"><rect x="0" y="0" width="9" height="9"/></g>
+<g id="series-0"><path d="M0 0L9 9"/></g>
+<g id="series-1">SECOND</g>
+<g id="legend"><g id="series-0-legend"><text>a</text></g><g id="series-1-legend"><text>b</text></g></g>
+</svg>"##;
+    assert!(semantic_problems(&good.replace("SECOND", "<circle r=\"2\"/>")).is_empty());
+    let p = semantic_problems(&good.replace("SECOND", "")).join("\n");
+    assert!(p.contains("series-1, which draws nothing"), "{p}");
+    let p = semantic_problems(
+        &good
+            .replace("<title>t</title>", "")
+            .replace("series-1\"", "series-2\""),
+    )
+    .join("\n");
+    assert!(
+        p.contains("no <title>")
+            && p.contains("series-1, which has no group")
+            && p.contains("numbered"),
+        "{p}"
+    );
 }

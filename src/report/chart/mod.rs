@@ -114,6 +114,11 @@ pub struct Series {
     /// With `share_color`: the marker of the latest series of that colour
     /// (a family's loose points beside its line) instead of the next one.
     pub same_marker: bool,
+    /// Which of its points lie beyond the axis' range, pinned at its edge
+    /// (empty: none): each is drawn as an arrow pointing off the axis (its
+    /// label gives the value), not as a marker that would read as a value
+    /// at the edge.
+    pub at_edge: Vec<bool>,
 }
 
 impl Series {
@@ -128,6 +133,7 @@ impl Series {
             share_color: false,
             dashed: false,
             same_marker: false,
+            at_edge: Vec::new(),
         }
     }
 
@@ -557,14 +563,45 @@ mod tests {
         };
         let shared = render_grid("g", "t", "", &[panel("a"), panel("a")], 2).unwrap();
         assert_eq!(shared.svg.matches("id=\"legend").count(), 1);
-        assert!(shared.svg.contains("id=\"series-0.0-legend\""));
+        // Series numbered over the SVG: the second panel's are 2 and 3;
+        // the shared legend names the first panel's.
+        for id in [
+            "series-0",
+            "series-1",
+            "series-2",
+            "series-3",
+            "series-0-legend",
+        ] {
+            assert!(shared.svg.contains(&format!("id=\"{id}\"")), "{id}");
+        }
         assert!(
-            shared.svg.contains("id=\"series-1.0\""),
+            !shared.svg.contains("series-2-legend"),
             "the others name nothing"
         );
         // Different legends: each panel keeps its own.
         let own = render_grid("g", "t", "", &[panel("a"), panel("b")], 2).unwrap();
         assert_eq!(own.svg.matches("id=\"legend").count(), 2);
+    }
+
+    /// Points pinned at the axis' edge are arrows pointing off it, not
+    /// markers that read as values at the edge.
+    #[test]
+    fn points_off_the_axis_are_arrows() {
+        let mut spec = ChartSpec::new("e", "Edge", "x", "y");
+        spec.series
+            .push(Series::new("on", vec![(0.0, 1.0), (1.0, 2.0)], SeriesStyle::Points).color(0));
+        let mut off = Series::new("", vec![(0.5, 0.0)], SeriesStyle::Points).color(0);
+        off.share_color = true;
+        off.same_marker = true;
+        spec.series.push(off.clone());
+        spec.y_range = Some((0.0, 3.0));
+        let plain = render(&spec).unwrap();
+        spec.series[1].at_edge = vec![true];
+        let arrow = render(&spec).unwrap();
+        let marks = |c: &Chart| group(&c.svg, "series-1\"").to_string();
+        assert!(marks(&plain).contains("<circle"), "{}", marks(&plain));
+        let a = marks(&arrow);
+        assert!(a.contains("<polygon") && !a.contains("<circle"), "{a}");
     }
 
     #[test]
@@ -660,7 +697,7 @@ mod tests {
         assert!(chart
             .svg
             .starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"600\""));
-        let plot = group(&chart.svg, "plot-area-0");
+        let plot = group(&chart.svg, "plot-area");
         let w: f64 = plot
             .split("width=\"")
             .nth(1)

@@ -28,24 +28,24 @@ pub const JOBS: &[Job] = &[
         question: "Which limiter denies well-behaved clients least and lets abusers through least, at what memory? Every candidate replays the same traffic against an exact sliding log.",
     },
     Job {
+        id: "fleet",
+        title: "The fleet",
+        question: "Many replicas behind a balancer: how much do local, synchronised and central limiters let through or deny, and what do they cost in store operations, messages and added latency?",
+    },
+    Job {
         id: "size",
         title: "Size a sketch",
         question: "How big must the count-min sketch be: for counting accuracy (`ratelab size`) and for a rate limit on an access log (`ratelab size --trace ... --limit`)?",
     },
     Job {
         id: "estimate",
-        title: "Estimator accuracy",
+        title: "Guard accuracy",
         question: "How far off are pingora-limits' count-min counts (Estimator, Rate, Inflight) from the exact ones, and where does that come from?",
     },
     Job {
-        id: "pace",
-        title: "Pacers and token buckets",
-        question: "When does each call pass? Token buckets, leaky-bucket pacers and multi-limiters replayed call by call on the virtual clock.",
-    },
-    Job {
-        id: "windows",
-        title: "Windows, flips and races",
-        question: "What pingora's Rate answers between window flips, what the documented proxy example does, and what racing threads see.",
+        id: "docs",
+        title: "The documents' experiments",
+        question: "The source documents' pictures replayed: when each call passes through token buckets, pacers and multi-limiters, what pingora's Rate answers between window flips, what the documented proxy example does, and what racing threads see.",
     },
     Job {
         id: "other",
@@ -79,10 +79,10 @@ const KINDS: &[(&str, &str, KeyNumber)] = &[
     ("inflight_accuracy", "estimate", inflight_accuracy),
     ("inflight_guard_leak", "estimate", guard_leak),
     ("rate_vs_oracle", "estimate", rate_vs_oracle),
-    ("pacer_timeline", "pace", pacer_timeline),
-    ("rate_timeline", "windows", rate_timeline),
-    ("proxy_example", "windows", proxy_example),
-    ("first_second_panic", "windows", first_second_panic),
+    ("pacer_timeline", "docs", pacer_timeline),
+    ("rate_timeline", "docs", rate_timeline),
+    ("proxy_example", "docs", proxy_example),
+    ("first_second_panic", "docs", first_second_panic),
 ];
 
 /// The job a report kind belongs to ("other" for kinds without a row).
@@ -102,6 +102,26 @@ pub fn job_of(kind: &str) -> &'static Job {
     JOBS.iter()
         .find(|j| j.id == id)
         .unwrap_or(&JOBS[JOBS.len() - 1])
+}
+
+/// The job a report belongs to: its kind's, except that a decision-lab
+/// report of a fleet (a `fleet` array) belongs to "The fleet".
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::report::html::jobs::job_of_report;
+/// let fleet = serde_json::json!({"fleet": []});
+/// assert_eq!(job_of_report("decision_accuracy", &fleet).id, "fleet");
+/// assert_eq!(job_of_report("decision_accuracy", &serde_json::json!({})).id, "choose");
+/// ```
+pub fn job_of_report(kind: &str, json: &Value) -> &'static Job {
+    if kind == "decision_accuracy" && json.get("fleet").is_some_and(Value::is_array) {
+        if let Some(j) = JOBS.iter().find(|j| j.id == "fleet") {
+            return j;
+        }
+    }
+    job_of(kind)
 }
 
 /// A scenario's line in the findings summary.
@@ -221,10 +241,11 @@ fn least_harm<'a>(
     })
 }
 
+/// The decision lab's verdict: its first finding (a swept parameter's
+/// effect, or the two harms against each other), never one end of a
+/// trade-off named the winner.
 fn decision_verdict(v: &Value) -> Option<String> {
-    let c = candidates(v);
-    let best = least_harm(&c)?;
-    Some(format!("Least harm of {} candidates: {}", c.len(), best.0))
+    crate::report::findings::decision(v).into_iter().next()
 }
 
 fn decision(v: &Value) -> Option<String> {
@@ -530,7 +551,12 @@ mod tests {
              "harm": {"compliant_denied": 9, "compliant_denied_pct": 0.25, "limited_excess_pct": 0.0}}
         ]});
         let f = finding("decision_accuracy", &v);
-        assert_eq!(f.verdict, "Least harm of 3 candidates: leaky");
+        assert!(
+            f.verdict
+                .starts_with("Only 1 of 3 candidates deny compliant requests: harsh (0.25%)"),
+            "{}",
+            f.verdict
+        );
         assert!(
             f.key
                 .starts_with("0 compliant requests denied, limited excess +1.50%, 100 B"),

@@ -115,10 +115,25 @@ pub fn markdown_to_html(md: &str, shift: usize) -> String {
             i += 2;
             let mut body = String::new();
             let mut rows = 0;
+            let extra = extra_columns(&header);
+            let class_of = |j: usize, num: bool| {
+                let mut c: Vec<&str> = Vec::new();
+                if num {
+                    c.push("num");
+                }
+                if extra.contains(&j) {
+                    c.push("x");
+                }
+                if c.is_empty() {
+                    String::new()
+                } else {
+                    format!(" class=\"{}\"", c.join(" "))
+                }
+            };
             while i < lines.len() && lines[i].trim().starts_with('|') {
                 body.push_str("<tr>");
-                for c in split_row(lines[i]) {
-                    let class = if numeric(&c) { " class=\"num\"" } else { "" };
+                for (j, c) in split_row(lines[i]).into_iter().enumerate() {
+                    let class = class_of(j, numeric(&c));
                     let _ = write!(body, "<td{class}>{}</td>", inline(&c));
                 }
                 body.push_str("</tr>\n");
@@ -130,13 +145,25 @@ pub fn markdown_to_html(md: &str, shift: usize) -> String {
             } else {
                 "table-wrap"
             };
+            // A wide table shows its essential columns; a toggle shows all.
+            if !extra.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "<div class=\"wide\"><label class=\"all-cols\"><input type=\"checkbox\"> show all {} columns ({} more)</label>",
+                    header.len(),
+                    extra.len()
+                );
+            }
             let _ = write!(out, "<div class=\"{class}\"><table>\n<thead><tr>");
-            for c in header {
-                let _ = write!(out, "<th>{}</th>", inline(&c));
+            for (j, c) in header.iter().enumerate() {
+                let _ = write!(out, "<th{}>{}</th>", class_of(j, false), inline(c));
             }
             out.push_str("</tr></thead>\n<tbody>\n");
             out.push_str(&body);
             out.push_str("</tbody></table></div>\n");
+            if !extra.is_empty() {
+                out.push_str("</div>\n");
+            }
         } else if t.starts_with("- ") || t.starts_with("* ") {
             flush_para(&mut para, &mut out);
             out.push_str("<ul>\n");
@@ -159,6 +186,39 @@ pub fn markdown_to_html(md: &str, shift: usize) -> String {
     out
 }
 
+/// Columns beyond which a table is wide (more are hidden behind a toggle).
+const WIDE_COLUMNS: usize = 7;
+
+/// The columns of a wide table shown only on request: all but the first
+/// and the essential ones (those naming a harm, an error or a cost, the
+/// first five of them; else the first six columns).
+fn extra_columns(header: &[String]) -> Vec<usize> {
+    if header.len() <= WIDE_COLUMNS {
+        return Vec::new();
+    }
+    const ESSENTIAL: &[&str] = &[
+        "denied %",
+        "excess %",
+        "worst window",
+        "memory",
+        "store op",
+        "latency",
+        "exact",
+        "mean",
+    ];
+    let mut keep: Vec<usize> = (1..header.len())
+        .filter(|&j| {
+            let h = header[j].to_lowercase();
+            ESSENTIAL.iter().any(|e| h.contains(e))
+        })
+        .take(5)
+        .collect();
+    if keep.len() < 3 {
+        keep = (1..6).collect();
+    }
+    (1..header.len()).filter(|j| !keep.contains(j)).collect()
+}
+
 /// `- `name`: caption` items of table.md.
 pub(super) fn chart_captions(md: &str) -> Vec<(String, String)> {
     md.lines()
@@ -177,8 +237,20 @@ pub(super) fn body_markdown(md: &str, description: &str) -> String {
     let mut out = Vec::new();
     let mut in_charts = false;
     let mut dropped_title = false;
+    // The findings list (shown above the charts already).
+    let mut in_findings = false;
     for line in md.lines() {
         let t = line.trim();
+        if t == "**Findings.**" {
+            in_findings = true;
+            continue;
+        }
+        if in_findings {
+            if t.is_empty() || t.starts_with("- ") {
+                continue;
+            }
+            in_findings = false;
+        }
         if !dropped_title && t.starts_with("# ") {
             dropped_title = true;
             continue;

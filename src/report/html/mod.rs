@@ -262,7 +262,7 @@ fn grouped(entries: &[Entry]) -> Vec<(&'static jobs::Job, Vec<&Entry>)> {
         .map(|j| {
             let mine: Vec<&Entry> = entries
                 .iter()
-                .filter(|e| jobs::job_of(kind_of(e)).id == j.id)
+                .filter(|e| jobs::job_of_report(kind_of(e), &e.json).id == j.id)
                 .collect();
             (j, mine)
         })
@@ -292,11 +292,40 @@ fn toc(groups: &[(&'static jobs::Job, Vec<&Entry>)], class: &str, head: &str) ->
     h
 }
 
-/// The findings summary: per job, one line per scenario (its verdict and
-/// key number), linked to its section.
+/// A report's findings ([`super::findings`]), from its JSON (the kind as
+/// the page reads it: a rate-limit sizing is `size_limit`).
+fn found(e: &Entry) -> Vec<String> {
+    let mut json = e.json.clone();
+    if kind_of(e) == "size_limit" {
+        let f = jobs::finding("size_limit", &e.json);
+        let mut s = f.verdict.trim_end_matches('.').to_string();
+        if !f.key.is_empty() {
+            s = format!("{s}: {}", f.key);
+        }
+        return vec![format!("{s}.")];
+    }
+    if json.get("kind").is_none() {
+        json["kind"] = kind_of(e).into();
+    }
+    super::findings::findings(&json)
+}
+
+/// A scenario's line in the summary: its first finding, and when that
+/// carries no number, the first one that does.
+fn summary_line(found: &[String]) -> String {
+    let has_number = |s: &String| s.chars().any(|c| c.is_ascii_digit());
+    let first = found.first().cloned().unwrap_or_default();
+    match found.iter().find(|f| has_number(f)) {
+        Some(n) if !has_number(&first) => format!("{first} {n}"),
+        _ => first,
+    }
+}
+
+/// The findings summary: per job, one line per scenario (its first
+/// finding, a sentence with numbers), linked to its section.
 fn findings(groups: &[(&'static jobs::Job, Vec<&Entry>)]) -> String {
     let mut h = String::from(
-        "<section id=\"findings\">\n<h2>Findings</h2>\n<p class=\"sub\">One line per scenario: what it concludes and the number that carries it, read from its <code>report.json</code>. The name links to its section.</p>\n",
+        "<section id=\"findings\">\n<h2>Findings</h2>\n<p class=\"sub\">One line per scenario: what it shows, with its numbers, written from its <code>report.json</code>. The name links to its section; each job's section opens with all its scenarios' findings.</p>\n",
     );
     for (job, mine) in groups {
         let _ = writeln!(
@@ -306,17 +335,12 @@ fn findings(groups: &[(&'static jobs::Job, Vec<&Entry>)]) -> String {
             esc(job.title)
         );
         for e in mine {
-            let f = jobs::finding(kind_of(e), &e.json);
-            let key = if f.key.is_empty() {
-                String::new()
-            } else {
-                format!(" <span class=\"key\">{}</span>", inline(&f.key))
-            };
+            let f = found(e);
             let _ = writeln!(
                 h,
-                "<li><a href=\"#s-{n}\">{n}</a><span><span class=\"verdict\">{v}</span>{key}</span></li>",
+                "<li><a href=\"#s-{n}\">{n}</a><span class=\"verdict\">{v}</span></li>",
                 n = esc(&e.name),
-                v = inline(&f.verdict),
+                v = inline(&summary_line(&f)),
             );
         }
         h.push_str("</ul>\n");
@@ -344,18 +368,22 @@ fn scenario_section(h: &mut String, e: &Entry, embed: bool) -> Result<()> {
         n = esc(&e.name),
         k = esc(kind)
     );
+    // Its findings open the job's section; here its charts, and the
+    // prose and the full tables one tap away.
+    let mut more = String::new();
     if !desc.is_empty() {
-        let _ = writeln!(h, "<p>{}</p>", inline(desc));
+        let _ = writeln!(more, "<p>{}</p>", inline(desc));
     }
     if let Some(l) = look {
         let _ = writeln!(
-            h,
+            more,
             "<div class=\"look\"><strong>What to look at:</strong> {}</div>",
             inline(l)
         );
     }
-    h.push_str(&markdown_to_html(&body_markdown(&e.table_md, desc), 2));
+    more.push_str(&markdown_to_html(&body_markdown(&e.table_md, desc), 2));
     let captions = chart_captions(&e.table_md);
+    h.push_str("<div class=\"charts\">\n");
     for (stem, svg, png) in &e.charts {
         let shown = if *svg {
             format!("{stem}.svg")
@@ -405,6 +433,11 @@ fn scenario_section(h: &mut String, e: &Entry, embed: bool) -> Result<()> {
             links = links.join(" · ")
         );
     }
+    h.push_str("</div>\n");
+    let _ = writeln!(
+        h,
+        "<details class=\"more\"><summary>Description, what to look at, and the full tables</summary>\n{more}</details>"
+    );
     if !e.files.is_empty() {
         let links: Vec<String> = e
             .files
@@ -456,6 +489,20 @@ pub fn render(entries: &[Entry], embed: bool) -> Result<String> {
             esc(job.title),
             inline(job.question)
         );
+        // The job opens with its findings: every finding of each scenario.
+        h.push_str("<ul class=\"findings\">\n");
+        for e in mine {
+            let all: String = found(e)
+                .iter()
+                .map(|f| format!("<li>{}</li>", inline(f)))
+                .collect();
+            let _ = writeln!(
+                h,
+                "<li><a href=\"#s-{n}\">{n}</a><ul class=\"all\">{all}</ul></li>",
+                n = esc(&e.name),
+            );
+        }
+        h.push_str("</ul>\n");
         for e in mine {
             scenario_section(&mut h, e, embed)?;
         }

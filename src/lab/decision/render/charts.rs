@@ -83,9 +83,9 @@ fn push_family(
         SeriesStyle::Points
     };
     let mut named = false;
-    for (p, l, style) in [
-        (on, on_labels, line),
-        (edge, edge_labels, SeriesStyle::Points),
+    for (p, l, style, named_edge) in [
+        (on, on_labels, line, false),
+        (edge, edge_labels, SeriesStyle::Points, true),
     ] {
         if p.is_empty() {
             continue;
@@ -97,6 +97,10 @@ fn push_family(
         named = true;
         s.point_labels = Some(l);
         s.color = Some(fi);
+        // The loose points of the second pass are off the axis.
+        if named_edge {
+            s.at_edge = vec![true; s.points.len()];
+        }
         c.series.push(s);
     }
 }
@@ -706,6 +710,7 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
                 .collect(),
         );
         s.color = Some(0);
+        s.at_edge = order.iter().map(|&i| at_edge(zoom, xs[i]).1).collect();
         c.series.push(s);
         c.vlines.push((0.0, "exact limiter".into()));
         if let Some(r) = zoom {

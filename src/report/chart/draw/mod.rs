@@ -3,8 +3,11 @@
 //! log axes, point labels placed without collisions, and the legend's
 //! place (a corner measured free of data, else outside the plot).
 //!
-//! Group ids the layout test reads: `plot-area`, `series-<i>`, `band-<i>`
-//! (with `-legend` appended when the legend names it) and `legend`.
+//! Group ids the layout test (and any outside checker) reads: `plot-area`
+//! (`plot-area-<k>` for the other panels of small multiples), each series'
+//! marks in `series-<n>` and each band in `band-<n>`, numbered over the
+//! SVG in drawing order, and `legend` (`legend-<k>`) holding one group
+//! `series-<n>-legend` / `band-<n>-legend` per entry.
 
 use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
 use super::{ChartSpec, Legend, SeriesStyle, SIZE};
@@ -33,6 +36,8 @@ struct Prep {
     pts: Vec<(f64, Option<f64>)>,
     labels: Vec<String>,
     want: Want,
+    /// Per point: off the axis, pinned at its edge (drawn as an arrow).
+    at_edge: Vec<bool>,
 }
 
 /// A band in px: its filled polygons, and on a log axis the stretches of
@@ -138,6 +143,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
     for s in &spec.series {
         let mut pts = Vec::new();
         let mut labels = Vec::new();
+        let mut at_edge = Vec::new();
         // y = −∞ on a linear axis with a row below it: on that row.
         let row_below = ys == Scale::Linear && !spec.y_row_below.is_empty();
         for (k, &(x, y)) in s.points.iter().enumerate() {
@@ -147,6 +153,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
             }
             let tx = fwd(xs, x, floor.max(f64::MIN_POSITIVE)).unwrap_or(f64::NEG_INFINITY);
             pts.push((tx, if below { None } else { fwd(ys, y, floor) }));
+            at_edge.push(s.at_edge.get(k).copied().unwrap_or(false));
             labels.push(
                 s.point_labels
                     .as_ref()
@@ -185,6 +192,7 @@ fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64) -> Vec<Pre
             pts,
             labels,
             want,
+            at_edge,
         });
     }
     preps
@@ -374,7 +382,11 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
 /// The SVG of `spec` on the standard canvas.
 pub(super) fn svg(spec: &ChartSpec) -> Result<String, String> {
     let mut o = plot::header(SIZE, &spec.title, &spec.caption)?;
-    o.push_str(&panel(spec, SIZE, (0, 0), None, Own::Legend)?);
+    let ids = plot::Ids {
+        panel: None,
+        before: (0, 0),
+    };
+    o.push_str(&panel(spec, SIZE, (0, 0), None, Own::Legend, &ids)?);
     o.push_str("</svg>\n");
     Ok(o)
 }
@@ -405,7 +417,15 @@ pub(super) fn svg_grid(
             entries,
         )?);
     }
+    let mut before = (0, 0);
     for (k, spec) in panels.iter().enumerate() {
+        let ids = plot::Ids {
+            panel: Some(k),
+            before,
+        };
+        let (xs, ys, floor) = scales(spec);
+        before.0 += prepare_series(spec, xs, ys, floor).len();
+        before.1 += spec.bands.len();
         let at = (
             ((k % cols) as u32 * pw) as i32,
             (top + (k / cols) as u32 * ph) as i32,
@@ -415,7 +435,7 @@ pub(super) fn svg_grid(
         } else {
             Own::Legend
         };
-        o.push_str(&panel(spec, (pw, ph), at, Some((k, size)), own)?);
+        o.push_str(&panel(spec, (pw, ph), at, Some((k, size)), own, &ids)?);
     }
     o.push_str("</svg>\n");
     Ok(o)
@@ -505,6 +525,7 @@ fn panel(
     at: (i32, i32),
     grid: Option<(usize, (u32, u32))>,
     own: Own,
+    ids: &plot::Ids,
 ) -> Result<String, String> {
     let (xs, ys, floor) = scales(spec);
     let mut preps = prepare_series(spec, xs, ys, floor);
@@ -574,7 +595,14 @@ fn panel(
             frame = ctx.frame(place, reserved);
         }
     }
-    ctx.plot(&frame, named.as_ref().unwrap_or(&entries), &looks, at, grid)
+    ctx.plot(
+        &frame,
+        named.as_ref().unwrap_or(&entries),
+        &looks,
+        at,
+        grid,
+        ids,
+    )
 }
 
 struct Ctx<'a> {

@@ -28,6 +28,44 @@ const SWATCH: i32 = 36;
 const LEGEND_MARGIN: i32 = 6;
 
 type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
+
+/// Draws one layer of a chart (see [`layer`]).
+type Layer<'a> = dyn Fn(&dyn Fn(&Area<'_>) -> Result<(), String>) -> Result<String, String> + 'a;
+
+/// The group ids of one chart, or of panel `k` of small multiples: series
+/// and bands are numbered over the whole SVG in drawing order (a panel's
+/// first series is numbered after the previous panels' ones), so every
+/// `series-<n>` is one group and the shared legend's `series-<n>-legend`
+/// names the first panel's.
+pub(super) struct Ids {
+    pub(super) panel: Option<usize>,
+    /// The series and bands drawn by the panels before this one.
+    pub(super) before: (usize, usize),
+}
+
+impl Ids {
+    /// `series-<i>` / `band-<i>` of this panel as numbered over the SVG.
+    fn global(&self, target: &str) -> String {
+        let shift = |kind: &str, off: usize| {
+            target
+                .strip_prefix(kind)
+                .and_then(|n| n.parse::<usize>().ok())
+                .map(|n| format!("{kind}{}", n + off))
+        };
+        shift("series-", self.before.0)
+            .or_else(|| shift("band-", self.before.1))
+            .unwrap_or_else(|| target.to_string())
+    }
+
+    /// A one-per-panel id: `base` for the chart or the first panel,
+    /// `base-<k>` for the others.
+    fn per_panel(&self, base: &str) -> String {
+        match self.panel {
+            Some(k) if k > 0 => format!("{base}-{k}"),
+            _ => base.to_string(),
+        }
+    }
+}
 /// A pixel as plotters' backends take it.
 type BackendCoord = (i32, i32);
 type Chart2<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
@@ -235,6 +273,50 @@ where
     .map_err(err)
 }
 
+/// Points pinned at the top or bottom edge of the y axis (their values lie
+/// beyond it), drawn as arrows pointing off the axis: a value at the edge
+/// would read as the value.
+fn edge_arrows<DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    pts: &[(f64, f64)],
+    (sx, sy): (f64, f64),
+    ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
+    on_x: bool,
+    c: RGBColor,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .draw_series(pts.iter().map(|&(x, y)| {
+            // Towards the nearer end of the axis it is pinned on.
+            let v = if on_x {
+                (if x < (x_lo + x_hi) / 2.0 { -1.0 } else { 1.0 }, 0.0)
+            } else if y >= (y_lo + y_hi) / 2.0 {
+                (0.0, 1.0)
+            } else {
+                (0.0, -1.0)
+            };
+            let (long, half) = (1.6 * MR, MR);
+            // tip, then the two corners of the base (px scaled to units)
+            // centred on the point, so it marks the point its label names
+            let tip = (x + v.0 * 0.6 * long * sx, y + v.1 * 0.6 * long * sy);
+            let back = (x - v.0 * 0.6 * long * sx, y - v.1 * 0.6 * long * sy);
+            let side = (v.1 * half * sx, v.0 * half * sy);
+            Polygon::new(
+                vec![
+                    tip,
+                    (back.0 + side.0, back.1 + side.1),
+                    (back.0 - side.0, back.1 - side.1),
+                ],
+                c.filled(),
+            )
+        }))
+        .map(|_| ())
+        .map_err(err)
+}
+
 /// A legend swatch: the series' line (dashed as drawn) with its marker in
 /// the middle, or the band's fill, 30 px wide from its point. An element of
 /// our own, made of plotters' elements (their composition would tie the
@@ -356,10 +438,11 @@ pub(super) fn row_legend_width(entries: &[Entry]) -> f64 {
 /// A legend as one row centred on the canvas at height `y` (a grid's
 /// shared legend), in the `legend` group.
 pub(super) fn row_legend(size: (u32, u32), y: f64, entries: &[Entry]) -> Result<String, String> {
-    let body = layer(size, (0, 0), size, |root| {
-        let mut x = (f64::from(size.0) - row_legend_width(entries)) / 2.0;
-        for e in entries {
-            let at = (x.round() as i32, y.round() as i32);
+    let mut body = String::new();
+    let mut x = (f64::from(size.0) - row_legend_width(entries)) / 2.0;
+    for e in entries {
+        let at = (x.round() as i32, y.round() as i32);
+        let entry = layer(size, (0, 0), size, |root| {
             root.draw(&Swatch {
                 at,
                 look: e.look.clone(),
@@ -369,11 +452,13 @@ pub(super) fn row_legend(size: (u32, u32), y: f64, entries: &[Entry]) -> Result<
             .map_err(err)?;
             let st = text_style(size::LEGEND, INK, false).pos(Pos::new(HPos::Left, VPos::Center));
             root.draw(&Text::new(e.label.clone(), (at.0 + SWATCH, at.1), st))
-                .map_err(err)?;
-            x += f64::from(SWATCH) + style::text_width(&e.label, size::LEGEND) + ROW_GAP;
-        }
-        Ok(())
-    })?;
+                .map_err(err)
+        })?;
+        // The shared legend names the first panel's series (numbered
+        // from 0 over the SVG).
+        group(&mut body, &format!("{}-legend", e.target), &entry);
+        x += f64::from(SWATCH) + style::text_width(&e.label, size::LEGEND) + ROW_GAP;
+    }
     let mut o = String::new();
     group(&mut o, "legend", &body);
     Ok(o)
@@ -538,45 +623,65 @@ impl Ctx<'_> {
             (f.x_dom.1 - f.x_dom.0) / (p.x1 - p.x0),
             (f.y_dom.1 - f.y_dom.0) / (p.y1 - p.y0),
         );
+        let edge = &self.preps[i].at_edge;
+        if edge.len() == marks.len() && edge.iter().any(|e| *e) {
+            let (off, on): (Vec<_>, Vec<_>) = marks.iter().zip(edge).partition(|(_, e)| **e);
+            let off: Vec<(f64, f64)> = off.into_iter().map(|(q, _)| *q).collect();
+            let on: Vec<(f64, f64)> = on.into_iter().map(|(q, _)| *q).collect();
+            let axes = ((self.xa.lo, self.xa.hi), (self.ya.lo, self.ya.hi));
+            // Pinned on x when only x's range is fixed, else on y.
+            let on_x = self.spec.x_range.is_some() && self.spec.y_range.is_none();
+            edge_arrows(&mut chart, &off, px, axes, on_x, c)?;
+            return markers(&mut chart, m, &on, px, c);
+        }
         markers(&mut chart, m, &marks, px, c)
     }
 
-    /// The legend at the layout's place: plotters' series labels on a
-    /// coordinate system spanning the canvas (the legend may sit outside
-    /// the plot).
-    fn legend(&self, root: &Area<'_>, r: R, entries: &[Entry]) -> Result<(), String> {
-        // A chart over the whole canvas: the legend may sit outside the plot.
-        let mut chart = ChartBuilder::on(root)
-            .build_cartesian_2d(0.0..self.w, 0.0..self.h)
-            .map_err(err)?;
-        for e in entries {
-            chart
-                .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
-                .map_err(err)?
-                .label(sign_minus(&e.label))
-                .legend({
-                    let (look, band, edge) = (e.look.clone(), e.band, e.edge);
-                    move |at| Swatch {
-                        at,
-                        look: look.clone(),
-                        band,
-                        edge,
-                    }
-                });
+    /// The legend at the layout's place, laid out as plotters lays out
+    /// its series labels (a box, one row per entry at its line height),
+    /// each entry (swatch and label) in a group `<target>-legend` so an
+    /// outside checker can pair it with the series it names.
+    fn legend(
+        &self,
+        r: R,
+        entries: &[Entry],
+        layer: &Layer<'_>,
+        ids: &Ids,
+    ) -> Result<String, String> {
+        let font = text_style(size::LEGEND, INK, false);
+        let (x0, y0) = (r.x0.round() as i32, r.y0.round() as i32);
+        let mut text = MultiLineText::<BackendCoord, &str>::new(
+            (x0 + SWATCH + LEGEND_MARGIN, y0 + LEGEND_MARGIN),
+            &font,
+        );
+        let labels: Vec<String> = entries.iter().map(|e| sign_minus(&e.label)).collect();
+        for l in &labels {
+            text.push_line(l.as_str());
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::Coordinate(
-                r.x0.round() as i32,
-                r.y0.round() as i32,
-            ))
-            .margin(LEGEND_MARGIN)
-            .legend_area_size(SWATCH)
-            .label_font(text_style(size::LEGEND, INK, false))
-            .background_style(WHITE.mix(0.92))
-            .border_style(color("#c8cdd3"))
-            .draw()
-            .map_err(err)
+        let (w, h) = text.estimate_dimension().map_err(err)?;
+        let (w, h) = (w + SWATCH + 2 * LEGEND_MARGIN, h + 2 * LEGEND_MARGIN);
+        let rows = text.compute_line_layout().map_err(err)?;
+        let mut o = layer(&|root| {
+            let b = [(x0, y0), (x0 + w, y0 + h)];
+            root.draw(&Rectangle::new(b, WHITE.mix(0.92).filled()))
+                .map_err(err)?;
+            root.draw(&Rectangle::new(b, color("#c8cdd3"))).map_err(err)
+        })?;
+        for ((e, l), ((tx, ty), (_, ty1))) in entries.iter().zip(&labels).zip(rows) {
+            let body = layer(&|root| {
+                root.draw(&Text::new(l.clone(), (tx, ty), font.clone()))
+                    .map_err(err)?;
+                root.draw(&Swatch {
+                    at: (x0 + LEGEND_MARGIN, (ty + ty1) / 2),
+                    look: e.look.clone(),
+                    band: e.band,
+                    edge: e.edge,
+                })
+                .map_err(err)
+            })?;
+            group(&mut o, &format!("{}-legend", ids.global(&e.target)), &body);
+        }
+        Ok(o)
     }
 
     /// The laid-out chart's groups: on the whole canvas, or as panel `k`
@@ -588,14 +693,12 @@ impl Ctx<'_> {
         looks: &[Look],
         at: (i32, i32),
         grid: Option<(usize, (u32, u32))>,
+        ids: &Ids,
     ) -> Result<String, String> {
         let spec = self.spec;
         let p = f.plot;
         let part = (self.w as u32, self.h as u32);
-        let (canvas, k) = match grid {
-            Some((k, canvas)) => (canvas, Some(k)),
-            None => (part, None),
-        };
+        let canvas = grid.map_or(part, |g| g.1);
         let layer =
             |draw: &dyn Fn(&Area<'_>) -> Result<(), String>| layer(canvas, at, part, |a| draw(a));
         let mut o = String::new();
@@ -606,10 +709,6 @@ impl Ctx<'_> {
             ))
             .map_err(err)
         })?;
-        let id = |base: &str| match k {
-            Some(k) => format!("{base}-{k}"),
-            None => base.to_string(),
-        };
         // Where a log y axis' data end (its zero row is below): no band
         // may be filled down to it (the layout test reads it).
         let log_bottom = if self.ys == Scale::Log {
@@ -619,7 +718,7 @@ impl Ctx<'_> {
         };
         group_with(
             &mut o,
-            &id("plot-area"),
+            &ids.per_panel("plot-area"),
             &[
                 ("data-axis-note-x", spec.x_note.as_str()),
                 ("data-axis-note-y", spec.y_note.as_str()),
@@ -628,18 +727,7 @@ impl Ctx<'_> {
             &plot_rect,
         );
         o.push_str(&layer(&|root| self.mesh(root, f))?);
-        let named = |kind: &str, i: usize| {
-            let target = format!("{kind}-{i}");
-            let id = match k {
-                Some(k) => format!("{kind}-{k}.{i}"),
-                None => target.clone(),
-            };
-            if entries.iter().any(|e| e.target == target) {
-                format!("{id}-legend")
-            } else {
-                id
-            }
-        };
+        let named = |kind: &str, i: usize| ids.global(&format!("{kind}-{i}"));
         for (i, (b, px)) in spec.bands.iter().zip(&f.bands).enumerate() {
             let body =
                 layer(&|root| {
@@ -687,6 +775,7 @@ impl Ctx<'_> {
             Ok(())
         })?);
         for (i, look) in looks.iter().enumerate() {
+            let series_id = named("series", i);
             let mut body = layer(&|root| self.series(root, f, i, look))?;
             // Its point labels, each in a group saying which point it
             // names (canvas px) and whether a leader joins them.
@@ -699,12 +788,12 @@ impl Ctx<'_> {
                 let leader = if t.leader { "1" } else { "" };
                 group_with(
                     &mut body,
-                    &id(&format!("label-{i}.{k}")),
+                    &format!("label-{}.{k}", &series_id["series-".len()..]),
                     &[("data-point", point.as_str()), ("data-leader", leader)],
                     &text,
                 );
             }
-            group(&mut o, &named("series", i), &body);
+            group(&mut o, &series_id, &body);
         }
         // Leaders, then every text the layout placed (the mesh drew its own).
         o.push_str(&layer(&|root| {
@@ -725,8 +814,8 @@ impl Ctx<'_> {
             )
         })?);
         if let Some(r) = f.legend {
-            let body = layer(&|root| self.legend(root, r, entries))?;
-            group(&mut o, &id("legend"), &body);
+            let body = self.legend(r, entries, &layer, ids)?;
+            group(&mut o, &ids.per_panel("legend"), &body);
         }
         Ok(o)
     }
