@@ -126,14 +126,14 @@ impl Scenario {
         }
         let common: Common = from_value(path, Value::Object(common_map))?;
         validate_name(&common.name).map_err(|m| Error::input_at(path, "field name", m))?;
-        if let Some(runs) = common.runs {
-            if runs == 0 || runs > MAX_RUNS {
-                return Err(Error::input_at(
-                    path,
-                    "field runs",
-                    format!("value {runs}: expected 1..={MAX_RUNS} runs"),
-                ));
-            }
+        if let Some(runs) = common.runs
+            && (runs == 0 || runs > MAX_RUNS)
+        {
+            return Err(Error::input_at(
+                path,
+                "field runs",
+                format!("value {runs}: expected 1..={MAX_RUNS} runs"),
+            ));
         }
         Ok(Self {
             path: path.to_path_buf(),

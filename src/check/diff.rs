@@ -257,15 +257,14 @@ fn walk(
                     path.pop();
                     continue;
                 }
-                if k == "runs" {
-                    if let (Some(Value::Array(rb)), Some(Value::Array(rn))) = (b.get(k), n.get(k)) {
-                        if let (Some(sb), Some(sn)) = (run_samples(rb), run_samples(rn)) {
-                            path.push(Step::Key(k.clone()));
-                            per_run(&sb, &sn, path, ctx, out);
-                            path.pop();
-                            continue;
-                        }
-                    }
+                if k == "runs"
+                    && let (Some(Value::Array(rb)), Some(Value::Array(rn))) = (b.get(k), n.get(k))
+                    && let (Some(sb), Some(sn)) = (run_samples(rb), run_samples(rn))
+                {
+                    path.push(Step::Key(k.clone()));
+                    per_run(&sb, &sn, path, ctx, out);
+                    path.pop();
+                    continue;
                 }
                 let d = if has_std {
                     std_dists(b, n, k, ctx)
@@ -473,10 +472,10 @@ fn leaf(
 ) -> Finding {
     let keys = keys_of(path);
     let dir = direction(&keys);
-    if let (Some((db, dn)), Some(b), Some(n)) = (dists, base, now) {
-        if tols.is_empty() {
-            return stat_finding(path_text(path), &db, &dn, dir, values_equal(b, n), ctx);
-        }
+    if let (Some((db, dn)), Some(b), Some(n)) = (dists, base, now)
+        && tols.is_empty()
+    {
+        return stat_finding(path_text(path), &db, &dn, dir, values_equal(b, n), ctx);
     }
     let mut f = Finding {
         path: path_text(path),

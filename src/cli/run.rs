@@ -48,13 +48,13 @@ enum Pending {
 
 /// Runs one scenario to its [`Pending`] writes and text.
 fn compute(scenario: &Scenario, opts: &RunOpts) -> Result<Pending> {
-    if let Some(runs) = opts.runs {
-        if runs == 0 || runs > crate::scenario::MAX_RUNS {
-            return Err(Error::input(format!(
-                "--runs {runs}: expected 1..={} runs",
-                crate::scenario::MAX_RUNS
-            )));
-        }
+    if let Some(runs) = opts.runs
+        && (runs == 0 || runs > crate::scenario::MAX_RUNS)
+    {
+        return Err(Error::input(format!(
+            "--runs {runs}: expected 1..={} runs",
+            crate::scenario::MAX_RUNS
+        )));
     }
     if opts.decisions.is_some() && scenario.common.kind != "decision_accuracy" {
         return Err(Error::input(format!(

@@ -316,13 +316,11 @@ fn wrapping_fills(tokens: u32, max: u32, add: u32, n: u64) -> u32 {
     let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let mut skipped = false;
     while n > 0 {
-        if !skipped {
-            if let Some(before) = seen.insert(t, n) {
-                // The same value `before − n` ticks ago: skip whole cycles.
-                n %= before - n;
-                skipped = true;
-                continue;
-            }
+        if !skipped && let Some(before) = seen.insert(t, n) {
+            // The same value `before − n` ticks ago: skip whole cycles.
+            n %= before - n;
+            skipped = true;
+            continue;
         }
         if t >= d {
             let k = n.min(t / d);

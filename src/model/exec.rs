@@ -603,13 +603,13 @@ fn keep_last_lines(stderr: impl Read, tail: Arc<Mutex<VecDeque<String>>>) {
     let mut cur: Vec<u8> = Vec::new();
     let keep = |cur: &[u8]| {
         let s = String::from_utf8_lossy(cur).trim().to_string();
-        if meaningful(&s) {
-            if let Ok(mut t) = tail.lock() {
-                if t.len() == STDERR_LINES {
-                    t.pop_front();
-                }
-                t.push_back(s);
+        if meaningful(&s)
+            && let Ok(mut t) = tail.lock()
+        {
+            if t.len() == STDERR_LINES {
+                t.pop_front();
             }
+            t.push_back(s);
         }
     };
     loop {

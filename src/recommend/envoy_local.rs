@@ -34,7 +34,7 @@ const FACTORS: [f64; 8] = [0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0];
 /// assert_eq!(duration(250), "0.250s");
 /// ```
 pub fn duration(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{}.{:03}s", ms / 1000, ms % 1000)

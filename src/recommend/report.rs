@@ -117,10 +117,10 @@ pub fn render(inp: &Inputs) -> Recommendation {
     let policy = inp.ctx.policy;
     let front = frontier(inp.evals);
     let mut front_ix = front.clone();
-    if let Some(p) = inp.pick {
-        if !front_ix.contains(&p) {
-            front_ix.push(p);
-        }
+    if let Some(p) = inp.pick
+        && !front_ix.contains(&p)
+    {
+        front_ix.push(p);
     }
     let targets_text: Vec<String> = inp.targets.iter().map(|t| t.resolved()).collect();
     let choose = &inp.split.choose;

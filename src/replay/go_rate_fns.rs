@@ -73,13 +73,13 @@ pub fn run_sometimes(args: &ReplayArgs) -> Result<()> {
     while let Some((line, rec)) = input.next_row()? {
         let raw = rec.get(0).unwrap_or("").to_string();
         let t = parse_i64(&input, line, "t_ns", &raw)?;
-        if let Some((prev, at)) = last {
-            if t < prev {
-                return Err(input.error_at(
-                    line,
-                    format!("t_ns value {t}: before line {at}'s {prev}: expected times in order"),
-                ));
-            }
+        if let Some((prev, at)) = last
+            && t < prev
+        {
+            return Err(input.error_at(
+                line,
+                format!("t_ns value {t}: before line {at}'s {prev}: expected times in order"),
+            ));
         }
         last = Some((t, line));
         out.row([raw, s.do_at(t).to_string()])?;

@@ -143,13 +143,13 @@ fn replay(args: &ReplayArgs, take: &mut dyn FnMut(i64) -> Take) -> Result<()> {
     while let Some((line, rec)) = input.next_row()? {
         let raw = rec.get(0).unwrap_or("").to_string();
         let t = parse_i64(&input, line, "t_ns", &raw)?;
-        if let Some(p) = prev.filter(|_| !args.unsorted) {
-            if t < p {
-                return Err(input.error_at(
-                    line,
-                    format!("t_ns value {t}: times must be non-decreasing (previous t_ns {p})"),
-                ));
-            }
+        if let Some(p) = prev.filter(|_| !args.unsorted)
+            && t < p
+        {
+            return Err(input.error_at(
+                line,
+                format!("t_ns value {t}: times must be non-decreasing (previous t_ns {p})"),
+            ));
         }
         prev = Some(t);
         let take = take(t);

@@ -397,14 +397,14 @@ pub fn replay_with<E: FrequencyEstimator + Clone>(
         }
         let at = format!("line {line}");
         let (t_ms, now) = parse_time(trace, &at, &record)?;
-        if let Some((prev, prev_line)) = last {
-            if t_ms < prev {
-                return Err(Error::input_at(
+        if let Some((prev, prev_line)) = last
+            && t_ms < prev
+        {
+            return Err(Error::input_at(
                     trace,
                     &at,
                     format!("t_ms value {t_ms} is before {prev} on line {prev_line}: expected non-decreasing times"),
                 ));
-            }
         }
         last = Some((t_ms, line));
         let (op, n) = parse_op(trace, &at, &record)?;

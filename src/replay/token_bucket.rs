@@ -115,16 +115,16 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             }
         }
         data_row += 1;
-        if let Some(p) = prev_t.filter(|_| !args.unsorted) {
-            if call.t_ns < p {
-                return Err(input.error_at(
-                    line,
-                    format!(
-                        "t_ns value {}: times must be non-decreasing (previous t_ns {p})",
-                        call.t_ns
-                    ),
-                ));
-            }
+        if let Some(p) = prev_t.filter(|_| !args.unsorted)
+            && call.t_ns < p
+        {
+            return Err(input.error_at(
+                line,
+                format!(
+                    "t_ns value {}: times must be non-decreasing (previous t_ns {p})",
+                    call.t_ns
+                ),
+            ));
         }
         prev_t = Some(call.t_ns);
         let (r, more) = replay.step_with(&call, &ext);

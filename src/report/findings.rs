@@ -512,16 +512,15 @@ pub(crate) fn decision(v: &Value) -> Vec<String> {
         if let (Some(lo), Some(hi)) = (
             mem.iter().min_by_key(|m| m.1),
             mem.iter().max_by_key(|m| m.1),
-        ) {
-            if hi.1 > lo.1 {
-                out.push(format!(
-                    "Memory ranges from {} ({}) to {} ({}).",
-                    bytes_human(lo.1),
-                    lo.0.name,
-                    bytes_human(hi.1),
-                    hi.0.name
-                ));
-            }
+        ) && hi.1 > lo.1
+        {
+            out.push(format!(
+                "Memory ranges from {} ({}) to {} ({}).",
+                bytes_human(lo.1),
+                lo.0.name,
+                bytes_human(hi.1),
+                hi.0.name
+            ));
         }
     }
     out

@@ -39,13 +39,13 @@ impl Pending {
         if target.as_os_str().is_empty() {
             return Err(Error::input("an output path is empty"));
         }
-        if let Ok(meta) = std::fs::metadata(target) {
-            if !meta.is_file() {
-                return Err(Error::input(format!(
-                    "{}: exists and is not a regular file (a folder?); give a file path",
-                    target.display()
-                )));
-            }
+        if let Ok(meta) = std::fs::metadata(target)
+            && !meta.is_file()
+        {
+            return Err(Error::input(format!(
+                "{}: exists and is not a regular file (a folder?); give a file path",
+                target.display()
+            )));
         }
         let dir = target
             .parent()

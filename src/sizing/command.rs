@@ -176,18 +176,18 @@ pub fn compute_trace(a: &SizeArgs, verdicts: Option<VerdictsOf>) -> Result<Optio
     let near = parse_near(&a.near_limit)?;
     let modes = parse_modes(&a.estimate)?;
     let input = read_trace_input(path, &opts)?;
-    if let TraceInput::Counts { names, counts } = &input {
-        if a.limit.is_none() {
-            if a.interval_ms.is_some() {
-                return Err(Error::input(format!(
-                    "--interval-ms: {} is a key,count table without times",
-                    path.display()
-                )));
-            }
-            let w = Workload::from_named_counts(names.clone(), counts.clone());
-            let shape = json!({"type": "csv", "path": path.display().to_string()});
-            return compute_counts(a, w, shape).map(Some);
+    if let TraceInput::Counts { names, counts } = &input
+        && a.limit.is_none()
+    {
+        if a.interval_ms.is_some() {
+            return Err(Error::input(format!(
+                "--interval-ms: {} is a key,count table without times",
+                path.display()
+            )));
         }
+        let w = Workload::from_named_counts(names.clone(), counts.clone());
+        let shape = json!({"type": "csv", "path": path.display().to_string()});
+        return compute_counts(a, w, shape).map(Some);
     }
     let source = match &input {
         TraceInput::Timed(t) if !t.note.is_empty() => format!("{} ({})", path.display(), t.note),

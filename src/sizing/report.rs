@@ -111,7 +111,7 @@ fn whole_folder_target<'a>(
 pub fn mem_label(bytes: u64) -> String {
     if bytes >= 10 << 20 {
         format!("{:.1}MiB", bytes as f64 / f64::from(1u32 << 20))
-    } else if bytes % 1024 == 0 {
+    } else if bytes.is_multiple_of(1024) {
         kib(bytes)
     } else if bytes < 1024 {
         format!("{bytes}B")
@@ -273,9 +273,10 @@ fn recommendation(text: &mut Text, r: &SizeResult, c: &Candidate) {
             s.max.mean
         ));
     }
-    if let Some(p) = r.recommended_pow2.map(|i| &r.evaluated[i]) {
-        if p.memory_bytes != c.memory_bytes || p.hashes != c.hashes {
-            text.both(&format!(
+    if let Some(p) = r.recommended_pow2.map(|i| &r.evaluated[i])
+        && (p.memory_bytes != c.memory_bytes || p.hashes != c.hashes)
+    {
+        text.both(&format!(
                 "cheapest power-of-two shape meeting the targets on the search seeds: {} ({}), exact {:.1}%, mean {:.1}, p99 {:.0}\n",
                 shape(p),
                 mem_label(p.memory_bytes),
@@ -283,7 +284,6 @@ fn recommendation(text: &mut Text, r: &SizeResult, c: &Candidate) {
                 p.summary.mean.mean,
                 p.summary.p99.mean
             ));
-        }
     }
     if !r.holdout_rejected.is_empty() {
         let names: Vec<String> = r

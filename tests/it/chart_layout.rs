@@ -735,15 +735,14 @@ fn text_problems(seen: &Seen) -> Vec<String> {
             .texts
             .iter()
             .find(|(t, b)| num(t).is_none() && under(b, 10.0, 50.0));
-        if let Some((title, _)) = title {
-            if (title.contains("(s)") || title.contains("(s,"))
-                && ticks.iter().filter(|v| **v != 0.0).count() >= 2
-                && ticks.iter().all(|v| v.abs() < 1.0)
-            {
-                out.push(format!(
-                    "the x axis {title:?} is in seconds with every tick under 1 s: milliseconds"
-                ));
-            }
+        if let Some((title, _)) = title
+            && (title.contains("(s)") || title.contains("(s,"))
+            && ticks.iter().filter(|v| **v != 0.0).count() >= 2
+            && ticks.iter().all(|v| v.abs() < 1.0)
+        {
+            out.push(format!(
+                "the x axis {title:?} is in seconds with every tick under 1 s: milliseconds"
+            ));
         }
     }
     out

@@ -280,14 +280,13 @@ fn check_sh_blocks(pick: impl Fn(&Block, bool) -> bool) -> usize {
             if let Some(o) = page
                 .get(i + 1)
                 .filter(|o| o.after == Some(i) && o.lang() == "text")
+                && let Err(e) = output_matches(&o.text, &out)
             {
-                if let Err(e) = output_matches(&o.text, &out) {
-                    panic!(
+                panic!(
                         "{}: the output shown differs from what the block at {} prints: {e}\n--- printed:\n{out}",
                         o.at(),
                         b.at()
                     );
-                }
             }
         }
     }
@@ -465,15 +464,14 @@ fn relative_links_and_anchors_resolve() {
                 bad.push(format!("{}:{line}: {target}: no such file", page.display()));
                 continue;
             }
-            if let Some(a) = anchor {
-                if file.extension().is_some_and(|x| x == "md")
-                    && !anchors(&file).iter().any(|h| h == a)
-                {
-                    bad.push(format!(
-                        "{}:{line}: {target}: no such heading",
-                        page.display()
-                    ));
-                }
+            if let Some(a) = anchor
+                && file.extension().is_some_and(|x| x == "md")
+                && !anchors(&file).iter().any(|h| h == a)
+            {
+                bad.push(format!(
+                    "{}:{line}: {target}: no such heading",
+                    page.display()
+                ));
             }
         }
     }

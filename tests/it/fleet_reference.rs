@@ -425,10 +425,10 @@ fn apisix_reference(
             .iter()
             .find(|q| q.0 == k && t < q.3)
             .copied();
-        if let Some(q) = q {
-            if t > q.2 {
-                w.reps[p].record = None;
-            }
+        if let Some(q) = q
+            && t > q.2
+        {
+            w.reps[p].record = None;
         }
         if q.is_none_or(|q| t >= q.2) {
             w.write(p, k, old, t, is_down);
@@ -990,7 +990,7 @@ fn guber_global_reference(
                     let (k, h, c) = self.loops[l].chan.remove(0);
                     let agg = &mut self.loops[l].agg;
                     match agg.iter_mut().find(|e| e.0 == k) {
-                        Some(e) if l % 2 == 0 => e.1 += h,
+                        Some(e) if l.is_multiple_of(2) => e.1 += h,
                         Some(e) => *e = (k, h, c),
                         None => agg.push((k, h, c)),
                     }
@@ -1025,7 +1025,7 @@ fn guber_global_reference(
             let p = l / 2;
             let agg = std::mem::take(&mut self.loops[l].agg);
             let mut until = t;
-            if l % 2 == 0 {
+            if l.is_multiple_of(2) {
                 let mut owners: Vec<usize> = Vec::new();
                 for e in &agg {
                     let o = e.0 as usize % self.n;

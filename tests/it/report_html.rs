@@ -68,10 +68,10 @@ fn css_rule(html: &str, sel: &str) -> String {
         css.replace_range(a..b, "");
     }
     for rule in css.split('}') {
-        if let Some((selectors, body)) = rule.split_once('{') {
-            if selectors.split(',').any(|s| s.trim() == sel) {
-                return body.to_string();
-            }
+        if let Some((selectors, body)) = rule.split_once('{')
+            && selectors.split(',').any(|s| s.trim() == sel)
+        {
+            return body.to_string();
         }
     }
     panic!("no CSS rule for {sel}")

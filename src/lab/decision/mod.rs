@@ -364,10 +364,10 @@ fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
                 format!("value {}: expected a finite number >= 0", w.from_s),
             ));
         }
-        if let Some(wl) = &p.workload {
-            if w.from_s > wl.duration_s() {
-                return Err(watch_after_end(scenario, w.from_s, wl.duration_s()));
-            }
+        if let Some(wl) = &p.workload
+            && w.from_s > wl.duration_s()
+        {
+            return Err(watch_after_end(scenario, w.from_s, wl.duration_s()));
         }
     }
     Ok(())

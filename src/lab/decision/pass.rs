@@ -204,7 +204,7 @@ impl<'a> Lab<'a> {
             let Some(k) = k else {
                 // Another shard's key: in the totals only.
                 self.count_elsewhere(t, w);
-                if self.requests % (1 << 20) == 0 {
+                if self.requests.is_multiple_of(1 << 20) {
                     o.progress.inc(1 << 20);
                 }
                 continue;
@@ -223,18 +223,18 @@ impl<'a> Lab<'a> {
                 // the per-key counts were a cache miss a request.
                 self.count_elsewhere(t, w);
             }
-            if self.requests % (1 << 20) == 0 {
+            if self.requests.is_multiple_of(1 << 20) {
                 o.progress.inc(1 << 20);
             }
             batch.by_time.push((k, w, t));
             batch.own.push(self.source.owns(k));
         }
-        if self.watch_id.is_none() {
-            if let Some(wk) = &self.p.watch {
-                // A key is named once it has been read: no earlier request
-                // can carry its id.
-                self.watch_id = self.source.id_of(&wk.key);
-            }
+        if self.watch_id.is_none()
+            && let Some(wk) = &self.p.watch
+        {
+            // A key is named once it has been read: no earlier request
+            // can carry its id.
+            self.watch_id = self.source.id_of(&wk.key);
         }
         batch.group_by_key();
         let align = o.align.unwrap_or(0);

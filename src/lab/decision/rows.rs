@@ -138,7 +138,7 @@ pub(super) fn uber_go(s: &Setup, a: &Args) -> Result<Built> {
 /// down, at least 1): nginx can express nothing finer.
 pub fn nginx_rate(limit: u64, interval_ms: u64) -> NginxRate {
     let per_s = limit.saturating_mul(1000);
-    if per_s % interval_ms == 0 {
+    if per_s.is_multiple_of(interval_ms) {
         return NginxRate::PerSecond(per_s / interval_ms);
     }
     NginxRate::PerMinute((limit.saturating_mul(60_000) / interval_ms).max(1))

@@ -223,10 +223,10 @@ pub(crate) fn run_shard(
     for c in run.iter_mut() {
         c.limiter.finish()?;
     }
-    if let (Some(w), None) = (&p.watch, lab.watch_id) {
-        if shard.owns_key(&w.key) {
-            return Err(unseen_watch(scenario, w));
-        }
+    if let (Some(w), None) = (&p.watch, lab.watch_id)
+        && shard.owns_key(&w.key)
+    {
+        return Err(unseen_watch(scenario, w));
     }
     let (keys, ids) = key_list(&lab, false);
     let mut tallies = vec![lab.oracle.part(&ids), lab.fixed_oracle.part(&ids)];

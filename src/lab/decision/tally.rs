@@ -242,12 +242,12 @@ impl Tally {
             (&mut self.last_leak, part.last_leak, "last_leak"),
             (&mut self.first_deny, part.first_deny, "first_deny"),
         ] {
-            if let Some(v) = theirs {
-                if mine.replace(v).is_some() {
-                    return Err(format!(
-                        "{what} given by two shards: only the watched key's shard has one"
-                    ));
-                }
+            if let Some(v) = theirs
+                && mine.replace(v).is_some()
+            {
+                return Err(format!(
+                    "{what} given by two shards: only the watched key's shard has one"
+                ));
             }
         }
         self.allowed = self.allowed.saturating_add(part.allowed);
@@ -266,10 +266,10 @@ impl Tally {
         for (a, b) in self.onset.iter_mut().zip(&part.onset) {
             *a = a.saturating_add(*b);
         }
-        if let Some(&max) = ids.iter().max() {
-            if max as usize >= self.keys.len() {
-                self.keys.resize(max as usize + 1, KeyTally::default());
-            }
+        if let Some(&max) = ids.iter().max()
+            && max as usize >= self.keys.len()
+        {
+            self.keys.resize(max as usize + 1, KeyTally::default());
         }
         for ((&k, &d), &w) in ids.iter().zip(&part.denied).zip(&part.wrong) {
             let slot = &mut self.keys[k as usize];

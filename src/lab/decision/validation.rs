@@ -322,14 +322,14 @@ pub(crate) fn check_with(t: &TraceSpec, field_error: FieldError) -> Result<()> {
             ));
         }
     }
-    if let Some(d) = &t.denied_values {
-        if d.is_empty() || d.iter().any(|v| v.trim().is_empty()) {
-            return Err(ferr(
-                field_error,
-                "trace.denied_values",
-                "expected a non-empty list of non-empty values",
-            ));
-        }
+    if let Some(d) = &t.denied_values
+        && (d.is_empty() || d.iter().any(|v| v.trim().is_empty()))
+    {
+        return Err(ferr(
+            field_error,
+            "trace.denied_values",
+            "expected a non-empty list of non-empty values",
+        ));
     }
     Ok(())
 }
@@ -602,13 +602,14 @@ pub(crate) fn load_from(
                 })?
             }
             None => {
-                if let Some(last) = raw.last().map(|r| r.0) {
-                    if t_log < last && window.is_none_or(|w| t_log + w < newest) {
-                        return Err(at(line_no, match window {
+                if let Some(last) = raw.last().map(|r| r.0)
+                    && t_log < last
+                    && window.is_none_or(|w| t_log + w < newest)
+                {
+                    return Err(at(line_no, match window {
                             None => format!("time {t_log} ns is earlier than the previous line's {last} ns: a log in processing order must be sorted by time (allow reordering within a window: trace.sort_window_ms; a log written at completion: \"time_is\": \"end\" with trace.duration)"),
                             Some(w) => format!("time {t_log} ns is more than the reorder window ({w} ns) behind line times already read ({newest} ns)"),
                         }));
-                    }
                 }
                 newest = newest.max(t_log);
                 t_log

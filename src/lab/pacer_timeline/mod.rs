@@ -61,31 +61,31 @@ impl Experiment for PacerTimeline {
             (TimeFormat::Clock, None) => Some(0),
             _ => None,
         };
-        if let Some((a, b)) = p.staircase_x_s {
-            if !(a.is_finite() && b.is_finite() && a >= 0.0 && a < b) {
-                return Err(sc.field_error(
-                    "staircase_x_s",
-                    format!("value [{a}, {b}]: expected 0 <= start < end, both finite"),
-                ));
-            }
+        if let Some((a, b)) = p.staircase_x_s
+            && !(a.is_finite() && b.is_finite() && a >= 0.0 && a < b)
+        {
+            return Err(sc.field_error(
+                "staircase_x_s",
+                format!("value [{a}, {b}]: expected 0 <= start < end, both finite"),
+            ));
         }
         for (ci, c) in p.cases.iter().enumerate() {
             // Drawn only on the staircase chart, validated all the same.
-            if let Some(r) = c.ideal_per_s {
-                if !(r.is_finite() && r > 0.0) {
-                    return Err(sc.field_error(
-                        format!("cases[{ci}].ideal_per_s"),
-                        format!("value {r}: expected a finite rate > 0"),
-                    ));
-                }
+            if let Some(r) = c.ideal_per_s
+                && !(r.is_finite() && r > 0.0)
+            {
+                return Err(sc.field_error(
+                    format!("cases[{ci}].ideal_per_s"),
+                    format!("value {r}: expected a finite rate > 0"),
+                ));
             }
-            if let Some(b) = c.ideal_burst {
-                if !(b.is_finite() && b >= 0.0) {
-                    return Err(sc.field_error(
-                        format!("cases[{ci}].ideal_burst"),
-                        format!("value {b}: expected a finite count >= 0"),
-                    ));
-                }
+            if let Some(b) = c.ideal_burst
+                && !(b.is_finite() && b >= 0.0)
+            {
+                return Err(sc.field_error(
+                    format!("cases[{ci}].ideal_burst"),
+                    format!("value {b}: expected a finite count >= 0"),
+                ));
             }
             if c.callers.is_empty() {
                 return Err(sc.field_error(

@@ -467,10 +467,10 @@ impl<E: FrequencyEstimator> Rate<E> {
         // first two steps (read the clock, load the last reset) are all it
         // does, read here directly (a call from one thread has no other
         // thread's step in between to see).
-        if let Ok(past_ms) = self.past(self.elapsed_ms(now), self.last_reset_time) {
-            if past_ms < self.reset_interval_ms {
-                return Ok(past_ms);
-            }
+        if let Ok(past_ms) = self.past(self.elapsed_ms(now), self.last_reset_time)
+            && past_ms < self.reset_interval_ms
+        {
+            return Ok(past_ms);
         }
         let mut op = MaybeReset::new();
         loop {

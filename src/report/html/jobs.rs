@@ -116,10 +116,11 @@ pub fn job_of(kind: &str) -> &'static Job {
 /// assert_eq!(job_of_report("decision_accuracy", &serde_json::json!({})).id, "choose");
 /// ```
 pub fn job_of_report(kind: &str, json: &Value) -> &'static Job {
-    if kind == "decision_accuracy" && json.get("fleet").is_some_and(Value::is_array) {
-        if let Some(j) = JOBS.iter().find(|j| j.id == "fleet") {
-            return j;
-        }
+    if kind == "decision_accuracy"
+        && json.get("fleet").is_some_and(Value::is_array)
+        && let Some(j) = JOBS.iter().find(|j| j.id == "fleet")
+    {
+        return j;
     }
     job_of(kind)
 }

@@ -24,12 +24,12 @@ pub(super) fn inline(s: &str) -> String {
                 rest = &code[end + 1..];
                 continue;
             }
-        } else if let Some(b) = at.strip_prefix("**") {
-            if let Some(end) = b.find("**") {
-                let _ = write!(out, "<strong>{}</strong>", esc(&b[..end]));
-                rest = &b[end + 2..];
-                continue;
-            }
+        } else if let Some(b) = at.strip_prefix("**")
+            && let Some(end) = b.find("**")
+        {
+            let _ = write!(out, "<strong>{}</strong>", esc(&b[..end]));
+            rest = &b[end + 2..];
+            continue;
         }
         out.push_str(&esc(&at[..1]));
         rest = &at[1..];

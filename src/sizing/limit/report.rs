@@ -41,7 +41,7 @@ fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -554,29 +554,28 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
         let mut line = Series::new(format!("{} frontier", r.mode), pts, style);
         line.color = Some(mi);
         lines.insert(0, line);
-        if let Some(p) = r.pick.map(|i| &r.evaluated[i]) {
-            if let Some(f) = r
+        if let Some(p) = r.pick.map(|i| &r.evaluated[i])
+            && let Some(f) = r
                 .confirmed
                 .iter()
                 .find(|c| c.shape == p.shape)
                 .and_then(|c| c.seeds[0].figures.as_ref())
-            {
-                let mut s = Series::new(
-                    format!(
-                        "{} pick {} ({})",
-                        r.mode,
-                        p.shape.label(),
-                        mem(p.memory_bytes)
-                    ),
-                    vec![(kib(p.memory_bytes), f.compliant_denied_pct)],
-                    SeriesStyle::Points,
-                );
-                s.color = Some(mi + 2);
-                // the target's line reaches the pick too
-                xmin = xmin.min(kib(p.memory_bytes));
-                xmax = xmax.max(kib(p.memory_bytes));
-                spec.series.push(s);
-            }
+        {
+            let mut s = Series::new(
+                format!(
+                    "{} pick {} ({})",
+                    r.mode,
+                    p.shape.label(),
+                    mem(p.memory_bytes)
+                ),
+                vec![(kib(p.memory_bytes), f.compliant_denied_pct)],
+                SeriesStyle::Points,
+            );
+            s.color = Some(mi + 2);
+            // the target's line reaches the pick too
+            xmin = xmin.min(kib(p.memory_bytes));
+            xmax = xmax.max(kib(p.memory_bytes));
+            spec.series.push(s);
         }
     }
     if !xmin.is_finite() {

@@ -552,16 +552,16 @@ fn confirm(
                 },
                 (None, false) => None,
             };
-            if let (Some(fast), Some(m)) = (fast, &model.seeds[0].figures) {
-                if &fast != m {
-                    return Err(Error::internal(format!(
-                        "{} {}: the fast replay ({} compliant denied) differs from the model ({})",
-                        super::replay::mode_name(mode),
-                        s.label(),
-                        fast.compliant_denied,
-                        m.compliant_denied
-                    )));
-                }
+            if let (Some(fast), Some(m)) = (fast, &model.seeds[0].figures)
+                && &fast != m
+            {
+                return Err(Error::internal(format!(
+                    "{} {}: the fast replay ({} compliant denied) differs from the model ({})",
+                    super::replay::mode_name(mode),
+                    s.label(),
+                    fast.compliant_denied,
+                    m.compliant_denied
+                )));
             }
             Ok(model)
         })

@@ -383,10 +383,10 @@ impl Reading {
             want = (want + BLOCK).min(MAX_LINE + 2);
             self.buf.resize(self.buf.len().max(want), 0);
         }
-        if self.used == 0 {
-            if let Some(e) = self.failed.take() {
-                return Err(e);
-            }
+        if self.used == 0
+            && let Some(e) = self.failed.take()
+        {
+            return Err(e);
         }
         let used = std::mem::take(&mut self.used);
         Ok(&self.buf[..used])

@@ -26,7 +26,7 @@ pub fn parse_decimal_ns(text: &str, scale_ns: u64) -> std::result::Result<u64, S
     let mut unit = scale_ns;
     for (i, b) in frac.bytes().enumerate() {
         let d = u64::from(b - b'0');
-        if unit % 10 != 0 {
+        if !unit.is_multiple_of(10) {
             if d != 0 {
                 return Err(format!(
                     "{t:?} has more precision than a nanosecond (digit {})",

@@ -135,10 +135,10 @@ impl TraceReader {
         let cap = self.opts.max_buffered.unwrap_or(DEFAULT_MAX_BUFFERED);
         while !self.done {
             // Emit the oldest once nothing within the window can precede it.
-            if let Some(Reverse((t, _, _, _))) = self.buffer.peek() {
-                if self.newest_seen.saturating_sub(*t) > window || self.buffer.len() >= cap {
-                    break;
-                }
+            if let Some(Reverse((t, _, _, _))) = self.buffer.peek()
+                && (self.newest_seen.saturating_sub(*t) > window || self.buffer.len() >= cap)
+            {
+                break;
             }
             match self.next_raw() {
                 Ok(Some((t, k, w))) => {

@@ -261,16 +261,16 @@ pub fn check_event_times(
     };
     for (i, e) in events.iter().enumerate() {
         for k in ["at_s", "from_s"] {
-            if let Some(t) = e.get(k).and_then(serde_json::Value::as_f64) {
-                if t > end_s {
-                    return Err(scenario.field_error(
-                        format!("deployment.events[{i}].{k}"),
-                        format!(
-                            "value {}: after the run's end ({end_s} s): expected a time within the run",
-                            seconds_text(t)
-                        ),
-                    ));
-                }
+            if let Some(t) = e.get(k).and_then(serde_json::Value::as_f64)
+                && t > end_s
+            {
+                return Err(scenario.field_error(
+                    format!("deployment.events[{i}].{k}"),
+                    format!(
+                        "value {}: after the run's end ({end_s} s): expected a time within the run",
+                        seconds_text(t)
+                    ),
+                ));
             }
         }
     }

@@ -343,12 +343,12 @@ impl Strategy for Central {
         let mut before = 0;
         match self.store {
             Store::EnvoyRatelimit => {
-                if self.local_cache {
-                    if let Some(&(win, at)) = self.cache[r].get(&key) {
-                        if win == window && at <= t {
-                            return Ok(Some(Decision::DENY));
-                        }
-                    }
+                if self.local_cache
+                    && let Some(&(win, at)) = self.cache[r].get(&key)
+                    && win == window
+                    && at <= t
+                {
+                    return Ok(Some(Decision::DENY));
                 }
                 if self.stop_increment {
                     // The GET pipeline first.

@@ -340,10 +340,10 @@ impl Fleet {
             self.collect(out);
             self.apply(e)?;
         }
-        if let Some((x, bins)) = &mut self.exact {
-            if x.allow(key, w, now) {
-                bin(bins, now);
-            }
+        if let Some((x, bins)) = &mut self.exact
+            && x.allow(key, w, now)
+        {
+            bin(bins, now);
         }
         self.strategy.advance(now, &mut self.env)?;
         self.collect(out);

@@ -288,7 +288,10 @@ fn balancer(v: &Value, field: &str) -> Result<(Kind, Vec<f64>, String, Option<f6
 }
 
 fn is_prime(n: u64) -> bool {
-    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0)
+    n >= 2
+        && (2..)
+            .take_while(|d| d * d <= n)
+            .all(|d| !n.is_multiple_of(d))
 }
 
 /// The network: (latency, loss, per-replica latencies). `replicas` is the
@@ -549,7 +552,7 @@ fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>,
     let which = o.get("strategy").and_then(Value::as_str).unwrap_or("");
     let mut rest = o.clone();
     rest.remove("strategy");
-    let whole_s = setup.policy.interval_ms % 1000 == 0;
+    let whole_s = setup.policy.interval_ms.is_multiple_of(1000);
     let limit = setup.policy.limit;
     let interval = setup.interval_ns();
     match which {

@@ -157,11 +157,12 @@ pub(super) fn axis(
     if let Some((a, b)) = forced {
         let fa = fwd(scale, a, floor.min(a.abs().max(f64::MIN_POSITIVE)));
         let fb = fwd(scale, b, floor.min(b.abs().max(f64::MIN_POSITIVE)));
-        if let (Some(a), Some(b)) = (fa, fb) {
-            if b > a && b.is_finite() {
-                lo = a;
-                hi = b;
-            }
+        if let (Some(a), Some(b)) = (fa, fb)
+            && b > a
+            && b.is_finite()
+        {
+            lo = a;
+            hi = b;
         }
     }
     if !lo.is_finite() {

@@ -353,12 +353,12 @@ impl Ctx<'_> {
         let mut marks = Vec::new();
         for p in self.preps {
             let mut pts: Vec<(f64, Option<f64>)> = p.pts.clone();
-            if self.xs == Scale::Pct {
-                if let Some(&last) = pts.last() {
-                    if p.style == SeriesStyle::Step && last.0 < xa.hi {
-                        pts.push((xa.hi, last.1));
-                    }
-                }
+            if self.xs == Scale::Pct
+                && let Some(&last) = pts.last()
+                && p.style == SeriesStyle::Step
+                && last.0 < xa.hi
+            {
+                pts.push((xa.hi, last.1));
             }
             let px: Vec<(f64, f64)> = pts
                 .iter()

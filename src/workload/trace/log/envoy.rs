@@ -101,10 +101,10 @@ impl Envoy {
 pub fn canonical(op: &str) -> String {
     let mut op = op.trim_matches('%').to_ascii_uppercase();
     // A length limit: `:N` after the closing parenthesis.
-    if let Some(close) = op.rfind(')') {
-        if op[close + 1..].starts_with(':') {
-            op.truncate(close + 1);
-        }
+    if let Some(close) = op.rfind(')')
+        && op[close + 1..].starts_with(':')
+    {
+        op.truncate(close + 1);
     }
     for (alias, name) in [
         ("REQUEST_HEADER(", "REQ("),
