@@ -247,6 +247,21 @@ fn bad_inputs_exit_2_with_one_line() {
     assert!(e.contains("exactly one of"), "{e}");
 }
 
+/// A folder with `t.csv`: five requests of one key at T + 0.5 s and five at
+/// T + 1.2 s, T = 2026-01-01T00:00:00Z.
+fn two_windows_trace() -> tempfile::TempDir {
+    let t = 1_767_225_600_000u64;
+    let mut csv = String::from("t_ms,key\n");
+    for at in [500, 1200] {
+        for i in 0..5 {
+            csv.push_str(&format!("{},a\n", t + at + i));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+    dir
+}
+
 /// Windows that upstream aligns to Unix time stay aligned on a trace whose
 /// first request is not at a whole second: five requests at T + 0.5 s and
 /// five at T + 1.2 s (T a whole Unix second, limit 5 per second) fall in
@@ -255,16 +270,7 @@ fn bad_inputs_exit_2_with_one_line() {
 /// ten would share one window and five would be denied.
 #[test]
 fn unix_aligned_windows_stay_aligned_on_a_trace() {
-    let t = 1_767_225_600_000u64; // 2026-01-01T00:00:00Z, ms
-    let mut csv = String::from("t_ms,key\n");
-    for i in 0..5 {
-        csv.push_str(&format!("{},a\n", t + 500 + i));
-    }
-    for i in 0..5 {
-        csv.push_str(&format!("{},a\n", t + 1200 + i));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+    let dir = two_windows_trace();
     let sc = dir.path().join("two-windows.json");
     std::fs::write(
         &sc,
@@ -310,16 +316,7 @@ fn unix_aligned_windows_stay_aligned_on_a_trace() {
 /// zero, fixes where the windows fall.
 #[test]
 fn unix_aligned_fleet_stores_stay_aligned_on_a_trace() {
-    let t = 1_767_225_600_000u64;
-    let mut csv = String::from("t_ms,key\n");
-    for i in 0..5 {
-        csv.push_str(&format!("{},a\n", t + 500 + i));
-    }
-    for i in 0..5 {
-        csv.push_str(&format!("{},a\n", t + 1200 + i));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+    let dir = two_windows_trace();
     let sc = dir.path().join("two-windows-fleet.json");
     std::fs::write(
         &sc,
