@@ -381,28 +381,45 @@ fn chart(inp: &Inputs, front: &[usize]) -> Option<crate::report::Chart> {
         })
         .collect()
     };
-    let all = pts(&mut (0..inp.evals.len()));
-    if all.is_empty() {
+    if inp.evals.is_empty() {
         return None;
     }
-    spec.series
-        .push(Series::new("every setting tried", all, SeriesStyle::Points).color(7));
-    spec.series.push(
-        Series::new(
-            "frontier",
-            pts(&mut front.iter().copied()),
-            SeriesStyle::LinePoints,
-        )
-        .color(0),
-    );
-    if let Some(i) = inp.pick {
+    // Each point drawn once, in the series that says most about it: the
+    // pick, else the frontier, else the other settings tried (settings
+    // with equal figures share a point).
+    let at = |i: usize| {
+        let f = &inp.evals[i].figures;
+        (f.limited_excess_pct.to_bits(), f.compliant_denied_pct.to_bits())
+    };
+    let pick_at = inp.pick.map(at);
+    let front_at: Vec<_> = front.iter().map(|&i| at(i)).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let others: Vec<usize> = (0..inp.evals.len())
+        .filter(|&i| Some(at(i)) != pick_at && !front_at.contains(&at(i)) && seen.insert(at(i)))
+        .collect();
+    let frontier: Vec<usize> = front
+        .iter()
+        .copied()
+        .filter(|&i| Some(at(i)) != pick_at)
+        .collect();
+    if !others.is_empty() {
         spec.series.push(
             Series::new(
-                format!("pick {}", label(&inp.evals[i].limiter)),
-                pts(&mut std::iter::once(i)),
+                "other settings tried",
+                pts(&mut others.into_iter()),
                 SeriesStyle::Points,
             )
-            .color(3),
+            .color(7),
+        );
+    }
+    if !frontier.is_empty() {
+        spec.series.push(
+            Series::new(
+                "frontier",
+                pts(&mut frontier.into_iter()),
+                SeriesStyle::LinePoints,
+            )
+            .color(0),
         );
     }
     if let Some(t) = inp
@@ -423,8 +440,19 @@ fn chart(inp: &Inputs, front: &[usize]) -> Option<crate::report::Chart> {
             .color(6),
         );
     }
+    // The pick last, on top of the line and the target.
+    if let Some(i) = inp.pick {
+        spec.series.push(
+            Series::new(
+                format!("pick {}", label(&inp.evals[i].limiter)),
+                pts(&mut std::iter::once(i)),
+                SeriesStyle::Points,
+            )
+            .color(3),
+        );
+    }
     spec.caption = format!(
-        "Every {} setting the search measured on the first {:.1} s of the log (the decision lab's harm figures, seed {}): compliant requests denied against the excess of limited keys over the exact sliding log; the frontier as a line, the pick as a point{}.",
+        "Every {} setting the search measured on the first {:.1} s of the log (the decision lab's harm figures, seed {}): compliant requests denied against the excess of limited keys over the exact sliding log; the frontier as a line, the pick as a point drawn last (settings with equal figures drawn once){}.",
         inp.family.name(),
         inp.split.choose.end_s,
         inp.seed,
