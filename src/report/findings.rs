@@ -173,7 +173,7 @@ fn pct(v: f64) -> String {
         format!("{v:.2}%")
     } else {
         // three significant digits
-        let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+        let digits = (2 - libm::floor(libm::log10(v.abs())) as i32).clamp(0, 9) as usize;
         format!("{v:.digits$}%")
     }
 }
