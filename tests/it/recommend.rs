@@ -10,7 +10,7 @@ use std::process::Command;
 /// A log from the project's own generator (`ratelab export`): compliant
 /// Zipf traffic over 1,000 keys at 40/s, plus `abusers` keys sharing 60/s
 /// (20/s each against a limit of 10/s), for `duration_s`.
-fn log(dir: &Path, duration_s: f64, abusers: u32) -> PathBuf {
+pub(crate) fn log(dir: &Path, duration_s: f64, abusers: u32) -> PathBuf {
     let mut parts = vec![
         serde_json::json!({"type": "poisson", "keys": {"type": "zipf", "keys": 1000, "s": 1.0}, "rate": 40.0, "duration_s": duration_s}),
     ];
@@ -33,7 +33,12 @@ fn log(dir: &Path, duration_s: f64, abusers: u32) -> PathBuf {
     out
 }
 
-fn recommend(trace: &Path, family: &str, out: &Path, extra: &[&str]) -> std::process::Output {
+pub(crate) fn recommend(
+    trace: &Path,
+    family: &str,
+    out: &Path,
+    extra: &[&str],
+) -> std::process::Output {
     let mut args = vec![
         "recommend",
         "--trace",
