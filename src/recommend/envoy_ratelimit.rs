@@ -165,6 +165,48 @@ mod tests {
             .all(|l| l.base["align"] == json!("aligned") && l.axis == "requests"));
     }
 
+    /// The setting as the lab builds it, virtual zero at Unix `origin` ns.
+    fn built(limiter: Value, origin: u64) -> Box<dyn crate::model::Admit + Send> {
+        use crate::lab::decision::{self, spec, Origin, Policy, Setup};
+        let row = decision::row("fixed_window_counter").unwrap();
+        let args = spec::expand(limiter.as_object().unwrap(), row.params, "limiter").unwrap();
+        let setup = Setup {
+            policy: Policy {
+                limit: 10,
+                interval_ms: 1000,
+            },
+            shapes: Vec::new(),
+            uber_slack: 10,
+            seed: 1,
+            max_memory: u64::MAX,
+            workdir: None,
+            origin: Origin::default(),
+        };
+        setup.origin.set(origin);
+        decision::build(&setup, row, &args[0]).unwrap().limiter
+    }
+
+    #[test]
+    fn a_line_counts_per_clock_unit_as_the_services_cache_key_does() {
+        // requests_per_unit 3 per minute; virtual zero is Unix 119.5 s, so a
+        // new minute (cache key ..._120) starts half a second in.
+        let l = &EnvoyRatelimit.lines(&ctx(10, 1000, None))[1];
+        let mut m = built(l.at(3), 119_500_000_000);
+        let s = 1_000_000_000u64;
+        let got: Vec<bool> = [0, 1, 2, 3, s / 4]
+            .iter()
+            .map(|&t| m.admit(0, 1, t).unwrap().allowed)
+            .collect();
+        // INCRBY then compare: the 4th and 5th are over 3, and counted.
+        assert_eq!(got, [true, true, true, false, false]);
+        // The clock minute turns at virtual 0.5 s, not 60 s after the first.
+        assert!(m.admit(0, 1, s / 2).unwrap().allowed);
+        let more: Vec<bool> = (1..=3)
+            .map(|i| m.admit(0, 1, s / 2 + i).unwrap().allowed)
+            .collect();
+        assert_eq!(more, [true, true, false]);
+    }
+
     #[test]
     fn the_snippet_names_the_unit_and_the_limit() {
         let pick = json!({"model": "fixed_window_counter", "align": "aligned", "window_ms": 60000, "requests": 42});
