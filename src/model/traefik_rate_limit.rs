@@ -3,7 +3,11 @@
 //! with a maximum delay rather than `Allow`, and dropped after a TTL of
 //! inactivity.
 //!
-//! Follows traefik/traefik at fd5a576 (x/time v0.15.0 in its go.mod):
+//! Follows traefik/traefik at fd5a576 (x/time v0.15.0 in its go.mod; the
+//! token bucket model follows v0.13.0, and `rate/rate.go` has changed
+//! since only in golang/time 2b4e439, `CancelAt` comparing
+//! `timeToAct.Equal(lastEvent)` rather than `==`, which the model's time
+//! comparison already is):
 //!
 //! * `pkg/middlewares/ratelimiter/rate_limiter.go:64`: `burst :=
 //!   max(config.Burst, 1)`; `:70-72` a zero period is one second; `:75-90`
