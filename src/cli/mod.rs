@@ -216,7 +216,7 @@ pub enum Command {
         #[command(flatten)]
         args: Box<size::SizeArgs>,
     },
-    /// Recommend a setting of your own limiter (nginx, envoy-local, governor, x-time-rate, guava) from an access log and an intent.
+    /// Recommend a setting of your own limiter (nginx, envoy-local, envoy-ratelimit, traefik, governor, x-time-rate, guava) from an access log and an intent.
     #[command(
         after_help = "Example:\n  ratelab recommend --trace access.csv --columns time=ts,key=ip --time-unit ms --limit 100 --interval-ms 1000 --for nginx --out target/rec\n\nChooses on the first --choose-pct % of the log, confirms on --slices later slices; writes recommend.json, table.md, frontier.svg/png and the product's snippet (nginx.conf, envoy-local-ratelimit.yaml, governor.rs, x_time_rate.go, RateLimiterConfig.java).\nExit codes: 0 a setting meets every target, 1 none does (the report is still written), 2 bad input or a log too short / without limited keys."
     )]

@@ -269,7 +269,7 @@ pub const KINDS: &[Kind] = &[
     ),
     Kind::of::<crate::recommend::scenario::RecommendScenario>(
         "recommend",
-        "`ratelab recommend` as a scenario: a setting of nginx, Envoy's local rate limit, governor, x/time/rate or Guava chosen on a log's first part and confirmed on its later slices; `args` are the command's",
+        "`ratelab recommend` as a scenario: a setting of nginx, Envoy's local rate limit, envoyproxy/ratelimit, Traefik, governor, x/time/rate or Guava chosen on a log's first part and confirmed on its later slices; `args` are the command's",
     ),
 ];
 

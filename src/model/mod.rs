@@ -52,5 +52,6 @@ pub mod rate;
 pub mod rate_limiter;
 pub mod sliding_window_counter;
 pub mod token_bucket;
+pub mod traefik_rate_limit;
 
 pub use admit::{Admit, Decision, Global, KeyState, Keyed, MakeState, PerKey};

@@ -5,7 +5,8 @@
 //! The log is cut by time: the setting is chosen on its first part and
 //! confirmed on later slices it never saw ([`search::split`]). Settings
 //! are decision-lab limiter objects measured with the lab's harm figures
-//! ([`search::evaluate`]); each family ([`nginx`], [`envoy_local`], [`governor`], [`x_time_rate`], [`guava`]) says
+//! ([`search::evaluate`]); each family ([`nginx`], [`envoy_local`], [`envoy_ratelimit`], [`traefik`], [`governor`],
+//! [`x_time_rate`], [`guava`]) says
 //! which settings it can express and how its config reads; the search
 //! bisects the monotone parameter ([`search::bisect`]); [`report`] writes
 //! `recommend.json`, `table.md`, the frontier chart and the snippet.
@@ -15,12 +16,14 @@
 //! `excess_pct`); the default is `compliant_denied_pct<=0.01`.
 
 pub mod envoy_local;
+pub mod envoy_ratelimit;
 pub mod governor;
 pub mod guava;
 pub mod nginx;
 pub mod report;
 pub mod scenario;
 pub mod search;
+pub mod traefik;
 pub mod x_time_rate;
 
 use crate::error::{Error, Result};
@@ -33,6 +36,8 @@ use std::path::PathBuf;
 pub const FAMILIES: &[&dyn Family] = &[
     &nginx::Nginx,
     &envoy_local::EnvoyLocal,
+    &envoy_ratelimit::EnvoyRatelimit,
+    &traefik::Traefik,
     &governor::Governor,
     &x_time_rate::XTimeRate,
     &guava::Guava,
@@ -53,7 +58,7 @@ pub struct RecommendArgs {
     /// The intent's interval, ms.
     #[arg(long)]
     pub interval_ms: u64,
-    /// The limiter whose setting you write: nginx, envoy-local, governor, x-time-rate or guava.
+    /// The limiter whose setting you write: nginx, envoy-local, envoy-ratelimit, traefik, governor, x-time-rate or guava.
     #[arg(long = "for", value_name = "FAMILY")]
     pub family: String,
     /// Target, repeatable (all must hold): compliant_denied_pct<=X, compliant_keys_denied<=N, excess_pct<=X.

@@ -13,13 +13,11 @@
 //! Needs `nginx` (Debian's `nginx` or `nginx-light`) and `cc`; skipped with
 //! a notice without them, unless `RATELAB_REQUIRE_ADAPTERS=1`.
 
-use crate::common::{adapters, ratelab, stderr};
+use crate::common::nginx::{get, nginx_bin, shim, Nginx};
+use crate::common::{ratelab, stderr};
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 /// The access log's format: what the validation reads.
 const LOG_FORMAT: &str = "$msec $request_time $limit_req_status $status $http_x_key";
@@ -66,101 +64,6 @@ fn cases() -> Vec<Case> {
             delays: false,
         },
     ]
-}
-
-/// A real nginx of the test's own (one process: `master_process off`),
-/// killed and reaped when dropped, also when the test fails.
-struct Nginx {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Nginx {
-    fn start(bin: &str, dir: &Path, case: &Case, shim: Option<&Path>) -> Nginx {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .unwrap()
-            .port();
-        let d = dir.display();
-        let conf = format!(
-            r#"master_process off;
-daemon off;
-worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/error.log info;
-events {{ worker_connections 512; }}
-http {{
-    client_body_temp_path {d}/body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    log_format v '{LOG_FORMAT}';
-    access_log {d}/access.log v;
-    limit_req_zone $http_x_key zone=z:1m rate={rate};
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            limit_req zone=z {limit_req};
-            limit_req_status 429;
-            empty_gif;
-        }}
-    }}
-}}
-"#,
-            rate = case.rate,
-            limit_req = case.limit_req,
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let mut cmd = Command::new(bin);
-        cmd.arg("-p")
-            .arg(dir)
-            .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .arg("-e")
-            .arg(dir.join("error.log"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some(s) = shim {
-            cmd.env("LD_PRELOAD", s);
-        }
-        let child = cmd.spawn().expect("nginx starts");
-        let nginx = Nginx { child, port };
-        let t0 = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "nginx did not listen on {port}: {}",
-                std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        nginx
-    }
-}
-
-/// One GET with key `key` on a fresh connection; the status.
-fn get(port: u16, key: &str) -> u16 {
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    c.write_all(
-        format!("GET / HTTP/1.1\r\nHost: t\r\nX-Key: {key}\r\nConnection: close\r\n\r\n")
-            .as_bytes(),
-    )
-    .unwrap();
-    let mut resp = Vec::new();
-    c.read_to_end(&mut resp).unwrap();
-    let text = String::from_utf8_lossy(&resp);
-    text.get(9..12)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"))
 }
 
 /// The scripted client: `threads` threads, each sending `per_thread`
@@ -226,34 +129,6 @@ fn validate(dir: &Path, case: &Case) -> (Value, Value) {
     (j["validation"][0].clone(), j["validation_source"].clone())
 }
 
-/// The shim compiled into `dir`, or None (and the notice) without cc.
-fn shim(test: &str, dir: &Path) -> Option<PathBuf> {
-    if !adapters::runs("cc", &["--version"]) {
-        adapters::skip(test, "no C compiler (apt-get install gcc)");
-        return None;
-    }
-    let so = dir.join("clock_shim.so");
-    adapters::build(
-        Command::new("cc")
-            .args(["-shared", "-fPIC", "-O2", "-o"])
-            .arg(&so)
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real/clock_shim.c"))
-            .arg("-ldl"),
-        "cc clock_shim.c",
-    );
-    Some(so)
-}
-
-fn nginx_bin(test: &str) -> Option<String> {
-    for bin in ["nginx", "/usr/sbin/nginx"] {
-        if adapters::runs(bin, &["-v"]) {
-            return Some(bin.to_string());
-        }
-    }
-    adapters::skip(test, "no nginx (apt-get install nginx-light)");
-    None
-}
-
 #[test]
 fn real_nginx_limit_req_logs_validate_against_the_model() {
     let test = "real nginx limit_req validation";
@@ -272,7 +147,17 @@ fn real_nginx_limit_req_logs_validate_against_the_model() {
                 if aligned { "shim" } else { "raw" }
             ));
             std::fs::create_dir_all(&dir).unwrap();
-            let nginx = Nginx::start(&bin, &dir, &case, aligned.then_some(so.as_path()));
+            let nginx = Nginx::start(
+                &bin,
+                &dir,
+                &format!(
+                    "log_format v '{LOG_FORMAT}';\n    access_log {}/access.log v;\n    limit_req_zone $http_x_key zone=z:1m rate={};",
+                    dir.display(),
+                    case.rate
+                ),
+                &format!("limit_req zone=z {};\n            limit_req_status 429;", case.limit_req),
+                aligned.then_some(so.as_path()),
+            );
             // 16 threads x 20 requests over 3 keys, 0-25 ms apart: up to
             // 400 requests/s per key against 20-50/s (11.666/s at 700r/m);
             // a delayed request holds its thread.

@@ -10,7 +10,7 @@ use std::process::Command;
 /// A log from the project's own generator (`ratelab export`): compliant
 /// Zipf traffic over 1,000 keys at 40/s, plus `abusers` keys sharing 60/s
 /// (20/s each against a limit of 10/s), for `duration_s`.
-fn log(dir: &Path, duration_s: f64, abusers: u32) -> PathBuf {
+pub(crate) fn log(dir: &Path, duration_s: f64, abusers: u32) -> PathBuf {
     let mut parts = vec![
         serde_json::json!({"type": "poisson", "keys": {"type": "zipf", "keys": 1000, "s": 1.0}, "rate": 40.0, "duration_s": duration_s}),
     ];
@@ -33,7 +33,12 @@ fn log(dir: &Path, duration_s: f64, abusers: u32) -> PathBuf {
     out
 }
 
-fn recommend(trace: &Path, family: &str, out: &Path, extra: &[&str]) -> std::process::Output {
+pub(crate) fn recommend(
+    trace: &Path,
+    family: &str,
+    out: &Path,
+    extra: &[&str],
+) -> std::process::Output {
     let mut args = vec![
         "recommend",
         "--trace",
@@ -133,6 +138,7 @@ fn pick_is_the_labs(family: &str) -> (tempfile::TempDir, Value) {
     let axis = match family {
         "envoy-local" => "max_tokens",
         "guava" => "permits_per_s",
+        "envoy-ratelimit" => "requests",
         _ => "burst",
     };
     let v = pick["limiter"][axis].as_u64().unwrap();
@@ -186,6 +192,54 @@ fn envoy_local_pick_is_the_decision_labs_and_has_the_protos_fields() {
         "\"@type\": type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit"
     ));
     assert!(text.contains("code: TooManyRequests"));
+}
+
+#[test]
+fn traefik_pick_is_the_decision_labs_and_has_the_middlewares_fields() {
+    let (dir, j) = pick_is_the_labs("traefik");
+    assert_eq!(j["snippet"], "traefik-ratelimit.yaml");
+    let text =
+        std::fs::read_to_string(dir.path().join("out").join("traefik-ratelimit.yaml")).unwrap();
+    let pick = &j["pick"]["limiter"];
+    assert_eq!(pick["model"], "traefik_rate_limit");
+    // dynamic.RateLimit's fields (pkg/config/dynamic/middlewares.go).
+    let average = pick["average"].as_u64().unwrap();
+    let burst = pick["burst"].as_u64().unwrap();
+    assert!(average >= 1 && burst >= 1);
+    assert_eq!(pick["period_ms"], 1000);
+    assert!(
+        text.contains(&format!(
+            "http:\n  middlewares:\n    ratelab-limit:\n      rateLimit:\n        average: {average}\n        period: 1s\n        burst: {burst}\n        sourceCriterion:\n          ipStrategy:\n"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn envoy_ratelimit_pick_is_an_aligned_unit_window_and_has_the_services_fields() {
+    let (dir, j) = pick_is_the_labs("envoy-ratelimit");
+    let text = std::fs::read_to_string(dir.path().join("out").join("envoy-ratelimit-config.yaml"))
+        .unwrap();
+    let pick = &j["pick"]["limiter"];
+    assert_eq!(pick["model"], "fixed_window_counter");
+    assert_eq!(pick["align"], "aligned");
+    let (unit, len) = match pick["window_ms"].as_u64().unwrap() {
+        1_000 => ("second", 1_000),
+        60_000 => ("minute", 60_000),
+        3_600_000 => ("hour", 3_600_000),
+        86_400_000 => ("day", 86_400_000),
+        w => panic!("window {w} ms is no ratelimit unit"),
+    };
+    let n = pick["requests"].as_u64().unwrap();
+    assert!(n >= 1 && len >= 1000);
+    assert!(
+        text.contains(&format!(
+            "domain: ratelab\ndescriptors:\n  - key: remote_address\n    rate_limit:\n      unit: {unit}\n      requests_per_unit: {n}\n"
+        )),
+        "{text}"
+    );
+    // Four units, each line's two ends at least, were measured.
+    assert!(j["evaluated"].as_u64().unwrap() >= 8, "{}", j["evaluated"]);
 }
 
 /// `nginx -t` on a minimal nginx.conf including `snippet` in its http

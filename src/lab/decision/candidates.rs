@@ -247,6 +247,17 @@ pub const MODELS: &[ModelRow] = &[
         build: rows::token_bucket,
     },
     ModelRow {
+        model: "traefik_rate_limit",
+        summary: "Traefik's rateLimit middleware in memory: x/time/rate per source through Reserve with a max delay, dropped after a TTL",
+        params: &[
+            Param::int("average", 1, u32::MAX as i64, "requests per period (default limit)"),
+            Param::int("period_ms", 0, 86_400_000, "the period, ms; 0 is 1 s as in Traefik (default the interval)"),
+            Param::int("burst", 0, u32::MAX as i64, "bucket depth; 0 is 1 as in Traefik (default limit)"),
+        ],
+        in_label: &[],
+        build: rows::traefik_rate_limit,
+    },
+    ModelRow {
         model: "gcra_governor",
         summary: "the real governor crate: keyed GCRA on its fake clock, check_key_n",
         params: &[
@@ -324,6 +335,8 @@ pub const MODELS: &[ModelRow] = &[
         params: &[
             Param::choice("align", &["first_request", "aligned"], "first_request (INCR + EXPIRE, default) or aligned (floor(t / interval))"),
             Param::choice("order", &["incr_then_compare", "get_then_incr"], "INCR then compare (counts denied requests, default) or GET then INCR (the Redis docs' second pattern: denied not counted, limit + 1 pass)"),
+            Param::int("requests", 1, u32::MAX as i64, "requests per window (default limit), e.g. envoyproxy/ratelimit's requests_per_unit"),
+            Param::int("window_ms", 1, 86_400_000, "the window, ms (default the interval), e.g. a ratelimit unit: 1000, 60000, 3600000, 86400000"),
         ],
         in_label: &["align"],
         build: rows::fixed_window_counter,

@@ -20,6 +20,7 @@ use crate::model::nginx_limit_req::{
 use crate::model::rate_limiter::{RateLimiter, RateMode};
 use crate::model::sliding_window_counter::SlidingWindowCounter;
 use crate::model::token_bucket::TokenBucket;
+use crate::model::traefik_rate_limit::{TraefikBucket, TraefikConfig};
 use crate::model::{Global, PerKey};
 use crate::report::fmt::bytes_human;
 use crate::rng::{derive_seed, stream};
@@ -84,6 +85,24 @@ pub(super) fn token_bucket(s: &Setup, a: &Args) -> Result<Built> {
     built(
         "x/time/rate per key",
         Box::new(PerKey::new(move |_| Ok(TokenBucket::new(r, b)))),
+    )
+}
+
+/// Traefik's in-memory `rateLimit` (`src/model/traefik_rate_limit.rs`):
+/// `average` per `period_ms` (defaults: the policy), `burst` (default
+/// limit); the TTL is counted in Unix seconds from the run's origin.
+pub(super) fn traefik_rate_limit(s: &Setup, a: &Args) -> Result<Built> {
+    let cfg = TraefikConfig::new(
+        a.u64("average").unwrap_or(s.policy.limit),
+        a.u64("period_ms").unwrap_or(s.policy.interval_ms),
+        a.u64("burst").unwrap_or(s.policy.limit),
+    )?;
+    let origin = s.origin.clone();
+    built(
+        "Traefik rateLimit per source",
+        Box::new(PerKey::new(move |_| {
+            Ok(TraefikBucket::new(cfg, origin.get()))
+        })),
     )
 }
 
@@ -271,7 +290,11 @@ pub(super) fn fixed_window_counter(s: &Setup, a: &Args) -> Result<Built> {
         Some("get_then_incr") => CountOrder::GetThenIncr,
         _ => CountOrder::IncrThenCompare,
     };
-    let proto = FixedWindowCounter::new(s.policy.limit, s.interval(), align)?.order(order);
+    let limit = a.u64("requests").unwrap_or(s.policy.limit);
+    let window = a
+        .u64("window_ms")
+        .map_or_else(|| s.interval(), Duration::from_millis);
+    let proto = FixedWindowCounter::new(limit, window, align)?.order(order);
     let origin = s.origin.clone();
     built(
         fam,

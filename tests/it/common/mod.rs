@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod adapters;
+pub mod nginx;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
