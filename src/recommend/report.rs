@@ -389,7 +389,10 @@ fn chart(inp: &Inputs, front: &[usize]) -> Option<crate::report::Chart> {
     // with equal figures share a point).
     let at = |i: usize| {
         let f = &inp.evals[i].figures;
-        (f.limited_excess_pct.to_bits(), f.compliant_denied_pct.to_bits())
+        (
+            f.limited_excess_pct.to_bits(),
+            f.compliant_denied_pct.to_bits(),
+        )
     };
     let pick_at = inp.pick.map(at);
     let front_at: Vec<_> = front.iter().map(|&i| at(i)).collect();
