@@ -396,15 +396,37 @@ fn chart(inp: &Inputs, front: &[usize]) -> Option<crate::report::Chart> {
     };
     let pick_at = inp.pick.map(at);
     let front_at: Vec<_> = front.iter().map(|&i| at(i)).collect();
+    // A setting drawn within a hundredth of the axes of the pick sits
+    // under its marker: the pick stands for it.
+    let xy = |i: usize| {
+        let f = &inp.evals[i].figures;
+        (f.limited_excess_pct, f.compliant_denied_pct)
+    };
+    let span = |v: &dyn Fn(usize) -> f64| {
+        let (lo, hi) = (0..inp.evals.len())
+            .map(v)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+        (hi - lo).max(1e-9)
+    };
+    let (sx, sy) = (span(&|i| xy(i).0), span(&|i| xy(i).1));
+    let under_pick = |i: usize| {
+        inp.pick.is_some_and(|p| {
+            let ((x, y), (px, py)) = (xy(i), xy(p));
+            (x - px).abs() <= sx / 100.0 && (y - py).abs() <= sy / 100.0
+        })
+    };
     let mut seen = std::collections::BTreeSet::new();
     let others: Vec<usize> = (0..inp.evals.len())
-        .filter(|&i| Some(at(i)) != pick_at && !front_at.contains(&at(i)) && seen.insert(at(i)))
+        .filter(|&i| {
+            Some(at(i)) != pick_at
+                && !front_at.contains(&at(i))
+                && !under_pick(i)
+                && seen.insert(at(i))
+        })
         .collect();
-    let frontier: Vec<usize> = front
-        .iter()
-        .copied()
-        .filter(|&i| Some(at(i)) != pick_at)
-        .collect();
+    // The frontier as a line through its settings, the pick's included
+    // (no markers of its own: the pick's marker is the one that matters).
+    let frontier: Vec<usize> = front.to_vec();
     if !others.is_empty() {
         spec.series.push(
             Series::new(
@@ -420,7 +442,7 @@ fn chart(inp: &Inputs, front: &[usize]) -> Option<crate::report::Chart> {
             Series::new(
                 "frontier",
                 pts(&mut frontier.into_iter()),
-                SeriesStyle::LinePoints,
+                SeriesStyle::Line,
             )
             .color(0),
         );
@@ -455,7 +477,7 @@ fn chart(inp: &Inputs, front: &[usize]) -> Option<crate::report::Chart> {
         );
     }
     spec.caption = format!(
-        "Every {} setting the search measured on the first {:.1} s of the log (the decision lab's harm figures, seed {}): compliant requests denied against the excess of limited keys over the exact sliding log; the frontier as a line, the pick as a point drawn last (settings with equal figures drawn once){}.",
+        "Every {} setting the search measured on the first {:.1} s of the log (the decision lab's harm figures, seed {}): compliant requests denied against the excess of limited keys over the exact sliding log; the frontier as a line through its settings, the pick as a point drawn last (settings with equal figures, or under the pick, drawn once){}.",
         inp.family.name(),
         inp.split.choose.end_s,
         inp.seed,
