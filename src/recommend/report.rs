@@ -405,7 +405,9 @@ fn chart(inp: &Inputs, front: &[usize]) -> Option<crate::report::Chart> {
     let span = |v: &dyn Fn(usize) -> f64| {
         let (lo, hi) = (0..inp.evals.len())
             .map(v)
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x), b.max(x))
+            });
         (hi - lo).max(1e-9)
     };
     let (sx, sy) = (span(&|i| xy(i).0), span(&|i| xy(i).1));
