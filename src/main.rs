@@ -7,7 +7,7 @@ fn main() {
     // SIGINT, SIGTERM and SIGHUP stop a run cleanly (exec children's
     // groups killed, temporaries removed, exit 130/143/129): before any
     // other thread starts, so that every thread inherits the blocked mask.
-    ratelab::cli::signals::install();
+    ratelab::report::signals::install();
     // A file-size limit (`ulimit -f`, a quota) must be an error ratelab
     // reports (EFBIG: exit 2, one line, nothing half-written left behind),
     // not a signal that kills it mid-write with the staging folder in place.
@@ -20,7 +20,7 @@ fn main() {
     // The message is written with errors ignored: a closed stderr (`2>&1 |
     // head`) must not panic inside the hook, which would abort (SIGABRT).
     std::panic::set_hook(Box::new(|info| {
-        ratelab::cli::signals::wait_if_stopping();
+        ratelab::report::signals::wait_if_stopping();
         let location = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
@@ -39,6 +39,6 @@ fn main() {
         std::process::exit(3);
     }));
     let code = ratelab::cli::main_with_args(std::env::args_os().collect());
-    ratelab::cli::signals::wait_if_stopping();
+    ratelab::report::signals::wait_if_stopping();
     std::process::exit(code);
 }

@@ -16,6 +16,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
+/// Scenario names follow the report-folder naming rule.
+pub use crate::report::atomic::validate_name;
+
 /// Largest scenario file read (a scenario is a few KB; this stops a 10 GB file
 /// given by mistake from being read into memory).
 pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
@@ -178,22 +181,6 @@ pub fn from_value<T: DeserializeOwned>(path: &Path, value: Value) -> Result<T> {
         };
         Error::input_at(path, field, e.into_inner())
     })
-}
-
-/// Scenario and report names: `[a-z0-9][a-z0-9_-]{0,63}`, so a name can never
-/// climb out of the report folder or surprise a shell.
-pub fn validate_name(name: &str) -> std::result::Result<(), String> {
-    let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
-    let first_ok = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    if name.is_empty() || name.len() > 64 || !first_ok || !name.chars().all(ok_char) {
-        return Err(format!(
-            "value {name:?}: expected 1-64 characters of a-z, 0-9, '-' or '_', starting with a letter or digit"
-        ));
-    }
-    Ok(())
 }
 
 fn strip_position(msg: &str) -> String {

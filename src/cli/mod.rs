@@ -32,7 +32,7 @@ macro_rules! errln {
 pub mod check;
 pub mod run;
 pub mod run_trace;
-pub mod signals;
+
 pub mod size;
 pub mod trace_args;
 
@@ -282,7 +282,7 @@ pub fn main_with_args(mut args: Vec<std::ffi::OsString>) -> i32 {
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            signals::wait_if_stopping();
+            crate::report::signals::wait_if_stopping();
             errln!("error: {e}");
             e.exit_code()
         }

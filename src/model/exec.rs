@@ -203,7 +203,7 @@ impl Pipe {
             .map_err(|e| cannot(e.to_string()))?;
         let pgid = i32::try_from(child.id()).unwrap_or(0);
         // A stop signal (Ctrl-C, SIGTERM, SIGHUP) kills the group too.
-        crate::cli::signals::child_started(pgid);
+        crate::report::signals::child_started(pgid);
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
@@ -384,7 +384,7 @@ impl Pipe {
         }
         self.kill_group();
         self.reaped = true;
-        crate::cli::signals::child_reaped(self.pgid);
+        crate::report::signals::child_reaped(self.pgid);
         match self.child.wait() {
             Ok(s) => s.to_string(),
             Err(e) => format!("status unknown: {e}"),
@@ -466,7 +466,7 @@ impl Pipe {
             // background process started at `end`.
             self.kill_group();
             self.reaped = true;
-            crate::cli::signals::child_reaped(self.pgid);
+            crate::report::signals::child_reaped(self.pgid);
             self.child.wait().ok()
         } else {
             self.stop();

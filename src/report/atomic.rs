@@ -18,7 +18,6 @@
 //! [`parse_out_path`] validates the output paths given on the command line.
 
 use crate::error::{Error, Result};
-use crate::scenario::validate_name;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -111,7 +110,7 @@ pub fn remove_stale(out: &Path, name: &str) {
 }
 
 /// Removes ratelab's temporaries in `folder` (names as
-/// [`crate::cli::signals::temp_owner`] reads them): with `owner` `Some(pid)`
+/// [`crate::report::signals::temp_owner`] reads them): with `owner` `Some(pid)`
 /// those of that process (a stop signal's cleanup), with `None` those whose
 /// process is gone or (staging folders) older than a day: what killed runs
 /// left. An `.<name>.old-<pid>` folder is the previous report when its run
@@ -137,7 +136,7 @@ pub fn sweep(folder: &Path, owner: Option<u32>) {
 }
 
 fn sweep_where(folder: &Path, owner: Option<u32>, wanted: impl Fn(&str) -> bool) {
-    use crate::cli::signals::{temp_owner, Temp};
+    use crate::report::signals::{temp_owner, Temp};
     let Ok(rd) = fs::read_dir(folder) else {
         return;
     };
@@ -240,14 +239,14 @@ fn remove_created(dir: &Path, top: Option<&Path>) {
 
 fn write_folder_in(out: &Path, name: &str, files: &[(String, Vec<u8>)]) -> Result<PathBuf> {
     remove_stale(out, name);
-    crate::cli::signals::watch_folder(out);
+    crate::report::signals::watch_folder(out);
     let final_dir = out.join(name);
     let staging = out.join(format!(".{name}.staging-{}", std::process::id()));
     if staging.exists() {
         fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
     }
     fs::create_dir(&staging).map_err(|e| Error::io(&staging, e))?;
-    crate::cli::signals::after_create(|| {
+    crate::report::signals::after_create(|| {
         let _ = fs::remove_dir_all(&staging);
     });
     // A failed write (disk full, file size limit, read-only folder) takes
@@ -366,7 +365,7 @@ impl StreamingFile {
     /// (an error names the folder otherwise).
     pub fn create_in_existing_folder(path: &Path, prefix: &str) -> Result<Self> {
         let dir = folder_of(path);
-        crate::cli::signals::watch_folder(dir);
+        crate::report::signals::watch_folder(dir);
         // 0666 less the umask, as `fs::write` makes the reports: a
         // temporary file's own 0600 would make `--decisions` and every
         // streamed output private where the reports are not.
@@ -380,7 +379,7 @@ impl StreamingFile {
             .map_err(|e| Error::io(dir, e))?;
         let tmp = {
             let mut tmp = Some(tmp);
-            crate::cli::signals::after_create(|| drop(tmp.take()));
+            crate::report::signals::after_create(|| drop(tmp.take()));
             tmp.expect("kept unless stopping")
         };
         Ok(Self {
@@ -431,6 +430,22 @@ fn folder_of(path: &Path) -> &Path {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
+}
+
+/// Scenario and report names: `[a-z0-9][a-z0-9_-]{0,63}`, so a name can never
+/// climb out of the report folder or surprise a shell.
+pub fn validate_name(name: &str) -> std::result::Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
+    let first_ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if name.is_empty() || name.len() > 64 || !first_ok || !name.chars().all(ok_char) {
+        return Err(format!(
+            "value {name:?}: expected 1-64 characters of a-z, 0-9, '-' or '_', starting with a letter or digit"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod fmt;
 pub mod html;
 pub mod pending;
 pub mod read;
+pub mod signals;
 pub mod table;
 
 pub use builder::{Heading, ReportBuilder};

@@ -57,14 +57,14 @@ impl Pending {
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| Error::input(format!("{}: expected a file name", target.display())))?;
         let tmp = dir.join(format!(".{name}.pending-{}", std::process::id()));
-        crate::cli::signals::watch_folder(dir);
+        crate::report::signals::watch_folder(dir);
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .open(&tmp)
             .map_err(|e| Error::io(target, e))?;
-        crate::cli::signals::after_create(|| {
+        crate::report::signals::after_create(|| {
             let _ = std::fs::remove_file(&tmp);
         });
         Ok(Pending {

@@ -212,7 +212,7 @@ pub fn sweep_stale(folder: &Path) {
 /// # Examples
 ///
 /// ```
-/// use ratelab::cli::signals::{temp_owner, Temp};
+/// use ratelab::report::signals::{temp_owner, Temp};
 /// assert_eq!(temp_owner(".ratelab-decisions-42-a1B2c3"), Some((Temp::File, 42)));
 /// assert_eq!(temp_owner(".ratelab-42-a1B2c3"), Some((Temp::File, 42)));
 /// assert_eq!(temp_owner(".report.csv.pending-7"), Some((Temp::File, 7)));
