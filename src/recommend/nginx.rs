@@ -175,6 +175,7 @@ mod tests {
             },
             keys: 100,
             key_expr: None,
+            deploy: None,
         };
         let lines = Nginx.lines(&ctx);
         assert_eq!(lines.len(), RATE_FACTORS.len());
@@ -193,6 +194,7 @@ mod tests {
             },
             keys: 100,
             key_expr: Some("header:X-Api-Key".into()),
+            deploy: None,
         };
         let pick = json!({"model": "nginx_limit_req", "rate_r_m": 450, "burst": 7, "nodelay": true, "zone_mib": 1});
         let s = Nginx.snippet(&pick, &ctx, &["hello".into()]);

@@ -130,6 +130,7 @@ mod tests {
             policy: LimitPolicy { limit, interval_ms },
             keys: 10,
             key_expr: key.map(str::to_string),
+            deploy: None,
         }
     }
 
