@@ -264,6 +264,9 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
         limit: a.limit,
         interval_ms: a.interval_ms,
     };
+    if let Some(d) = &deploy_checked {
+        search::check_deploy(d, policy)?;
+    }
     let split = search::split(&trace, policy, a.choose_pct, a.slices)?;
     let ctx = FamilyCtx {
         policy,

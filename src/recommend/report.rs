@@ -59,6 +59,9 @@ fn eval_json(e: &Eval) -> Value {
         if let Some(p) = e.enforced {
             v["deployment_policy"] = json!({"limit": p.limit, "interval_ms": p.interval_ms});
         }
+        if let Some(a) = e.admitted {
+            v["admitted"] = a.into();
+        }
     }
     v["memory_bytes"] = e.memory_bytes.into();
     v["meets"] = e.meets.into();

@@ -166,6 +166,9 @@ pub struct Eval {
     /// the setting's own (Kong's `minute: 600`), not the intent's: the
     /// decision lab runs that deployment with it as the scenario's policy.
     pub enforced: Option<LimitPolicy>,
+    /// Requests the fleet admitted (fleets only: the figure the decision
+    /// lab's `allowed` column shows whatever policy its scenario states).
+    pub admitted: Option<u64>,
 }
 
 /// A target's value in `f`.
@@ -230,6 +233,39 @@ pub fn deployment_json(deploy: &Deploy, strategy: &Value) -> Value {
     m.insert("balancer".into(), deploy.balancer.clone());
     m.insert("strategies".into(), Value::Array(vec![strategy.clone()]));
     Value::Object(m)
+}
+
+/// Builds a probe fleet on `deploy` (each replica a token bucket), so that
+/// a balancer the fleet lab refuses is refused before any search, with
+/// the lab's reason.
+pub fn check_deploy(deploy: &Deploy, policy: LimitPolicy) -> Result<()> {
+    let setup = Setup {
+        policy: Policy {
+            limit: policy.limit,
+            interval_ms: policy.interval_ms,
+        },
+        shapes: Vec::new(),
+        uber_slack: 10,
+        seed: 1,
+        max_memory: u64::MAX,
+        workdir: None,
+        origin: Origin::default(),
+    };
+    let dep = deployment_json(
+        deploy,
+        &serde_json::json!({"strategy": "local", "model": "token_bucket"}),
+    );
+    let sc = crate::scenario::Scenario::parse(
+        std::path::Path::new("recommend"),
+        r#"{"name": "recommend", "kind": "decision_accuracy"}"#,
+    )?;
+    decision::deployment::fleet_candidates(&sc, &setup, &dep, &|_| Ok(()))
+        .map(|_| ())
+        .map_err(|e| {
+            let m = e.message();
+            let m = m.split_once("field deployment.").map_or(m, |x| x.1);
+            Error::input(format!("--balancer {}: {m}", deploy.balancer))
+        })
 }
 
 /// The decision lab's batch: a fleet decides this many requests at a time
@@ -329,19 +365,20 @@ pub fn evaluate(
                 balancer: Value::from("round_robin"),
             });
             let (decided, memory) = run_fleet(part, policy, &deploy, &strategy, enforced, seed)?;
+            let admitted = decided.iter().filter(|&&a| a).count() as u64;
             let mut d = Decided(decided.into_iter());
             let f = replay_admit(&part.trace, &part.classes, policy, &mut d)?;
             (
                 f,
                 memory,
-                Some((deployment_json(&deploy, &strategy), enforced)),
+                Some((deployment_json(&deploy, &strategy), enforced, admitted)),
             )
         }
     };
     let meets = targets.iter().all(|t| t.holds(value(t, &figures)));
-    let (deployment, enforced) = match fleet {
-        Some((d, e)) => (Some(d), e),
-        None => (None, None),
+    let (deployment, enforced, admitted) = match fleet {
+        Some((d, e, a)) => (Some(d), e, Some(a)),
+        None => (None, None, None),
     };
     Ok(Eval {
         limiter: limiter.clone(),
@@ -350,6 +387,7 @@ pub fn evaluate(
         meets,
         deployment,
         enforced,
+        admitted,
     })
 }
 
@@ -588,7 +626,7 @@ pub fn choose(
 ///     limiter: serde_json::json!({"cd": cd, "ex": ex}),
 ///     figures: Figures { compliant_denied: 0, compliant_keys_hit: 0, compliant_denied_pct: cd,
 ///         limited_excess: 0, limited_excess_pct: ex, worst_window: None, complete: true },
-///     memory_bytes: 10, meets: true, deployment: None, enforced: None };
+///     memory_bytes: 10, meets: true, deployment: None, enforced: None, admitted: None };
 /// let all = [e(1.0, 0.0), e(0.0, 5.0), e(2.0, 1.0)]; // the last is beaten by the first
 /// assert_eq!(frontier(&all), vec![0, 1]);
 /// ```

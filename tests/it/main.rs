@@ -44,6 +44,7 @@ mod real_estimator;
 mod real_nginx;
 mod real_redis_rate;
 mod recommend;
+mod recommend_fleet;
 mod recommend_real_nginx;
 mod replay_modes;
 mod replay_pacers;
