@@ -7,7 +7,7 @@
 //! are decision-lab limiter objects measured with the lab's harm figures
 //! ([`search::evaluate`]), alone or as a fleet (`--replicas`); each family
 //! ([`nginx`], [`envoy_local`], [`envoy_ratelimit`], [`kong`], [`traefik`], [`governor`],
-//! [`x_time_rate`], [`guava`]) says
+//! [`x_time_rate`], [`guava`], [`pingora`]) says
 //! which settings it can express and how its config reads; the search
 //! bisects the monotone parameter ([`search::bisect`]); [`report`] writes
 //! `recommend.json`, `table.md`, the frontier chart and the snippet.
@@ -22,6 +22,7 @@ pub mod governor;
 pub mod guava;
 pub mod kong;
 pub mod nginx;
+pub mod pingora;
 pub mod report;
 pub mod scenario;
 pub mod search;
@@ -44,6 +45,7 @@ pub const FAMILIES: &[&dyn Family] = &[
     &governor::Governor,
     &x_time_rate::XTimeRate,
     &guava::Guava,
+    &pingora::Pingora,
 ];
 
 /// Arguments of `ratelab recommend`.
@@ -61,7 +63,7 @@ pub struct RecommendArgs {
     /// The intent's interval, ms.
     #[arg(long)]
     pub interval_ms: u64,
-    /// The limiter whose setting you write: nginx, envoy-local, envoy-ratelimit, kong, traefik, governor, x-time-rate or guava.
+    /// The limiter whose setting you write: nginx, envoy-local, envoy-ratelimit, kong, traefik, governor, x-time-rate, guava or pingora.
     #[arg(long = "for", value_name = "FAMILY")]
     pub family: String,
     /// Target, repeatable (all must hold): compliant_denied_pct<=X, compliant_keys_denied<=N, excess_pct<=X.
@@ -274,8 +276,15 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
         key_expr: a.read.key.clone(),
         deploy: deploy_checked,
     };
-    let lines = fam.lines(&ctx);
-    let evals = search::search_lines(&lines, &split.choose, fam, &ctx, &targets, a.seed)?;
+    let evals = match fam.searched(&split.choose, &ctx, &targets, a.seed) {
+        Some(settings) => {
+            search::search_settings(&settings?, &split.choose, fam, &ctx, &targets, a.seed)?
+        }
+        None => {
+            let lines = fam.lines(&ctx);
+            search::search_lines(&lines, &split.choose, fam, &ctx, &targets, a.seed)?
+        }
+    };
     let ranked = search::ranked(&evals, |l| fam.simplicity(l));
     let (picked, rejected) = search::choose(&evals, &ranked, |l| {
         search::confirm(&split, fam, &ctx, l, &targets, a.seed, a.confidence)

@@ -556,6 +556,27 @@ pub fn search_lines(
         .collect())
 }
 
+/// Every setting of `settings` measured on `part` (in parallel; results
+/// in order), duplicates dropped.
+pub fn search_settings(
+    settings: &[Value],
+    part: &Part,
+    fam: &dyn Family,
+    ctx: &FamilyCtx,
+    targets: &[LimitTarget],
+    seed: u64,
+) -> Result<Vec<Eval>> {
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&Value> = settings
+        .iter()
+        .filter(|s| seen.insert(s.to_string()))
+        .collect();
+    unique
+        .par_iter()
+        .map(|s| evaluate(part, fam, ctx, s, targets, seed))
+        .collect()
+}
+
 /// The settings meeting every target, best first: the least limited
 /// excess, then the least memory, then the least `simpler` key, then the
 /// setting's text (a total order: the same at any thread count).
@@ -692,6 +713,18 @@ pub trait Family: Sync {
     fn checked_by(&self) -> &'static str;
     /// The setting's long-run rate, requests per second.
     fn rate_per_s(&self, limiter: &Value) -> f64;
+    /// Settings found by the family's own search instead of bisected
+    /// [`Family::lines`] (pingora: `size`'s sketch search); `None`: the
+    /// lines.
+    fn searched(
+        &self,
+        _part: &Part,
+        _ctx: &FamilyCtx,
+        _targets: &[LimitTarget],
+        _seed: u64,
+    ) -> Option<Result<Vec<Value>>> {
+        None
+    }
     /// How the decision lab runs `setting`. By default: the setting is a
     /// `limiters` entry; with `--replicas`, every replica runs its own
     /// copy with the full setting (`"strategy": "local"`), as nginx,

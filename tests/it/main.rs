@@ -46,6 +46,7 @@ mod real_redis_rate;
 mod recommend;
 mod recommend_fleet;
 mod recommend_real_nginx;
+mod recommend_snippets;
 mod replay_modes;
 mod replay_pacers;
 mod replay_rate;
