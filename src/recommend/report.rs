@@ -97,7 +97,12 @@ pub fn label(l: &Value) -> String {
 
 /// A rate as typed: `5`, `7.5`.
 fn trim(x: f64) -> String {
-    crate::recommend::search::num(&Value::from(x))
+    if x.fract() == 0.0 {
+        return crate::recommend::search::num(&Value::from(x));
+    }
+    // Three decimals at most (175 a minute is 2.917 a second).
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A share as `pct_scaled` writes it, with its `%` also when it is 0.
