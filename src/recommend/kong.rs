@@ -29,8 +29,9 @@
 //! incremented from a timer; the fleet lab has no model of it),
 //! `month` and `year` (calendar windows), and several periods at once
 //! (the plugin denies when any is spent; one period is searched at a
-//! time). Kong counts each request as 1, whatever a log's weight column
-//! says.
+//! time). Kong counts each request as 1: the redis forms do too, the
+//! `local` form adds a log's weight column when it has one (logs without
+//! one weigh every request 1).
 //!
 //! Every setting runs as a fleet (without `--replicas`, one node behind
 //! `round_robin`) so that the Redis policies pay their round trips (1 ms)
@@ -53,6 +54,23 @@ use crate::sizing::limit::LimitPolicy;
 use serde_json::{json, Map, Value};
 
 /// Kong's rate-limiting plugin.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::kong::Kong;
+/// use ratelab::recommend::search::{Family, FamilyCtx, LabForm};
+/// use ratelab::sizing::limit::LimitPolicy;
+/// let ctx = FamilyCtx { policy: LimitPolicy { limit: 10, interval_ms: 1000 }, keys: 100,
+///                       key_expr: None, deploy: None };
+/// // second, minute, hour and day, each with the local and the redis policy.
+/// assert_eq!(Kong.lines(&ctx).len(), 8);
+/// let redis = serde_json::json!({"policy": "redis", "sync_rate": -1, "second": 12});
+/// let LabForm::Fleet { strategy, enforced } = Kong.lab_form(&redis, &ctx)? else { unreachable!() };
+/// assert_eq!(strategy["store"], "kong_redis");
+/// assert_eq!(enforced.map(|p| p.limit), Some(12));
+/// # Ok::<(), ratelab::error::Error>(())
+/// ```
 pub struct Kong;
 
 /// The periods searched and their lengths, ms (Kong's `EXPIRATION`

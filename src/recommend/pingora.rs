@@ -31,6 +31,20 @@ use crate::sizing::limit::{search_mode, Ctx, LimitTarget, Windows};
 use serde_json::{json, Value};
 
 /// pingora-limits' `Rate`, in either pattern.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::pingora::Pingora;
+/// use ratelab::recommend::search::{Family, FamilyCtx};
+/// use ratelab::sizing::limit::LimitPolicy;
+/// let ctx = FamilyCtx { policy: LimitPolicy { limit: 10, interval_ms: 1000 }, keys: 100,
+///                       key_expr: None, deploy: None };
+/// let pick = serde_json::json!({"model": "pingora_rate", "estimate": "docs", "hashes": 3, "slots": 21});
+/// let s = Pingora.snippet(&pick, &ctx, &[]);
+/// assert!(s.contains("Rate::new_with_estimator_config(Duration::from_millis(1000), 3, 21)"));
+/// assert!(s.contains("let allowed = rate.observe(&key, 1) <= LIMIT;"));
+/// ```
 pub struct Pingora;
 
 /// Most memory the sizing search may give a sketch (both windows).

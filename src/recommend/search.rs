@@ -238,6 +238,19 @@ pub fn deployment_json(deploy: &Deploy, strategy: &Value) -> Value {
 /// Builds a probe fleet on `deploy` (each replica a token bucket), so that
 /// a balancer the fleet lab refuses is refused before any search, with
 /// the lab's reason.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::search::{check_deploy, Deploy};
+/// use ratelab::sizing::limit::LimitPolicy;
+/// let p = LimitPolicy { limit: 10, interval_ms: 1000 };
+/// let ok = Deploy { replicas: 3, balancer: "maglev".into() };
+/// assert!(check_deploy(&ok, p).is_ok());
+/// let bad = Deploy { replicas: 3, balancer: serde_json::json!({"type": "maglev", "table_size": 10}) };
+/// let e = check_deploy(&bad, p).unwrap_err();
+/// assert!(e.message().contains("expected a prime"), "{}", e.message());
+/// ```
 pub fn check_deploy(deploy: &Deploy, policy: LimitPolicy) -> Result<()> {
     let setup = Setup {
         policy: Policy {
