@@ -24,7 +24,7 @@ impl Family for Governor {
     }
 
     fn lines(&self, ctx: &FamilyCtx) -> Vec<Line> {
-        rate_lines(ctx.policy, "gcra_governor", "rate_per_s", "burst", 1)
+        rate_lines(ctx, "gcra_governor", "rate_per_s", "burst", 1)
     }
 
     fn simplicity(&self, l: &Value) -> (u64, u64) {

@@ -764,6 +764,49 @@ pub trait Family: Sync {
 /// the intent's rate.
 pub const RATE_FACTORS: [f64; 8] = [0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0];
 
+/// The factors of the intent's rate a family's ladder tries:
+/// [`RATE_FACTORS`], and with `--replicas N` (N ≥ 2) behind a balancer
+/// that spreads a client's requests (not `ring_hash` or `maglev`) the same
+/// divided by N first: each replica of a per-instance limiter then sees
+/// only its share of a client's requests, and a stricter per-replica rate
+/// may serve the fleet's intent.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::search::{rate_factors, Deploy, FamilyCtx, RATE_FACTORS};
+/// use ratelab::sizing::limit::LimitPolicy;
+/// let mut ctx = FamilyCtx { policy: LimitPolicy { limit: 10, interval_ms: 1000 }, keys: 1,
+///                           key_expr: None, deploy: None };
+/// assert_eq!(rate_factors(&ctx), RATE_FACTORS.to_vec());
+/// ctx.deploy = Some(Deploy { replicas: 4, balancer: "round_robin".into() });
+/// let f = rate_factors(&ctx);
+/// assert_eq!((f[0], f.len()), (0.125, 15)); // 0.5 / 4, ..., 2.0 / 4 (= 0.5, once), then the rest
+/// ctx.deploy = Some(Deploy { replicas: 4, balancer: "maglev".into() });
+/// assert_eq!(rate_factors(&ctx), RATE_FACTORS.to_vec());
+/// ```
+pub fn rate_factors(ctx: &FamilyCtx) -> Vec<f64> {
+    // Behind a key hash each client meets one replica: nothing to divide.
+    let n = ctx
+        .deploy
+        .as_ref()
+        .filter(|d| {
+            let ty = d.balancer.as_str().or(d.balancer["type"].as_str());
+            !matches!(ty, Some("ring_hash" | "maglev"))
+        })
+        .map_or(1, |d| d.replicas);
+    let mut out: Vec<f64> = Vec::new();
+    if n >= 2 {
+        out.extend(RATE_FACTORS.iter().map(|f| f / n as f64));
+    }
+    for f in RATE_FACTORS {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
 /// The intent's rate times each of [`RATE_FACTORS`], per second, rounded to
 /// a millionth (so the settings read as typed).
 ///
@@ -784,16 +827,26 @@ pub fn rate_ladder(p: LimitPolicy) -> Vec<f64> {
         .collect()
 }
 
-/// One line per rate of [`rate_ladder`]: `model` with `rate_field` set to
-/// the rate, `axis` bisected over `lo..=max(4 × limit, 8)`.
+/// One line per rate of the ladder ([`rate_factors`] of the intent's rate,
+/// rounded to a millionth): `model` with `rate_field` set to the rate,
+/// `axis` bisected over `lo..=max(4 × limit, 8)`.
 pub fn rate_lines(
-    p: LimitPolicy,
+    ctx: &FamilyCtx,
     model: &str,
     rate_field: &str,
     axis: &'static str,
     lo: u64,
 ) -> Vec<Line> {
-    rate_ladder(p)
+    let p = ctx.policy;
+    let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
+    let mut rates: Vec<f64> = Vec::new();
+    for f in rate_factors(ctx) {
+        let r = libm::round(per_s * f * 1e6) / 1e6;
+        if r > 0.0 && !rates.contains(&r) {
+            rates.push(r);
+        }
+    }
+    rates
         .into_iter()
         .map(|r| {
             let mut base = Map::new();

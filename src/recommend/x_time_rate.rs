@@ -22,7 +22,7 @@ impl Family for XTimeRate {
     }
 
     fn lines(&self, ctx: &FamilyCtx) -> Vec<Line> {
-        rate_lines(ctx.policy, "token_bucket", "rate_per_s", "burst", 0)
+        rate_lines(ctx, "token_bucket", "rate_per_s", "burst", 0)
     }
 
     fn simplicity(&self, l: &Value) -> (u64, u64) {
