@@ -216,9 +216,9 @@ pub enum Command {
         #[command(flatten)]
         args: Box<size::SizeArgs>,
     },
-    /// Recommend a setting of your own limiter (nginx, envoy-local, envoy-ratelimit, traefik, governor, x-time-rate, guava) from an access log and an intent.
+    /// Recommend a setting of your own limiter (nginx, envoy-local, envoy-ratelimit, kong, traefik, governor, x-time-rate, guava, pingora) from an access log and an intent.
     #[command(
-        after_help = "Example:\n  ratelab recommend --trace access.csv --columns time=ts,key=ip --time-unit ms --limit 100 --interval-ms 1000 --for nginx --out target/rec\n\nChooses on the first --choose-pct % of the log, confirms on --slices later slices; writes recommend.json, table.md, frontier.svg/png and the product's snippet (nginx.conf, envoy-local-ratelimit.yaml, governor.rs, x_time_rate.go, RateLimiterConfig.java).\nExit codes: 0 a setting meets every target, 1 none does (the report is still written), 2 bad input or a log too short / without limited keys."
+        after_help = "Examples:\n  ratelab recommend --trace access.csv --columns time=ts,key=ip --time-unit ms --limit 100 --interval-ms 1000 --for nginx --out target/rec\n  ratelab recommend --trace access.csv --limit 100 --interval-ms 1000 --for kong --replicas 8 --balancer round_robin --out target/rec-kong\n\nChooses on the first --choose-pct % of the log, confirms on --slices later slices; writes recommend.json, table.md, frontier.svg/png and the product's snippet (nginx.conf, envoy-local-ratelimit.yaml, envoy-ratelimit-config.yaml, kong.yml, traefik-ratelimit.yaml, governor.rs, x_time_rate.go, RateLimiterConfig.java, pingora_rate.rs).\nWith --replicas N (and --balancer B) every setting is measured as a fleet, the decision lab's deployment: per-instance limiters (nginx, envoy-local, traefik, the libraries) one per replica, envoy-ratelimit and kong's redis policy sharing one counter; the targets hold for the fleet as a whole. kong always runs as a fleet (one node without --replicas).\nExit codes: 0 a setting meets every target, 1 none does (the report is still written), 2 bad input or a log too short / without limited keys."
     )]
     Recommend {
         /// The log, the intent, the family and the targets.

@@ -22,8 +22,6 @@ use serde_json::{json, Map, Value};
 /// Envoy's local rate limit filter.
 pub struct EnvoyLocal;
 
-const FACTORS: [f64; 8] = [0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0];
-
 /// A proto `Duration` in YAML: whole seconds as `1s`, else `0.250s`.
 ///
 /// # Examples
@@ -51,7 +49,7 @@ impl Family for EnvoyLocal {
         let fill = p.interval_ms.max(50);
         let per_fill = p.limit as f64 * fill as f64 / p.interval_ms as f64;
         let mut out: Vec<Line> = Vec::new();
-        for f in FACTORS {
+        for f in super::search::rate_factors(ctx) {
             let tokens = (libm::round(per_fill * f) as u64).clamp(1, u64::from(u32::MAX));
             let mut base = Map::new();
             base.insert("model".into(), json!("envoy_local_rate_limit"));

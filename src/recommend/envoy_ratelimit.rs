@@ -25,7 +25,9 @@
 //! The YAML is checked only for its shape in ratelab's tests (no ratelimit
 //! binary is installable here).
 
-use super::search::{Family, FamilyCtx, Line};
+use super::search::{Family, FamilyCtx, LabForm, Line};
+use crate::error::Result;
+use crate::sizing::limit::LimitPolicy;
 use serde_json::{json, Map, Value};
 
 /// envoyproxy/ratelimit's Redis fixed window.
@@ -133,6 +135,24 @@ impl Family for EnvoyRatelimit {
         n * 1000.0 / w
     }
 
+    /// With `--replicas`, the fleet shares the service's Redis counter:
+    /// the lab's `central` `envoy_ratelimit` strategy, counting with the
+    /// setting's own `requests_per_unit` and unit.
+    fn lab_form(&self, setting: &Value, ctx: &FamilyCtx) -> Result<LabForm> {
+        if ctx.deploy.is_none() {
+            return Ok(LabForm::Limiter(setting.clone()));
+        }
+        let requests = setting["requests"].as_u64().unwrap_or(1);
+        let window_ms = setting["window_ms"].as_u64().unwrap_or(1000);
+        Ok(LabForm::Fleet {
+            strategy: json!({"strategy": "central", "store": "envoy_ratelimit"}),
+            enforced: Some(LimitPolicy {
+                limit: requests,
+                interval_ms: window_ms,
+            }),
+        })
+    }
+
     fn checked_by(&self) -> &'static str {
         "the ratelimit service's config keys (domain, descriptors, rate_limit unit and requests_per_unit), in ratelab's tests (no ratelimit binary here)"
     }
@@ -141,13 +161,13 @@ impl Family for EnvoyRatelimit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sizing::limit::LimitPolicy;
 
     fn ctx(limit: u64, interval_ms: u64, key: Option<&str>) -> FamilyCtx {
         FamilyCtx {
             policy: LimitPolicy { limit, interval_ms },
             keys: 10,
             key_expr: key.map(str::to_string),
+            deploy: None,
         }
     }
 

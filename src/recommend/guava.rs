@@ -9,8 +9,9 @@
 //! a compliant client's second request close behind its first can need a
 //! rate far above the intent's).
 //!
-//! The snippet is Java source; ratelab's tests check its number against the
-//! pick, not that it compiles.
+//! The snippet is Java source; ratelab's CI compiles and runs it against
+//! Debian's Guava (`libguava-java`, 31.1): the limiter's `getRate()` is the
+//! pick's and a fresh limiter admits its first request.
 
 use super::search::{num, Family, FamilyCtx, Line};
 use serde_json::{json, Map, Value};
@@ -61,6 +62,6 @@ impl Family for Guava {
     }
 
     fn checked_by(&self) -> &'static str {
-        "its number only (the pick's permits per second), not compiled"
+        "compiled and run against Debian's Guava 31.1 (libguava-java) in ratelab's CI; elsewhere its number only"
     }
 }

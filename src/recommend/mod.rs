@@ -5,8 +5,9 @@
 //! The log is cut by time: the setting is chosen on its first part and
 //! confirmed on later slices it never saw ([`search::split`]). Settings
 //! are decision-lab limiter objects measured with the lab's harm figures
-//! ([`search::evaluate`]); each family ([`nginx`], [`envoy_local`], [`envoy_ratelimit`], [`traefik`], [`governor`],
-//! [`x_time_rate`], [`guava`]) says
+//! ([`search::evaluate`]), alone or as a fleet (`--replicas`); each family
+//! ([`nginx`], [`envoy_local`], [`envoy_ratelimit`], [`kong`], [`traefik`], [`governor`],
+//! [`x_time_rate`], [`guava`], [`pingora`]) says
 //! which settings it can express and how its config reads; the search
 //! bisects the monotone parameter ([`search::bisect`]); [`report`] writes
 //! `recommend.json`, `table.md`, the frontier chart and the snippet.
@@ -19,7 +20,9 @@ pub mod envoy_local;
 pub mod envoy_ratelimit;
 pub mod governor;
 pub mod guava;
+pub mod kong;
 pub mod nginx;
+pub mod pingora;
 pub mod report;
 pub mod scenario;
 pub mod search;
@@ -37,10 +40,12 @@ pub const FAMILIES: &[&dyn Family] = &[
     &nginx::Nginx,
     &envoy_local::EnvoyLocal,
     &envoy_ratelimit::EnvoyRatelimit,
+    &kong::Kong,
     &traefik::Traefik,
     &governor::Governor,
     &x_time_rate::XTimeRate,
     &guava::Guava,
+    &pingora::Pingora,
 ];
 
 /// Arguments of `ratelab recommend`.
@@ -58,7 +63,7 @@ pub struct RecommendArgs {
     /// The intent's interval, ms.
     #[arg(long)]
     pub interval_ms: u64,
-    /// The limiter whose setting you write: nginx, envoy-local, envoy-ratelimit, traefik, governor, x-time-rate or guava.
+    /// The limiter whose setting you write: nginx, envoy-local, envoy-ratelimit, kong, traefik, governor, x-time-rate, guava or pingora.
     #[arg(long = "for", value_name = "FAMILY")]
     pub family: String,
     /// Target, repeatable (all must hold): compliant_denied_pct<=X, compliant_keys_denied<=N, excess_pct<=X.
@@ -82,6 +87,85 @@ pub struct RecommendArgs {
     /// Worker threads (results do not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Measure every setting on a fleet of this many replicas (the decision
+    /// lab's deployment, 1 ms round trips to a shared store): each replica
+    /// runs its own limiter (nginx, envoy-local, traefik, the libraries),
+    /// or they share a counter (envoy-ratelimit, kong's redis policy). The
+    /// targets hold for the fleet as a whole.
+    #[arg(long)]
+    pub replicas: Option<u64>,
+    /// The balancer in front of --replicas: round_robin (default), random,
+    /// least_request, ring_hash, maglev, sticky, or a deployment balancer
+    /// object such as '{"type": "round_robin", "skew": 1}'.
+    #[arg(long)]
+    pub balancer: Option<String>,
+}
+
+/// Balancers `--balancer` names (the fleet lab's, but `from_trace`: the
+/// options that read a log for `recommend` carry no replica column).
+pub const BALANCERS: &[&str] = &[
+    "round_robin",
+    "random",
+    "least_request",
+    "ring_hash",
+    "maglev",
+    "sticky",
+];
+
+/// `--replicas` and `--balancer`, checked: the fleet, or none.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::deploy;
+/// assert!(deploy(None, None).unwrap().is_none());
+/// let d = deploy(Some(4), Some("maglev")).unwrap().unwrap();
+/// assert_eq!((d.replicas, d.balancer.as_str()), (4, Some("maglev")));
+/// assert!(deploy(None, Some("maglev")).is_err());
+/// assert!(deploy(Some(2), Some("from_trace")).is_err());
+/// ```
+pub fn deploy(replicas: Option<u64>, balancer: Option<&str>) -> Result<Option<search::Deploy>> {
+    // The fleet lab's most replicas in one fleet.
+    let max = 4096;
+    let Some(n) = replicas else {
+        return match balancer {
+            None => Ok(None),
+            Some(b) => Err(Error::input(format!(
+                "--balancer {b}: a balancer spreads requests over replicas: give --replicas N too"
+            ))),
+        };
+    };
+    if n == 0 || n > max {
+        return Err(Error::input(format!("--replicas {n}: expected 1..={max}")));
+    }
+    let b = balancer.unwrap_or("round_robin").trim();
+    let value = if b.starts_with('{') {
+        let v: serde_json::Value = serde_json::from_str(b)
+            .map_err(|e| Error::input(format!("--balancer {b}: not a JSON object ({e})")))?;
+        v
+    } else {
+        serde_json::Value::from(b)
+    };
+    let ty = match &value {
+        serde_json::Value::String(s) => s.clone(),
+        v => v["type"].as_str().unwrap_or_default().to_string(),
+    };
+    if ty == "from_trace" {
+        return Err(Error::input(format!(
+            "--balancer {b}: from_trace reads each request's replica from a scenario's trace; recommend measures the balancer you name (one of {})",
+            BALANCERS.join(", ")
+        )));
+    }
+    if !BALANCERS.contains(&ty.as_str()) {
+        return Err(Error::input(format!(
+            "--balancer {b}: expected one of {} (or a deployment balancer object)",
+            BALANCERS.join(", ")
+        )));
+    }
+    Ok(Some(search::Deploy {
+        replicas: n,
+        balancer: value,
+    }))
 }
 
 /// Everything a recommendation is: the figures, the files, the verdict.
@@ -138,6 +222,7 @@ pub fn family(name: &str) -> Result<&'static dyn Family> {
 /// Runs the search for parsed arguments (without writing anything).
 pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
     let fam = family(&a.family)?;
+    let deploy_checked = deploy(a.replicas, a.balancer.as_deref())?;
     if a.limit == 0 || a.limit > u64::from(u32::MAX) {
         return Err(Error::input(format!(
             "--limit {}: expected 1..=4294967295",
@@ -181,17 +266,28 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
         limit: a.limit,
         interval_ms: a.interval_ms,
     };
+    if let Some(d) = &deploy_checked {
+        search::check_deploy(d, policy)?;
+    }
     let split = search::split(&trace, policy, a.choose_pct, a.slices)?;
     let ctx = FamilyCtx {
         policy,
         keys: trace.names.len() as u64,
         key_expr: a.read.key.clone(),
+        deploy: deploy_checked,
     };
-    let lines = fam.lines(&ctx);
-    let evals = search::search_lines(&lines, &split.choose, policy, &targets, a.seed)?;
+    let evals = match fam.searched(&split.choose, &ctx, &targets, a.seed) {
+        Some(settings) => {
+            search::search_settings(&settings?, &split.choose, fam, &ctx, &targets, a.seed)?
+        }
+        None => {
+            let lines = fam.lines(&ctx);
+            search::search_lines(&lines, &split.choose, fam, &ctx, &targets, a.seed)?
+        }
+    };
     let ranked = search::ranked(&evals, |l| fam.simplicity(l));
     let (picked, rejected) = search::choose(&evals, &ranked, |l| {
-        search::confirm(&split, policy, l, &targets, a.seed, a.confidence)
+        search::confirm(&split, fam, &ctx, l, &targets, a.seed, a.confidence)
     })?;
     let (pick, held_out) = match picked {
         Some((i, h)) => (Some(i), Some(h)),

@@ -7,7 +7,9 @@
 //! `delay=N`. The search:
 //!
 //! * **rate**: a ladder of rates nginx can express around the intent's
-//!   (`limit / interval` × 0.5 … 2), each as `r/s` when whole, else `r/m`;
+//!   (`limit / interval` × 0.5 … 2, and with `--replicas N` also those
+//!   divided by N: [`super::search::rate_factors`]), each as `r/s` when
+//!   whole, else `r/m`;
 //! * **burst**: monotone (a deeper bucket denies fewer compliant requests and
 //!   lets more excess through), bisected on each rate over `0..=4 × limit`;
 //! * **nodelay**: `delay=N` and the default (every excess request held) admit
@@ -25,8 +27,8 @@ use serde_json::{json, Map, Value};
 /// nginx `limit_req`.
 pub struct Nginx;
 
-/// Rates tried, as factors of the intent's rate.
-const RATE_FACTORS: [f64; 8] = [0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0];
+#[cfg(test)]
+use super::search::RATE_FACTORS;
 
 /// The smallest zone in MiB holding twice `keys` states.
 ///
@@ -83,7 +85,7 @@ impl Family for Nginx {
         let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
         let zone = zone_mib(ctx.keys);
         let mut out: Vec<Line> = Vec::new();
-        for f in RATE_FACTORS {
+        for f in super::search::rate_factors(ctx) {
             let (field, r) = rate_field(per_s * f);
             let mut base = Map::new();
             base.insert("model".into(), json!("nginx_limit_req"));
@@ -175,6 +177,7 @@ mod tests {
             },
             keys: 100,
             key_expr: None,
+            deploy: None,
         };
         let lines = Nginx.lines(&ctx);
         assert_eq!(lines.len(), RATE_FACTORS.len());
@@ -182,6 +185,19 @@ mod tests {
             .iter()
             .any(|l| l.base.get("rate_r_s") == Some(&json!(10))));
         assert!(lines.iter().all(|l| l.hi == 40 && l.lo == 0));
+        // A fleet of 4 also tries each rate divided by 4 (2.5/s as 150r/m).
+        let fleet = FamilyCtx {
+            deploy: Some(crate::recommend::search::Deploy {
+                replicas: 4,
+                balancer: json!("round_robin"),
+            }),
+            ..ctx
+        };
+        let lines = Nginx.lines(&fleet);
+        assert_eq!(lines.len(), 2 * RATE_FACTORS.len() - 1);
+        assert!(lines
+            .iter()
+            .any(|l| l.base.get("rate_r_m") == Some(&json!(150))));
     }
 
     #[test]
@@ -193,6 +209,7 @@ mod tests {
             },
             keys: 100,
             key_expr: Some("header:X-Api-Key".into()),
+            deploy: None,
         };
         let pick = json!({"model": "nginx_limit_req", "rate_r_m": 450, "burst": 7, "nodelay": true, "zone_mib": 1});
         let s = Nginx.snippet(&pick, &ctx, &["hello".into()]);

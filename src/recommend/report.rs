@@ -52,9 +52,34 @@ fn figures_json(f: &Figures) -> Value {
 fn eval_json(e: &Eval) -> Value {
     let mut v = figures_json(&e.figures);
     v["limiter"] = e.limiter.clone();
+    if let Some(d) = &e.deployment {
+        // The decision lab's deployment it ran as (and the policy a
+        // scenario running it must state, when the setting's own).
+        v["deployment"] = d.clone();
+        if let Some(p) = e.enforced {
+            v["deployment_policy"] = json!({"limit": p.limit, "interval_ms": p.interval_ms});
+        }
+        if let Some(a) = e.admitted {
+            v["admitted"] = a.into();
+        }
+    }
     v["memory_bytes"] = e.memory_bytes.into();
     v["meets"] = e.meets.into();
     v
+}
+
+/// The fleet the settings were measured on, in words (none for a single
+/// instance).
+fn fleet_text(inp: &Inputs) -> Option<String> {
+    let d = inp.evals.iter().find_map(|e| e.deployment.as_ref())?;
+    let b = match &d["balancer"] {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    Some(format!(
+        "measured as a fleet of {} replica(s) behind {b} (the decision lab's deployment, 1 ms round trips to a shared store); the targets are for the fleet as a whole",
+        d["replicas"]
+    ))
 }
 
 /// A setting in words: `rate_r_s=10 burst=9 nodelay=true`.
@@ -72,7 +97,12 @@ pub fn label(l: &Value) -> String {
 
 /// A rate as typed: `5`, `7.5`.
 fn trim(x: f64) -> String {
-    crate::recommend::search::num(&Value::from(x))
+    if x.fract() == 0.0 {
+        return crate::recommend::search::num(&Value::from(x));
+    }
+    // Three decimals at most (175 a minute is 2.917 a second).
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A share as `pct_scaled` writes it, with its `%` also when it is 0.
@@ -141,6 +171,7 @@ pub fn render(inp: &Inputs) -> Recommendation {
             )
         })
     });
+    let fleet = fleet_text(inp);
     let snippet = pick.map(|p| {
         let mut header = vec![
             format!(
@@ -160,6 +191,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
         ];
         if let Some(h) = inp.held_out {
             header.push(held_out_text(h));
+        }
+        if let Some(f) = &fleet {
+            header.push(f.clone());
         }
         if let Some(b) = &below {
             header.push(format!("note: {b}"));
@@ -221,6 +255,10 @@ pub fn render(inp: &Inputs) -> Recommendation {
             v
         }).collect::<Vec<_>>(),
     });
+    let mut json = json;
+    if let (Some(f), Some(m)) = (&fleet, json.as_object_mut()) {
+        m.insert("fleet".into(), Value::from(f.clone()));
+    }
     // table.md
     let mut md = format!(
         "# recommend: {} for at most {} per key per {} ms\n\nLog: {} ({} requests, {} keys). Chosen on {:.1}..{:.1} s ({} requests, {} limited keys); confirmed on {} later slices. Targets: {}.\n\n",
@@ -237,6 +275,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
         slices.len(),
         targets_text.join(", ")
     );
+    if let Some(f) = &fleet {
+        md.push_str(&format!("Every setting {f}.\n\n"));
+    }
     match (pick, inp.held_out) {
         (Some(p), Some(h)) => {
             md.push_str(&format!(
@@ -318,6 +359,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
         choose.end_s,
         front_ix.len()
     ));
+    if let Some(f) = &fleet {
+        console.push_str(&format!("   {f}\n"));
+    }
     match (pick, inp.held_out) {
         (Some(p), Some(h)) => {
             console.push_str(&format!(

@@ -159,6 +159,16 @@ pub struct Eval {
     pub memory_bytes: u64,
     /// Every target holds.
     pub meets: bool,
+    /// The decision lab's `deployment` the setting ran as, when it ran as
+    /// a fleet (`--replicas`, or a family whose counter is shared).
+    pub deployment: Option<Value>,
+    /// The policy the fleet's store-backed strategy counts with, when it is
+    /// the setting's own (Kong's `minute: 600`), not the intent's: the
+    /// decision lab runs that deployment with it as the scenario's policy.
+    pub enforced: Option<LimitPolicy>,
+    /// Requests the fleet admitted (fleets only: the figure the decision
+    /// lab's `allowed` column shows whatever policy its scenario states).
+    pub admitted: Option<u64>,
 }
 
 /// A target's value in `f`.
@@ -180,14 +190,228 @@ fn meets_ceilings(targets: &[LimitTarget], f: &Figures) -> bool {
         .all(|t| t.holds(value(t, f)))
 }
 
-/// Measures `limiter` on `part` as the decision lab would.
-pub fn evaluate(
+/// How the decision lab runs a setting: as a `limiters` entry, or as a
+/// fleet (a `deployment` with one strategy).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LabForm {
+    /// A `limiters` entry.
+    Limiter(Value),
+    /// A fleet: the deployment's one strategy entry, and the policy its
+    /// store-backed strategies enforce (the setting's own limit and
+    /// window, e.g. Kong's `minute: 600`; `None`: the intent's).
+    Fleet {
+        /// The `strategies` entry.
+        strategy: Value,
+        /// The (limit, window) the strategy counts with.
+        enforced: Option<LimitPolicy>,
+    },
+}
+
+/// `--replicas N --balancer B`: the fleet a setting is measured on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deploy {
+    /// Replicas.
+    pub replicas: u64,
+    /// The balancer, as a `deployment.balancer` value (`"round_robin"`).
+    pub balancer: Value,
+}
+
+/// The decision lab's `deployment` object of a fleet of one strategy.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::search::{deployment_json, Deploy};
+/// let d = Deploy { replicas: 4, balancer: "maglev".into() };
+/// let v = deployment_json(&d, &serde_json::json!({"strategy": "central", "store": "kong_redis"}));
+/// assert_eq!(v["replicas"], 4);
+/// assert_eq!(v["strategies"][0]["store"], "kong_redis");
+/// ```
+pub fn deployment_json(deploy: &Deploy, strategy: &Value) -> Value {
+    let mut m = Map::new();
+    m.insert("replicas".into(), deploy.replicas.into());
+    m.insert("balancer".into(), deploy.balancer.clone());
+    m.insert("strategies".into(), Value::Array(vec![strategy.clone()]));
+    Value::Object(m)
+}
+
+/// Builds a probe fleet on `deploy` (each replica a token bucket), so that
+/// a balancer the fleet lab refuses is refused before any search, with
+/// the lab's reason.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::search::{check_deploy, Deploy};
+/// use ratelab::sizing::limit::LimitPolicy;
+/// let p = LimitPolicy { limit: 10, interval_ms: 1000 };
+/// let ok = Deploy { replicas: 3, balancer: "maglev".into() };
+/// assert!(check_deploy(&ok, p).is_ok());
+/// let bad = Deploy { replicas: 3, balancer: serde_json::json!({"type": "maglev", "table_size": 10}) };
+/// let e = check_deploy(&bad, p).unwrap_err();
+/// assert!(e.message().contains("expected a prime"), "{}", e.message());
+/// ```
+pub fn check_deploy(deploy: &Deploy, policy: LimitPolicy) -> Result<()> {
+    let setup = Setup {
+        policy: Policy {
+            limit: policy.limit,
+            interval_ms: policy.interval_ms,
+        },
+        shapes: Vec::new(),
+        uber_slack: 10,
+        seed: 1,
+        max_memory: u64::MAX,
+        workdir: None,
+        origin: Origin::default(),
+    };
+    let dep = deployment_json(
+        deploy,
+        &serde_json::json!({"strategy": "local", "model": "token_bucket"}),
+    );
+    let sc = crate::scenario::Scenario::parse(
+        std::path::Path::new("recommend"),
+        r#"{"name": "recommend", "kind": "decision_accuracy"}"#,
+    )?;
+    decision::deployment::fleet_candidates(&sc, &setup, &dep, &|_| Ok(()))
+        .map(|_| ())
+        .map_err(|e| {
+            let m = e.message();
+            let m = m.split_once("field deployment.").map_or(m, |x| x.1);
+            Error::input(format!("--balancer {}: {m}", deploy.balancer))
+        })
+}
+
+/// The decision lab's batch: a fleet decides this many requests at a time
+/// (a decision made after its request is filled in within the batch).
+const LAB_BATCH: usize = 1 << 16;
+
+/// Decisions made up front, handed out one by one (a fleet decides a
+/// batch at once, as the lab runs it; the harm tally asks per request).
+struct Decided(std::vec::IntoIter<bool>);
+
+impl crate::model::Admit for Decided {
+    fn admit(&mut self, _: u32, _: u64, _: crate::clock::Nanos) -> Result<crate::model::Decision> {
+        let a = self
+            .0
+            .next()
+            .ok_or_else(|| Error::internal("more requests than decisions"))?;
+        Ok(crate::model::Decision::from_allowed(a))
+    }
+    fn memory_bytes(&self, _: u64) -> u64 {
+        0
+    }
+}
+
+/// Builds and runs `strategy` as the decision lab builds a one-strategy
+/// `deployment` (the same fleet, seeds and batches as a scenario with
+/// that deployment and `seed`), returning each request's decision and
+/// the fleet's memory.
+fn run_fleet(
     part: &Part,
     policy: LimitPolicy,
+    deploy: &Deploy,
+    strategy: &Value,
+    enforced: Option<LimitPolicy>,
+    seed: u64,
+) -> Result<(Vec<bool>, u64)> {
+    let setup_policy = enforced.unwrap_or(policy);
+    let setup = Setup {
+        policy: Policy {
+            limit: setup_policy.limit,
+            interval_ms: setup_policy.interval_ms,
+        },
+        shapes: Vec::new(),
+        uber_slack: 10,
+        seed,
+        max_memory: u64::MAX,
+        workdir: None,
+        origin: Origin::default(),
+    };
+    setup.origin.set(part.trace.t0);
+    let dep = deployment_json(deploy, strategy);
+    let sc = crate::scenario::Scenario::parse(
+        std::path::Path::new("recommend"),
+        &serde_json::json!({"name": "recommend", "kind": "decision_accuracy", "seed": seed})
+            .to_string(),
+    )?;
+    let (mut cands, _fleets) =
+        decision::deployment::fleet_candidates(&sc, &setup, &dep, &|_| Ok(()))?;
+    let mut cand = cands
+        .pop()
+        .ok_or_else(|| Error::internal("a deployment without a fleet"))?;
+    let reqs: Vec<(u32, u64, crate::clock::Nanos)> = (0..part.trace.len())
+        .map(|i| (part.trace.key[i], part.trace.w(i), part.trace.t[i]))
+        .collect();
+    let mut out = Vec::with_capacity(reqs.len());
+    for chunk in reqs.chunks(LAB_BATCH) {
+        cand.limiter.admit_batch(chunk, &mut out)?;
+    }
+    if out.len() != reqs.len() {
+        return Err(Error::internal(
+            "a fleet decided a different number of requests",
+        ));
+    }
+    let memory = cand.limiter.memory_bytes(part.keys);
+    Ok((out.into_iter().map(|d| d.allowed).collect(), memory))
+}
+
+/// Measures the setting `limiter` of `fam` on `part` as the decision lab
+/// would: as a `limiters` entry, or as the fleet its [`Family::lab_form`]
+/// says.
+pub fn evaluate(
+    part: &Part,
+    fam: &dyn Family,
+    ctx: &FamilyCtx,
     limiter: &Value,
     targets: &[LimitTarget],
     seed: u64,
 ) -> Result<Eval> {
+    let policy = ctx.policy;
+    let (figures, memory_bytes, fleet) = match fam.lab_form(limiter, ctx)? {
+        LabForm::Limiter(obj) => {
+            let (f, m) = evaluate_limiter(part, policy, &obj, seed)?;
+            (f, m, None)
+        }
+        LabForm::Fleet { strategy, enforced } => {
+            let deploy = ctx.deploy.clone().unwrap_or(Deploy {
+                replicas: 1,
+                balancer: Value::from("round_robin"),
+            });
+            let (decided, memory) = run_fleet(part, policy, &deploy, &strategy, enforced, seed)?;
+            let admitted = decided.iter().filter(|&&a| a).count() as u64;
+            let mut d = Decided(decided.into_iter());
+            let f = replay_admit(&part.trace, &part.classes, policy, &mut d)?;
+            (
+                f,
+                memory,
+                Some((deployment_json(&deploy, &strategy), enforced, admitted)),
+            )
+        }
+    };
+    let meets = targets.iter().all(|t| t.holds(value(t, &figures)));
+    let (deployment, enforced, admitted) = match fleet {
+        Some((d, e, a)) => (Some(d), e, Some(a)),
+        None => (None, None, None),
+    };
+    Ok(Eval {
+        limiter: limiter.clone(),
+        figures,
+        memory_bytes,
+        meets,
+        deployment,
+        enforced,
+        admitted,
+    })
+}
+
+/// Measures the decision-lab `limiters` entry `limiter` on `part`: its
+/// harm figures and memory.
+pub fn evaluate_limiter(
+    part: &Part,
+    policy: LimitPolicy,
+    limiter: &Value,
+    seed: u64,
+) -> Result<(Figures, u64)> {
     let obj = limiter
         .as_object()
         .ok_or_else(|| Error::internal("a setting that is not an object"))?;
@@ -214,14 +438,7 @@ pub fn evaluate(
     setup.origin.set(part.trace.t0);
     let mut cand = decision::build(&setup, row, args)?;
     let figures = replay_admit(&part.trace, &part.classes, policy, cand.limiter.as_mut())?;
-    let memory_bytes = cand.limiter.memory_bytes(part.keys);
-    let meets = targets.iter().all(|t| t.holds(value(t, &figures)));
-    Ok(Eval {
-        limiter: limiter.clone(),
-        figures,
-        memory_bytes,
-        meets,
-    })
+    Ok((figures, cand.limiter.memory_bytes(part.keys)))
 }
 
 /// Settings that differ in one monotone parameter: `base` with `axis` set
@@ -252,11 +469,12 @@ impl Line {
 pub fn bisect(
     line: &Line,
     part: &Part,
-    policy: LimitPolicy,
+    fam: &dyn Family,
+    ctx: &FamilyCtx,
     targets: &[LimitTarget],
     seed: u64,
 ) -> Result<Vec<Eval>> {
-    let ev = |v: u64| evaluate(part, policy, &line.at(v), targets, seed);
+    let ev = |v: u64| evaluate(part, fam, ctx, &line.at(v), targets, seed);
     let mut out = Vec::new();
     let top = ev(line.hi)?;
     let top_ok = meets_ceilings(targets, &top.figures);
@@ -307,7 +525,8 @@ pub struct HeldOut {
 /// Measures `pick` on every held-out slice.
 pub fn confirm(
     split: &Split,
-    policy: LimitPolicy,
+    fam: &dyn Family,
+    ctx: &FamilyCtx,
     pick: &Value,
     targets: &[LimitTarget],
     seed: u64,
@@ -316,7 +535,7 @@ pub fn confirm(
     let slices: Vec<(f64, f64, Eval)> = split
         .held_out
         .par_iter()
-        .map(|p| evaluate(p, policy, pick, targets, seed).map(|e| (p.start_s, p.end_s, e)))
+        .map(|p| evaluate(p, fam, ctx, pick, targets, seed).map(|e| (p.start_s, p.end_s, e)))
         .collect::<Result<_>>()?;
     let n = slices.len() as u32;
     let holds_on = slices.iter().filter(|s| s.2.meets).count() as u32;
@@ -333,13 +552,14 @@ pub fn confirm(
 pub fn search_lines(
     lines: &[Line],
     part: &Part,
-    policy: LimitPolicy,
+    fam: &dyn Family,
+    ctx: &FamilyCtx,
     targets: &[LimitTarget],
     seed: u64,
 ) -> Result<Vec<Eval>> {
     let per_line: Vec<Vec<Eval>> = lines
         .par_iter()
-        .map(|l| bisect(l, part, policy, targets, seed))
+        .map(|l| bisect(l, part, fam, ctx, targets, seed))
         .collect::<Result<_>>()?;
     let mut seen = std::collections::HashSet::new();
     Ok(per_line
@@ -347,6 +567,27 @@ pub fn search_lines(
         .flatten()
         .filter(|e| seen.insert(e.limiter.to_string()))
         .collect())
+}
+
+/// Every setting of `settings` measured on `part` (in parallel; results
+/// in order), duplicates dropped.
+pub fn search_settings(
+    settings: &[Value],
+    part: &Part,
+    fam: &dyn Family,
+    ctx: &FamilyCtx,
+    targets: &[LimitTarget],
+    seed: u64,
+) -> Result<Vec<Eval>> {
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&Value> = settings
+        .iter()
+        .filter(|s| seen.insert(s.to_string()))
+        .collect();
+    unique
+        .par_iter()
+        .map(|s| evaluate(part, fam, ctx, s, targets, seed))
+        .collect()
 }
 
 /// The settings meeting every target, best first: the least limited
@@ -419,7 +660,7 @@ pub fn choose(
 ///     limiter: serde_json::json!({"cd": cd, "ex": ex}),
 ///     figures: Figures { compliant_denied: 0, compliant_keys_hit: 0, compliant_denied_pct: cd,
 ///         limited_excess: 0, limited_excess_pct: ex, worst_window: None, complete: true },
-///     memory_bytes: 10, meets: true };
+///     memory_bytes: 10, meets: true, deployment: None, enforced: None, admitted: None };
 /// let all = [e(1.0, 0.0), e(0.0, 5.0), e(2.0, 1.0)]; // the last is beaten by the first
 /// assert_eq!(frontier(&all), vec![0, 1]);
 /// ```
@@ -462,6 +703,8 @@ pub struct FamilyCtx {
     pub keys: u64,
     /// The log's key expression (`--key`), when it has one.
     pub key_expr: Option<String>,
+    /// `--replicas N --balancer B`, when given.
+    pub deploy: Option<Deploy>,
 }
 
 /// A product or library whose setting the user writes: its parameter space
@@ -483,11 +726,86 @@ pub trait Family: Sync {
     fn checked_by(&self) -> &'static str;
     /// The setting's long-run rate, requests per second.
     fn rate_per_s(&self, limiter: &Value) -> f64;
+    /// Settings found by the family's own search instead of bisected
+    /// [`Family::lines`] (pingora: `size`'s sketch search); `None`: the
+    /// lines.
+    fn searched(
+        &self,
+        _part: &Part,
+        _ctx: &FamilyCtx,
+        _targets: &[LimitTarget],
+        _seed: u64,
+    ) -> Option<Result<Vec<Value>>> {
+        None
+    }
+    /// How the decision lab runs `setting`. By default: the setting is a
+    /// `limiters` entry; with `--replicas`, every replica runs its own
+    /// copy with the full setting (`"strategy": "local"`), as nginx,
+    /// Envoy's local filter and the in-process libraries do.
+    fn lab_form(&self, setting: &Value, ctx: &FamilyCtx) -> Result<LabForm> {
+        Ok(match &ctx.deploy {
+            None => LabForm::Limiter(setting.clone()),
+            Some(_) => {
+                let mut m = Map::new();
+                m.insert("strategy".into(), Value::from("local"));
+                if let Some(o) = setting.as_object() {
+                    m.extend(o.clone());
+                }
+                LabForm::Fleet {
+                    strategy: Value::Object(m),
+                    enforced: None,
+                }
+            }
+        })
+    }
 }
 
 /// Rates tried by the families whose rate is a free number, as factors of
 /// the intent's rate.
 pub const RATE_FACTORS: [f64; 8] = [0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0];
+
+/// The factors of the intent's rate a family's ladder tries:
+/// [`RATE_FACTORS`], and with `--replicas N` (N ≥ 2) behind a balancer
+/// that spreads a client's requests (not `ring_hash` or `maglev`) the same
+/// divided by N first: each replica of a per-instance limiter then sees
+/// only its share of a client's requests, and a stricter per-replica rate
+/// may serve the fleet's intent.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::recommend::search::{rate_factors, Deploy, FamilyCtx, RATE_FACTORS};
+/// use ratelab::sizing::limit::LimitPolicy;
+/// let mut ctx = FamilyCtx { policy: LimitPolicy { limit: 10, interval_ms: 1000 }, keys: 1,
+///                           key_expr: None, deploy: None };
+/// assert_eq!(rate_factors(&ctx), RATE_FACTORS.to_vec());
+/// ctx.deploy = Some(Deploy { replicas: 4, balancer: "round_robin".into() });
+/// let f = rate_factors(&ctx);
+/// assert_eq!((f[0], f.len()), (0.125, 15)); // 0.5 / 4, ..., 2.0 / 4 (= 0.5, once), then the rest
+/// ctx.deploy = Some(Deploy { replicas: 4, balancer: "maglev".into() });
+/// assert_eq!(rate_factors(&ctx), RATE_FACTORS.to_vec());
+/// ```
+pub fn rate_factors(ctx: &FamilyCtx) -> Vec<f64> {
+    // Behind a key hash each client meets one replica: nothing to divide.
+    let n = ctx
+        .deploy
+        .as_ref()
+        .filter(|d| {
+            let ty = d.balancer.as_str().or(d.balancer["type"].as_str());
+            !matches!(ty, Some("ring_hash" | "maglev"))
+        })
+        .map_or(1, |d| d.replicas);
+    let mut out: Vec<f64> = Vec::new();
+    if n >= 2 {
+        out.extend(RATE_FACTORS.iter().map(|f| f / n as f64));
+    }
+    for f in RATE_FACTORS {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
 
 /// The intent's rate times each of [`RATE_FACTORS`], per second, rounded to
 /// a millionth (so the settings read as typed).
@@ -509,16 +827,26 @@ pub fn rate_ladder(p: LimitPolicy) -> Vec<f64> {
         .collect()
 }
 
-/// One line per rate of [`rate_ladder`]: `model` with `rate_field` set to
-/// the rate, `axis` bisected over `lo..=max(4 × limit, 8)`.
+/// One line per rate of the ladder ([`rate_factors`] of the intent's rate,
+/// rounded to a millionth): `model` with `rate_field` set to the rate,
+/// `axis` bisected over `lo..=max(4 × limit, 8)`.
 pub fn rate_lines(
-    p: LimitPolicy,
+    ctx: &FamilyCtx,
     model: &str,
     rate_field: &str,
     axis: &'static str,
     lo: u64,
 ) -> Vec<Line> {
-    rate_ladder(p)
+    let p = ctx.policy;
+    let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
+    let mut rates: Vec<f64> = Vec::new();
+    for f in rate_factors(ctx) {
+        let r = libm::round(per_s * f * 1e6) / 1e6;
+        if r > 0.0 && !rates.contains(&r) {
+            rates.push(r);
+        }
+    }
+    rates
         .into_iter()
         .map(|r| {
             let mut base = Map::new();

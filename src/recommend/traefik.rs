@@ -20,7 +20,9 @@
 //! (`pkg/config/dynamic/middlewares.go:611-634`).
 
 use super::envoy_local::duration;
-use super::search::{Family, FamilyCtx, Line, RATE_FACTORS};
+#[cfg(test)]
+use super::search::RATE_FACTORS;
+use super::search::{Family, FamilyCtx, Line};
 use serde_json::{json, Map, Value};
 
 /// Traefik's in-memory `rateLimit` middleware.
@@ -58,7 +60,7 @@ impl Family for Traefik {
     fn lines(&self, ctx: &FamilyCtx) -> Vec<Line> {
         let p = ctx.policy;
         let mut out: Vec<Line> = Vec::new();
-        for f in RATE_FACTORS {
+        for f in super::search::rate_factors(ctx) {
             let average = (libm::round(p.limit as f64 * f) as u64).clamp(1, u64::from(u32::MAX));
             let mut base = Map::new();
             base.insert("model".into(), json!("traefik_rate_limit"));
@@ -130,6 +132,7 @@ mod tests {
             policy: LimitPolicy { limit, interval_ms },
             keys: 10,
             key_expr: key.map(str::to_string),
+            deploy: None,
         }
     }
 
