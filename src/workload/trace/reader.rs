@@ -60,6 +60,8 @@ pub struct TraceReader {
     /// are taken).
     pub(super) keys: KeyInterner,
     pub(super) key_cap: Option<KeyCap>,
+    /// A directory trace's files, read as one ([`super::parts`]).
+    pub(super) parts: Option<Box<super::parts::Merge>>,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -166,6 +168,7 @@ impl TraceReader {
     /// `keep_others`. Set before the first line; [`next_key`](Self::next_key)
     /// reads such a reader.
     pub fn set_key_filter(&mut self, filter: KeyFilter, keep_others: bool) {
+        self.part_filter(&filter, keep_others);
         if let Some(b) = self.blocks.as_mut() {
             b.set_filter(filter.clone(), keep_others);
         }
@@ -175,6 +178,17 @@ impl TraceReader {
     /// What was read, for a report: the format, key, time field and spread
     /// (after the first event), and late lines skipped.
     pub fn describe(&self) -> String {
+        if let Some(first) = self.part_readers().next() {
+            // Every file is read alike: the first says how, the late
+            // lines are all of them.
+            let late: u64 = self.part_readers().map(|r| r.late).sum();
+            return first.describe_with(late);
+        }
+        self.describe_with(self.late)
+    }
+
+    /// [`describe`](Self::describe), with `late` late lines skipped.
+    fn describe_with(&self, late: u64) -> String {
         let mut s = match &self.log {
             None => match self.format {
                 TraceFormat::Csv => "csv".to_string(),
@@ -208,7 +222,7 @@ impl TraceReader {
             )),
         }
         if self.opts.skip_late {
-            s.push_str(&format!(", {} late lines skipped", self.late));
+            s.push_str(&format!(", {late} late lines skipped"));
         }
         s
     }
@@ -243,6 +257,7 @@ impl TraceReader {
             filter: None,
             keys: KeyInterner::new(),
             key_cap: None,
+            parts: None,
         }
     }
 
@@ -264,6 +279,10 @@ impl TraceReader {
     }
 
     pub(super) fn err(&self, msg: impl std::fmt::Display) -> Error {
+        if let Some((path, record)) = self.part_at() {
+            // A directory trace: the file the event came from.
+            return Error::input_at(path, format!("{record} {}", self.line_no), msg);
+        }
         Error::input_at(&self.path, format!("{} {}", self.record, self.line_no), msg)
     }
 
