@@ -330,3 +330,64 @@ fn bad_partitions_are_refused_with_one_line() {
     let e = fails(&["run", sp, "--out", o, "--no-progress"]);
     assert!(e.contains("mixed formats"), "{e}");
 }
+
+#[test]
+fn size_reads_a_partitioned_directory_as_one_trace_and_its_shards_merge() {
+    let ev = events();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("parted");
+    partition(&ev, &dir, 4, false);
+    let file = d.path().join("trace.csv");
+    std::fs::write(&file, csv(&ev.iter().collect::<Vec<_>>())).unwrap();
+    let size = |trace: &Path, out: &Path, shard: Option<&str>| {
+        let mut args = vec![
+            "size",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--limit",
+            "10",
+            "--interval-ms",
+            "1000",
+            "--target",
+            "compliant_denied_pct<=1",
+            "--seeds",
+            "3",
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(s) = shard {
+            args.extend(["--shard", s]);
+        }
+        ok(&args)
+    };
+    let (whole, one) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let text = size(&dir, whole.path(), None);
+    let single = size(&file, one.path(), None);
+    // The same pick as the file the directory was cut from.
+    let pick = |t: &str| {
+        t.lines()
+            .filter(|l| l.starts_with("recommended:"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert!(!pick(&text).is_empty(), "{text}");
+    assert_eq!(pick(&text), pick(&single));
+    let parts = tempfile::tempdir().unwrap();
+    for i in ["0/2", "1/2"] {
+        size(&dir, parts.path(), Some(i));
+    }
+    let merged = tempfile::tempdir().unwrap();
+    let p = parts.path().display().to_string();
+    ok(&[
+        "merge",
+        "--out",
+        merged.path().to_str().unwrap(),
+        &format!("{p}/size.shard-0-of-2.json"),
+        &format!("{p}/size.shard-1-of-2.json"),
+    ]);
+    assert!(
+        tree(merged.path()) == tree(whole.path()),
+        "merged vs unsharded"
+    );
+}

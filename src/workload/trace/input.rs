@@ -61,9 +61,10 @@ pub fn open_input(path: &Path) -> Result<Input> {
 
 /// Whether `path` is a file that can be opened again from its start (not
 /// standard input, a pipe, a FIFO or process substitution): what a
-/// second pass over a trace needs.
+/// second pass over a trace needs. A directory of trace files
+/// ([`super::parts`]) is read again as its files are.
 pub fn rereadable(path: &Path) -> bool {
-    !is_stdin(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    !is_stdin(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file() || m.is_dir())
 }
 
 /// One input read by several readers, each from the first byte, in one
