@@ -391,3 +391,42 @@ fn size_reads_a_partitioned_directory_as_one_trace_and_its_shards_merge() {
         "merged vs unsharded"
     );
 }
+
+/// Whether Python's `duckdb` module is installed (`pip install duckdb`).
+fn duckdb() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_trace_partitioned_by_real_duckdb_shards_and_merges_to_the_unsharded_report() {
+    if !duckdb() {
+        eprintln!("skipped: no duckdb Python module (pip install duckdb)");
+        return;
+    }
+    let ev = events();
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("trace.csv"),
+        csv(&ev.iter().collect::<Vec<_>>()),
+    )
+    .unwrap();
+    // The chapter's partitioning step, as written there.
+    let sql = "COPY (SELECT *, hash(key) % 4 AS part FROM read_csv('trace.csv') ORDER BY t_ns) \
+               TO 'parted' (FORMAT parquet, PARTITION_BY (part))";
+    let o = std::process::Command::new("python3")
+        .args(["-c", &format!("import duckdb; duckdb.sql(\"{sql}\")")])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(d.path().join("parted/part=0/data_0.parquet").is_file());
+    let s = scenario(d.path(), PER_KEY, "parted");
+    let whole = tempfile::tempdir().unwrap();
+    let text = run(&s, whole.path(), None);
+    assert!(text.contains(&format!("{} requests", ev.len())), "{text}");
+    let (got, lines) = sharded(&s, 4);
+    assert!(got == tree(whole.path()), "merged vs unsharded: {lines:?}");
+}
