@@ -417,7 +417,10 @@ fn a_trace_partitioned_by_real_duckdb_shards_and_merges_to_the_unsharded_report(
     let sql = "COPY (SELECT *, hash(key) % 4 AS part FROM read_csv('trace.csv') ORDER BY t_ns) \
                TO 'parted' (FORMAT parquet, PARTITION_BY (part))";
     let o = std::process::Command::new("python3")
-        .args(["-c", &format!("import duckdb; duckdb.sql(\"{sql}\")")])
+        .args([
+            "-c",
+            &format!("import duckdb; duckdb.sql('SET threads = 1'); duckdb.sql(\"{sql}\")"),
+        ])
         .current_dir(d.path())
         .output()
         .unwrap();

@@ -454,3 +454,114 @@ pub fn first_time(
     }
     Ok(first)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn events(plan: &PartPlan, which: &[usize]) -> Result<Vec<(u64, String, Option<(u32, u64)>)>> {
+        let mut r = TraceReader::open_parts(plan, which, TraceOptions::default(), None)?;
+        let mut v = Vec::new();
+        while let Some(e) = r.next_ref() {
+            let (t, k, _) = e?;
+            let k = k.to_string();
+            v.push((t, k, r.last_part()));
+        }
+        Ok(v)
+    }
+
+    #[test]
+    fn equal_times_come_in_file_order_and_each_event_names_its_file() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "b.csv", "t_ns,key\n5,b1\n9,b2\n");
+        write(d.path(), "a.csv", "t_ns,key\n5,a1\n5,a2\n7,a3\n");
+        let plan = PartPlan::of(d.path()).unwrap().unwrap();
+        assert_eq!(plan.parts, ["a.csv", "b.csv"]);
+        let got = events(&plan, &[0, 1]).unwrap();
+        let keys: Vec<&str> = got.iter().map(|e| e.1.as_str()).collect();
+        assert_eq!(keys, ["a1", "a2", "b1", "a3", "b2"]);
+        assert_eq!(got[2].2, Some((1, 0)), "b1: file 1, its first event");
+        assert_eq!(got[3].2, Some((0, 2)), "a3: file 0, its third");
+        // Only the second file: its events alone.
+        let got = events(&plan, &[1]).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(first_time(&plan, &[0, 1], TraceOptions::default(), None).unwrap(), Some(5));
+    }
+
+    #[test]
+    fn a_bad_line_is_named_in_its_own_file() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "a.csv", "t_ns,key\n1,a\n2,a\n");
+        write(d.path(), "b.csv", "t_ns,key\n1,b\nx,b\n");
+        let plan = PartPlan::of(d.path()).unwrap().unwrap();
+        let e = events(&plan, &[0, 1]).unwrap_err().to_string();
+        assert!(e.contains("b.csv: line 3"), "{e}");
+    }
+
+    #[test]
+    fn partitions_go_to_shards_by_value_or_by_place() {
+        let d = tempfile::tempdir().unwrap();
+        for v in [0, 1, 2, 5, 10] {
+            write(d.path(), &format!("part={v}/data_0.csv"), "t_ns,key\n1,a\n");
+        }
+        write(d.path(), "part=5/sub/data_1.csv", "t_ns,key\n1,a\n");
+        write(d.path(), "part=5/.data_1.csv.crc", "x");
+        write(d.path(), "_SUCCESS", "");
+        let plan = PartPlan::of(d.path()).unwrap().unwrap();
+        // Sorted by name: part=0, part=1, part=10, part=2, part=5.
+        assert_eq!(plan.values, Some(vec![0, 1, 10, 2, 5]));
+        assert_eq!(plan.files.len(), 6);
+        assert_eq!(plan.files_of_shard(0, 2).unwrap(), [0, 2, 3]);
+        assert_eq!(plan.files_of_shard(1, 2).unwrap(), [1, 4, 5]);
+        assert_eq!(plan.name(5), "part=5/sub/data_1.csv");
+        let e = plan.files_of_shard(3, 4).unwrap_err().to_string();
+        assert!(e.contains("no partition for shard 3/4"), "{e}");
+        // Values that are not all integers: by place.
+        let d = tempfile::tempdir().unwrap();
+        for v in ["eu", "us", "ap"] {
+            write(d.path(), &format!("region={v}/data_0.csv"), "t_ns,key\n1,a\n");
+        }
+        let plan = PartPlan::of(d.path()).unwrap().unwrap();
+        assert_eq!(plan.values, None);
+        assert_eq!(plan.parts, ["region=ap", "region=eu", "region=us"]);
+        assert_eq!(plan.files_of_shard(1, 2).unwrap(), [1]);
+    }
+
+    #[test]
+    fn bad_layouts_are_refused_naming_the_path() {
+        let err = |setup: &dyn Fn(&Path)| {
+            let d = tempfile::tempdir().unwrap();
+            setup(d.path());
+            PartPlan::of(d.path()).unwrap_err().to_string()
+        };
+        let e = err(&|d| write(d, "_SUCCESS", ""));
+        assert!(e.contains("holds no trace files"), "{e}");
+        let e = err(&|d| {
+            write(d, "part=0/a.csv", "");
+            write(d, "b.csv", "");
+        });
+        assert!(e.contains("b.csv") && e.contains("beside partition folders"), "{e}");
+        let e = err(&|d| {
+            write(d, "part=0/a.csv", "");
+            write(d, "other=1/a.csv", "");
+        });
+        assert!(e.contains("one partition column"), "{e}");
+        let e = err(&|d| {
+            write(d, "part=0/a.csv", "");
+            std::fs::create_dir(d.join("part=1")).unwrap();
+        });
+        assert!(e.contains("part=1") && e.contains("empty"), "{e}");
+        let e = err(&|d| {
+            write(d, "a.csv.gz", "");
+            write(d, "b.parquet", "");
+        });
+        assert!(e.contains("mixed formats"), "{e}");
+        assert_eq!(PartPlan::of(Path::new("no/such/dir")).unwrap(), None);
+    }
+}
