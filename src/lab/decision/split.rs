@@ -338,10 +338,28 @@ pub(crate) fn run_shard(
         parts,
     };
     let own: u64 = part.keys.requests.iter().map(|&r| u64::from(r)).sum();
+    let read = match lab.source.parts() {
+        None => format!("{own} of {} requests", part.requests),
+        Some(ps) => {
+            let mut mine: Vec<u32> = (0..ps.plan.files.len())
+                .filter(|&f| ps.own_file[f])
+                .map(|f| ps.plan.part_of[f])
+                .collect();
+            mine.dedup();
+            let parts = format!("{} of {} partitions", mine.len(), ps.plan.parts.len());
+            if ps.all {
+                format!(
+                    "{own} of {} requests (its {parts}; every partition read)",
+                    part.requests
+                )
+            } else {
+                format!("{own} requests from {parts} (only their files read)")
+            }
+        }
+    };
     let mut line = format!(
-        "{} keys, {own} of {} requests, through {per_key} per-key candidates",
+        "{} keys, {read}, through {per_key} per-key candidates",
         part.keys.order.len(),
-        part.requests,
     );
     if shared > 0 {
         line = if held > 0 {

@@ -465,7 +465,10 @@ mod tests {
         std::fs::write(p, text).unwrap();
     }
 
-    fn events(plan: &PartPlan, which: &[usize]) -> Result<Vec<(u64, String, Option<(u32, u64)>)>> {
+    /// An event and, of its file, (index, place).
+    type Placed = (u64, String, Option<(u32, u64)>);
+
+    fn events(plan: &PartPlan, which: &[usize]) -> Result<Vec<Placed>> {
         let mut r = TraceReader::open_parts(plan, which, TraceOptions::default(), None)?;
         let mut v = Vec::new();
         while let Some(e) = r.next_ref() {
@@ -491,7 +494,10 @@ mod tests {
         // Only the second file: its events alone.
         let got = events(&plan, &[1]).unwrap();
         assert_eq!(got.len(), 2);
-        assert_eq!(first_time(&plan, &[0, 1], TraceOptions::default(), None).unwrap(), Some(5));
+        assert_eq!(
+            first_time(&plan, &[0, 1], TraceOptions::default(), None).unwrap(),
+            Some(5)
+        );
     }
 
     #[test]
@@ -525,7 +531,11 @@ mod tests {
         // Values that are not all integers: by place.
         let d = tempfile::tempdir().unwrap();
         for v in ["eu", "us", "ap"] {
-            write(d.path(), &format!("region={v}/data_0.csv"), "t_ns,key\n1,a\n");
+            write(
+                d.path(),
+                &format!("region={v}/data_0.csv"),
+                "t_ns,key\n1,a\n",
+            );
         }
         let plan = PartPlan::of(d.path()).unwrap().unwrap();
         assert_eq!(plan.values, None);
@@ -546,7 +556,10 @@ mod tests {
             write(d, "part=0/a.csv", "");
             write(d, "b.csv", "");
         });
-        assert!(e.contains("b.csv") && e.contains("beside partition folders"), "{e}");
+        assert!(
+            e.contains("b.csv") && e.contains("beside partition folders"),
+            "{e}"
+        );
         let e = err(&|d| {
             write(d, "part=0/a.csv", "");
             write(d, "other=1/a.csv", "");
