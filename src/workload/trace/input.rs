@@ -251,6 +251,13 @@ fn open_raw(path: &Path) -> Result<(Box<dyn BufRead + Send>, bool)> {
                 "trace path is empty: expected a file name (or - for standard input)",
             ));
         }
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            return Err(Error::input_at(
+                path,
+                "file",
+                "a directory: read here as one file (a directory of trace files is one trace for the decision lab's requests, `size` and `run --trace`, not for a validated trace's outcomes or a fleet's from_trace balancer)",
+            ));
+        }
         Box::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?)
     };
     let mut buf = BufReader::with_capacity(1 << 16, raw);

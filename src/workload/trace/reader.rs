@@ -82,12 +82,10 @@ impl TraceReader {
     /// Opens a trace file (`-`: standard input; gzip or zstd compressed
     /// input is decompressed, found by its magic bytes); the format follows
     /// the extension (without a `.gz`/`.zst` one).
+    /// A directory is read as one trace: its files merged in time order
+    /// ([`super::parts`]).
     pub fn open(path: &Path, opts: TraceOptions) -> Result<Self> {
-        Ok(Self::from_input(
-            path,
-            super::input::open_input(path)?,
-            opts,
-        ))
+        Self::open_with(path, opts, None)
     }
 
     /// A reader of an input already opened (`path` names it in messages
@@ -116,6 +114,10 @@ impl TraceReader {
     /// does when `spec` is None. A bad spec (unknown format, a key naming
     /// no field) is an error naming the file.
     pub fn open_with(path: &Path, opts: TraceOptions, spec: Option<&LogSpec>) -> Result<Self> {
+        if let Some(plan) = super::parts::PartPlan::of(path)? {
+            let all: Vec<usize> = (0..plan.files.len()).collect();
+            return Self::open_parts(&plan, &all, opts, spec);
+        }
         Self::from_input_with(path, super::input::open_input(path)?, opts, spec)
     }
 
