@@ -178,7 +178,22 @@ impl PartPlan {
         Ok(Some(plan))
     }
 
-    /// The shard of `count` that reads partition `p`.
+    /// The shard of `count` that reads partition `p`: its integer value
+    /// mod `count` when every value is an integer, else its place mod
+    /// `count`.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::parts::PartPlan;
+    /// let d = tempfile::tempdir().unwrap();
+    /// for p in [3, 7] {
+    ///     std::fs::create_dir(d.path().join(format!("b={p}"))).unwrap();
+    ///     std::fs::write(d.path().join(format!("b={p}/x.csv")), "t_ns,key\n1,a\n").unwrap();
+    /// }
+    /// let plan = PartPlan::of(d.path())?.unwrap();
+    /// assert_eq!((plan.shard_of_part(0, 4), plan.shard_of_part(1, 4)), (3, 3));
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
     pub fn shard_of_part(&self, p: usize, count: u32) -> u32 {
         let n = i128::from(count.max(1));
         match &self.values {
@@ -212,7 +227,7 @@ impl PartPlan {
     }
 
     /// A file's path below the directory, as shard files and messages
-    /// name it.
+    /// name it (`part=3/data_0.parquet`).
     pub fn name(&self, file: usize) -> String {
         let f = &self.files[file];
         f.strip_prefix(&self.root)
@@ -354,6 +369,23 @@ impl TraceReader {
     /// Of the event handed out last by a directory trace's reader: the
     /// file's index in its [`PartPlan`] and the event's place among that
     /// file's events (None: a single file).
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::{parts::PartPlan, TraceOptions, TraceReader};
+    /// let d = tempfile::tempdir().unwrap();
+    /// std::fs::write(d.path().join("a.csv"), "t_ns,key\n1,a\n4,a\n").unwrap();
+    /// std::fs::write(d.path().join("b.csv"), "t_ns,key\n3,b\n").unwrap();
+    /// let plan = PartPlan::of(d.path())?.unwrap();
+    /// let mut r = TraceReader::open_parts(&plan, &[0, 1], TraceOptions::default(), None)?;
+    /// let mut at = Vec::new();
+    /// while let Some(e) = r.next_ref() {
+    ///     e?;
+    ///     at.push(r.last_part().unwrap());
+    /// }
+    /// assert_eq!(at, [(0, 0), (1, 0), (0, 1)]);
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
     pub fn last_part(&self) -> Option<(u32, u64)> {
         self.parts.as_ref().and_then(|m| m.last)
     }
@@ -438,6 +470,18 @@ impl TraceReader {
 /// each file's first event, which is its earliest (a reader hands events
 /// out in time order). What a shard that opens only its own files needs
 /// to start its virtual clock where the whole trace starts.
+///
+/// # Examples
+/// ```
+/// use ratelab::workload::trace::{parts::{first_time, PartPlan}, TraceOptions};
+/// let d = tempfile::tempdir().unwrap();
+/// std::fs::write(d.path().join("a.csv"), "t_ns,key\n9,a\n").unwrap();
+/// std::fs::write(d.path().join("b.csv"), "t_ns,key\n4,b\n8,b\n").unwrap();
+/// let plan = PartPlan::of(d.path())?.unwrap();
+/// assert_eq!(first_time(&plan, &[0, 1], TraceOptions::default(), None)?, Some(4));
+/// assert_eq!(first_time(&plan, &[0], TraceOptions::default(), None)?, Some(9));
+/// # Ok::<(), ratelab::error::Error>(())
+/// ```
 pub fn first_time(
     plan: &PartPlan,
     which: &[usize],
