@@ -429,6 +429,16 @@ pub(crate) fn merge(
             ));
         }
         if let Some(pr) = &d.parts
+            && pr.all != d.shared.is_some()
+        {
+            return Err(bad(
+                path,
+                "parts.all",
+                "a shard reads every partition exactly when it holds a shared-state candidate"
+                    .into(),
+            ));
+        }
+        if let Some(pr) = &d.parts
             && (pr.files.len() != pr.shard_of.len() || pr.shard_of.iter().any(|&s| s >= n))
         {
             return Err(bad(
