@@ -483,3 +483,58 @@ fn run_trace_over_a_directory_shards_by_partition() {
         "merged vs unsharded"
     );
 }
+
+/// `ev` as nginx logs it (`combined`, whole seconds, the key as the client
+/// address; the abusers get addresses of their own).
+fn combined(ev: &[&(u64, String, u32)]) -> String {
+    let mut out = String::new();
+    for (n, (t, k, _)) in ev.iter().enumerate() {
+        let ip = match k.strip_prefix("abuser-") {
+            Some(a) => format!("192.0.2.{a}"),
+            None => k.clone(),
+        };
+        let s = t / 1_000_000_000;
+        let _ = writeln!(
+            out,
+            "{ip} - - [01/Jan/2024:00:00:{s:02} +0000] \"GET /u/{n} HTTP/1.1\" 200 {} \"-\" \"curl/8.4.0\"",
+            n % 977
+        );
+    }
+    out
+}
+
+#[test]
+fn an_access_log_in_partition_folders_shards_and_merges_to_the_unsharded_report() {
+    let ev = events();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("logs");
+    for p in 0..3 {
+        let rows: Vec<_> = ev.iter().filter(|e| bucket(&e.1, 3) == p).collect();
+        let folder = dir.join(format!("bucket={p}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(combined(&rows).as_bytes()).unwrap();
+        std::fs::write(folder.join("access.log.gz"), gz.finish().unwrap()).unwrap();
+    }
+    let text = PER_KEY
+        .replace(r#""unit": "ns""#, r#""format": "combined""#)
+        .replace("abuser-2", "192.0.2.2");
+    let s = scenario(d.path(), &text, "logs");
+    let whole = tempfile::tempdir().unwrap();
+    let out = run(&s, whole.path(), None);
+    assert!(out.contains(&format!("{} requests", ev.len())), "{out}");
+    let want = tree(whole.path());
+    let report = want
+        .iter()
+        .find(|(n, _)| n.ends_with("report.json"))
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .unwrap();
+    assert!(
+        report.contains("spread uniform"),
+        "whole seconds spread per file"
+    );
+    for n in [2, 3] {
+        let (got, lines) = sharded(&s, n);
+        assert!(got == want, "N = {n}: merged vs unsharded: {lines:?}");
+    }
+}
