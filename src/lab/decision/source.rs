@@ -101,6 +101,13 @@ impl Source {
         split: Option<Split>,
         shared: Option<&crate::workload::trace::input::SharedInput>,
     ) -> Result<Self> {
+        // A shard of a directory trace: its partitions' files.
+        if let (None, Some(t), Some(sp), None) = (&p.workload, &p.trace, split, shared)
+            && !super::validation::wanted(t)
+            && let Some(plan) = PartPlan::of(&trace_path(scenario, t))?
+        {
+            return open_part(scenario, t, ctx, sp, plan);
+        }
         Ok(match (&p.workload, &p.trace) {
             (Some(w), _) => Source::Workload {
                 events: w.events(derive_seed(ctx.seed, &[stream::WORKLOAD])),
@@ -115,54 +122,6 @@ impl Source {
                 Source::Loaded {
                     trace: Box::new(super::validation::load(scenario, t, spec.as_ref(), keys)?),
                     pos: 0,
-                }
-            }
-            (None, Some(t))
-                if shared.is_none()
-                    && split.is_some()
-                    && PartPlan::of(&trace_path(scenario, t))?.is_some() =>
-            {
-                let Some(Split { shard, all_keys }) = split else {
-                    unreachable!("split checked above")
-                };
-                let plan = PartPlan::of(&trace_path(scenario, t))?
-                    .ok_or_else(|| scenario.field_error("trace.path", "not a directory"))?;
-                let own = plan.files_of_shard(shard.index, shard.count)?;
-                let mut own_file = vec![false; plan.files.len()];
-                for &f in &own {
-                    own_file[f] = true;
-                }
-                let (opts, spec) = trace_reading(scenario, t, ctx.seed)?;
-                let which: Vec<usize> = if all_keys {
-                    (0..plan.files.len()).collect()
-                } else {
-                    own
-                };
-                let others: Vec<usize> = (0..plan.files.len())
-                    .filter(|f| !which.contains(f))
-                    .collect();
-                // Where the whole trace starts: the files not read start
-                // no earlier than their first event.
-                let floor =
-                    crate::workload::trace::parts::first_time(&plan, &others, opts, spec.as_ref())?
-                        .unwrap_or(Nanos::MAX);
-                let mut reader = TraceReader::open_parts(&plan, &which, opts, spec.as_ref())?;
-                reader.intern_keys(key_cap(ctx));
-                Source::Trace {
-                    reader: Box::new(reader),
-                    t0: None,
-                    seen: 0,
-                    first_seen: Vec::new(),
-                    split: None,
-                    own: Vec::new(),
-                    parts: Some(Box::new(PartSource {
-                        plan,
-                        own_file,
-                        all: all_keys,
-                        floor,
-                        first_at: Vec::new(),
-                        key_file: Vec::new(),
-                    })),
                 }
             }
             (None, Some(t)) => {
@@ -437,6 +396,54 @@ pub(super) fn open_trace(
         reader.set_key_column(k);
     }
     Ok(reader)
+}
+
+/// Opens shard `shard`'s part of a directory trace: its own partitions'
+/// files (every file when it replays a shared-state candidate), its clock
+/// started where the whole trace starts.
+fn open_part(
+    scenario: &Scenario,
+    t: &super::TraceSpec,
+    ctx: &RunContext,
+    Split { shard, all_keys }: Split,
+    plan: PartPlan,
+) -> Result<Source> {
+    let own = plan.files_of_shard(shard.index, shard.count)?;
+    let mut own_file = vec![false; plan.files.len()];
+    for &f in &own {
+        own_file[f] = true;
+    }
+    let (opts, spec) = trace_reading(scenario, t, ctx.seed)?;
+    let which: Vec<usize> = if all_keys {
+        (0..plan.files.len()).collect()
+    } else {
+        own
+    };
+    let others: Vec<usize> = (0..plan.files.len())
+        .filter(|f| !which.contains(f))
+        .collect();
+    // Where the whole trace starts: the files not read start
+    // no earlier than their first event.
+    let floor = crate::workload::trace::parts::first_time(&plan, &others, opts, spec.as_ref())?
+        .unwrap_or(Nanos::MAX);
+    let mut reader = TraceReader::open_parts(&plan, &which, opts, spec.as_ref())?;
+    reader.intern_keys(key_cap(ctx));
+    Ok(Source::Trace {
+        reader: Box::new(reader),
+        t0: None,
+        seen: 0,
+        first_seen: Vec::new(),
+        split: None,
+        own: Vec::new(),
+        parts: Some(Box::new(PartSource {
+            plan,
+            own_file,
+            all: all_keys,
+            floor,
+            first_at: Vec::new(),
+            key_file: Vec::new(),
+        })),
+    })
 }
 
 /// The key cap of a trace's reader: the most distinct keys whose per-key
