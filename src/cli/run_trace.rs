@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 pub struct RunTrace {
     /// Run the decision lab on this trace or access log (no scenario file): the default
     /// candidate set, or --candidates, against the exact limiters of --limit per --interval-ms.
+    /// A directory is read as one trace (its files, or NAME=VALUE partition folders as DuckDB
+    /// and Spark write them; with --shard each shard reads only its own partitions).
     #[arg(long, conflicts_with = "scenario", value_name = "LOG")]
     pub trace: Option<PathBuf>,
     /// How to read --trace.

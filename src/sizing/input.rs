@@ -310,6 +310,25 @@ pub fn open_timed(path: &Path, opts: &InputOptions) -> Result<TraceReader> {
 /// standard input works as a file does).
 pub fn open_trace_input(path: &Path, opts: &InputOptions) -> Result<Opened> {
     let trace_opts = opts.trace_options();
+    if let Some(plan) = crate::workload::trace::parts::PartPlan::of(path)? {
+        // A directory: every file, read as one trace in time order (the
+        // files' extension says their format).
+        let spec = opts.log_spec(&plan.files[0])?;
+        if spec.is_none() && opts.columns.is_some() {
+            return Err(Error::input(format!(
+                "--columns: {} is a directory of CSV files, each read by its own header (a time column t_ns, t_ms, t_s, time or timestamp, and key); name the columns so when writing the files",
+                path.display()
+            )));
+        }
+        if spec.is_none() && opts.spread.is_some() {
+            return Err(Error::input(
+                "--spread: applies to access logs with whole-second times (--format combined, common, nginx, cloudfront)",
+            ));
+        }
+        let all: Vec<usize> = (0..plan.files.len()).collect();
+        let reader = TraceReader::open_parts(&plan, &all, trace_opts, spec.as_ref())?;
+        return Ok(Opened::Timed(Box::new(reader)));
+    }
     if let Some(spec) = opts.log_spec(path)? {
         if opts.unit.is_some()
             && !matches!(spec.format.as_str(), "jsonl" | "envoy-json" | "parquet")

@@ -37,6 +37,7 @@ mod gcra_vs_governor;
 mod limiter_seam;
 mod msrv;
 mod notebooks;
+mod partitions;
 mod peers;
 mod portable_numerics;
 mod proptests;

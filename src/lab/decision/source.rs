@@ -9,6 +9,7 @@ use crate::lab::RunContext;
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
+use crate::workload::trace::parts::PartPlan;
 use crate::workload::trace::{Disorder, KeyCap, Spread, TimeUnit, TraceOptions, TraceReader};
 
 /// How a shard reads the source: which keys are its own, and whether the
@@ -18,6 +19,25 @@ use crate::workload::trace::{Disorder, KeyCap, Spread, TimeUnit, TraceOptions, T
 pub(super) struct Split {
     pub(super) shard: Shard,
     pub(super) all_keys: bool,
+}
+
+/// A shard of a directory trace ([`crate::workload::trace::parts`]): it
+/// reads its own partitions' files (every file when it replays a
+/// shared-state candidate), and its keys are those of its own files.
+pub(super) struct PartSource {
+    pub(super) plan: PartPlan,
+    /// Per file of the plan: one of this shard's own.
+    pub(super) own_file: Vec<bool>,
+    /// Every file was read (a shard that replays a shared-state candidate).
+    pub(super) all: bool,
+    /// The earliest time of the files not read (u64::MAX: none).
+    floor: Nanos,
+    /// Per key id: its first event's (time since the whole trace's first,
+    /// file, place among that file's events): its place in the stream of
+    /// the whole directory.
+    pub(super) first_at: Vec<(Nanos, u32, u64)>,
+    /// Per key id: the file it first appeared in.
+    key_file: Vec<u32>,
 }
 
 /// The event source: a seeded workload or a trace, as dense key ids.
@@ -52,6 +72,8 @@ pub(super) enum Source {
         /// it is the shard's own.
         split: Option<Shard>,
         own: Vec<bool>,
+        /// A directory trace split by partition: what the shard read.
+        parts: Option<Box<PartSource>>,
     },
     /// A trace read whole to be validated against the deployed limiter's
     /// answers ([`super::validation`]), handed out in arrival order.
@@ -79,6 +101,13 @@ impl Source {
         split: Option<Split>,
         shared: Option<&crate::workload::trace::input::SharedInput>,
     ) -> Result<Self> {
+        // A shard of a directory trace: its partitions' files.
+        if let (None, Some(t), Some(sp), None) = (&p.workload, &p.trace, split, shared)
+            && !super::validation::wanted(t)
+            && let Some(plan) = PartPlan::of(&trace_path(scenario, t))?
+        {
+            return open_part(scenario, t, ctx, sp, plan);
+        }
         Ok(match (&p.workload, &p.trace) {
             (Some(w), _) => Source::Workload {
                 events: w.events(derive_seed(ctx.seed, &[stream::WORKLOAD])),
@@ -120,6 +149,7 @@ impl Source {
                     first_seen: Vec::new(),
                     split: split.filter(|s| s.all_keys).map(|s| s.shard),
                     own: Vec::new(),
+                    parts: None,
                 }
             }
             (None, None) => return Err(scenario.field_error("workload", "missing")),
@@ -181,6 +211,7 @@ impl Source {
                 first_seen,
                 split,
                 own,
+                parts,
             } => {
                 let (t, id, w) = match reader.next_id() {
                     Some(Ok(e)) => e,
@@ -194,11 +225,30 @@ impl Source {
                     None => return None,
                 };
                 *seen += 1;
-                let start = *t0.get_or_insert(t);
+                let floor = parts.as_ref().map_or(Nanos::MAX, |p| p.floor);
+                let start = *t0.get_or_insert(t.min(floor));
                 let Some(id) = id else {
                     // Another shard's key (the reader's filter).
                     return Some(Ok((t - start, None, w)));
                 };
+                if let Some(ps) = parts {
+                    let (file, place) = reader.last_part().unwrap_or((0, 0));
+                    if id as usize == ps.first_at.len() {
+                        ps.first_at.push((t - start, file, place));
+                        ps.key_file.push(file);
+                        own.push(ps.own_file[file as usize]);
+                    } else {
+                        let was = ps.key_file[id as usize];
+                        if ps.plan.part_of[was as usize] != ps.plan.part_of[file as usize] {
+                            return Some(Err(two_parts(
+                                &ps.plan,
+                                reader.key_name(id).unwrap_or_default(),
+                                was,
+                                file,
+                            )));
+                        }
+                    }
+                }
                 if id as usize == first_seen.len() {
                     first_seen.push(*seen - 1);
                     if let Some(s) = split {
@@ -220,6 +270,11 @@ impl Source {
             } => owner.get(id as usize) == Some(&1),
             Source::Trace {
                 split: Some(_),
+                own,
+                ..
+            }
+            | Source::Trace {
+                parts: Some(_),
                 own,
                 ..
             } => own.get(id as usize) == Some(&true),
@@ -277,6 +332,14 @@ impl Source {
         }
     }
 
+    /// A directory trace's shard: what it read.
+    pub(super) fn parts(&self) -> Option<&PartSource> {
+        match self {
+            Source::Trace { parts, .. } => parts.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Unix time (ns) of virtual time zero once a request has been read: a
     /// trace's times are absolute, so its first request's; a workload
     /// starts at `epoch`.
@@ -310,6 +373,107 @@ pub(super) fn open_trace(
     key: Option<&str>,
     input: Option<crate::workload::trace::input::Input>,
 ) -> Result<TraceReader> {
+    let (opts, spec) = trace_reading(scenario, t, seed)?;
+    let path = trace_path(scenario, t);
+    let mut spec = spec;
+    if let (Some(k), Some(s)) = (key, spec.as_mut()) {
+        s.key = Some(k.to_string());
+    }
+    if input.is_none()
+        && key.is_none()
+        && let Some(plan) = PartPlan::of(&path)?
+    {
+        // A directory: every file, read as one trace.
+        let all: Vec<usize> = (0..plan.files.len()).collect();
+        return TraceReader::open_parts(&plan, &all, opts, spec.as_ref());
+    }
+    let input = match input {
+        Some(i) => i,
+        None => crate::workload::trace::input::open_input(&path)?,
+    };
+    let mut reader = TraceReader::from_input_with(&path, input, opts, spec.as_ref())?;
+    if let (Some(k), None) = (key, &spec) {
+        reader.set_key_column(k);
+    }
+    Ok(reader)
+}
+
+/// Opens shard `shard`'s part of a directory trace: its own partitions'
+/// files (every file when it replays a shared-state candidate), its clock
+/// started where the whole trace starts.
+fn open_part(
+    scenario: &Scenario,
+    t: &super::TraceSpec,
+    ctx: &RunContext,
+    Split { shard, all_keys }: Split,
+    plan: PartPlan,
+) -> Result<Source> {
+    let own = plan.files_of_shard(shard.index, shard.count)?;
+    let mut own_file = vec![false; plan.files.len()];
+    for &f in &own {
+        own_file[f] = true;
+    }
+    let (opts, spec) = trace_reading(scenario, t, ctx.seed)?;
+    let which: Vec<usize> = if all_keys {
+        (0..plan.files.len()).collect()
+    } else {
+        own
+    };
+    let others: Vec<usize> = (0..plan.files.len())
+        .filter(|f| !which.contains(f))
+        .collect();
+    // Where the whole trace starts: the files not read start
+    // no earlier than their first event.
+    let floor = crate::workload::trace::parts::first_time(&plan, &others, opts, spec.as_ref())?
+        .unwrap_or(Nanos::MAX);
+    let mut reader = TraceReader::open_parts(&plan, &which, opts, spec.as_ref())?;
+    reader.intern_keys(key_cap(ctx));
+    Ok(Source::Trace {
+        reader: Box::new(reader),
+        t0: None,
+        seen: 0,
+        first_seen: Vec::new(),
+        split: None,
+        own: Vec::new(),
+        parts: Some(Box::new(PartSource {
+            plan,
+            own_file,
+            all: all_keys,
+            floor,
+            first_at: Vec::new(),
+            key_file: Vec::new(),
+        })),
+    })
+}
+
+/// The key cap of a trace's reader: the most distinct keys whose per-key
+/// state fits --max-memory (ids are u32 whatever the cap).
+fn key_cap(ctx: &RunContext) -> KeyCap {
+    KeyCap {
+        keys: usize::try_from(ctx.max_memory / PER_KEY_BYTES)
+            .unwrap_or(usize::MAX)
+            .min(u32::MAX as usize),
+        bytes_per_key: PER_KEY_BYTES,
+    }
+}
+
+/// The error for a key met in two partitions of a directory trace.
+fn two_parts(plan: &PartPlan, key: &str, a: u32, b: u32) -> crate::error::Error {
+    crate::error::Error::input(format!(
+        "{}: key {key:?} is in two partitions: {} and {}: a shard reads only its partitions, so a key must stay in one (partition by a hash of the key)",
+        plan.root.display(),
+        plan.name(a as usize),
+        plan.name(b as usize)
+    ))
+}
+
+/// How the lab reads the scenario's trace: the options (unit, reordering,
+/// spread seeded from `seed`) and the access-log format, if any.
+fn trace_reading(
+    scenario: &Scenario,
+    t: &super::TraceSpec,
+    seed: u64,
+) -> Result<(TraceOptions, Option<crate::workload::trace::LogSpec>)> {
     let unit = match &t.unit {
         Some(u) => u
             .parse::<TimeUnit>()
@@ -334,26 +498,13 @@ pub(super) fn open_trace(
         spread_seed: crate::workload::trace::spread_seed(seed),
     };
     let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
-    let path = trace_path(scenario, t);
     if spec.is_none() && t.spread.is_some() {
         return Err(scenario.field_error(
             "trace.spread",
             "applies to access logs with whole-second times (trace.format combined, common, nginx, cloudfront)",
         ));
     }
-    let mut spec = spec;
-    if let (Some(k), Some(s)) = (key, spec.as_mut()) {
-        s.key = Some(k.to_string());
-    }
-    let input = match input {
-        Some(i) => i,
-        None => crate::workload::trace::input::open_input(&path)?,
-    };
-    let mut reader = TraceReader::from_input_with(&path, input, opts, spec.as_ref())?;
-    if let (Some(k), None) = (key, &spec) {
-        reader.set_key_column(k);
-    }
-    Ok(reader)
+    Ok((opts, spec))
 }
 
 /// The file a scenario's trace names (relative to the scenario), or `-`.

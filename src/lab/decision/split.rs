@@ -76,6 +76,25 @@ pub(crate) struct DecisionPart {
     /// The candidates whose keys share state that this shard holds
     /// ([`holder`]), over every key (None: it holds none).
     shared: Option<SharedPart>,
+    /// A directory trace split by partition: its files and which this
+    /// shard read (None: the trace or workload split by key hash). The
+    /// totals above are then this shard's files' (every file's when it
+    /// read them all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    parts: Option<PartsRecord>,
+}
+
+/// A directory trace's files as a shard saw them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartsRecord {
+    /// Every file, below the directory, in the plan's order.
+    files: Vec<String>,
+    /// The shard each file's partition goes to.
+    shard_of: Vec<u32>,
+    /// This shard read every file (it replays a shared-state candidate),
+    /// not only its own.
+    all: bool,
 }
 
 /// A candidate's label and what its shard says about it.
@@ -103,6 +122,33 @@ struct KeyList {
     name: Vec<String>,
     /// Its requests.
     requests: Vec<u32>,
+    /// A directory trace's shard: the key's first time (since the whole
+    /// trace's first request) and file (an index into the files); `order`
+    /// is then its place among that file's events.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    first_ns: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    file: Vec<u32>,
+}
+
+impl KeyList {
+    /// Key `i`'s place in the whole stream, as merged shards sort keys:
+    /// (request index, 0, 0), or a directory trace's (first time, file,
+    /// place in the file).
+    fn place(&self, i: usize) -> (u64, u32, u64) {
+        match (self.first_ns.get(i), self.file.get(i)) {
+            (Some(&t), Some(&f)) => (t, f, self.order[i]),
+            _ => (self.order[i], 0, 0),
+        }
+    }
+
+    /// Whether the per-key columns are all as long as `order`.
+    fn consistent(&self) -> bool {
+        let n = self.order.len();
+        let dir = self.first_ns.is_empty() && self.file.is_empty()
+            || self.first_ns.len() == n && self.file.len() == n;
+        self.name.len() == n && self.requests.len() == n && dir
+    }
 }
 
 /// The candidates whose keys share state, run over every key.
@@ -127,14 +173,22 @@ fn key_list(lab: &Lab, all: bool) -> (KeyList, Vec<u32>) {
     let ids: Vec<u32> = (0..lab.per_key_requests.len() as u32)
         .filter(|&k| lab.per_key_requests[k as usize] > 0 && (all || lab.source.owns(k)))
         .collect();
-    let list = KeyList {
+    let mut list = KeyList {
         order: ids.iter().map(|&k| lab.source.order(k)).collect(),
         name: ids.iter().map(|&k| lab.source.name(k)).collect(),
         requests: ids
             .iter()
             .map(|&k| lab.per_key_requests[k as usize])
             .collect(),
+        first_ns: Vec::new(),
+        file: Vec::new(),
     };
+    if let Some(p) = lab.source.parts() {
+        let at = |k: u32| p.first_at[k as usize];
+        list.order = ids.iter().map(|&k| at(k).2).collect();
+        list.first_ns = ids.iter().map(|&k| at(k).0).collect();
+        list.file = ids.iter().map(|&k| at(k).1).collect();
+    }
     (list, ids)
 }
 
@@ -223,7 +277,9 @@ pub(crate) fn run_shard(
     for c in run.iter_mut() {
         c.limiter.finish()?;
     }
-    if let (Some(w), None) = (&p.watch, lab.watch_id)
+    // A directory trace's shard cannot tell another's key from one never
+    // seen: merge says when no shard saw the watched key.
+    if let (Some(w), None, None) = (&p.watch, lab.watch_id, lab.source.parts())
         && shard.owns_key(&w.key)
     {
         return Err(unseen_watch(scenario, w));
@@ -254,8 +310,18 @@ pub(crate) fn run_shard(
     });
     let watched = lab
         .watch_id
-        .map(|k| lab.source.name(k))
-        .filter(|name| shard.owns_key(name));
+        .filter(|&k| lab.source.owns(k))
+        .map(|k| lab.source.name(k));
+    let parts = lab.source.parts().map(|ps| PartsRecord {
+        files: (0..ps.plan.files.len()).map(|f| ps.plan.name(f)).collect(),
+        shard_of: ps
+            .plan
+            .part_of
+            .iter()
+            .map(|&p| ps.plan.shard_of_part(p as usize, shard.count))
+            .collect(),
+        all: ps.all,
+    });
     let part = DecisionPart {
         requests: lab.requests,
         weight: lab.weight_total,
@@ -269,12 +335,31 @@ pub(crate) fn run_shard(
         offered_onset: lab.offered_onset.clone(),
         watched,
         shared: shared_part,
+        parts,
     };
     let own: u64 = part.keys.requests.iter().map(|&r| u64::from(r)).sum();
+    let read = match lab.source.parts() {
+        None => format!("{own} of {} requests", part.requests),
+        Some(ps) => {
+            let mut mine: Vec<u32> = (0..ps.plan.files.len())
+                .filter(|&f| ps.own_file[f])
+                .map(|f| ps.plan.part_of[f])
+                .collect();
+            mine.dedup();
+            let parts = format!("{} of {} partitions", mine.len(), ps.plan.parts.len());
+            if ps.all {
+                format!(
+                    "{own} of {} requests (its {parts}; every partition read)",
+                    part.requests
+                )
+            } else {
+                format!("{own} requests from {parts} (only their files read)")
+            }
+        }
+    };
     let mut line = format!(
-        "{} keys, {own} of {} requests, through {per_key} per-key candidates",
+        "{} keys, {read}, through {per_key} per-key candidates",
         part.keys.order.len(),
-        part.requests,
     );
     if shared > 0 {
         line = if held > 0 {
@@ -319,10 +404,53 @@ pub(crate) fn merge(
     let p: Params = scenario.params()?;
     let per_key = head.candidates.iter().filter(|c| !c.shared).count();
     let shared_count = head.candidates.len() - per_key;
+    let dir = head.parts.is_some();
     for &(path, idx, d) in shards {
-        if (d.requests, d.weight, d.duration_ns) != (head.requests, head.weight, head.duration_ns)
-            || d.note != head.note
+        if d.parts.is_some() != dir {
+            return Err(bad(
+                path,
+                "parts",
+                format!(
+                    "{}: shards of a directory trace read by partition and of a trace split by key cannot be merged",
+                    if dir { "missing" } else { "given" }
+                ),
+            ));
+        }
+        if let (Some(a), Some(b)) = (&d.parts, &head.parts)
+            && (a.files != b.files || a.shard_of != b.shard_of)
         {
+            return Err(bad(
+                path,
+                "parts.files",
+                format!(
+                    "differ from those of {}: shards of different directories (or file lists) cannot be merged",
+                    path0.display()
+                ),
+            ));
+        }
+        if let Some(pr) = &d.parts
+            && pr.all != d.shared.is_some()
+        {
+            return Err(bad(
+                path,
+                "parts.all",
+                "a shard reads every partition exactly when it holds a shared-state candidate"
+                    .into(),
+            ));
+        }
+        if let Some(pr) = &d.parts
+            && (pr.files.len() != pr.shard_of.len() || pr.shard_of.iter().any(|&s| s >= n))
+        {
+            return Err(bad(
+                path,
+                "parts.shard_of",
+                format!("expected a shard below {n} per file"),
+            ));
+        }
+        // A directory's shards each count their own files' requests.
+        let totals_differ =
+            (d.requests, d.weight, d.duration_ns) != (head.requests, head.weight, head.duration_ns);
+        if (totals_differ && !dir) || d.note != head.note {
             return Err(bad(path, "requests", format!(
                 "{} requests of weight {} over {} ns; {} read {}, {}, {}: shards of different traces cannot be merged",
                 d.requests, d.weight, d.duration_ns, path0.display(), head.requests, head.weight, head.duration_ns
@@ -341,7 +469,7 @@ pub(crate) fn merge(
             ));
         }
         let k = &d.keys;
-        if k.name.len() != k.order.len() || k.requests.len() != k.order.len() {
+        if !k.consistent() || dir == k.file.is_empty() && !k.order.is_empty() {
             return Err(bad(path, "keys", "columns of different lengths".into()));
         }
         if d.tallies.len() != 2 + per_key {
@@ -376,7 +504,21 @@ pub(crate) fn merge(
                 ),
             ));
         }
-        if let Some(name) = k.name.iter().find(|name| {
+        if let Some(pr) = &d.parts {
+            // Each key in one of this shard's own files.
+            if let Some(i) =
+                (0..k.file.len()).find(|&i| pr.shard_of.get(k.file[i] as usize) != Some(&idx))
+            {
+                return Err(bad(
+                    path,
+                    "keys",
+                    format!(
+                        "key {:?} is from file {}, not one of shard {idx}'s",
+                        k.name[i], k.file[i]
+                    ),
+                ));
+            }
+        } else if let Some(name) = k.name.iter().find(|name| {
             !Shard {
                 index: idx,
                 count: n,
@@ -411,12 +553,54 @@ pub(crate) fn merge(
             crate::report::fmt::bytes_human(max_memory)
         )));
     }
+    // The traffic totals: a directory's shards' sums (or those of a shard
+    // that read every file).
+    let (requests, weight, duration_ns) = match shards
+        .iter()
+        .find(|(_, _, d)| d.parts.as_ref().is_some_and(|p| p.all))
+    {
+        _ if !dir => (head.requests, head.weight, head.duration_ns),
+        Some((_, _, d)) => (d.requests, d.weight, d.duration_ns),
+        None => shards.iter().fold((0u64, 0u64, 0), |(r, w, t), (_, _, d)| {
+            (
+                r.saturating_add(d.requests),
+                w.saturating_add(d.weight),
+                t.max(d.duration_ns),
+            )
+        }),
+    };
     // Every key once, back in stream order: the unsharded run's ids.
-    let mut all: Vec<(u64, usize, usize)> = Vec::with_capacity(keys);
+    let mut all: Vec<((u64, u32, u64), usize, usize)> = Vec::with_capacity(keys);
     for (si, &(_, _, d)) in shards.iter().enumerate() {
-        all.extend(d.keys.order.iter().enumerate().map(|(i, &o)| (o, si, i)));
+        all.extend((0..d.keys.order.len()).map(|i| (d.keys.place(i), si, i)));
     }
     all.sort_unstable();
+    if dir {
+        // A key in two shards' files: in two partitions.
+        let mut by_name: Vec<(&str, usize, usize)> = all
+            .iter()
+            .map(|&(_, si, i)| (shards[si].2.keys.name[i].as_str(), si, i))
+            .collect();
+        by_name.sort_unstable();
+        if let Some(w) = by_name.windows(2).find(|w| w[0].0 == w[1].0) {
+            let file = |(_, si, i): (&str, usize, usize)| {
+                let d = shards[si].2;
+                let f = d.keys.file[i] as usize;
+                let name = d.parts.as_ref().and_then(|p| p.files.get(f)).cloned();
+                format!("{} (shard {})", name.unwrap_or_default(), shards[si].1)
+            };
+            return Err(bad(
+                shards[w[1].1].0,
+                "keys",
+                format!(
+                    "key {:?} is in two partitions: {} and {}: a shard reads only its partitions, so a key must stay in one (partition by a hash of the key)",
+                    w[0].0,
+                    file(w[0]),
+                    file(w[1])
+                ),
+            ));
+        }
+    }
     for w in all.windows(2) {
         if w[0].0 == w[1].0 {
             let (path, _, d) = shards[w[1].1];
@@ -424,7 +608,7 @@ pub(crate) fn merge(
                 path,
                 "keys",
                 format!(
-                    "key {:?} is at stream position {}, as another key of {}",
+                    "key {:?} is at stream position {:?}, as another key of {}",
                     d.keys.name[w[1].2],
                     w[1].0,
                     shards[w[0].1].0.display()
@@ -454,13 +638,12 @@ pub(crate) fn merge(
     }
     drop(seen_names);
     let total: u64 = per_key_requests.iter().map(|&r| u64::from(r)).sum();
-    if total != head.requests && !per_key_requests.contains(&u32::MAX) {
+    if total != requests && !per_key_requests.contains(&u32::MAX) {
         return Err(bad(
             path0,
             "keys",
             format!(
-                "the shards' keys have {total} requests, not the {} read: a shard is missing keys",
-                head.requests
+                "the shards' keys have {total} requests, not the {requests} read: a shard is missing keys",
             ),
         ));
     }
@@ -571,10 +754,10 @@ pub(crate) fn merge(
     lab.fixed_oracle = fixed;
     lab.offered = offered;
     lab.offered_onset = offered_onset;
-    lab.requests = head.requests;
-    lab.weight_total = head.weight;
+    lab.requests = requests;
+    lab.weight_total = weight;
     lab.per_key_requests = per_key_requests;
-    lab.duration_ns = head.duration_ns;
+    lab.duration_ns = duration_ns;
     lab.origin.set(head.origin_ns);
     lab.watch_id = watch_id;
     let cands: Vec<Candidate> = head
@@ -597,14 +780,14 @@ pub(crate) fn merge(
 /// places, same requests).
 fn shared_tallies(
     s: &SharedPart,
-    all: &[(u64, usize, usize)],
+    all: &[((u64, u32, u64), usize, usize)],
     shards: &[ShardRef],
     (idx, n, head): (u32, u32, &DecisionPart),
     tallies: &mut [Tally],
     memory: &mut [u64],
 ) -> std::result::Result<(), String> {
     let k = &s.keys;
-    if k.name.len() != k.order.len() || k.requests.len() != k.order.len() {
+    if !k.consistent() {
         return Err("keys: columns of different lengths".into());
     }
     if k.order.len() != all.len() {
@@ -615,11 +798,11 @@ fn shared_tallies(
         ));
     }
     let mut by_order: Vec<usize> = (0..k.order.len()).collect();
-    by_order.sort_unstable_by_key(|&i| k.order[i]);
+    by_order.sort_unstable_by_key(|&i| k.place(i));
     let mut ids = vec![0u32; k.order.len()];
     for (dense, (&i, &(o, si, j))) in by_order.iter().zip(all).enumerate() {
         let d = shards[si].2;
-        if k.order[i] != o || k.name[i] != d.keys.name[j] || k.requests[i] != d.keys.requests[j] {
+        if k.place(i) != o || k.name[i] != d.keys.name[j] || k.requests[i] != d.keys.requests[j] {
             return Err(format!(
                 "key {:?} ({} requests) where the shards have {:?} ({} requests)",
                 k.name[i], k.requests[i], d.keys.name[j], d.keys.requests[j]

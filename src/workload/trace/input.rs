@@ -61,9 +61,10 @@ pub fn open_input(path: &Path) -> Result<Input> {
 
 /// Whether `path` is a file that can be opened again from its start (not
 /// standard input, a pipe, a FIFO or process substitution): what a
-/// second pass over a trace needs.
+/// second pass over a trace needs. A directory of trace files
+/// ([`super::parts`]) is read again as its files are.
 pub fn rereadable(path: &Path) -> bool {
-    !is_stdin(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    !is_stdin(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file() || m.is_dir())
 }
 
 /// One input read by several readers, each from the first byte, in one
@@ -248,6 +249,13 @@ fn open_raw(path: &Path) -> Result<(Box<dyn BufRead + Send>, bool)> {
         if path.as_os_str().is_empty() {
             return Err(Error::input(
                 "trace path is empty: expected a file name (or - for standard input)",
+            ));
+        }
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            return Err(Error::input_at(
+                path,
+                "file",
+                "a directory: read here as one file (a directory of trace files is one trace for the decision lab's requests, `size` and `run --trace`, not for a validated trace's outcomes or a fleet's from_trace balancer)",
             ));
         }
         Box::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?)

@@ -49,6 +49,7 @@ mod line;
 pub mod log;
 pub mod parquet;
 pub mod parse;
+pub mod parts;
 pub mod reader;
 mod sort;
 pub mod spread;

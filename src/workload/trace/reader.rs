@@ -60,6 +60,8 @@ pub struct TraceReader {
     /// are taken).
     pub(super) keys: KeyInterner,
     pub(super) key_cap: Option<KeyCap>,
+    /// A directory trace's files, read as one ([`super::parts`]).
+    pub(super) parts: Option<Box<super::parts::Merge>>,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -80,12 +82,10 @@ impl TraceReader {
     /// Opens a trace file (`-`: standard input; gzip or zstd compressed
     /// input is decompressed, found by its magic bytes); the format follows
     /// the extension (without a `.gz`/`.zst` one).
+    /// A directory is read as one trace: its files merged in time order
+    /// ([`super::parts`]).
     pub fn open(path: &Path, opts: TraceOptions) -> Result<Self> {
-        Ok(Self::from_input(
-            path,
-            super::input::open_input(path)?,
-            opts,
-        ))
+        Self::open_with(path, opts, None)
     }
 
     /// A reader of an input already opened (`path` names it in messages
@@ -114,6 +114,10 @@ impl TraceReader {
     /// does when `spec` is None. A bad spec (unknown format, a key naming
     /// no field) is an error naming the file.
     pub fn open_with(path: &Path, opts: TraceOptions, spec: Option<&LogSpec>) -> Result<Self> {
+        if let Some(plan) = super::parts::PartPlan::of(path)? {
+            let all: Vec<usize> = (0..plan.files.len()).collect();
+            return Self::open_parts(&plan, &all, opts, spec);
+        }
         Self::from_input_with(path, super::input::open_input(path)?, opts, spec)
     }
 
@@ -166,6 +170,7 @@ impl TraceReader {
     /// `keep_others`. Set before the first line; [`next_key`](Self::next_key)
     /// reads such a reader.
     pub fn set_key_filter(&mut self, filter: KeyFilter, keep_others: bool) {
+        self.part_filter(&filter, keep_others);
         if let Some(b) = self.blocks.as_mut() {
             b.set_filter(filter.clone(), keep_others);
         }
@@ -175,6 +180,17 @@ impl TraceReader {
     /// What was read, for a report: the format, key, time field and spread
     /// (after the first event), and late lines skipped.
     pub fn describe(&self) -> String {
+        if let Some(first) = self.part_readers().next() {
+            // Every file is read alike: the first says how, the late
+            // lines are all of them.
+            let late: u64 = self.part_readers().map(|r| r.late).sum();
+            return first.describe_with(late);
+        }
+        self.describe_with(self.late)
+    }
+
+    /// [`describe`](Self::describe), with `late` late lines skipped.
+    fn describe_with(&self, late: u64) -> String {
         let mut s = match &self.log {
             None => match self.format {
                 TraceFormat::Csv => "csv".to_string(),
@@ -208,7 +224,7 @@ impl TraceReader {
             )),
         }
         if self.opts.skip_late {
-            s.push_str(&format!(", {} late lines skipped", self.late));
+            s.push_str(&format!(", {late} late lines skipped"));
         }
         s
     }
@@ -243,6 +259,7 @@ impl TraceReader {
             filter: None,
             keys: KeyInterner::new(),
             key_cap: None,
+            parts: None,
         }
     }
 
@@ -264,6 +281,10 @@ impl TraceReader {
     }
 
     pub(super) fn err(&self, msg: impl std::fmt::Display) -> Error {
+        if let Some((path, record)) = self.part_at() {
+            // A directory trace: the file the event came from.
+            return Error::input_at(path, format!("{record} {}", self.line_no), msg);
+        }
         Error::input_at(&self.path, format!("{} {}", self.record, self.line_no), msg)
     }
 

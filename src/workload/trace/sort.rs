@@ -81,7 +81,7 @@ impl TraceReader {
     /// Lines skipped because they were older than the reorder window
     /// allows (only with `skip_late`).
     pub fn late_skipped(&self) -> u64 {
-        self.late
+        self.late + self.part_readers().map(|r| r.late).sum::<u64>()
     }
 
     /// The next event in time order (before spreading): every line in

@@ -149,6 +149,10 @@ impl TraceReader {
 
     /// The next event after reordering and spreading.
     pub(super) fn next_event(&mut self) -> Option<Result<(Nanos, KeyAt, u64)>> {
+        if self.parts.is_some() {
+            // A directory trace: each file is spread by its own reader.
+            return self.next_merged();
+        }
         if self.spread.rule.is_none() {
             // Decided at the first event (a W3C log's fields are known only
             // after its header).
