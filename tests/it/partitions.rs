@@ -390,20 +390,25 @@ fn size_reads_a_partitioned_directory_as_one_trace_and_its_shards_merge() {
     );
 }
 
-/// Whether Python's `duckdb` module is installed (`pip install duckdb`).
-fn duckdb() -> bool {
-    std::process::Command::new("python3")
+/// The interpreter with Python's `duckdb` module: $RATELAB_PYTHON (CI's
+/// venv, from notebooks/requirements.txt), else python3.
+fn duckdb() -> Option<String> {
+    let py = std::env::var("RATELAB_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = std::process::Command::new(&py)
         .args(["-c", "import duckdb"])
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(py)
 }
 
 #[test]
 fn a_trace_partitioned_by_real_duckdb_shards_and_merges_to_the_unsharded_report() {
-    if !duckdb() {
-        eprintln!("skipped: no duckdb Python module (pip install duckdb)");
-        return;
-    }
+    let Some(py) = duckdb() else {
+        return crate::common::adapters::skip(
+            "a_trace_partitioned_by_real_duckdb_shards_and_merges_to_the_unsharded_report",
+            "no python with duckdb (pip install -r notebooks/requirements.txt, set RATELAB_PYTHON)",
+        );
+    };
     let ev = events();
     let d = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -414,7 +419,7 @@ fn a_trace_partitioned_by_real_duckdb_shards_and_merges_to_the_unsharded_report(
     // The chapter's partitioning step, as written there.
     let sql = "COPY (SELECT *, hash(key) % 4 AS part FROM read_csv('trace.csv') ORDER BY t_ns) \
                TO 'parted' (FORMAT parquet, PARTITION_BY (part))";
-    let o = std::process::Command::new("python3")
+    let o = std::process::Command::new(&py)
         .args([
             "-c",
             &format!("import duckdb; duckdb.sql('SET threads = 1'); duckdb.sql(\"{sql}\")"),
