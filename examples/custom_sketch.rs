@@ -105,7 +105,7 @@ fn run() -> ratelab::error::Result<bool> {
     )?;
     let ctx = RunContext::for_scenario(&s);
     // pingora's model on the same shape, as the lab reports it.
-    let lab = ratelab::lab::run(&s, &ctx)?;
+    let lab = ratelab::kinds::run(&s, &ctx)?;
     let ours: Vec<CellOutcome> = run_with_estimator(&s, &ctx, slots, &|seed| {
         Ok(Box::new(Conservative::new(hashes, slots, seed)))
     })?;

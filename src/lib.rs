@@ -21,7 +21,7 @@
 //!     "limiters": [{"model": "gcra"}, {"model": "sliding_window_counter"}]
 //! }"#;
 //! let scenario = Scenario::parse(std::path::Path::new("quick-start.json"), text)?;
-//! let out = lab::run(&scenario, &RunContext::for_scenario(&scenario))?;
+//! let out = ratelab::kinds::run(&scenario, &RunContext::for_scenario(&scenario))?;
 //! let rows = out.json["rows"].as_array().unwrap();
 //! let oracle = &rows[0];
 //! assert_eq!(oracle["algorithm"], "exact sliding log (oracle)");
@@ -46,7 +46,7 @@
 //! ```
 //!
 //! Where to go next: [`lab`] (one experiment per scenario kind, the
-//! [`lab::KINDS`] registry), [`model`] (the models and the limiter seam
+//! [`kinds::KINDS`] registry), [`model`] (the models and the limiter seam
 //! [`model::Admit`]; a limiter of your own runs through
 //! [`lab::decision::run_with`]), [`check`] (baselines and expectations),
 //! [`sizing`] (`ratelab size`). The user guide is `docs/book/` in the
@@ -59,6 +59,7 @@ pub mod cli;
 pub mod clock;
 pub mod error;
 pub mod hash;
+pub mod kinds;
 pub mod lab;
 pub mod metrics;
 pub mod model;

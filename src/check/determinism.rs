@@ -3,7 +3,7 @@
 //! charts and extra files as the multi-threaded run.
 
 use crate::error::{Error, Result};
-use crate::lab::{self, RunContext};
+use crate::lab::RunContext;
 use crate::report::Output;
 use crate::scenario::Scenario;
 
@@ -24,7 +24,7 @@ pub fn rerun_on_one_thread(
         decisions: None,
         ..ctx.clone()
     };
-    let again = single.install(|| lab::run(scenario, &quiet))?;
+    let again = single.install(|| crate::kinds::run(scenario, &quiet))?;
     if let Some(diff) = first_difference(&output.json, &again.json, "") {
         return Err(Error::internal(format!(
             "{}: not deterministic: {diff} (multi-threaded run vs single-threaded rerun)",

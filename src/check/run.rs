@@ -10,7 +10,7 @@ use super::expect::evaluate;
 use super::findings::{Finding, Verdict};
 use super::spec::Spec;
 use crate::error::{Error, Result};
-use crate::lab::{self, RunContext};
+use crate::lab::RunContext;
 use crate::report::{write_report, Output};
 use crate::scenario::{scenario_files, Scenario};
 use serde_json::Value;
@@ -502,7 +502,7 @@ fn new_report(item: &Item, opts: &CheckOptions<'_>) -> Result<(Value, Option<Out
                 replay: opts.replay,
                 ..RunContext::for_scenario(&item.scenario)
             };
-            let output = lab::run(&item.scenario, &ctx)?;
+            let output = crate::kinds::run(&item.scenario, &ctx)?;
             Ok((output.json.clone(), opts.update.then_some(output)))
         }
     }

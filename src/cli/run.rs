@@ -2,8 +2,9 @@
 
 use super::{init_threads, RunOpts};
 use crate::error::{Error, Result};
+use crate::kinds::{self, KINDS};
 use crate::lab::shard;
-use crate::lab::{self, RunContext, KINDS};
+use crate::lab::RunContext;
 use crate::report::atomic::write_file as write_file_atomic;
 use crate::report::write_report;
 use crate::scenario::{scenario_files, Scenario};
@@ -91,7 +92,7 @@ fn compute(scenario: &Scenario, opts: &RunOpts) -> Result<Pending> {
             )));
         }
     }
-    let output = lab::run(scenario, &ctx)?;
+    let output = kinds::run(scenario, &ctx)?;
     let check = if opts.check_determinism {
         Some(crate::check::determinism::rerun_on_one_thread(
             scenario, &ctx, &output,

@@ -1,5 +1,5 @@
-//! [`Experiment`]: the shape every kind of experiment has, and [`Kind`], a
-//! row of the registry ([`KINDS`](super::KINDS)).
+//! [`Experiment`]: the shape every kind of experiment has, and [`KindRow`], a
+//! row of the registry ([`KINDS`](crate::kinds::KINDS)).
 //!
 //! A run goes through the same four stages for every kind, in this order:
 //!
@@ -14,7 +14,7 @@
 //! 4. [`render`](Experiment::render): the outcome as an [`Output`], through
 //!    a [`ReportBuilder`](crate::report::ReportBuilder).
 //!
-//! [`execute`] chains them; [`Kind::of`] makes a registry row of it.
+//! [`execute`] chains them; [`KindRow::of`] makes a registry row of it.
 
 use super::RunContext;
 use crate::error::Result;
@@ -131,14 +131,14 @@ pub type RunFn = fn(&Scenario, &RunContext) -> Result<Output>;
 /// # Examples
 ///
 /// ```
-/// use ratelab::lab::{kind, KINDS};
+/// use ratelab::kinds::{kind, KINDS};
 /// let k = kind("estimator_accuracy").unwrap();
 /// assert!(k.sweep, "its cells can be split across shards");
 /// assert!(KINDS.iter().filter(|k| k.sweep).count() == 1);
 /// assert!(kind("no_such_kind").is_none());
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Kind {
+pub struct KindRow {
     /// The `kind` value in scenario files.
     pub name: &'static str,
     /// One line for `ratelab list`.
@@ -150,7 +150,7 @@ pub struct Kind {
     pub sweep: bool,
 }
 
-impl Kind {
+impl KindRow {
     /// The row of an [`Experiment`].
     pub const fn of<E: Experiment>(name: &'static str, summary: &'static str) -> Self {
         Self {

@@ -323,7 +323,7 @@ mod tests {
         assert!(rows[4].flipped);
         assert_eq!(rows.iter().filter(|r| r.flipped).count(), 1);
         assert_eq!(rows[4].window_start_ms, Some(1050));
-        let out = crate::lab::run(&s, &RunContext::for_scenario(&s)).unwrap();
+        let out = crate::kinds::run(&s, &RunContext::for_scenario(&s)).unwrap();
         assert!(out
             .console
             .contains("t=  1050ms appid=2 -> 200 Connection: keep-alive"));

@@ -499,7 +499,7 @@ mod tests {
         assert_eq!(at(1500).3, 0.0);
         // Between 1108 and 2108 the sequence's own window holds prev = 10.
         assert_eq!(at(2100).1, 10.0);
-        let out = crate::lab::run(&s, &RunContext::for_scenario(&s)).unwrap();
+        let out = crate::kinds::run(&s, &RunContext::for_scenario(&s)).unwrap();
         assert_eq!(out.charts.len(), 1);
         assert!(out.table_md.contains("5.9799999999999995"));
     }

@@ -26,7 +26,7 @@
 //!                  "--target", "max<=40", "--seeds", "1"]}"#,
 //! )
 //! .unwrap();
-//! let out = lab::run(&sc, &RunContext::for_scenario(&sc)).unwrap();
+//! let out = ratelab::kinds::run(&sc, &RunContext::for_scenario(&sc)).unwrap();
 //! assert_eq!(out.json["kind"], "size");
 //! assert!(out.json["size"]["recommendation"]["slots"].as_u64().unwrap() >= 1);
 //! assert!(out.extra_files.iter().any(|(n, _)| n == "size.json"));

@@ -823,7 +823,7 @@ fn rendered_charts() -> Vec<(String, String)> {
     for f in files {
         let s = ratelab::scenario::Scenario::load(&f).unwrap();
         let ctx = ratelab::lab::RunContext::for_scenario(&s);
-        let o = ratelab::lab::run(&s, &ctx).unwrap();
+        let o = ratelab::kinds::run(&s, &ctx).unwrap();
         for c in o.charts {
             out.push((format!("{}/{}.svg", s.common.name, c.name), c.svg));
         }

@@ -585,7 +585,7 @@ fn the_scenario_reference_covers_every_kind_and_field() {
     let root = common::root();
     let reference = std::fs::read_to_string(root.join("docs/book/src/scenarios.md")).unwrap();
     let shared = section(&reference, "Fields of every scenario").unwrap();
-    for k in ratelab::lab::KINDS {
+    for k in ratelab::kinds::KINDS {
         assert!(
             section(&reference, &format!("`{}`", k.name)).is_some(),
             "scenarios.md has no section for the kind {}",

@@ -179,7 +179,7 @@ proptest! {
         shards in 1u32..6,
         seed in any::<u64>(),
     ) {
-        use ratelab::lab::{self, shard, RunContext};
+        use ratelab::lab::{shard, RunContext};
         use ratelab::scenario::Scenario;
         let configs: Vec<String> = shapes.iter().map(|(h, s)| format!("{{\"hashes\": {h}, \"slots\": {s}}}")).collect();
         let text = format!(
@@ -191,7 +191,7 @@ proptest! {
         std::fs::write(&path, &text).unwrap();
         let scenario = Scenario::load(&path).unwrap();
         let ctx = RunContext::for_scenario(&scenario);
-        let whole = lab::run(&scenario, &ctx).unwrap();
+        let whole = ratelab::kinds::run(&scenario, &ctx).unwrap();
         let mut files = Vec::new();
         for i in 0..shards {
             let sh = shard::Shard { index: i, count: shards };

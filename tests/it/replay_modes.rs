@@ -10,7 +10,7 @@
 //! whole stream on the events path). Sampled workloads, checked overflow
 //! and a sharded sweep are covered by variants of the committed scenarios.
 
-use ratelab::lab::{self, estimator_accuracy, ReplayMode, RunContext};
+use ratelab::lab::{estimator_accuracy, ReplayMode, RunContext};
 use ratelab::scenario::Scenario;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -20,7 +20,7 @@ fn run(scenario: &Scenario, mode: ReplayMode) -> ratelab::report::Output {
         replay: mode,
         ..RunContext::for_scenario(scenario)
     };
-    lab::run(scenario, &ctx).unwrap_or_else(|e| panic!("{}: {e}", scenario.common.name))
+    ratelab::kinds::run(scenario, &ctx).unwrap_or_else(|e| panic!("{}: {e}", scenario.common.name))
 }
 
 /// The scenario with some parameters replaced.

@@ -4,7 +4,7 @@
 use super::{Params, PER_KEY_BYTES};
 use crate::clock::{Nanos, MILLI};
 use crate::error::Result;
-use crate::lab::shard::Shard;
+use crate::lab::shard::part::Shard;
 use crate::lab::RunContext;
 use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;

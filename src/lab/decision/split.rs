@@ -37,7 +37,7 @@ use super::{
 use super::{BINS, ONSET_BINS};
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
-use crate::lab::shard::Shard;
+use crate::lab::shard::part::Shard;
 use crate::lab::RunContext;
 use crate::model::{Admit, Decision};
 use crate::report::Output;
@@ -530,7 +530,7 @@ pub(crate) fn merge(
                 "keys",
                 format!(
                     "key {name:?} belongs to shard {} of {n}, not {idx}",
-                    crate::lab::shard::key_shard(name, n)
+                    crate::lab::shard::part::key_shard(name, n)
                 ),
             ));
         }

@@ -1030,7 +1030,7 @@ mod tests {
             "trace": t, "limiters": limiters});
         let path = dir.path().join("v.json");
         let scenario = Scenario::parse(&path, &s.to_string())?;
-        super::super::run(&scenario, &RunContext::for_scenario(&scenario))
+        crate::kinds::run(&scenario, &RunContext::for_scenario(&scenario))
     }
 
     fn nodelay() -> Value {
@@ -1152,7 +1152,7 @@ mod tests {
             "trace": {"path": "t.csv", "outcome": "code", "denied_values": ["429"]},
             "limiters": [{"model": "nginx_limit_req", "burst": 0, "nodelay": true, "rate_r_s": 10}]});
         let scenario = Scenario::parse(&dir.path().join("v.json"), &s.to_string()).unwrap();
-        let out = super::super::run(&scenario, &RunContext::for_scenario(&scenario)).unwrap();
+        let out = crate::kinds::run(&scenario, &RunContext::for_scenario(&scenario)).unwrap();
         let v = &out.json["validation"][0];
         assert_eq!(
             (v["agree"].as_u64(), v["total"].as_u64()),
@@ -1163,7 +1163,7 @@ mod tests {
         let mut s = s;
         s["trace"]["outcome"] = json!("nope");
         let scenario = Scenario::parse(&dir.path().join("v.json"), &s.to_string()).unwrap();
-        let e = super::super::run(&scenario, &RunContext::for_scenario(&scenario))
+        let e = crate::kinds::run(&scenario, &RunContext::for_scenario(&scenario))
             .err()
             .unwrap()
             .to_string();

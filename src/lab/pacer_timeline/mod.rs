@@ -279,8 +279,8 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/multilimiter-api.json");
         let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        let out =
-            crate::lab::run(&sc, &RunContext::for_scenario(&sc)).unwrap_or_else(|e| panic!("{e}"));
+        let out = crate::kinds::run(&sc, &RunContext::for_scenario(&sc))
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(out.charts.len(), 3);
         assert!(out.table_md.contains("22:46:10 ReadFile\n"));
         assert!(out

@@ -7,7 +7,7 @@
 use super::super::input::TimedTrace;
 use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
-use crate::lab::shard::Shard;
+use crate::lab::shard::part::Shard;
 use crate::oracle::limiters::SlidingLogLimiter;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -109,7 +109,7 @@ impl Classes {
 }
 
 /// One shard's exact verdicts (`size --limit --shard i/n`): the keys it
-/// owns ([`crate::lab::shard::key_shard`]), their request lines and the
+/// owns ([`crate::lab::shard::part::key_shard`]), their request lines and the
 /// lines the exact sliding log denied, and the lines of the whole trace.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -185,7 +185,7 @@ impl Classes {
                 if !shard.owns_key(name) {
                     return Err(bad(format!(
                         "key {name:?} belongs to shard {} of {}, not {}",
-                        crate::lab::shard::key_shard(name, shard.count),
+                        crate::lab::shard::part::key_shard(name, shard.count),
                         shard.count,
                         shard.index
                     )));
