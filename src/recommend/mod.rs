@@ -16,6 +16,7 @@
 //! the decision figures (`compliant_denied_pct`, `compliant_keys_denied`,
 //! `excess_pct`); the default is `compliant_denied_pct<=0.01`.
 
+pub mod deploy;
 pub mod envoy_local;
 pub mod envoy_ratelimit;
 pub mod governor;
@@ -26,6 +27,7 @@ pub mod pingora;
 pub mod report;
 pub mod scenario;
 pub mod search;
+pub mod slices;
 pub mod traefik;
 pub mod x_time_rate;
 
