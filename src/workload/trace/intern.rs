@@ -180,14 +180,24 @@ impl KeyInterner {
         let n = (self.slots.len() * 2).max(16);
         let mask = n - 1;
         let mut slots = vec![[0u64; 3]; n];
-        for id in 0..self.len() as u32 {
-            let key = self.bytes(id);
-            let h = xxh3_64(key);
-            let mut i = h as usize & mask;
-            while slots[i][0] != 0 {
-                i = (i + 1) & mask;
+        // In chunks: every key's new slot asked for before the chunk is
+        // placed (on a big table each placement is a cache miss).
+        const CHUNK: u32 = 32;
+        let mut hashes = [0u64; CHUNK as usize];
+        let len = self.len() as u32;
+        for from in (0..len).step_by(CHUNK as usize) {
+            let ids = from..(from + CHUNK).min(len);
+            for (id, h) in ids.clone().zip(hashes.iter_mut()) {
+                *h = xxh3_64(self.bytes(id));
+                prefetch_read(&slots[*h as usize & mask]);
             }
-            slots[i] = slot_of(h, key, id);
+            for (id, &h) in ids.zip(hashes.iter()) {
+                let mut i = h as usize & mask;
+                while slots[i][0] != 0 {
+                    i = (i + 1) & mask;
+                }
+                slots[i] = slot_of(h, self.bytes(id), id);
+            }
         }
         self.slots = slots;
     }
