@@ -12,7 +12,10 @@
 //! ```
 //!
 //! `--shard I/N` reads as shard I of N does: the lines of other shards'
-//! keys only as far as their time and key.
+//! keys only as far as their time and key. `--csv OUT` writes what was
+//! read as a CSV trace `t_ns,key` (whole seconds spread as `run --trace`
+//! spreads them with its default seed): the log's equivalent CSV, to time
+//! the two side by side.
 //!
 //! `generate FORMAT N FILE` writes N lines (rows) of one of the formats
 //! below, each from the layout its software documents: 50,000 clients,
@@ -310,12 +313,14 @@ fn read(format: &str, path: &str, rest: &[String]) -> Result<(), Box<dyn std::er
         ..LogSpec::default()
     };
     let mut shard = None;
+    let mut csv: Option<String> = None;
     let mut i = 0;
     while i < rest.len() {
         match (rest[i].as_str(), rest.get(i + 1)) {
             ("--log-format", Some(f)) => spec.log_format = Some(f.clone()),
             ("--time-unit", Some(u)) => spec.unit = u.parse::<TimeUnit>()?,
             ("--shard", Some(sh)) => shard = Some(ratelab::lab::shard::parse_shard(sh)?),
+            ("--csv", Some(out)) => csv = Some(out.clone()),
             ("--columns", Some(c)) => {
                 for kv in c.split(',') {
                     match kv.split_once('=') {
@@ -336,9 +341,26 @@ fn read(format: &str, path: &str, rest: &[String]) -> Result<(), Box<dyn std::er
         }
         i += 2;
     }
-    let opts = TraceOptions {
-        spread: Some(Spread::None),
-        ..TraceOptions::default()
+    let opts = match csv {
+        // The lab's spread of whole seconds for seed 1 (`run --trace`'s
+        // default seed): the CSV is the log's equivalent, line for line.
+        Some(_) => TraceOptions {
+            spread: Some(Spread::Uniform),
+            spread_seed: ratelab::workload::trace::format::spread_seed(1),
+            ..TraceOptions::default()
+        },
+        None => TraceOptions {
+            spread: Some(Spread::None),
+            ..TraceOptions::default()
+        },
+    };
+    let mut out = match &csv {
+        Some(p) => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(p)?);
+            writeln!(w, "t_ns,key")?;
+            Some(w)
+        }
+        None => None,
     };
     let bytes = std::fs::metadata(path)?.len();
     let start = Instant::now();
@@ -351,9 +373,15 @@ fn read(format: &str, path: &str, rest: &[String]) -> Result<(), Box<dyn std::er
     let (mut lines, mut sum, mut key_bytes) = (0u64, 0u64, 0usize);
     while let Some(e) = r.next_key() {
         let (t, k, _) = e?;
+        if let (Some(w), Some(k)) = (out.as_mut(), k) {
+            writeln!(w, "{t},{k}")?;
+        }
         lines += 1;
         sum = sum.wrapping_add(t);
         key_bytes += k.map_or(0, str::len);
+    }
+    if let Some(mut w) = out {
+        w.flush()?;
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
@@ -375,7 +403,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ["read", format, path, ..] => read(format, path, &args[3..])?,
         _ => {
             eprintln!(
-                "usage: read_log generate FORMAT N FILE | read FORMAT FILE [KEY] [--log-format F] [--columns time=T,key=K] [--time-unit U] [--shard I/N]"
+                "usage: read_log generate FORMAT N FILE | read FORMAT FILE [KEY] [--log-format F] [--columns time=T,key=K] [--time-unit U] [--shard I/N] [--csv OUT]"
             );
             std::process::exit(2);
         }

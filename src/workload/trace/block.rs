@@ -73,7 +73,10 @@ struct Rec {
 struct BlockEvents {
     recs: Vec<Rec>,
     keys: String,
-    new: Vec<(u32, u32, u32)>,
+    /// (id, start, end, hash) of each key interned first in the block.
+    new: Vec<(u32, u32, u32, u64)>,
+    /// (record, hash) of each key to intern, in line order.
+    hashes: Vec<(u32, u64)>,
     lines: u64,
     err: Option<(u32, String)>,
     held: String,
@@ -240,9 +243,14 @@ impl Blocks {
             };
             match msg {
                 Some(Msg::Block(p)) => {
-                    for &(id, a, b) in &p.new {
+                    for (j, &(id, a, b, h)) in p.new.iter().enumerate() {
+                        // Mostly new keys, each a cache miss in a big
+                        // table: asked for some keys ahead.
+                        if let Some(&(_, _, _, ahead)) = p.new.get(j + PREFETCH) {
+                            names.prefetch(ahead);
+                        }
                         let name = p.keys.get(a as usize..b as usize).unwrap_or_default();
-                        if names.intern(name) != Some(id) {
+                        if names.intern_hashed(name, h) != Some(id) {
                             self.feed = Feed::Done;
                             return Some(Err(Stop::Io(Error::internal(format!(
                                 "key {name:?} interned as {id} while reading, not in order"
@@ -399,12 +407,13 @@ fn parse_block(
     text: &[u8],
     p: &mut LogParser,
     filter: Option<&(KeyFilter, bool)>,
-    mut intern: Option<&mut Interning>,
+    intern: Option<&mut Interning>,
     c: &mut BlockEvents,
 ) {
     c.recs.clear();
     c.keys.clear();
     c.new.clear();
+    c.hashes.clear();
     c.err = None;
     let keep = filter.is_some_and(|f| f.1);
     // UTF-8 checked once for the block (its lines end at an ASCII byte, so
@@ -455,26 +464,12 @@ fn parse_block(
                     None => c.held.as_str(),
                 };
                 let start = c.keys.len() as u32;
-                let Some(i) = intern.as_deref_mut() else {
-                    c.keys.push_str(k);
-                    c.recs.push(Rec {
-                        line: n,
-                        t,
-                        w,
-                        key: KeyRec::At(start, c.keys.len() as u32),
-                    });
-                    continue;
-                };
-                let known = i.keys.len();
-                let Some(id) = i.keys.intern(k) else {
-                    c.err = Some((n, i.cap.refusal(k)));
-                    break;
-                };
-                if i.keys.len() > known {
-                    c.keys.push_str(k);
-                    c.new.push((id, start, c.keys.len() as u32));
+                c.keys.push_str(k);
+                if intern.is_some() {
+                    // Interned once the block is parsed (`intern_block`).
+                    c.hashes.push((c.recs.len() as u32, KeyInterner::hash(k)));
                 }
-                (t, KeyRec::Id(id), w)
+                (t, KeyRec::At(start, c.keys.len() as u32), w)
             }
             Err(m) => {
                 c.err = Some((n, m));
@@ -484,6 +479,43 @@ fn parse_block(
         c.recs.push(Rec { line: n, t, w, key });
     }
     c.lines = u64::from(n);
+    if let Some(i) = intern {
+        intern_block(i, c);
+    }
+}
+
+/// Keys asked for ahead of the one interned: enough to overlap a table's
+/// cache misses (with a million keys, a miss a key) with each other.
+const PREFETCH: usize = 16;
+
+/// Interns the keys of a parsed block in line order (the ids a line-by-line
+/// reader gives), each table slot prefetched [`PREFETCH`] keys ahead; a key
+/// past the cap ends the block at its line, as a refused line does.
+fn intern_block(i: &mut Interning, c: &mut BlockEvents) {
+    for &(_, h) in c.hashes.iter().take(PREFETCH) {
+        i.keys.prefetch(h);
+    }
+    for (j, &(r, h)) in c.hashes.iter().enumerate() {
+        if let Some(&(_, ahead)) = c.hashes.get(j + PREFETCH) {
+            i.keys.prefetch(ahead);
+        }
+        let rec = &mut c.recs[r as usize];
+        let KeyRec::At(a, b) = rec.key else {
+            continue;
+        };
+        let k = c.keys.get(a as usize..b as usize).unwrap_or_default();
+        let known = i.keys.len();
+        let Some(id) = i.keys.intern_hashed(k, h) else {
+            c.err = Some((rec.line, i.cap.refusal(k)));
+            c.lines = u64::from(rec.line);
+            c.recs.truncate(r as usize);
+            return;
+        };
+        if i.keys.len() > known {
+            c.new.push((id, a, b, h));
+        }
+        rec.key = KeyRec::Id(id);
+    }
 }
 
 /// A line as text, or the 1-based byte where it stops being UTF-8.

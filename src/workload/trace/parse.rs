@@ -5,6 +5,15 @@ use super::format::TimeUnit;
 
 /// Parses a non-negative decimal number of `unit`s into nanoseconds exactly.
 pub fn parse_decimal_ns(text: &str, scale_ns: u64) -> std::result::Result<u64, String> {
+    let b = text.as_bytes();
+    if !b.is_empty() && b.len() <= 19 && b.iter().all(u8::is_ascii_digit) {
+        // The common case (a whole number of at most 19 digits, which
+        // always fits a u64) without the general path's passes over it.
+        let whole = b.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+        return whole
+            .checked_mul(scale_ns)
+            .ok_or_else(|| format!("{text:?} overflows u64 nanoseconds"));
+    }
     let t = text.trim();
     let (int, frac) = match t.split_once('.') {
         Some((i, f)) => (i, f),

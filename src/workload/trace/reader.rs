@@ -3,7 +3,7 @@
 
 use super::block::{Blocks, KeyCap, KeyFilter, KeyRec, Stop};
 use super::format::{Disorder, TraceFormat, TraceOptions, MAX_LINE};
-use super::intern::KeyInterner;
+use super::intern::{Ahead, AheadKey, KeyInterner, AHEAD};
 use super::log::{LogParser, LogSpec};
 use super::parse::Columns;
 use super::spread::Spreader;
@@ -62,6 +62,8 @@ pub struct TraceReader {
     pub(super) key_cap: Option<KeyCap>,
     /// A directory trace's files, read as one ([`super::parts`]).
     pub(super) parts: Option<Box<super::parts::Merge>>,
+    /// Events read ahead of [`TraceReader::next_id`]'s.
+    pub(super) ahead: Ahead,
 }
 
 /// Where a parsed event's key is: a byte range of the current line, or the
@@ -260,6 +262,7 @@ impl TraceReader {
             keys: KeyInterner::new(),
             key_cap: None,
             parts: None,
+            ahead: Ahead::default(),
         }
     }
 
@@ -350,7 +353,14 @@ impl TraceReader {
             if !self.read_line()? {
                 return Ok(None);
             }
-            if self.line.trim().is_empty() {
+            // A line starting with a printable ASCII byte is not blank
+            // (decided without trimming it, as almost every line is).
+            let printable = self
+                .line
+                .as_bytes()
+                .first()
+                .is_some_and(u8::is_ascii_graphic);
+            if !printable && self.line.trim().is_empty() {
                 continue;
             }
             if self.format == TraceFormat::Csv && self.columns.is_none() {
@@ -447,18 +457,27 @@ impl TraceReader {
     /// # Ok::<(), ratelab::error::Error>(())
     /// ```
     pub fn next_id(&mut self) -> Option<Result<(Nanos, Option<u32>, u64)>> {
-        let (t, at, w) = match self.next_event()? {
-            Ok(e) => e,
-            Err(e) => return Some(Err(e)),
+        if self.ahead.events.is_empty() {
+            if let Some(e) = self.ahead.failure.take() {
+                return Some(Err(e));
+            }
+            if self.ahead.ended {
+                return None;
+            }
+            self.read_ahead();
+        }
+        let Some((t, key, w, line)) = self.ahead.events.pop_front() else {
+            return self.ahead.failure.take().map(Err);
         };
-        let key: &str = match &at {
-            KeyAt::Id(id) => return Some(Ok((t, Some(*id), w))),
-            KeyAt::Elsewhere => return Some(Ok((t, None, w))),
-            KeyAt::Line(r) => self.line.get(r.clone()).unwrap_or_default(),
-            KeyAt::Held => &self.held_key,
-            KeyAt::Block(r) => self.blocks.as_ref().map_or("", |b| b.key(*r)),
+        // Messages name the line of the event handed out.
+        self.line_no = line;
+        let (start, end, h) = match key {
+            AheadKey::Id(id) => return Some(Ok((t, Some(id), w))),
+            AheadKey::Elsewhere => return Some(Ok((t, None, w))),
+            AheadKey::Text { start, end, hash } => (start, end, hash),
         };
-        if let Some(id) = self.keys.intern(key) {
+        let key = &self.ahead.text[start..end];
+        if let Some(id) = self.keys.intern_hashed(key, h) {
             return Some(Ok((t, Some(id), w)));
         }
         let cap = self.key_cap.unwrap_or(KeyCap {
@@ -466,7 +485,56 @@ impl TraceReader {
             bytes_per_key: 0,
         });
         let msg = cap.refusal(key);
+        // Nothing after a refused key is handed out.
+        self.ahead.events.clear();
+        self.ahead.failure = None;
+        self.ahead.ended = true;
         Some(Err(self.err(msg)))
+    }
+
+    /// Reads up to [`AHEAD`] events into `ahead` (stopping at the end or a
+    /// failure, kept for after them), their keys copied, hashed and their
+    /// interner slots prefetched.
+    fn read_ahead(&mut self) {
+        self.ahead.text.clear();
+        // A directory trace says which file and place the event handed out
+        // last came from ([`Self::last_part`]): read no further than it.
+        let ahead = if self.parts.is_some() { 1 } else { AHEAD };
+        while self.ahead.events.len() < ahead {
+            let (t, at, w) = match self.next_event() {
+                None => {
+                    self.ahead.ended = true;
+                    return;
+                }
+                Some(Err(e)) => {
+                    self.ahead.failure = Some(e);
+                    return;
+                }
+                Some(Ok(e)) => e,
+            };
+            let key: &str = match &at {
+                KeyAt::Id(id) => {
+                    let e = (t, AheadKey::Id(*id), w, self.line_no);
+                    self.ahead.events.push_back(e);
+                    continue;
+                }
+                KeyAt::Elsewhere => {
+                    let e = (t, AheadKey::Elsewhere, w, self.line_no);
+                    self.ahead.events.push_back(e);
+                    continue;
+                }
+                KeyAt::Line(r) => self.line.get(r.clone()).unwrap_or_default(),
+                KeyAt::Held => &self.held_key,
+                KeyAt::Block(r) => self.blocks.as_ref().map_or("", |b| b.key(*r)),
+            };
+            let hash = KeyInterner::hash(key);
+            self.keys.prefetch(hash);
+            let start = self.ahead.text.len();
+            self.ahead.text.push_str(key);
+            let end = self.ahead.text.len();
+            let e = (t, AheadKey::Text { start, end, hash }, w, self.line_no);
+            self.ahead.events.push_back(e);
+        }
     }
 
     /// Whether the input starts with a header line (a CSV trace's; access

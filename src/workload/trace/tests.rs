@@ -24,13 +24,53 @@ proptest! {
             TraceOptions::default(),
         );
         let c = Columns { time, unit, key, weight, width };
-        let fast = r.parse_csv_plain(&line, c).map_err(|e| e.to_string());
+        let fast = r
+            .parse_csv_plain(&line, c)
+            .expect("a quote-free line is read by the split")
+            .map_err(|e| e.to_string());
         let slow = r.parse_csv_quoted(&line, c).map_err(|e| e.to_string());
         // The csv crate reads an empty line as no record at all.
         if !line.is_empty() {
             prop_assert_eq!(fast, slow);
         }
     }
+}
+
+proptest! {
+    /// A whole number of at most 19 digits (the fast path) and of 20 or
+    /// more (the general one) reads as Rust's own parse of it times the
+    /// unit, or fails when that overflows.
+    #[test]
+    fn whole_numbers_read_as_the_standard_parse(
+        digits in "[0-9]{1,22}",
+        scale in prop_oneof![Just(1u64), Just(1_000_000), Just(1_000_000_000)],
+    ) {
+        let want = digits.parse::<u64>().ok().and_then(|v| v.checked_mul(scale));
+        prop_assert_eq!(parse_decimal_ns(&digits, scale).ok(), want);
+    }
+}
+
+#[test]
+fn quoted_and_carriage_return_lines_leave_the_split() {
+    let r = TraceReader::new(
+        Path::new("t.csv"),
+        TraceFormat::Csv,
+        Box::new(std::io::Cursor::new(Vec::new())),
+        TraceOptions::default(),
+    );
+    let c = Columns {
+        time: 0,
+        unit: TimeUnit::Ns,
+        key: 1,
+        weight: None,
+        width: 2,
+    };
+    assert!(r.parse_csv_plain("5,\"a,b\"", c).is_none());
+    assert!(r.parse_csv_plain("5,a\r", c).is_none());
+    let (t, k, w) = r.parse_csv("5,\"a,b\"", c).unwrap();
+    assert_eq!((t, k.as_ref(), w), (5, "a,b", 1));
+    let (t, k, w) = r.parse_csv_plain("7,é", c).unwrap().unwrap();
+    assert_eq!((t, k.as_ref(), w), (7, "é", 1));
 }
 
 fn read(text: &str, format: TraceFormat, opts: TraceOptions) -> Vec<Result<TraceEvent>> {
