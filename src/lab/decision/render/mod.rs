@@ -12,8 +12,10 @@ use crate::report::{Heading, Output, ReportBuilder, Table};
 use serde_json::{json, Value};
 
 mod charts;
+mod timeline;
 
 use charts::*;
+use timeline::*;
 
 fn pct(n: u64, d: u64) -> f64 {
     if d == 0 {
