@@ -458,21 +458,19 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
 /// The per-key families' first candidates (the global ones limit no key:
 /// their picture is the table's), in order.
 pub(super) fn picks(cands: &[Candidate], fams: &[&str]) -> Vec<usize> {
-    // "global" as a word: tower's one instance for all keys, not
-    // gubernator's GLOBAL behaviour (per key, synced: `global_sync_wait_ms`).
     fams.iter()
-        .filter(|fam| !fam.split_whitespace().any(|w| w == "global"))
         .filter_map(|fam| cands.iter().position(|cd| cd.family == *fam))
+        .filter(|&i| cands[i].scope == Scope::PerKey)
         .collect()
 }
 
-/// A candidate's burst, read from its label's swept parameters
-/// (`... burst=200`): the word after its family's name.
+/// A candidate's burst when its family sweeps it: the `burst` argument,
+/// when it came from a list.
 pub(super) fn burst_of(cd: &Candidate) -> Option<u64> {
-    cd.name
-        .strip_prefix(cd.family.as_str())?
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("burst=")?.parse().ok())
+    cd.args
+        .varies("burst")
+        .then(|| cd.args.u64("burst"))
+        .flatten()
 }
 
 /// Whether `fam` is a sweep over bursts: several members, each with its
