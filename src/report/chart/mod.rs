@@ -486,6 +486,34 @@ mod tests {
         assert!(w > 600.0, "plot {w} px wide");
     }
 
+    /// A doubling sweep on a log₂ axis is ticked at its own values, not
+    /// at the decades' 1-2-5 steps.
+    #[test]
+    fn a_log2_axis_ticks_a_doubling_sweep_at_its_values() {
+        let mut spec = ChartSpec::new("b", "Burst", "burst", "excess");
+        spec.x_log = true;
+        spec.series.push(Series::new(
+            "s",
+            vec![
+                (25.0, 1.2),
+                (50.0, 2.5),
+                (100.0, 5.0),
+                (200.0, 9.9),
+                (400.0, 19.9),
+            ],
+            SeriesStyle::LinePoints,
+        ));
+        let ticks = |spec: &ChartSpec| render(spec).unwrap().svg.replace('\n', "");
+        let decades = ticks(&spec);
+        assert!(!decades.contains(">25</text>") && decades.contains(">500</text>"));
+        spec.x_log2 = true;
+        let doubling = ticks(&spec);
+        for t in ["25", "50", "100", "200", "400"] {
+            assert!(doubling.contains(&format!(">{t}</text>")), "{t}");
+        }
+        assert!(!doubling.contains(">500</text>"));
+    }
+
     #[test]
     fn shared_words_are_said_once() {
         let names = [

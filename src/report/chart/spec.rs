@@ -140,6 +140,14 @@ pub struct ChartSpec {
     pub x_log: bool,
     /// Log-scale y.
     pub y_log: bool,
+    /// With [`ChartSpec::x_log`]: a log₂ axis for a parameter that
+    /// doubles (bursts 25, 50, …, 400): ticks at doubling steps (the data's
+    /// own values when they double, else powers of two), so a doubling
+    /// sweep is evenly spaced and says so on its ticks.
+    pub x_log2: bool,
+    /// The same for y, with [`ChartSpec::y_log`]: on log₂ axes both ways a
+    /// proportional law is a straight line of slope 1.
+    pub y_log2: bool,
     /// X is a percentile (0..100) on a 1/(1−p) log axis (HdrHistogram's
     /// percentile plots): 0%, 90%, 99%, 99.9%, ... equally spaced.
     pub x_percentile: bool,
@@ -192,6 +200,8 @@ impl ChartSpec {
             y_label: y_label.into(),
             x_log: false,
             y_log: false,
+            x_log2: false,
+            y_log2: false,
             x_percentile: false,
             log_floor: 0.0,
             series: Vec::new(),

@@ -58,6 +58,21 @@ fn harms(lab: &Lab, cands: &[Candidate]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The palette colour of the family of candidate `i`: its family's place
+/// among the scenario's families, so a family keeps its colour on every
+/// chart of the report. Black and grey (6, 7) are left to the exact
+/// limiter and the policy. A fleet's charts (candidates of no model row)
+/// keep colouring by line, `line`.
+pub(super) fn family_color(cands: &[Candidate], i: usize, line: usize) -> usize {
+    const FREE: [usize; 6] = [0, 1, 2, 3, 4, 5];
+    if cands.iter().any(|c| c.model.is_empty()) {
+        return line;
+    }
+    let fams = families(cands);
+    let at = fams.iter().position(|f| *f == cands[i].family).unwrap_or(0);
+    FREE[at % FREE.len()]
+}
+
 /// One family's points as series of colour `fi`: a line through those
 /// inside the axis, and the ones drawn at a zoomed edge (`clamped`) as
 /// loose points: joined to the others, they would draw a slope that is
@@ -224,7 +239,8 @@ pub(super) fn harm_memory_chart(
     let swept = lines.iter().any(|(_, m)| m.len() > 1);
     // Too many lines for a legend: each named at its last point.
     let direct = lines.len() > MAX_LINES;
-    for (fi, (label, members)) in lines.into_iter().enumerate() {
+    for (li, (label, members)) in lines.into_iter().enumerate() {
+        let fi = members.first().map_or(li, |&i| family_color(cands, i, li));
         let mut m = members.clone();
         m.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0).then(a.cmp(&b)));
         let pts: Vec<(f64, f64)> = m
@@ -380,7 +396,6 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
     let mut bursts: Vec<u64> = cands.iter().filter_map(burst_of).collect();
     bursts.sort_unstable();
     bursts.dedup();
-    let col = |b: u64| bursts.iter().position(|&x| x == b).unwrap_or(0) as f64;
     let p = lab.p;
     let hs: Vec<Harm> = lab
         .tallies
@@ -393,16 +408,30 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
                  y_label: &str,
                  y: &dyn Fn(&Harm) -> f64,
                  fmt: &dyn Fn(f64) -> String| {
-        let mut c = ChartSpec::new(name, title, "burst (requests; the sweep's values)", y_label);
-        c.x_categories = bursts.iter().map(|b| b.to_string()).collect();
+        let mut c = ChartSpec::new(
+            name,
+            title,
+            "burst (requests, log₂: each step doubles)",
+            y_label,
+        );
+        // A doubling sweep on a log₂ axis: evenly spaced, and a law in
+        // proportion to the burst keeps its shape.
+        c.x_log = true;
+        c.x_log2 = true;
         let key: Vec<(f64, f64)> = (0..cands.len())
-            .map(|i| (burst_of(&cands[i]).map_or(f64::NAN, col), y(&hs[i])))
+            .map(|i| {
+                (
+                    burst_of(&cands[i]).map_or(f64::NAN, |b| b as f64),
+                    y(&hs[i]),
+                )
+            })
             .collect();
-        for (fi, (label, mut members)) in
+        for (li, (label, mut members)) in
             family_lines(cands, &bfams, &key, (false, false), &|n| n.to_string())
                 .into_iter()
                 .enumerate()
         {
+            let fi = members.first().map_or(li, |&i| family_color(cands, i, li));
             members.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0));
             let mut s = Series::new(
                 label,
@@ -427,6 +456,10 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
         ));
         c
     };
+    let (b0, b1) = (
+        bursts.first().copied().unwrap_or(1) as f64,
+        bursts.last().copied().unwrap_or(1) as f64,
+    );
     let mut excess = chart(
         "excess_vs_burst",
         format!(
@@ -437,7 +470,27 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
         &|h| excess_pct(h),
         &signed_pct,
     );
-    excess.caption = "requests of limited keys admitted beyond the exact sliding log (% of what it admitted) against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value. The bursts are the sweep's values, equally spaced.".into();
+    // Both axes log₂ when every excess is above 0: excess in proportion
+    // to the burst is then a straight line of slope 1.
+    if excess
+        .series
+        .iter()
+        .flat_map(|s| &s.points)
+        .all(|p| p.1 > 0.0)
+    {
+        excess.y_log = true;
+        excess.y_log2 = true;
+        excess.y_range = None;
+        excess.y_label = "limited keys: admitted beyond the exact limiter (%, log₂)".into();
+    }
+    excess.caption = format!(
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted) against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value. The burst axis is log₂ (each step doubles it){}.",
+        if excess.y_log2 {
+            ", and so is the excess: a straight line of slope 1 means the excess grows in proportion to the burst"
+        } else {
+            ""
+        }
+    );
     let mut worst = chart(
         "worst_window_vs_burst",
         format!(
@@ -449,9 +502,17 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
         &|v| format!("{v:.2}"),
     );
     worst.caption = format!(
-        "the most requests admitted for one key in one aligned {} ms interval, over the limit ({}), against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value: 1 is the policy, 1 + burst/limit a full bucket on top of it. The bursts are the sweep's values, equally spaced.",
+        "the most requests admitted for one key in one aligned {} ms interval, over the limit ({}), against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value: the dashed line at 1 is the policy, 1 + burst/limit a full bucket on top of it. The burst axis is log₂ (each step doubles it).",
         p.policy.interval_ms, p.policy.limit
     );
+    let mut policy = Series::new(
+        "the policy (1)",
+        vec![(b0, 1.0), (b1, 1.0)],
+        SeriesStyle::Dashed,
+    )
+    .color(7);
+    policy.share_color = true;
+    worst.series.push(policy);
     vec![excess, worst]
 }
 
@@ -574,7 +635,8 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
     let key: Vec<(f64, f64)> = hs.clone();
     let lines = family_lines(cands, fams, &key, (false, true), &short);
     let swept = lines.iter().any(|(_, m)| m.len() > 1);
-    for (fi, (label, members)) in lines.into_iter().enumerate() {
+    for (li, (label, members)) in lines.into_iter().enumerate() {
+        let fi = members.first().map_or(li, |&i| family_color(cands, i, li));
         let pts: Vec<(f64, f64)> = members
             .iter()
             .map(|&i| (at_edge(zoom, xs[i]).0, hs[i].1))

@@ -194,5 +194,47 @@ pub(super) fn axes(
     if ys == Scale::Linear && below && spec.y_categories.is_empty() {
         ya.zero = Some(spec.y_row_below.clone());
     }
+    if spec.x_log2 && xs == Scale::Log && spec.x_categories.is_empty() {
+        doubling_ticks(&mut xa, &xv);
+    }
+    if spec.y_log2 && ys == Scale::Log && spec.y_categories.is_empty() {
+        doubling_ticks(&mut ya, &yv);
+    }
     (xa, ya)
+}
+
+/// A log axis' ticks at doubling steps ([`ChartSpec::x_log2`]): at the
+/// data's own values when each is the smallest times a power of two (a
+/// sweep 25, 50, …, 400), else at powers of two. `vals` in axis units
+/// (log10); the axis' range is kept.
+pub(super) fn doubling_ticks(a: &mut Axis, vals: &[f64]) {
+    let data: Vec<f64> = vals
+        .iter()
+        .filter(|v| v.is_finite())
+        .map(|v| 10f64.powf(*v))
+        .collect();
+    let Some(v0) = data.iter().copied().reduce(f64::min) else {
+        return;
+    };
+    let doubles = |v: f64| {
+        let k = (v / v0).log2();
+        (k - k.round()).abs() < 1e-6
+    };
+    let base = if data.iter().all(|&v| doubles(v)) {
+        v0
+    } else {
+        1.0
+    };
+    let (lo, hi) = (10f64.powf(a.lo), 10f64.powf(a.hi));
+    let first = (lo / base).log2().ceil() as i32;
+    let last = (hi / base).log2().floor() as i32;
+    let ticks: Vec<(f64, String)> = (first..=last)
+        .map(|k| {
+            let v = base * 2f64.powi(k);
+            (v.log10(), crate::report::chart::human(v))
+        })
+        .collect();
+    if ticks.len() >= 2 {
+        a.ticks = ticks;
+    }
 }
