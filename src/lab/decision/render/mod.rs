@@ -12,9 +12,11 @@ use crate::report::{Heading, Output, ReportBuilder, Table};
 use serde_json::{json, Value};
 
 mod charts;
+mod families;
 mod timeline;
 
 use charts::*;
+use families::*;
 use timeline::*;
 
 fn pct(n: u64, d: u64) -> f64 {
