@@ -7,7 +7,7 @@
 //! `rows.rs`. Without `limiters`, [`default_entries`] is the candidate set.
 
 use super::rows;
-use super::spec::{Args, Param};
+use super::spec::{Args, Fixed, Param};
 use super::Policy;
 use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
@@ -16,15 +16,47 @@ use crate::model::Admit;
 use std::time::Duration;
 
 /// One limiter under test: its label, its family (one chart series per
-/// family) and the model deciding its requests.
+/// family), what it is (its [`MODELS`] row, resolved arguments and
+/// scope: charts and tables read these, never the labels) and the model
+/// deciding its requests.
 pub struct Candidate {
     /// Label in tables and charts (unique in a run).
     pub name: String,
     /// Family: candidates of one family differ only in a parameter (a
     /// sketch shape, say) and share a chart series.
     pub family: String,
+    /// Its [`MODELS`] row's `model` (empty: a limiter of the caller's own,
+    /// [`Candidate::new`]).
+    pub model: String,
+    /// Its arguments, fixed defaults filled in ([`Args::resolved`]); which
+    /// came from a list says [`Args::varies`].
+    pub args: Args,
+    /// Whose requests one instance decides.
+    pub scope: Scope,
     /// The model.
     pub limiter: Box<dyn Admit + Send>,
+}
+
+/// Whose requests one instance of a candidate's model decides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// One instance per key: the policy's own reading.
+    #[default]
+    PerKey,
+    /// One instance for every key (tower as it is used, `scope: global`):
+    /// not a per-key limiter.
+    Global,
+}
+
+impl Scope {
+    /// The scope `args` ask for (`scope: global`, else per key).
+    pub fn of(args: &Args) -> Self {
+        match args.str("scope") {
+            Some("global") => Scope::Global,
+            _ => Scope::PerKey,
+        }
+    }
 }
 
 impl Candidate {
@@ -44,8 +76,17 @@ impl Candidate {
         Self {
             family: name.clone(),
             name,
+            model: String::new(),
+            args: Args::default(),
+            scope: Scope::PerKey,
             limiter,
         }
+    }
+
+    /// The same candidate in family `family`.
+    pub fn in_family(mut self, family: impl Into<String>) -> Self {
+        self.family = family.into();
+        self
     }
 }
 
@@ -170,7 +211,8 @@ const ESTIMATE: Param = Param::choice(
     "estimate",
     &["docs", "proportional"],
     "docs: observe(key, w) > limit -> deny (counts denied requests); proportional: prev x (1 - elapsed) + curr + w - 1 >= limit -> deny, observes admitted requests (default docs)",
-);
+)
+.or(Fixed::Word("docs"));
 
 /// Every model name of [`MODELS`], comma-separated, for "expected one of"
 /// messages.
@@ -229,9 +271,9 @@ pub const MODELS: &[ModelRow] = &[
         summary: "pingora-limits Rate as a limiter, on a count-min sketch per window or exact counters",
         params: &[
             ESTIMATE,
-            Param::choice("counters", &["sketch", "exact"], "sketch (default) or exact per-key counters"),
-            Param::int("hashes", 1, 64, "sketch rows (default 4)"),
-            Param::int("slots", 1, 1 << 30, "sketch counters per row (default 1024)"),
+            Param::choice("counters", &["sketch", "exact"], "sketch (default) or exact per-key counters").or(Fixed::Word("sketch")),
+            Param::int("hashes", 1, 64, "sketch rows (default 4)").or(Fixed::Int(4)),
+            Param::int("slots", 1, 1 << 30, "sketch counters per row (default 1024)").or(Fixed::Int(1024)),
         ],
         in_label: &["estimate", "counters", "hashes", "slots"],
         build: rows::pingora_rate,
@@ -270,7 +312,7 @@ pub const MODELS: &[ModelRow] = &[
     ModelRow {
         model: "tower",
         summary: "tower RateLimit (fixed window; load-shed: reject instead of wait), one instance per key or for all keys",
-        params: &[Param::choice("scope", &["per_key", "global"], "per_key (default) or global (one instance, as tower is used)")],
+        params: &[Param::choice("scope", &["per_key", "global"], "per_key (default) or global (one instance, as tower is used)").or(Fixed::Word("per_key"))],
         in_label: &["scope"],
         build: rows::tower,
     },
@@ -288,9 +330,9 @@ pub const MODELS: &[ModelRow] = &[
             Param::int("rate_r_s", 1, 1 << 40, "rate in requests per second (default the policy's, as r/s when exact, else r/m)"),
             Param::int("rate_r_m", 1, 1 << 40, "rate in requests per minute"),
             Param::int("burst", 0, 1 << 40, "burst (default limit - 1: with the free first request a fresh key gets limit at once)"),
-            Param::flag("nodelay", "admit the burst at once (default false: as nginx ships, excess requests within the burst are held)"),
+            Param::flag("nodelay", "admit the burst at once (default false: as nginx ships, excess requests within the burst are held)").or(Fixed::Bool(false)),
             Param::int("delay", 1, 1 << 40, "delay=N: the first N excess requests pass at once, the rest are held (their delay is reported)"),
-            Param::int("zone_mib", 1, 1 << 16, "shared-memory zone in MiB (default 10); a full zone evicts its oldest key"),
+            Param::int("zone_mib", 1, 1 << 16, "shared-memory zone in MiB (default 10); a full zone evicts its oldest key").or(Fixed::Int(10)),
         ],
         in_label: &["nodelay"],
         build: rows::nginx_limit_req,
@@ -299,12 +341,12 @@ pub const MODELS: &[ModelRow] = &[
         model: "envoy_local_rate_limit",
         summary: "Envoy local rate limit filter: the continuous AtomicTokenBucket (1.31+) or the timer-refilled bucket (before)",
         params: &[
-            Param::choice("bucket", &["continuous", "timer"], "continuous (default since 1.31) or timer (whole tokens_per_fill at each fill_interval tick)"),
+            Param::choice("bucket", &["continuous", "timer"], "continuous (default since 1.31) or timer (whole tokens_per_fill at each fill_interval tick)").or(Fixed::Word("continuous")),
             Param::int("max_tokens", 1, u32::MAX as i64, "bucket size (default limit)"),
             Param::int("tokens_per_fill", 1, u32::MAX as i64, "tokens per fill interval (default limit)"),
             Param::int("fill_interval_ms", 50, 86_400_000, "fill interval in ms (default the policy's interval; Envoy refuses < 50 ms)"),
-            Param::choice("scope", &["per_key", "global"], "one bucket per key (descriptor) or one for all"),
-            Param::int("monotonic_origin_ns", 0, i64::MAX, "the monotonic clock's reading at the run's time 0, i.e. the proxy's uptime (default 0): the continuous bucket computes in f64 seconds of that clock, so its rounding (a fresh 1-token bucket refusing its first request at ~3000 s) depends on it; the timer bucket's ticks count from the limiter's creation and do not"),
+            Param::choice("scope", &["per_key", "global"], "one bucket per key (descriptor) or one for all").or(Fixed::Word("per_key")),
+            Param::int("monotonic_origin_ns", 0, i64::MAX, "the monotonic clock's reading at the run's time 0, i.e. the proxy's uptime (default 0): the continuous bucket computes in f64 seconds of that clock, so its rounding (a fresh 1-token bucket refusing its first request at ~3000 s) depends on it; the timer bucket's ticks count from the limiter's creation and do not").or(Fixed::Int(0)),
         ],
         in_label: &["bucket", "scope"],
         build: rows::envoy,
@@ -314,7 +356,7 @@ pub const MODELS: &[ModelRow] = &[
         summary: "Guava RateLimiter.create(r) (SmoothBursty, 1 s of stored permits), tryAcquire(w) without timeout",
         params: &[
             Param::positive("permits_per_s", "permits per second (default limit / interval)"),
-            Param::choice("call", &["try_acquire", "acquire"], "try_acquire (default: tryAcquire(w), refused when it would wait) or acquire (acquire(w): always admitted, after the wait it returns, reported as the delay)"),
+            Param::choice("call", &["try_acquire", "acquire"], "try_acquire (default: tryAcquire(w), refused when it would wait) or acquire (acquire(w): always admitted, after the wait it returns, reported as the delay)").or(Fixed::Word("try_acquire")),
         ],
         in_label: &["call"],
         build: rows::guava,
@@ -323,8 +365,8 @@ pub const MODELS: &[ModelRow] = &[
         model: "sliding_window_counter",
         summary: "Cloudflare's sliding-window counter: exact counts of the current and previous aligned window, previous weighted by the time left",
         params: &[
-            Param::flag("count_denied", "denied requests count too, as Cloudflare's counters count every request (default true)"),
-            Param::int("mitigation_ms", 0, 86_400_000, "Cloudflare's asynchronous production design: the request that takes the rate over the limit passes and mitigates its key for this long, its requests then denied without being counted (default 0: decided synchronously on the counts)"),
+            Param::flag("count_denied", "denied requests count too, as Cloudflare's counters count every request (default true)").or(Fixed::Bool(true)),
+            Param::int("mitigation_ms", 0, 86_400_000, "Cloudflare's asynchronous production design: the request that takes the rate over the limit passes and mitigates its key for this long, its requests then denied without being counted (default 0: decided synchronously on the counts)").or(Fixed::Int(0)),
         ],
         in_label: &[],
         build: rows::sliding_window_counter,
@@ -333,8 +375,8 @@ pub const MODELS: &[ModelRow] = &[
         model: "fixed_window_counter",
         summary: "the Redis INCR + EXPIRE fixed window (window from the key's first request) or aligned windows",
         params: &[
-            Param::choice("align", &["first_request", "aligned"], "first_request (INCR + EXPIRE, default) or aligned (floor(t / interval))"),
-            Param::choice("order", &["incr_then_compare", "get_then_incr"], "INCR then compare (counts denied requests, default) or GET then INCR (the Redis docs' second pattern: denied not counted, limit + 1 pass)"),
+            Param::choice("align", &["first_request", "aligned"], "first_request (INCR + EXPIRE, default) or aligned (floor(t / interval))").or(Fixed::Word("first_request")),
+            Param::choice("order", &["incr_then_compare", "get_then_incr"], "INCR then compare (counts denied requests, default) or GET then INCR (the Redis docs' second pattern: denied not counted, limit + 1 pass)").or(Fixed::Word("incr_then_compare")),
             Param::int("requests", 1, u32::MAX as i64, "requests per window (default limit), e.g. envoyproxy/ratelimit's requests_per_unit"),
             Param::int("window_ms", 1, 86_400_000, "the window, ms (default the interval), e.g. a ratelimit unit: 1000, 60000, 3600000, 86400000"),
         ],
@@ -403,7 +445,8 @@ pub fn row(model: &str) -> Option<&'static ModelRow> {
 /// label, then the given parameters the label does not show, then the
 /// varying ones (those that came from a list).
 pub fn build(setup: &Setup, model: &ModelRow, args: &Args) -> Result<Candidate> {
-    let b = (model.build)(setup, args)?;
+    let resolved = args.resolved(model.params);
+    let b = (model.build)(setup, &resolved)?;
     let (fixed, varying) = args.suffixes(model.in_label);
     let join = |a: String, b: &str| if b.is_empty() { a } else { format!("{a} {b}") };
     let family = join(b.family, &fixed);
@@ -414,6 +457,9 @@ pub fn build(setup: &Setup, model: &ModelRow, args: &Args) -> Result<Candidate> 
     Ok(Candidate {
         name,
         family,
+        model: model.model.to_string(),
+        scope: Scope::of(&resolved),
+        args: resolved,
         limiter: b.limiter,
     })
 }
@@ -439,4 +485,79 @@ pub fn candidates(setup: &Setup) -> Result<Vec<Candidate>> {
             build(setup, r, a)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::decision::spec::{expand, Kind};
+    use serde_json::json;
+
+    fn setup() -> Setup {
+        Setup {
+            policy: Policy {
+                limit: 100,
+                interval_ms: 1000,
+            },
+            shapes: vec![],
+            uber_slack: 10,
+            seed: 1,
+            max_memory: 1 << 30,
+            workdir: None,
+            origin: Origin::default(),
+        }
+    }
+
+    /// A candidate says what it is in typed fields: its model row, its
+    /// arguments with the fixed defaults filled in, which came from a list,
+    /// and its scope; the label is for people.
+    #[test]
+    fn candidates_carry_model_args_and_scope() {
+        let r = row("token_bucket").unwrap();
+        let entry = json!({"model": "token_bucket", "burst": [25, 50]});
+        let grid = expand(entry.as_object().unwrap(), r.params, "limiters[0]").unwrap();
+        let c = build(&setup(), r, &grid[1]).unwrap();
+        assert_eq!(c.model, "token_bucket");
+        assert_eq!(c.args.u64("burst"), Some(50));
+        assert!(c.args.varies("burst"));
+        assert_eq!(c.scope, Scope::PerKey);
+
+        let r = row("tower").unwrap();
+        let global = build(&setup(), r, &Args::of(&[("scope", json!("global"))])).unwrap();
+        assert_eq!(global.scope, Scope::Global);
+        let per_key = build(&setup(), r, &Args::default()).unwrap();
+        assert_eq!(per_key.scope, Scope::PerKey);
+        // The fixed default is in the resolved args, not in the label.
+        assert_eq!(per_key.args.str("scope"), Some("per_key"));
+        assert!(!per_key.name.contains("scope="), "{}", per_key.name);
+
+        let r = row("pingora_rate").unwrap();
+        let c = build(&setup(), r, &Args::default()).unwrap();
+        assert_eq!(
+            (c.args.u64("hashes"), c.args.u64("slots")),
+            (Some(4), Some(1024))
+        );
+        assert_eq!(c.name, "pingora Rate docs 4x1024");
+    }
+
+    /// Every fixed default is a value its parameter accepts, so the
+    /// builders may read it as given.
+    #[test]
+    fn fixed_defaults_fit_their_parameters() {
+        let mut n = 0;
+        for r in MODELS {
+            for p in r.params {
+                let Some(d) = p.default else { continue };
+                n += 1;
+                let ok = match (p.kind, d) {
+                    (Kind::Int { min, max }, Fixed::Int(v)) => (min..=max).contains(&v),
+                    (Kind::Bool, Fixed::Bool(_)) => true,
+                    (Kind::Choice(words), Fixed::Word(w)) => words.contains(&w),
+                    _ => false,
+                };
+                assert!(ok, "{}.{}: {d:?}", r.model, p.name);
+            }
+        }
+        assert!(n >= 10, "{n} defaults");
+    }
 }

@@ -44,7 +44,7 @@ pub mod validation;
 
 pub use candidates::{
     build, candidates, default_entries, known_models, models_text, row, Built, Candidate, ModelRow,
-    Origin, Setup, MODELS,
+    Origin, Scope, Setup, MODELS,
 };
 pub use rows::nginx_rate;
 

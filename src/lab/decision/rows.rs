@@ -48,8 +48,8 @@ pub(super) fn pingora_rate(s: &Setup, a: &Args) -> Result<Built> {
             limiter: Box::new(RateLimiter::exact(mode, s.policy.limit, s.interval())),
         });
     }
-    let hashes = a.u64("hashes").unwrap_or(4) as usize;
-    let slots = a.u64("slots").unwrap_or(1024) as usize;
+    let hashes = a.need_u64("hashes")? as usize;
+    let slots = a.need_u64("slots")? as usize;
     let cfg = EstimatorConfig::new(hashes, slots);
     if cfg.memory_bytes().saturating_mul(2) > s.max_memory {
         return Err(Error::input(format!(
@@ -181,18 +181,19 @@ pub(super) fn nginx_limit_req(s: &Setup, a: &Args) -> Result<Built> {
     // As nginx ships it: without `nodelay` and without `delay=`, every
     // excess request within the burst is held (ngx_http_limit_req_module.c,
     // `delay` defaults to 0 and `nodelay` sets it to NGX_MAX_INT_T_VALUE).
-    let delay = match (a.bool("nodelay").unwrap_or(false), a.u64("delay")) {
+    let delay = match (a.need_bool("nodelay")?, a.u64("delay")) {
         (true, _) => NginxDelay::NoDelay,
         (false, Some(d)) => NginxDelay::Delay(d),
         (false, None) => NginxDelay::Default,
     };
     let burst = a.u64("burst").unwrap_or(s.policy.limit - 1);
     let cfg = NginxLimitReq::new(rate, burst, delay)?;
-    let zone_bytes = a.u64("zone_mib").unwrap_or(10) << 20;
+    let zone_mib = a.need_u64("zone_mib")?;
+    let zone_bytes = zone_mib << 20;
     let zone = NginxZone::new(cfg, Some(nginx_zone_nodes(zone_bytes)))?;
     // `nodelay` is in the label (not a `nodelay=` suffix); `delay=N` and a
     // zone size other than 10m are suffixes.
-    let ten_m = a.u64("zone_mib").is_none();
+    let ten_m = zone_mib == 10;
     let family = match (delay, ten_m) {
         (NginxDelay::NoDelay, true) => "nginx limit_req per key (10m zone, nodelay)",
         (NginxDelay::NoDelay, false) => "nginx limit_req per key (nodelay)",
@@ -233,7 +234,7 @@ pub(super) fn envoy(s: &Setup, a: &Args) -> Result<Built> {
         ),
     };
     let l = EnvoyLocalRateLimit::new(max, per_fill, fill, bucket)?
-        .monotonic_origin(a.u64("monotonic_origin_ns").unwrap_or(0));
+        .monotonic_origin(a.need_u64("monotonic_origin_ns")?);
     if a.str("scope") == Some("global") {
         return built(fam.replace("per key", "global"), l.global());
     }
@@ -266,8 +267,8 @@ pub(super) fn guava(s: &Setup, a: &Args) -> Result<Built> {
 /// Cloudflare's sliding-window counter per key, on the policy.
 pub(super) fn sliding_window_counter(s: &Setup, a: &Args) -> Result<Built> {
     let proto = SlidingWindowCounter::new(s.policy.limit, s.interval())?
-        .count_denied(a.bool("count_denied").unwrap_or(true))
-        .mitigation(Duration::from_millis(a.u64("mitigation_ms").unwrap_or(0)));
+        .count_denied(a.need_bool("count_denied")?)
+        .mitigation(Duration::from_millis(a.need_u64("mitigation_ms")?));
     // A key's state is made at its first request, after the lab has read
     // the first request and set the origin.
     let origin = s.origin.clone();

@@ -66,15 +66,55 @@ pub struct Param {
     pub kind: Kind,
     /// What it is and its default, for `--help`, the README and errors.
     pub doc: &'static str,
+    /// Its default when it does not follow the policy (a sketch's 4 rows,
+    /// nginx's 10 MiB zone): the one place the value is written; the
+    /// builders read it from the resolved [`Args`]. `None`: the default
+    /// follows the policy (or there is none), and the builder says how.
+    pub default: Option<Fixed>,
+}
+
+/// A parameter's fixed default ([`Param::default`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fixed {
+    /// A whole number.
+    Int(i64),
+    /// A switch.
+    Bool(bool),
+    /// A word of a [`Kind::Choice`].
+    Word(&'static str),
+}
+
+impl Fixed {
+    fn value(self) -> Value {
+        match self {
+            Fixed::Int(v) => Value::from(v),
+            Fixed::Bool(b) => Value::from(b),
+            Fixed::Word(w) => Value::from(w),
+        }
+    }
 }
 
 impl Param {
+    /// The same parameter with the fixed default `d`.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::lab::decision::spec::{Args, Fixed, Param};
+    /// let hashes = Param::int("hashes", 1, 64, "sketch rows (default 4)").or(Fixed::Int(4));
+    /// let a = Args::default().resolved(&[hashes]);
+    /// assert_eq!(a.u64("hashes"), Some(4));
+    /// ```
+    pub const fn or(mut self, d: Fixed) -> Self {
+        self.default = Some(d);
+        self
+    }
     /// A whole-number parameter.
     pub const fn int(name: &'static str, min: i64, max: i64, doc: &'static str) -> Self {
         Self {
             name,
             kind: Kind::Int { min, max },
             doc,
+            default: None,
         }
     }
     /// A positive finite number.
@@ -86,6 +126,7 @@ impl Param {
                 max: 1e12,
             },
             doc,
+            default: None,
         }
     }
     /// A switch.
@@ -94,6 +135,7 @@ impl Param {
             name,
             kind: Kind::Bool,
             doc,
+            default: None,
         }
     }
     /// A word from a list.
@@ -106,6 +148,7 @@ impl Param {
             name,
             kind: Kind::Choice(words),
             doc,
+            default: None,
         }
     }
 
@@ -115,6 +158,7 @@ impl Param {
             name,
             kind: Kind::Argv,
             doc,
+            default: None,
         }
     }
 
@@ -128,6 +172,7 @@ impl Param {
             name,
             kind: Kind::Fields { reserved },
             doc,
+            default: None,
         }
     }
 
@@ -137,6 +182,7 @@ impl Param {
             name,
             kind: Kind::Text,
             doc,
+            default: None,
         }
     }
 
@@ -229,7 +275,8 @@ fn check_fields(v: &Value, reserved: &[&str]) -> Result<(), String> {
 
 /// One candidate's parameters after expansion: the values given (one per
 /// field), in the entry's order.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
     values: Vec<(String, Value)>,
     /// Fields whose value came from a list (they name the candidate within
@@ -257,6 +304,39 @@ impl Args {
                 .collect(),
             varying: Vec::new(),
         }
+    }
+
+    /// The same arguments with every absent parameter of `params` that
+    /// has a fixed default set to it (not varying: the label shows only
+    /// what was given).
+    pub fn resolved(&self, params: &[Param]) -> Args {
+        let mut out = self.clone();
+        for p in params {
+            if let (None, Some(d)) = (self.get(p.name), p.default) {
+                out.values.push((p.name.to_string(), d.value()));
+            }
+        }
+        out
+    }
+
+    /// Whether `name` came from a list (it names the candidate within its
+    /// family).
+    pub fn varies(&self, name: &str) -> bool {
+        self.varying.iter().any(|v| v == name)
+    }
+
+    /// A whole-number field that resolution always sets (it has a fixed
+    /// default): an internal error if it is missing.
+    pub fn need_u64(&self, name: &str) -> crate::error::Result<u64> {
+        self.u64(name).ok_or_else(|| {
+            crate::error::Error::internal(format!("{name}: no value and no default"))
+        })
+    }
+    /// A switch that resolution always sets ([`Args::need_u64`]).
+    pub fn need_bool(&self, name: &str) -> crate::error::Result<bool> {
+        self.bool(name).ok_or_else(|| {
+            crate::error::Error::internal(format!("{name}: no value and no default"))
+        })
     }
 
     fn get(&self, name: &str) -> Option<&Value> {

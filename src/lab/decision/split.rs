@@ -29,7 +29,9 @@
 //! the tie-breaks (the worst key is the first of the most wrong) come out
 //! the same.
 
+use super::candidates::Scope;
 use super::pass::Lab;
+use super::spec::Args;
 use super::tally::{Tally, TallyPart};
 use super::{
     find_flash, prepare, render, unseen_watch, Candidate, Params, Prepared, Source, Split,
@@ -98,11 +100,16 @@ struct PartsRecord {
 }
 
 /// A candidate's label and what its shard says about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CandidateRecord {
     name: String,
     family: String,
+    /// What it is: its model row, resolved arguments and scope (the
+    /// charts read these).
+    model: String,
+    args: Args,
+    scope: Scope,
     /// Its keys share state: it ran over every request on the shard that
     /// holds it ([`holder`]).
     shared: bool,
@@ -249,6 +256,9 @@ pub(crate) fn run_shard(
         records.push(CandidateRecord {
             name: c.name.clone(),
             family: c.family.clone(),
+            model: c.model.clone(),
+            args: c.args.clone(),
+            scope: c.scope,
             shared: s,
             memory_bytes: 0,
         });
@@ -767,6 +777,9 @@ pub(crate) fn merge(
         .map(|(c, &m)| Candidate {
             name: c.name.clone(),
             family: c.family.clone(),
+            model: c.model.clone(),
+            args: c.args.clone(),
+            scope: c.scope,
             limiter: Box::new(Recorded(m)),
         })
         .collect();

@@ -20,6 +20,7 @@
 //! (the book's `Per` = `Every(d/n)`, integer division) or
 //! `{"every_ns": d}`.
 
+mod charts;
 mod params;
 mod render;
 mod run;

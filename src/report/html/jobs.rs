@@ -28,6 +28,11 @@ pub const JOBS: &[Job] = &[
         question: "Which limiter denies well-behaved clients least and lets abusers through least, at what memory? Every candidate replays the same traffic against an exact sliding log.",
     },
     Job {
+        id: "config",
+        title: "What do I put in my config?",
+        question: "The settings to paste for one's own proxy (nginx, Envoy, ...): chosen on the first part of a log, confirmed on the slices after it, with the lines checked by the proxy itself.",
+    },
+    Job {
         id: "fleet",
         title: "The fleet",
         question: "Many replicas behind a balancer: how much do local, synchronised and central limiters let through or deny, and what do they cost in store operations, messages and added latency?",
@@ -66,11 +71,13 @@ const VERDICTS: &[(&str, Verdict)] = &[
     ("decision_accuracy", decision_verdict),
     ("size", size_count_verdict),
     ("size_limit", size_limit_verdict),
+    ("recommend", recommend_verdict),
 ];
 
 /// Kind, job id, key number.
 const KINDS: &[(&str, &str, KeyNumber)] = &[
     ("decision_accuracy", "choose", decision),
+    ("recommend", "config", recommend),
     ("size", "size", size_count),
     ("size_limit", "size", size_limit),
     ("estimator_accuracy", "estimate", estimator_accuracy),
@@ -362,6 +369,45 @@ fn size_limit_picks(s: &Value) -> Option<String> {
     (!picks.is_empty()).then(|| picks.join("; "))
 }
 
+/// What to paste, and how it was chosen.
+fn recommend_verdict(v: &Value) -> Option<String> {
+    let r = v.get("recommend")?;
+    r.get("pick").filter(|p| !p.is_null())?;
+    let targets: Vec<&str> = r
+        .get("targets")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    Some(format!(
+        "Paste {} into {}: chosen on the first {:.0} s of the log ({}), confirmed on the {} slices after it",
+        r.get("snippet")?.as_str()?,
+        r.get("family")?.as_str()?,
+        num(r, &["choose", "to_s"])?,
+        targets.join(", "),
+        r.get("held_out_slices")?.as_array()?.len()
+    ))
+}
+
+/// The pick's settings and what it did on the log it was chosen on.
+fn recommend(v: &Value) -> Option<String> {
+    let r = v.get("recommend")?;
+    let pick = r.get("pick").filter(|p| !p.is_null())?;
+    let lim = pick.get("limiter")?.as_object()?;
+    let settings: Vec<String> = lim
+        .iter()
+        .filter(|(k, _)| *k != "model")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    Some(format!(
+        "the pick, {}: {} compliant requests denied ({}%), limited excess {:+.2}%",
+        settings.join(" "),
+        pick.get("compliant_denied")?,
+        pct_scaled(pick.get("compliant_denied_pct")?.as_f64()?),
+        pick.get("limited_excess_pct")?.as_f64()?
+    ))
+}
+
 fn size_limit(v: &Value) -> Option<String> {
     let s = v.get("size")?;
     let bound = s.get("bound")?;
@@ -566,6 +612,31 @@ mod tests {
         );
         assert!(
             f.key.ends_with("most compliant denied: harsh (0.25%)"),
+            "{}",
+            f.key
+        );
+    }
+
+    /// A recommendation has its own place ("What do I put in my
+    /// config?") and says what to paste, from the committed report.
+    #[test]
+    fn recommend_reports_say_what_to_paste() {
+        assert_eq!(job_of("recommend").id, "config");
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/reports/recommend-nginx/report.json"
+        ))
+        .unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let f = finding("recommend", &v);
+        assert!(
+            f.verdict
+                .starts_with("Paste nginx.conf into nginx: chosen on the first 60 s"),
+            "{}",
+            f.verdict
+        );
+        assert!(
+            f.key.contains("burst=5") && f.key.contains("compliant requests denied"),
             "{}",
             f.key
         );

@@ -872,11 +872,9 @@ pub fn fleet_candidates(
                 }
                 let name = format!("{label} x{n} {blabel}");
                 fleets.fleets.push((name.clone(), report));
-                cands.push(Candidate {
-                    name,
-                    family: format!("{label} {blabel}"),
-                    limiter: Box::new(fleet),
-                });
+                cands.push(
+                    Candidate::new(name, Box::new(fleet)).in_family(format!("{label} {blabel}")),
+                );
             }
         }
     }

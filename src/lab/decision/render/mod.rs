@@ -3,7 +3,7 @@
 //! watched key's admitted rate over time).
 
 use super::tally::{worst, Tally};
-use super::{validation, Candidate, Lab, BINS};
+use super::{validation, Candidate, Lab, Scope, BINS};
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::report::chart::{shared_words, without_words, Band, ChartSpec, Series, SeriesStyle};
@@ -12,8 +12,12 @@ use crate::report::{Heading, Output, ReportBuilder, Table};
 use serde_json::{json, Value};
 
 mod charts;
+mod families;
+mod timeline;
 
 use charts::*;
+use families::*;
+use timeline::*;
 
 fn pct(n: u64, d: u64) -> f64 {
     if d == 0 {
@@ -515,7 +519,7 @@ fn report_fields(lab: &Lab, rows: Vec<Value>) -> serde_json::Map<String, Value> 
 fn cloudflare_section(cands: &[Candidate], tallies: &[Tally], n: u64) -> String {
     let mut s = String::from("\n## Against Cloudflare's published figure\n\nCloudflare (\"How we built rate limiting capable of scaling to millions of domains\", 2017): on 400 million requests from 270,000 distinct sources, the sliding-window approximation wrongly allowed or rate-limited 0.003% of requests, and the approximate rate differed from the real one by 6% on average. The same approximation here:\n\n");
     for (cd, t) in cands.iter().zip(tallies) {
-        if cd.family == "pingora Rate proportional" {
+        if cd.model == "pingora_rate" && cd.args.str("estimate") == Some("proportional") {
             s.push_str(&format!(
                 "- {}: {} wrong ({} false allows, {} false denies) of {} requests.\n",
                 cd.name,
