@@ -10,7 +10,7 @@
 //! gives the range it moves over.
 
 use crate::report::fmt::bytes_human;
-use crate::report::html::jobs;
+use crate::report::jobs;
 use serde_json::Value;
 
 /// The findings of a report (possibly none).

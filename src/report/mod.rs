@@ -13,6 +13,7 @@ pub mod chart;
 pub mod findings;
 pub mod fmt;
 pub mod html;
+pub mod jobs;
 pub mod pending;
 pub mod read;
 pub mod signals;

@@ -29,7 +29,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-pub mod jobs;
+use crate::report::jobs;
 mod markdown;
 
 pub use markdown::markdown_to_html;

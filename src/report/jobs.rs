@@ -97,7 +97,7 @@ const KINDS: &[(&str, &str, KeyNumber)] = &[
 /// # Examples
 ///
 /// ```
-/// use ratelab::report::html::jobs::job_of;
+/// use ratelab::report::jobs::job_of;
 /// assert_eq!(job_of("decision_accuracy").title, "Choose a limiter");
 /// assert_eq!(job_of("a_kind_from_the_future").id, "other");
 /// ```
@@ -117,7 +117,7 @@ pub fn job_of(kind: &str) -> &'static Job {
 /// # Examples
 ///
 /// ```
-/// use ratelab::report::html::jobs::job_of_report;
+/// use ratelab::report::jobs::job_of_report;
 /// let fleet = serde_json::json!({"fleet": []});
 /// assert_eq!(job_of_report("decision_accuracy", &fleet).id, "fleet");
 /// assert_eq!(job_of_report("decision_accuracy", &serde_json::json!({})).id, "choose");
@@ -175,7 +175,7 @@ pub fn finding(kind: &str, json: &Value) -> Finding {
 /// # Examples
 ///
 /// ```
-/// use ratelab::report::html::jobs::first_sentence;
+/// use ratelab::report::jobs::first_sentence;
 /// assert_eq!(first_sentence("harm: One. Two.", 80), "One.");
 /// assert_eq!(first_sentence("a b c d e f", 6), "a b c…");
 /// ```
