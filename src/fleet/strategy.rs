@@ -66,7 +66,7 @@ impl Env {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::deployment::{Env, Latency, Network, TIME_ZERO_UNIX_S};
+    /// use ratelab::fleet::{Env, Latency, Network, TIME_ZERO_UNIX_S};
     /// let mut e = Env::new(Network::new(Latency::Fixed(1_000_000), 0.0, ratelab::rng::sim_rng(1)));
     /// assert_eq!(e.unix_ns(5), TIME_ZERO_UNIX_S * 1_000_000_000 + 5);
     /// e.origin_ns = 7_000_000_000;
@@ -175,7 +175,7 @@ pub enum Rounding {
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::{divided_limit, Rounding};
+/// use ratelab::fleet::{divided_limit, Rounding};
 /// assert_eq!(divided_limit(100, 8, 0, Rounding::Floor), 12);
 /// assert_eq!(divided_limit(100, 8, 0, Rounding::Ceil), 13);
 /// assert_eq!(divided_limit(100, 8, 20, Rounding::Nearest), 15);

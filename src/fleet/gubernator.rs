@@ -170,7 +170,7 @@ pub struct Item {
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::token_bucket;
+/// use ratelab::fleet::token_bucket;
 /// let mut it = None;
 /// // A request created at 100 ms, decided at 105 ms: its window ends at
 /// // 100 + 1000.
@@ -411,7 +411,7 @@ impl Gubernator {
     /// request waits in its batch and is decided when the batch reaches
     /// the owner, 500 µs + half a round trip later.
     /// ```
-    /// use ratelab::lab::decision::deployment::{
+    /// use ratelab::fleet::{
     ///     Env, Gubernator, Latency, Network, OwnerRule, Strategy, TieOrder,
     /// };
     /// let mut g = Gubernator::new(2, 1, 1_000_000_000, false, true, 100_000_000)

@@ -49,7 +49,7 @@ impl Network {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::deployment::{Latency, Network};
+    /// use ratelab::fleet::{Latency, Network};
     /// let mut n = Network::new(Latency::Fixed(1_000_000), 0.0, ratelab::rng::sim_rng(1))
     ///     .with_per_replica(vec![Latency::Fixed(1_000_000), Latency::Fixed(9_000_000)]);
     /// assert_eq!((n.rtt_for(0), n.rtt_for(1), n.rtt()), (1_000_000, 9_000_000, 1_000_000));

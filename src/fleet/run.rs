@@ -1,62 +1,9 @@
-//! The fleet: one policy enforced by many replicas behind a load balancer.
-//!
-//! A decision scenario with a `deployment` measures fleets instead of
-//! single limiters. Each candidate is one fleet — a coordination strategy
-//! on N replicas behind one balancer — and is judged, like any candidate,
-//! against the exact limiters of the whole fleet's traffic: at most
-//! `limit` requests per key in any interval over all replicas together.
-//! Without `deployment` nothing here runs and reports stay as they were.
-//!
-//! ```json
-//! "deployment": {
-//!   "replicas": [1, 8],
-//!   "balancer": ["round_robin", {"type": "maglev"}],
-//!   "strategies": [
-//!     {"strategy": "local", "model": "token_bucket"},
-//!     {"strategy": "divided", "model": "token_bucket", "rounding": "ceil"},
-//!     {"strategy": "central", "store": "envoy_ratelimit", "local_cache": true},
-//!     {"strategy": "periodic_sync", "sync_ms": [100, 1000]}
-//!   ],
-//!   "network": {"latency": {"type": "fixed", "rtt_ms": 1.0}, "loss": 0.0},
-//!   "events": [{"at_s": 60, "scale_to": 12}, {"from_s": 90, "to_s": 95, "down": "store"}]
-//! }
-//! ```
-//!
-//! Every list is a grid axis (strategies x their parameter lists x
-//! replicas x balancers). Modules: `balancer` (which replica serves a
-//! request), `network` (round trips, loss), `strategy` (the seam, `local`
-//! and `divided`), `central` (a shared store per decision), `kong_sync`
-//! and `apisix_sync` (periodic sync), `gubernator` (owner by consistent hash, forwarding or
-//! GLOBAL). Each fleet is decided in time order by one thread, so
-//! reports are the same at any thread count.
+//! One fleet run as a single [`Admit`]: the events in time order, the
+//! balancer's pick, the strategy's decision, and the per-replica tallies
+//! and timelines its report is built from.
 
-mod apisix_sync;
-mod balancer;
-mod budget;
-mod central;
-mod converge;
-mod gubernator;
-mod kong_sync;
-mod network;
-mod spec;
-mod strategy;
-
-pub use apisix_sync::ApisixSync;
-pub use balancer::{
-    host_address, key_hash, last_upstream, maglev, ring, ring_pick, Balancer, Kind, ReplicaFeed,
-};
-pub use budget::{check_event_times, estimate, seconds_text, Estimate, FleetPlan, Footprint, Load};
-pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
-pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
-pub use gubernator::{
-    fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item, OwnerRule, TieOrder, BATCH_LIMIT,
-    BATCH_WAIT,
-};
-pub use kong_sync::KongSync;
-pub use network::{parse_samples, Latency, Network};
-pub use spec::{fleet_candidates, Fleets};
-pub use strategy::{divided_limit, Cost, Env, MakeReplica, PerReplica, Rounding, Strategy};
-
+use super::balancer::Balancer;
+use super::strategy::{Cost, Env, Strategy};
 use crate::clock::Nanos;
 use crate::error::Result;
 use crate::model::{Admit, Decision};
@@ -140,6 +87,28 @@ pub struct FleetReport {
     pub exact_per_s: Vec<u64>,
 }
 
+/// Where a fleet reads the Unix time of virtual time zero from: the
+/// runner that feeds it knows it only at the first request (a trace's
+/// first time). The runner implements this, so the fleet needs nothing of
+/// the runner's types.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::fleet::UnixOrigin;
+/// struct Fixed(u64);
+/// impl UnixOrigin for Fixed {
+///     fn unix_ns(&self) -> Option<u64> {
+///         Some(self.0)
+///     }
+/// }
+/// assert_eq!(Fixed(7).unix_ns(), Some(7));
+/// ```
+pub trait UnixOrigin: Send {
+    /// Unix ns of virtual time zero, once known.
+    fn unix_ns(&self) -> Option<Nanos>;
+}
+
 /// Most one-second bins of the admitted timeline (a day).
 const MAX_BINS: usize = 86_400;
 
@@ -167,8 +136,8 @@ pub struct Fleet {
     resolved: Vec<(u64, bool)>,
     tickets: u64,
     /// The run's time origin, read into `env.origin_ns` at the first
-    /// request (None: keep the Env's own).
-    origin: Option<crate::lab::decision::Origin>,
+    /// request it is known for (None: keep the Env's own).
+    origin: Option<Box<dyn UnixOrigin>>,
 }
 
 /// Counts one admitted request in its one-second bin.
@@ -253,7 +222,7 @@ impl Fleet {
     /// Takes the Unix time of virtual time zero from the run's origin (a
     /// trace's first request, a workload's epoch) once it is known: the
     /// stores' Unix-aligned windows and Redis's TIME follow it.
-    pub fn with_origin(mut self, origin: crate::lab::decision::Origin) -> Self {
+    pub fn with_origin(mut self, origin: Box<dyn UnixOrigin>) -> Self {
         self.origin = Some(origin);
         self
     }
@@ -421,8 +390,9 @@ impl Admit for Fleet {
     /// settled then (a request of the next batch earlier than such a
     /// decision is then seen after it: exact within a batch of 65,536).
     fn admit_batch(&mut self, reqs: &[(u32, u64, Nanos)], out: &mut Vec<Decision>) -> Result<()> {
-        if let Some(o) = self.origin.take_if(|o| o.is_set()) {
-            self.env.origin_ns = o.get();
+        if let Some(t) = self.origin.as_ref().and_then(|o| o.unix_ns()) {
+            self.env.origin_ns = t;
+            self.origin = None;
         }
         out.reserve(reqs.len());
         for &(key, w, now) in reqs {

@@ -88,7 +88,7 @@ const JAN_1_2017: u64 = 1_483_228_800;
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::{gcra_allow_n, TIME_ZERO_UNIX_S};
+/// use ratelab::fleet::{gcra_allow_n, TIME_ZERO_UNIX_S};
 /// // 10 per second, burst 10, eleven requests at one instant: nine pass.
 /// // The script's doubles at 2026's TIME (2.8e8 s since 2017) round the
 /// // tenth's `now - allow_at` to -2.4e-7 instead of 0.
