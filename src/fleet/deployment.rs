@@ -1,23 +1,302 @@
-//! The `deployment` field of a decision scenario, checked: the replica
-//! counts, the balancers, the network and the events, each with a
-//! one-line error naming the field and the value. The `strategies`
-//! entries are checked by the runner that expands them (see the module
-//! docs of [`crate::fleet`]).
+//! The `deployment` field of a decision scenario: a serde type read with
+//! the scenario (`deny_unknown_fields` everywhere, numbers typed, lists
+//! that may be written as one value), then [`Deployment::check`]ed into
+//! what the fleets are built from: the replica counts, the balancers, the
+//! network and the events, each refusal one line naming the field and the
+//! value. The `strategies` entries stay JSON objects: they are parameter
+//! grids, expanded by the runner that owns the parameter tables (see the
+//! module docs of [`crate::fleet`]).
+//!
+//! Objects are flat (a `type` and every setting optional) rather than
+//! tagged enums, so a wrong value's path reaches the setting itself
+//! (`deployment.balancer[1].table_size`), and the settings a type does not
+//! take are refused by name.
 
 use super::balancer::Kind;
+use super::events::{self, EventEntry};
 use super::network::{parse_samples, Latency, Network};
-use super::run::{Event, EventKind};
+use super::run::Event;
 use super::strategy::Env;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::rng::{derive_seed, sim_rng};
 use crate::scenario::Scenario;
+use serde::de::{self, Deserializer, IntoDeserializer, Visitor};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// Most replicas in one fleet.
 pub const MAX_REPLICAS: u64 = 4096;
 
-/// One balancer of the grid.
+/// Error as (field, message).
+pub type FieldErr = (String, String);
+
+pub(crate) fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
+    (field.into(), msg.into())
+}
+
+/// A grid axis written as one value or a non-empty list of them.
+///
+/// A hand-written visitor rather than `#[serde(untagged)]`: an untagged
+/// enum reports "did not match any variant" without the field's path;
+/// this one hands each element to `T` (the path keeps its index) and
+/// refuses an empty list.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::fleet::OneOrMany;
+/// let one: OneOrMany<u64> = serde_json::from_str("4").unwrap();
+/// let many: OneOrMany<u64> = serde_json::from_str("[1, 8]").unwrap();
+/// assert_eq!(one.as_slice(), &[4]);
+/// assert_eq!(many.as_slice(), &[1, 8]);
+/// assert!(!one.is_list() && many.is_list());
+/// assert!(serde_json::from_str::<OneOrMany<u64>>("[]").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneOrMany<T> {
+    items: Vec<T>,
+    list: bool,
+}
+
+impl<T> OneOrMany<T> {
+    /// The values, in order.
+    pub fn as_slice(&self) -> &[T] {
+        &self.items
+    }
+
+    /// Whether it was written as a list (error fields then carry `[i]`).
+    pub fn is_list(&self) -> bool {
+        self.list
+    }
+
+    /// The field of value `i`: `field[i]` for a list, else `field`.
+    pub fn field(&self, field: &str, i: usize) -> String {
+        if self.list {
+            format!("{field}[{i}]")
+        } else {
+            field.to_string()
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        fn one<T>(items: T) -> OneOrMany<T> {
+            OneOrMany {
+                items: vec![items],
+                list: false,
+            }
+        }
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a value or a list of values")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(x) = a.next_element()? {
+                    items.push(x);
+                }
+                if items.is_empty() {
+                    return Err(de::Error::custom("empty list: expected at least one value"));
+                }
+                Ok(OneOrMany { items, list: true })
+            }
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                a: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(a)).map(one)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(one)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(one)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(one)
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(one)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                T::deserialize(de::value::StrDeserializer::<E>::new(v)).map(one)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// A balancer entry: a name, or an object with `type` and its settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BalancerEntry {
+    /// `round_robin`, `random`, `least_request`, `ring_hash`, `maglev`,
+    /// `sticky` or `from_trace`.
+    pub ty: String,
+    /// The object's settings (all default when written as a name).
+    pub settings: BalancerSettings,
+}
+
+/// A balancer's settings; which ones a type takes is checked per type.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BalancerSettings {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    weights: Option<Vec<f64>>,
+    skew: Option<f64>,
+    choice_count: Option<u64>,
+    service_ms: Option<f64>,
+    min_ring_size: Option<u64>,
+    max_ring_size: Option<u64>,
+    table_size: Option<u64>,
+    mean_connection_s: Option<f64>,
+    field: Option<String>,
+}
+
+impl BalancerSettings {
+    /// The names of the settings given (`type` included), in field order.
+    fn given(&self) -> Vec<&'static str> {
+        let mut v = vec!["type"];
+        let pairs = [
+            ("weights", self.weights.is_some()),
+            ("skew", self.skew.is_some()),
+            ("choice_count", self.choice_count.is_some()),
+            ("service_ms", self.service_ms.is_some()),
+            ("min_ring_size", self.min_ring_size.is_some()),
+            ("max_ring_size", self.max_ring_size.is_some()),
+            ("table_size", self.table_size.is_some()),
+            ("mean_connection_s", self.mean_connection_s.is_some()),
+            ("field", self.field.is_some()),
+        ];
+        v.extend(pairs.iter().filter(|p| p.1).map(|p| p.0));
+        v
+    }
+}
+
+impl<'de> Deserialize<'de> for BalancerEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = BalancerEntry;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a balancer name or an object with \"type\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<BalancerEntry, E> {
+                Ok(BalancerEntry {
+                    ty: v.to_string(),
+                    settings: BalancerSettings::default(),
+                })
+            }
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                a: A,
+            ) -> std::result::Result<BalancerEntry, A::Error> {
+                let settings =
+                    BalancerSettings::deserialize(de::value::MapAccessDeserializer::new(a))?;
+                let ty = settings.ty.clone().ok_or_else(|| {
+                    de::Error::custom(format!(
+                        "missing \"type\": expected one of {BALANCER_TYPES}"
+                    ))
+                })?;
+                Ok(BalancerEntry { ty, settings })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+const BALANCER_TYPES: &str =
+    "round_robin, random, least_request, ring_hash, maglev, sticky, from_trace";
+
+/// A latency object (`{"type": "fixed", "rtt_ms": 1}` and the others).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyEntry {
+    /// `fixed`, `lognormal` or `samples`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// fixed: the round trip, ms.
+    pub rtt_ms: Option<f64>,
+    /// lognormal: the median round trip, ms.
+    pub median_ms: Option<f64>,
+    /// lognormal: the shape.
+    pub sigma: Option<f64>,
+    /// samples: a CSV of round trips in ms, relative to the scenario.
+    pub path: Option<String>,
+}
+
+/// A `per_replica` entry: `{"latency": {...}}` or the latency itself.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaNetworkEntry {
+    latency: Option<LatencyEntry>,
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    rtt_ms: Option<f64>,
+    median_ms: Option<f64>,
+    sigma: Option<f64>,
+    path: Option<String>,
+}
+
+/// The `network` object.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkEntry {
+    /// Every message's round trip (default fixed 1 ms).
+    pub latency: Option<LatencyEntry>,
+    /// Share of messages lost (default 0).
+    pub loss: Option<f64>,
+    /// One latency a replica.
+    pub per_replica: Option<Vec<ReplicaNetworkEntry>>,
+}
+
+/// The `deployment` field as written.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::fleet::Deployment;
+/// let s = ratelab::scenario::Scenario::parse(std::path::Path::new("f.json"),
+///     r#"{"name": "f", "kind": "decision_accuracy", "seed": 1}"#).unwrap();
+/// let d: Deployment = serde_json::from_str(r#"{"replicas": [2, 4], "balancer": "maglev",
+///     "strategies": [{"strategy": "central"}],
+///     "events": [{"at_s": 10, "scale_to": 8}]}"#).unwrap();
+/// let c = d.check(&s).unwrap();
+/// assert_eq!(c.replicas, vec![2, 4]);
+/// assert_eq!(c.balancers[0].label, "maglev");
+/// assert_eq!(c.peak_scale(), 8);
+/// let bad: Deployment = serde_json::from_str(
+///     r#"{"replicas": 0, "strategies": [{"strategy": "central"}]}"#).unwrap();
+/// let e = bad.check(&s).unwrap_err().to_string();
+/// assert!(e.contains("deployment.replicas") && e.contains("value 0"), "{e}");
+/// assert!(serde_json::from_str::<Deployment>(r#"{"replicas": 1, "strategies": [], "x": 1}"#).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deployment {
+    /// Replica counts (a grid axis).
+    pub replicas: OneOrMany<u64>,
+    /// Balancers (a grid axis; default round robin).
+    #[serde(default)]
+    pub balancer: Option<OneOrMany<BalancerEntry>>,
+    /// The strategy entries, parameter grids the runner expands.
+    pub strategies: Vec<Map<String, Value>>,
+    /// The network.
+    #[serde(default)]
+    pub network: Option<NetworkEntry>,
+    /// Events every fleet goes through.
+    #[serde(default)]
+    pub events: Vec<EventEntry>,
+}
+
+/// One balancer of the grid, checked.
 #[derive(Debug, Clone)]
 pub struct BalancerSpec {
     /// Which balancer, with its settings.
@@ -30,7 +309,7 @@ pub struct BalancerSpec {
     pub skew: Option<f64>,
 }
 
-/// The network every fleet of the grid runs on.
+/// The network every fleet of the grid runs on, checked.
 #[derive(Debug, Clone)]
 pub struct NetworkSpec {
     /// The round trip of a message.
@@ -41,121 +320,100 @@ pub struct NetworkSpec {
     pub per_replica: Vec<Latency>,
 }
 
-/// A `deployment`, checked: the grid's axes and what every fleet shares.
-///
-/// # Examples
-///
-/// ```
-/// use ratelab::fleet::Deployment;
-/// let s = ratelab::scenario::Scenario::parse(std::path::Path::new("f.json"),
-///     r#"{"name": "f", "kind": "decision_accuracy", "seed": 1}"#).unwrap();
-/// let v = serde_json::json!({"replicas": [2, 4], "balancer": "maglev",
-///     "strategies": [{"strategy": "central"}],
-///     "events": [{"at_s": 10, "scale_to": 8}]});
-/// let d = Deployment::parse(&s, &v).unwrap();
-/// assert_eq!(d.replicas, vec![2, 4]);
-/// assert_eq!(d.balancers[0].label, "maglev");
-/// assert_eq!(d.peak_scale(), 8);
-/// let bad = serde_json::json!({"replicas": 0, "strategies": [{"strategy": "central"}]});
-/// let e = Deployment::parse(&s, &bad).unwrap_err().to_string();
-/// assert!(e.contains("deployment.replicas") && e.contains("value 0"), "{e}");
-/// ```
+/// A deployment checked: the grid's axes and what every fleet shares.
 #[derive(Debug, Clone)]
-pub struct Deployment {
-    /// Replica counts (a grid axis).
+pub struct Checked {
+    /// Replica counts.
     pub replicas: Vec<usize>,
-    /// Balancers (a grid axis).
+    /// Balancers.
     pub balancers: Vec<BalancerSpec>,
     /// Whether `balancer` was written as a list (for error fields).
     balancer_list: bool,
-    /// The events every fleet goes through.
+    /// The events, in the order written (a fleet sorts them).
     pub events: Vec<Event>,
     /// The network.
     pub network: NetworkSpec,
-    /// The `strategies` entries as written, for the runner to expand.
-    pub strategies: Vec<Value>,
+}
+
+fn range(field: &str, v: f64, lo: f64, hi: f64) -> std::result::Result<f64, FieldErr> {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(v)
+    } else {
+        Err(err(
+            field,
+            format!("value {v}: expected a number in {lo}..={hi}"),
+        ))
+    }
+}
+
+fn urange(field: &str, v: u64, lo: u64, hi: u64) -> std::result::Result<u64, FieldErr> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(err(
+            field,
+            format!("value {v}: expected a number in {lo}..={hi}"),
+        ))
+    }
 }
 
 impl Deployment {
-    /// Checks a `deployment` value; errors name `deployment.<field>`.
-    pub fn parse(scenario: &Scenario, dep: &Value) -> Result<Deployment> {
+    /// Checks every setting but the strategies'; errors name
+    /// `deployment.<field>` and the value.
+    pub fn check(&self, scenario: &Scenario) -> Result<Checked> {
         let fe = |(f, m): FieldErr| scenario.field_error(f, m);
-        let o = dep.as_object().ok_or_else(|| {
-            scenario.field_error("deployment", format!("value {dep}: expected an object"))
-        })?;
-        const FIELDS: &[&str] = &["replicas", "balancer", "strategies", "network", "events"];
-        if let Some(k) = o.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-            return Err(scenario.field_error(
-                format!("deployment.{k}"),
-                format!("unknown: expected one of {}", FIELDS.join(", ")),
-            ));
+        let mut replicas = Vec::new();
+        for (i, &n) in self.replicas.as_slice().iter().enumerate() {
+            if !(1..=MAX_REPLICAS).contains(&n) {
+                return Err(scenario.field_error(
+                    self.replicas.field("deployment.replicas", i),
+                    format!("value {n}: expected a whole number in 1..={MAX_REPLICAS}"),
+                ));
+            }
+            replicas.push(n as usize);
         }
-        let replicas = one_or_many(
-            o.get("replicas").ok_or_else(|| {
-                scenario.field_error(
-                    "deployment.replicas",
-                    "missing: expected a number or a list",
-                )
-            })?,
-            "deployment.replicas",
-            |v, f| match v.as_u64() {
-                Some(n) if (1..=MAX_REPLICAS).contains(&n) => Ok(n as usize),
-                _ => Err(err(
-                    f,
-                    format!("value {v}: expected a whole number in 1..={MAX_REPLICAS}"),
-                )),
-            },
-        )
-        .map_err(fe)?;
-        let balancers = match o.get("balancer") {
+        let balancers = match &self.balancer {
             None => vec![BalancerSpec {
                 kind: Kind::RoundRobin,
                 weights: Vec::new(),
                 label: "round_robin".to_string(),
                 skew: None,
             }],
-            Some(v) => one_or_many(v, "deployment.balancer", balancer).map_err(fe)?,
+            Some(b) => b
+                .as_slice()
+                .iter()
+                .enumerate()
+                .map(|(i, e)| balancer(e, &b.field("deployment.balancer", i)))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(fe)?,
         };
         let max_r = replicas.iter().copied().max().unwrap_or(1) as u64;
-        let events = events(
-            o.get("events"),
-            MAX_REPLICAS.min(max_r.max(scale_max(o.get("events")))),
-        )
-        .map_err(fe)?;
-        let most = max_r.max(scale_max(o.get("events"))).min(MAX_REPLICAS);
-        let (latency, loss, per_replica) =
-            network(o.get("network"), scenario, "deployment.network", most).map_err(fe)?;
-        let strategies = o
-            .get("strategies")
-            .and_then(Value::as_array)
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| {
-                scenario.field_error(
-                    "deployment.strategies",
-                    "missing or empty: expected a list of {\"strategy\": ...} entries",
-                )
-            })?
-            .clone();
-        Ok(Deployment {
+        let most = max_r.max(events::scale_max(&self.events)).min(MAX_REPLICAS);
+        let events = events::check(&self.events, most).map_err(fe)?;
+        let network = network(self.network.as_ref(), scenario, most).map_err(fe)?;
+        if self.strategies.is_empty() {
+            return Err(scenario.field_error(
+                "deployment.strategies",
+                "empty: expected a list of {\"strategy\": ...} entries",
+            ));
+        }
+        Ok(Checked {
             replicas,
             balancers,
-            balancer_list: o.get("balancer").is_some_and(Value::is_array),
+            balancer_list: self.balancer.as_ref().is_some_and(OneOrMany::is_list),
             events,
-            network: NetworkSpec {
-                latency,
-                loss,
-                per_replica,
-            },
-            strategies,
+            network,
         })
     }
+}
 
+impl Checked {
     /// The most replicas a `scale_to` event asks for (0 when none).
     pub fn peak_scale(&self) -> usize {
         self.events
             .iter()
             .filter_map(|e| match e.kind {
-                EventKind::ScaleTo(m) => Some(m),
+                super::run::EventKind::ScaleTo(m) => Some(m),
                 _ => None,
             })
             .max()
@@ -205,72 +463,10 @@ impl Deployment {
     }
 }
 
-/// Error as (field, message).
-pub type FieldErr = (String, String);
-
-pub(crate) fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
-    (field.into(), msg.into())
-}
-
-/// A list or a single value, each checked by `f`.
-fn one_or_many<T>(
-    v: &Value,
-    field: &str,
-    f: impl Fn(&Value, &str) -> Result<T, FieldErr>,
-) -> Result<Vec<T>, FieldErr> {
-    match v {
-        Value::Array(a) if a.is_empty() => {
-            Err(err(field, "empty list: expected at least one value"))
-        }
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .map(|(i, x)| f(x, &format!("{field}[{i}]")))
-            .collect(),
-        other => Ok(vec![f(other, field)?]),
-    }
-}
-
-fn num(
-    o: &Map<String, Value>,
-    k: &str,
-    field: &str,
-    lo: f64,
-    hi: f64,
-) -> Result<Option<f64>, FieldErr> {
-    match o.get(k) {
-        None => Ok(None),
-        Some(v) => match v.as_f64() {
-            Some(x) if x.is_finite() && x >= lo && x <= hi => Ok(Some(x)),
-            _ => Err(err(
-                format!("{field}.{k}"),
-                format!("value {v}: expected a number in {lo}..={hi}"),
-            )),
-        },
-    }
-}
-
-/// A balancer entry: its kind, weights and label.
-fn balancer(v: &Value, field: &str) -> Result<BalancerSpec, FieldErr> {
-    let obj: Map<String, Value> = match v {
-        Value::String(s) => [("type".to_string(), Value::String(s.clone()))]
-            .into_iter()
-            .collect(),
-        Value::Object(o) => o.clone(),
-        other => {
-            return Err(err(
-                field,
-                format!("value {other}: expected a balancer name or an object with \"type\""),
-            ))
-        }
-    };
-    const TYPES: &str = "round_robin, random, least_request, ring_hash, maglev, sticky, from_trace";
-    let ty = obj.get("type").and_then(Value::as_str).ok_or_else(|| {
-        err(
-            format!("{field}.type"),
-            format!("missing or not a string: expected one of {TYPES}"),
-        )
-    })?;
+/// A balancer entry checked: its kind, weights and label.
+fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec, FieldErr> {
+    let ty = e.ty.as_str();
+    let o = &e.settings;
     let allowed: &[&str] = match ty {
         "round_robin" | "random" => &["type", "weights", "skew"],
         "least_request" => &["type", "choice_count", "service_ms"],
@@ -281,45 +477,44 @@ fn balancer(v: &Value, field: &str) -> Result<BalancerSpec, FieldErr> {
         other => {
             return Err(err(
                 format!("{field}.type"),
-                format!("value {other:?}: expected one of {TYPES}"),
+                format!("value {other:?}: expected one of {BALANCER_TYPES}"),
             ))
         }
     };
-    if let Some(k) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+    if let Some(k) = o.given().into_iter().find(|k| !allowed.contains(k)) {
         return Err(err(
             format!("{field}.{k}"),
             format!("unknown for {ty}: expected one of {}", allowed.join(", ")),
         ));
     }
+    let f = |k: &str| format!("{field}.{k}");
     let mut weights = Vec::new();
     let mut label = ty.to_string();
-    if let Some(w) = obj.get("weights") {
-        let a = w.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
-            err(
-                format!("{field}.weights"),
-                format!("value {w}: expected a list of positive numbers, one per replica"),
-            )
-        })?;
-        for (i, x) in a.iter().enumerate() {
-            match x.as_f64() {
-                Some(f) if f.is_finite() && f > 0.0 && f <= 1e6 => weights.push(f),
-                _ => {
-                    return Err(err(
-                        format!("{field}.weights[{i}]"),
-                        format!("value {x}: expected a number > 0 and <= 1e6"),
-                    ))
-                }
+    if let Some(w) = &o.weights {
+        if w.is_empty() {
+            return Err(err(
+                f("weights"),
+                "value []: expected a list of positive numbers, one per replica",
+            ));
+        }
+        for (i, &x) in w.iter().enumerate() {
+            if !(x.is_finite() && x > 0.0 && x <= 1e6) {
+                return Err(err(
+                    format!("{field}.weights[{i}]"),
+                    format!("value {x}: expected a number > 0 and <= 1e6"),
+                ));
             }
+            weights.push(x);
         }
         label = format!("{ty} weighted");
     }
-    let skew = num(&obj, "skew", field, 0.0, 10.0)?;
+    let skew = o
+        .skew
+        .map(|s| range(&f("skew"), s, 0.0, 10.0))
+        .transpose()?;
     if let Some(s) = skew {
         if !weights.is_empty() {
-            return Err(err(
-                format!("{field}.skew"),
-                "give weights or skew, not both",
-            ));
+            return Err(err(f("skew"), "give weights or skew, not both"));
         }
         // Replica i weighs 1 / (i + 1)^skew.
         weights = (0..MAX_REPLICAS as usize)
@@ -331,62 +526,74 @@ fn balancer(v: &Value, field: &str) -> Result<BalancerSpec, FieldErr> {
         "round_robin" => Kind::RoundRobin,
         "random" => Kind::Random,
         "least_request" => {
-            let c = num(&obj, "choice_count", field, 1.0, 100.0)?.unwrap_or(2.0);
-            if c.fract() != 0.0 {
-                return Err(err(
-                    format!("{field}.choice_count"),
-                    format!("value {c}: expected a whole number"),
-                ));
-            }
-            let s = num(&obj, "service_ms", field, 0.0, 3.6e6)?.unwrap_or(10.0);
+            let c = urange(&f("choice_count"), o.choice_count.unwrap_or(2), 1, 100)?;
+            let s = range(&f("service_ms"), o.service_ms.unwrap_or(10.0), 0.0, 3.6e6)?;
             Kind::LeastRequest {
                 choice_count: c as u32,
                 service: (s * MILLI as f64).round() as Nanos,
             }
         }
         "ring_hash" => {
-            let lo = num(&obj, "min_ring_size", field, 1.0, 8_388_608.0)?.unwrap_or(1024.0);
-            let hi = num(&obj, "max_ring_size", field, 1.0, 8_388_608.0)?.unwrap_or(8_388_608.0);
-            if lo > hi || lo.fract() != 0.0 || hi.fract() != 0.0 {
+            let lo = urange(
+                &f("min_ring_size"),
+                o.min_ring_size.unwrap_or(1024),
+                1,
+                8_388_608,
+            )?;
+            let hi = urange(
+                &f("max_ring_size"),
+                o.max_ring_size.unwrap_or(8_388_608),
+                1,
+                8_388_608,
+            )?;
+            if lo > hi {
                 return Err(err(field, format!("min_ring_size {lo} / max_ring_size {hi}: expected whole numbers, min <= max (Envoy refuses it)")));
             }
             Kind::RingHash {
-                min_ring_size: lo as u64,
-                max_ring_size: hi as u64,
+                min_ring_size: lo,
+                max_ring_size: hi,
             }
         }
         "maglev" => {
-            let m = num(&obj, "table_size", field, 3.0, 5_000_011.0)?.unwrap_or(65537.0);
-            if m.fract() != 0.0 || !is_prime(m as u64) {
+            let m = urange(
+                &f("table_size"),
+                o.table_size.unwrap_or(65537),
+                3,
+                5_000_011,
+            )?;
+            if !is_prime(m) {
                 return Err(err(
-                    format!("{field}.table_size"),
+                    f("table_size"),
                     format!("value {m}: expected a prime (Envoy refuses others)"),
                 ));
             }
-            if m as u64 != 65537 {
+            if m != 65537 {
                 label = format!("maglev table_size={m}");
             }
-            Kind::Maglev {
-                table_size: m as u64,
-            }
+            Kind::Maglev { table_size: m }
         }
         "from_trace" => {
-            let f = match obj.get("field") {
+            let name = match &o.field {
                 None => String::new(),
-                Some(Value::String(f)) if !f.trim().is_empty() => f.clone(),
-                Some(v) => {
+                Some(x) if !x.trim().is_empty() => x.clone(),
+                Some(x) => {
                     return Err(err(
-                        format!("{field}.field"),
+                        f("field"),
                         format!(
-                            "value {v}: expected the name of the trace's replica column or field"
+                            "value {x:?}: expected the name of the trace's replica column or field"
                         ),
                     ))
                 }
             };
-            Kind::FromTrace { field: f }
+            Kind::FromTrace { field: name }
         }
         _ => {
-            let s = num(&obj, "mean_connection_s", field, 0.000_001, 1e7)?.unwrap_or(10.0);
+            let s = range(
+                &f("mean_connection_s"),
+                o.mean_connection_s.unwrap_or(10.0),
+                0.000_001,
+                1e7,
+            )?;
             label = format!("sticky {s} s");
             Kind::Sticky {
                 mean_connection: (s * SECOND as f64).round() as Nanos,
@@ -408,47 +615,29 @@ fn is_prime(n: u64) -> bool {
             .all(|d| !n.is_multiple_of(d))
 }
 
-/// The network: (latency, loss, per-replica latencies). `replicas` is the
-/// most replicas a fleet of the grid can have: `per_replica` needs one
-/// entry each.
+/// The network checked. `replicas` is the most replicas a fleet of the
+/// grid can have: `per_replica` needs one entry each.
 fn network(
-    v: Option<&Value>,
+    v: Option<&NetworkEntry>,
     scenario: &Scenario,
-    field: &str,
     replicas: u64,
-) -> Result<(Latency, f64, Vec<Latency>), FieldErr> {
-    let Some(v) = v else {
-        return Ok((Latency::Fixed(MILLI), 0.0, Vec::new()));
+) -> std::result::Result<NetworkSpec, FieldErr> {
+    let field = "deployment.network";
+    let Some(o) = v else {
+        return Ok(NetworkSpec {
+            latency: Latency::Fixed(MILLI),
+            loss: 0.0,
+            per_replica: Vec::new(),
+        });
     };
-    let o = v.as_object().ok_or_else(|| {
-        err(
-            field,
-            format!("value {v}: expected an object with latency and loss"),
-        )
-    })?;
-    if let Some(k) = o
-        .keys()
-        .find(|k| !["latency", "loss", "per_replica"].contains(&k.as_str()))
-    {
-        return Err(err(
-            format!("{field}.{k}"),
-            "unknown: expected latency, loss or per_replica",
-        ));
-    }
-    let loss = num(o, "loss", field, 0.0, 1.0)?.unwrap_or(0.0);
-    let lat = match o.get("latency") {
+    let loss = range(&format!("{field}.loss"), o.loss.unwrap_or(0.0), 0.0, 1.0)?;
+    let lat = match &o.latency {
         None => Latency::Fixed(MILLI),
         Some(l) => latency(l, scenario, &format!("{field}.latency"))?,
     };
     let mut per = Vec::new();
-    if let Some(p) = o.get("per_replica") {
+    if let Some(a) = &o.per_replica {
         let f = format!("{field}.per_replica");
-        let a = p.as_array().ok_or_else(|| {
-            err(
-                &f,
-                format!("value {p}: expected a list with one {{\"latency\": ...}} per replica"),
-            )
-        })?;
         if a.len() as u64 != replicas {
             return Err(err(
                 &f,
@@ -460,31 +649,48 @@ fn network(
         }
         for (i, e) in a.iter().enumerate() {
             let fi = format!("{f}[{i}]");
-            // `{"latency": {...}}`, or the latency object itself.
-            let l = match e.as_object() {
-                Some(eo) if eo.contains_key("latency") => {
-                    if let Some(k) = eo.keys().find(|k| k.as_str() != "latency") {
+            let l = match &e.latency {
+                Some(l) => {
+                    let own = [
+                        ("type", e.ty.is_some()),
+                        ("rtt_ms", e.rtt_ms.is_some()),
+                        ("median_ms", e.median_ms.is_some()),
+                        ("sigma", e.sigma.is_some()),
+                        ("path", e.path.is_some()),
+                    ];
+                    if let Some((k, _)) = own.iter().find(|p| p.1) {
                         return Err(err(format!("{fi}.{k}"), "unknown: expected latency"));
                     }
-                    latency(&eo["latency"], scenario, &format!("{fi}.latency"))?
+                    latency(l, scenario, &format!("{fi}.latency"))?
                 }
-                _ => latency(e, scenario, &fi)?,
+                None => {
+                    let l = LatencyEntry {
+                        ty: e.ty.clone().unwrap_or_default(),
+                        rtt_ms: e.rtt_ms,
+                        median_ms: e.median_ms,
+                        sigma: e.sigma,
+                        path: e.path.clone(),
+                    };
+                    latency(&l, scenario, &fi)?
+                }
             };
             per.push(l);
         }
     }
-    Ok((lat, loss, per))
+    Ok(NetworkSpec {
+        latency: lat,
+        loss,
+        per_replica: per,
+    })
 }
 
-/// A latency object (`{"type": "fixed", "rtt_ms": 1}` and the others).
-fn latency(l: &Value, scenario: &Scenario, f: &str) -> Result<Latency, FieldErr> {
-    let lo = l.as_object().ok_or_else(|| {
-        err(
-            f,
-            format!("value {l}: expected {{\"type\": \"fixed\", \"rtt_ms\": 1}}"),
-        )
-    })?;
-    let ty = lo.get("type").and_then(Value::as_str).unwrap_or("");
+/// A latency object checked; a `samples` file is read here.
+fn latency(
+    l: &LatencyEntry,
+    scenario: &Scenario,
+    f: &str,
+) -> std::result::Result<Latency, FieldErr> {
+    let ty = l.ty.as_str();
     let allowed: &[&str] = match ty {
         "fixed" => &["type", "rtt_ms"],
         "lognormal" => &["type", "median_ms", "sigma"],
@@ -496,26 +702,41 @@ fn latency(l: &Value, scenario: &Scenario, f: &str) -> Result<Latency, FieldErr>
             ))
         }
     };
-    if let Some(k) = lo.keys().find(|k| !allowed.contains(&k.as_str())) {
+    let given = [
+        ("rtt_ms", l.rtt_ms.is_some()),
+        ("median_ms", l.median_ms.is_some()),
+        ("sigma", l.sigma.is_some()),
+        ("path", l.path.is_some()),
+    ];
+    if let Some((k, _)) = given.iter().find(|p| p.1 && !allowed.contains(&p.0)) {
         return Err(err(
             format!("{f}.{k}"),
             format!("unknown for {ty}: expected one of {}", allowed.join(", ")),
         ));
     }
     let ns = |x: f64| (x * MILLI as f64).round() as Nanos;
+    let k = |name: &str| format!("{f}.{name}");
     Ok(match ty {
-        "fixed" => Latency::Fixed(ns(num(lo, "rtt_ms", f, 0.0, 3.6e6)?.unwrap_or(1.0))),
+        "fixed" => Latency::Fixed(ns(range(
+            &k("rtt_ms"),
+            l.rtt_ms.unwrap_or(1.0),
+            0.0,
+            3.6e6,
+        )?)),
         "lognormal" => Latency::LogNormal {
-            median: ns(num(lo, "median_ms", f, 0.0, 3.6e6)?.unwrap_or(1.0)),
-            sigma: num(lo, "sigma", f, 0.0, 5.0)?.unwrap_or(0.5),
+            median: ns(range(
+                &k("median_ms"),
+                l.median_ms.unwrap_or(1.0),
+                0.0,
+                3.6e6,
+            )?),
+            sigma: range(&k("sigma"), l.sigma.unwrap_or(0.5), 0.0, 5.0)?,
         },
         _ => {
-            let p = lo.get("path").and_then(Value::as_str).ok_or_else(|| {
-                err(
-                    format!("{f}.path"),
-                    "missing: expected a CSV of round trips in ms",
-                )
-            })?;
+            let p = l
+                .path
+                .as_deref()
+                .ok_or_else(|| err(k("path"), "missing: expected a CSV of round trips in ms"))?;
             let path = scenario.resolve(p);
             // 64 MiB: millions of round trips, far more than a distribution
             // needs; `/dev/zero` is refused, not read.
@@ -525,10 +746,10 @@ fn latency(l: &Value, scenario: &Scenario, f: &str) -> Result<Latency, FieldErr>
                 MAX_SAMPLES_BYTES,
                 "a latency samples file",
             )
-            .map_err(|e| err(format!("{f}.path"), e.message()))?;
+            .map_err(|e| err(k("path"), e.message()))?;
             let text = String::from_utf8(bytes).map_err(|e| {
                 err(
-                    format!("{f}.path"),
+                    k("path"),
                     format!(
                         "{}: byte {}: not valid UTF-8",
                         path.display(),
@@ -538,169 +759,160 @@ fn latency(l: &Value, scenario: &Scenario, f: &str) -> Result<Latency, FieldErr>
             })?;
             Latency::Samples(
                 parse_samples(&text)
-                    .map_err(|m| err(format!("{f}.path"), format!("{}: {m}", path.display())))?,
+                    .map_err(|m| err(k("path"), format!("{}: {m}", path.display())))?,
             )
         }
     })
 }
 
-/// The events, checked.
-fn events(v: Option<&Value>, max_replicas: u64) -> Result<Vec<Event>, FieldErr> {
-    let Some(v) = v else { return Ok(Vec::new()) };
-    let a = v.as_array().ok_or_else(|| {
-        err(
-            "deployment.events",
-            format!("value {v}: expected a list of events"),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Top {
+        deployment: Deployment,
+    }
+
+    /// The error a deployment gives, read as a scenario's field is (the
+    /// serde type with its path) and then checked.
+    fn error(dep: &str) -> String {
+        let path = std::path::Path::new("bad.json");
+        let v: Value = serde_json::from_str(&format!("{{\"deployment\": {dep}}}")).unwrap();
+        let s = Scenario::parse(
+            path,
+            r#"{"name": "b", "kind": "decision_accuracy", "seed": 1}"#,
         )
-    })?;
-    let mut out = Vec::new();
-    let secs = |x: f64| (x * SECOND as f64).round() as Nanos;
-    for (i, e) in a.iter().enumerate() {
-        let f = format!("deployment.events[{i}]");
-        let o = e
-            .as_object()
-            .ok_or_else(|| err(&f, format!("value {e}: expected an object")))?;
-        if let Some(k) = o.keys().find(|k| {
-            !["at_s", "scale_to", "restart", "from_s", "to_s", "down"].contains(&k.as_str())
-        }) {
-            return Err(err(
-                format!("{f}.{k}"),
-                "unknown: expected {at_s, scale_to | restart} or {from_s, to_s, down}",
-            ));
-        }
-        let replica = |k: &str| -> Result<Option<u64>, FieldErr> {
-            match o.get(k) {
-                None => Ok(None),
-                Some(x) => match x.as_u64() {
-                    Some(r) if r < max_replicas => Ok(Some(r)),
-                    _ => Err(err(
-                        format!("{f}.{k}"),
-                        format!("value {x}: expected a replica index below {max_replicas}"),
-                    )),
-                },
-            }
+        .unwrap();
+        let e = match crate::scenario::from_value::<Top>(path, v) {
+            Err(e) => e,
+            Ok(t) => t.deployment.check(&s).unwrap_err(),
         };
-        if let Some(d) = o.get("down") {
-            let from = num(o, "from_s", &f, 0.0, 1e9)?.ok_or_else(|| {
-                err(
-                    format!("{f}.from_s"),
-                    "missing: an outage needs from_s and to_s",
-                )
-            })?;
-            let to = num(o, "to_s", &f, 0.0, 1e9)?.ok_or_else(|| {
-                err(
-                    format!("{f}.to_s"),
-                    "missing: an outage needs from_s and to_s",
-                )
-            })?;
-            if to <= from {
-                return Err(err(
-                    format!("{f}.to_s"),
-                    format!("value {to}: expected more than from_s ({from})"),
-                ));
-            }
-            let (a, b) = if d == "store" {
-                (EventKind::StoreDown(true), EventKind::StoreDown(false))
-            } else {
-                let r = replica("down")?.ok_or_else(|| {
-                    err(
-                        format!("{f}.down"),
-                        format!("value {d}: expected \"store\" or a replica index"),
-                    )
-                })? as usize;
-                (
-                    EventKind::ReplicaDown(r, true),
-                    EventKind::ReplicaDown(r, false),
-                )
-            };
-            out.push(Event {
-                at: secs(from),
-                kind: a,
-            });
-            out.push(Event {
-                at: secs(to),
-                kind: b,
-            });
-            continue;
-        }
-        let at = num(o, "at_s", &f, 0.0, 1e9)?.ok_or_else(|| {
-            err(
-                format!("{f}.at_s"),
-                "missing: expected at_s with scale_to or restart, or from_s/to_s with down",
-            )
-        })?;
-        let kind = match (o.get("scale_to"), replica("restart")?) {
-            (Some(s), None) => match s.as_u64() {
-                Some(n) if (1..=MAX_REPLICAS).contains(&n) => EventKind::ScaleTo(n as usize),
-                _ => {
-                    return Err(err(
-                        format!("{f}.scale_to"),
-                        format!("value {s}: expected 1..={MAX_REPLICAS}"),
-                    ))
-                }
-            },
-            (None, Some(r)) => EventKind::Restart(r as usize),
-            _ => return Err(err(&f, "expected exactly one of scale_to and restart")),
-        };
-        out.push(Event { at: secs(at), kind });
+        assert_eq!(e.exit_code(), 2);
+        let m = e.to_string();
+        assert!(!m.contains('\n'), "{m}");
+        m
     }
-    Ok(out)
-}
-/// The largest `scale_to` of the events (0 when none).
-fn scale_max(v: Option<&Value>) -> u64 {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|e| e.get("scale_to").and_then(Value::as_u64))
-                .max()
-                .unwrap_or(0)
-        })
-        .unwrap_or(0)
-}
 
-/// Refuses a deployment event that starts after the run's end (`end_s`
-/// seconds): it would never happen, and its row of the converge table
-/// would read "none" as if the fleet had not converged. Names the event's
-/// field.
-pub fn check_event_times(
-    scenario: &crate::scenario::Scenario,
-    dep: &serde_json::Value,
-    end_s: f64,
-) -> crate::error::Result<()> {
-    let Some(events) = dep.get("events").and_then(serde_json::Value::as_array) else {
-        return Ok(());
-    };
-    for (i, e) in events.iter().enumerate() {
-        for k in ["at_s", "from_s"] {
-            if let Some(t) = e.get(k).and_then(serde_json::Value::as_f64)
-                && t > end_s
-            {
-                return Err(scenario.field_error(
-                    format!("deployment.events[{i}].{k}"),
-                    format!(
-                        "value {}: after the run's end ({end_s} s): expected a time within the run",
-                        seconds_text(t)
-                    ),
-                ));
-            }
+    #[test]
+    fn bad_input_names_the_field_and_the_value() {
+        let s = r#""strategies": [{"strategy": "central"}]"#;
+        let cases = [
+            (
+                format!(r#"{{"replicas": "x", {s}}}"#),
+                "deployment.replicas",
+                "\"x\"",
+            ),
+            (
+                format!(r#"{{"replicas": [2, 0], {s}}}"#),
+                "deployment.replicas[1]",
+                "value 0",
+            ),
+            (
+                format!(r#"{{"replicas": [], {s}}}"#),
+                "deployment.replicas",
+                "empty list",
+            ),
+            (
+                format!(r#"{{"replicas": 2, "replica": 3, {s}}}"#),
+                "deployment.replica",
+                "unknown field",
+            ),
+            (
+                format!(
+                    r#"{{"replicas": 2, "balancer": ["random", {{"type": "maglev", "table_size": "big"}}], {s}}}"#
+                ),
+                "deployment.balancer[1].table_size",
+                "\"big\"",
+            ),
+            (
+                format!(
+                    r#"{{"replicas": 2, "balancer": {{"type": "maglev", "weights": [1, 2]}}, {s}}}"#
+                ),
+                "deployment.balancer.weights",
+                "unknown for maglev",
+            ),
+            (
+                format!(
+                    r#"{{"replicas": 2, "balancer": {{"type": "least_request", "choice_count": 2.5}}, {s}}}"#
+                ),
+                "deployment.balancer.choice_count",
+                "2.5",
+            ),
+            (
+                format!(r#"{{"replicas": 2, "balancer": "roundrobin", {s}}}"#),
+                "deployment.balancer.type",
+                "\"roundrobin\"",
+            ),
+            (
+                format!(r#"{{"replicas": 2, "events": [{{"at_s": 1, "scale_to": 9000}}], {s}}}"#),
+                "deployment.events[0].scale_to",
+                "value 9000",
+            ),
+            (
+                format!(
+                    r#"{{"replicas": 2, "events": [{{"from_s": 1, "to_s": 2, "down": "db"}}], {s}}}"#
+                ),
+                "deployment.events[0].down",
+                "\"db\"",
+            ),
+            (
+                format!(
+                    r#"{{"replicas": 2, "events": [{{"from_s": 1, "to_s": 2, "down": 5}}], {s}}}"#
+                ),
+                "deployment.events[0].down",
+                "value 5",
+            ),
+            (
+                format!(r#"{{"replicas": 2, "network": {{"loss": 2}}, {s}}}"#),
+                "deployment.network.loss",
+                "value 2",
+            ),
+            (
+                format!(
+                    r#"{{"replicas": 2, "network": {{"latency": {{"type": "fixed", "median_ms": 2}}}}, {s}}}"#
+                ),
+                "deployment.network.latency.median_ms",
+                "unknown for fixed",
+            ),
+            (
+                r#"{"replicas": 2, "strategies": []}"#.to_string(),
+                "deployment.strategies",
+                "empty",
+            ),
+        ];
+        for (dep, field, value) in cases {
+            let m = error(&dep);
+            assert!(m.contains(&format!("field {field}:")), "{dep}: {m}");
+            assert!(m.contains(value), "{dep}: {m}");
         }
     }
-    Ok(())
-}
 
-/// A time in seconds as a message shows it: huge values in exponent form.
-///
-/// # Examples
-///
-/// ```
-/// use ratelab::fleet::seconds_text;
-/// assert_eq!(seconds_text(60.0), "60");
-/// assert_eq!(seconds_text(1e300), "1e300");
-/// ```
-pub fn seconds_text(t: f64) -> String {
-    if t.abs() >= 1e15 {
-        format!("{t:e}")
-    } else {
-        format!("{t}")
+    #[test]
+    fn one_value_and_a_list_check_alike() {
+        let path = std::path::Path::new("ok.json");
+        let s = Scenario::parse(
+            path,
+            r#"{"name": "b", "kind": "decision_accuracy", "seed": 1}"#,
+        )
+        .unwrap();
+        let one: Deployment = serde_json::from_str(
+            r#"{"replicas": 3, "balancer": {"type": "sticky", "mean_connection_s": 2},
+                "strategies": [{"strategy": "central"}],
+                "events": [{"from_s": 1, "to_s": 2, "down": 2}]}"#,
+        )
+        .unwrap();
+        let c = one.check(&s).unwrap();
+        assert_eq!(c.replicas, vec![3]);
+        assert_eq!(c.balancers[0].label, "sticky 2 s");
+        assert_eq!(c.events.len(), 2);
+        let many: Deployment = serde_json::from_str(
+            r#"{"replicas": [3], "balancer": [{"type": "sticky", "mean_connection_s": 2}],
+                "strategies": [{"strategy": "central"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(many.check(&s).unwrap().balancers[0].label, "sticky 2 s");
     }
 }

@@ -44,7 +44,8 @@
 //! [`Deployment`], the [`Fleet`] itself, the budget estimate
 //! ([`budget`]) and the report additions ([`Fleets`]).
 //!
-//! Modules: `deployment` (the scenario's field, checked), `run` (one fleet
+//! Modules: `deployment` (the scenario's field: a serde type, then checked),
+//! `events` (its events), `run` (one fleet
 //! as an [`Admit`]), `balancer` (which replica serves a request),
 //! `network` (round trips, loss), `strategy` (the seam, `local` and
 //! `divided`), `central` (a shared store per decision), `kong_sync` and
@@ -89,6 +90,7 @@ pub mod budget;
 mod central;
 mod converge;
 mod deployment;
+mod events;
 mod gubernator;
 mod kong_sync;
 mod network;
@@ -105,8 +107,10 @@ pub use budget::{estimate, Estimate, FleetPlan, Footprint, Load};
 pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
 pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
 pub use deployment::{
-    check_event_times, seconds_text, BalancerSpec, Deployment, FieldErr, NetworkSpec, MAX_REPLICAS,
+    BalancerEntry, BalancerSpec, Checked, Deployment, FieldErr, LatencyEntry, NetworkEntry,
+    NetworkSpec, OneOrMany, ReplicaNetworkEntry, MAX_REPLICAS,
 };
+pub use events::{check_event_times, seconds_text, Down, EventEntry};
 pub use gubernator::{
     fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item, OwnerRule, TieOrder, BATCH_LIMIT,
     BATCH_WAIT,

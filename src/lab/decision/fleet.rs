@@ -7,6 +7,7 @@
 
 use super::candidates::{self, Candidate, Origin, Setup};
 use super::spec::{self as lspec, Args, Param};
+use super::TraceSpec;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::fleet::budget::{self, FleetPlan, Footprint};
@@ -17,7 +18,7 @@ use crate::fleet::{
 };
 use crate::rng::{derive_seed, sim_rng};
 use crate::scenario::Scenario;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
     (field.into(), msg.into())
@@ -90,13 +91,11 @@ type Build = Box<dyn Fn(usize) -> Result<Box<dyn Strategy>>>;
 /// the replica count).
 type Planned = (String, Option<u64>, Build, Footprint, fn(usize) -> f64);
 
-fn strategies(entry: &Value, field: &str, setup: &Setup) -> Result<Vec<Planned>, FieldErr> {
-    let o = entry.as_object().ok_or_else(|| {
-        err(
-            field,
-            format!("value {entry}: expected an object with \"strategy\""),
-        )
-    })?;
+fn strategies(
+    o: &Map<String, Value>,
+    field: &str,
+    setup: &Setup,
+) -> Result<Vec<Planned>, FieldErr> {
     let which = o.get("strategy").and_then(Value::as_str).unwrap_or("");
     let mut rest = o.clone();
     rest.remove("strategy");
@@ -257,13 +256,14 @@ fn join(head: &str, fixed: &str, varying: &str) -> String {
 pub fn fleet_candidates(
     scenario: &Scenario,
     setup: &Setup,
-    dep: &Value,
+    dep: &Deployment,
+    trace: Option<&TraceSpec>,
     budget: &dyn Fn(&Fleets) -> Result<()>,
 ) -> Result<(Vec<Candidate>, Fleets)> {
     let fe = |(f, m): FieldErr| scenario.field_error(f, m);
-    let d = Deployment::parse(scenario, dep)?;
+    let d = dep.check(scenario)?;
     let mut built: Vec<Planned> = Vec::new();
-    for (i, s) in d.strategies.iter().enumerate() {
+    for (i, s) in dep.strategies.iter().enumerate() {
         built.extend(strategies(s, &format!("deployment.strategies[{i}]"), setup).map_err(fe)?);
     }
     let total = built.len() * d.replicas.len() * d.balancers.len();
@@ -311,7 +311,8 @@ pub fn fleet_candidates(
                     sim_rng(derive_seed(seed, &[2])),
                 );
                 if let BalancerKind::FromTrace { field } = &b.kind {
-                    let feed = replica_feed(scenario, setup, field, n, fleets.trace_input_mut())?;
+                    let feed =
+                        replica_feed(scenario, setup, trace, field, n, fleets.trace_input_mut())?;
                     bal = bal.with_feed(feed);
                 }
                 let strategy = build(n)
@@ -352,12 +353,12 @@ pub fn fleet_candidates(
 fn replica_feed(
     scenario: &Scenario,
     setup: &Setup,
+    trace: Option<&TraceSpec>,
     field: &str,
     n: usize,
     shared: &mut Option<crate::workload::trace::input::SharedInput>,
 ) -> Result<ReplicaFeed> {
-    let p: crate::lab::decision::Params = scenario.params()?;
-    let Some(t) = p.trace.as_ref() else {
+    let Some(t) = trace else {
         return Err(scenario.field_error(
             "deployment.balancer",
             "from_trace reads the replica of each request from the trace: expected a trace, not a workload",
