@@ -45,6 +45,16 @@ pub enum Footprint {
     Store(f64),
 }
 
+/// What a strategy costs, for the estimate: its per-key state and the
+/// simulated operations of a request (a function of the replica count).
+#[derive(Debug, Clone, Copy)]
+pub struct StrategyCost {
+    /// Its per-key state.
+    pub foot: Footprint,
+    /// Operations a request costs on `n` replicas.
+    pub ops_per_request: fn(usize) -> f64,
+}
+
 /// One fleet of a grid, as far as its cost goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetPlan {

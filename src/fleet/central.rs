@@ -56,7 +56,7 @@
 //! `failure_mode_deny` (default false: admit), Kong's `fault_tolerant`
 //! (default true: admit).
 
-use super::strategy::{Env, Strategy};
+use super::strategy::{admit_settled, Env, Strategy};
 use super::FastMap;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
@@ -317,14 +317,7 @@ impl Strategy for Central {
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
         self.own_tickets += 1;
         let ticket = u64::MAX - self.own_tickets;
-        if let Some(d) = self.admit_ticket(r, key, w, t, env, ticket)? {
-            return Ok(d);
-        }
-        self.settle(env)?;
-        let i = self.resolved.iter().position(|&(x, _)| x == ticket);
-        Ok(Decision::from_allowed(
-            i.is_some_and(|i| self.resolved.remove(i).1),
-        ))
+        admit_settled(self, r, key, w, t, env, ticket)
     }
 
     fn admit_ticket(

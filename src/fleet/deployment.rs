@@ -301,6 +301,8 @@ pub struct Deployment {
 pub struct BalancerSpec {
     /// Which balancer, with its settings.
     pub kind: Kind,
+    /// Its type as written (`round_robin`, `maglev`, ...).
+    pub ty: String,
     /// Explicit weights, one a replica (or from `skew`); empty: even.
     pub weights: Vec<f64>,
     /// Its label in the fleet's name.
@@ -375,6 +377,7 @@ impl Deployment {
         let balancers = match &self.balancer {
             None => vec![BalancerSpec {
                 kind: Kind::RoundRobin,
+                ty: "round_robin".to_string(),
                 weights: Vec::new(),
                 label: "round_robin".to_string(),
                 skew: None,
@@ -602,6 +605,7 @@ fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec,
     };
     Ok(BalancerSpec {
         kind,
+        ty: ty.to_string(),
         weights,
         label,
         skew,

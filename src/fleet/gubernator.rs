@@ -78,7 +78,7 @@
 //! the order in which the owner's workers take a batch's requests (here
 //! the batch's order).
 
-use super::strategy::{Env, Strategy};
+use super::strategy::{admit_settled, Env, Strategy};
 use super::FastMap;
 use crate::clock::{Nanos, MILLI};
 use crate::error::Result;
@@ -879,14 +879,7 @@ impl Strategy for Gubernator {
     fn admit(&mut self, p: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
         self.own_tickets += 1;
         let ticket = u64::MAX - self.own_tickets;
-        if let Some(d) = self.admit_ticket(p, key, w, t, env, ticket)? {
-            return Ok(d);
-        }
-        self.settle(env)?;
-        let i = self.resolved.iter().position(|&(x, _)| x == ticket);
-        Ok(Decision::from_allowed(
-            i.is_some_and(|i| self.resolved.remove(i).1),
-        ))
+        admit_settled(self, p, key, w, t, env, ticket)
     }
 
     fn admit_ticket(

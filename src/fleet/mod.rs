@@ -75,7 +75,7 @@
 //! let env = Env::new(Network::new(Latency::Fixed(0), 0.0, sim_rng(2)));
 //! let (mut fleet, report) = Fleet::new(
 //!     4, balancer, strategy, Vec::new(), env,
-//!     ("round_robin".into(), "local".into()), (None, None),
+//!     ratelab::fleet::Identity { strategy: "local".into(), ..Default::default() },
 //! );
 //! let admitted = (0..10u64)
 //!     .filter(|&i| fleet.admit(7, 1, i * 1000).unwrap().allowed)
@@ -118,7 +118,9 @@ pub use gubernator::{
 pub use kong_sync::KongSync;
 pub use network::{parse_samples, Latency, Network};
 pub use render::Fleets;
-pub use run::{Event, EventKind, Fleet, FleetReport, ReplicaTally, UnixOrigin};
+pub use run::{
+    Event, EventKind, Fleet, FleetReport, Identity, ReplicaTally, StrategyParams, UnixOrigin,
+};
 pub use strategy::{divided_limit, Cost, Env, MakeReplica, PerReplica, Rounding, Strategy};
 
 pub(crate) use run::FastMap;

@@ -247,14 +247,9 @@ impl Fleets {
         // interval is a point, and the table says it).
         let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         for (name, r) in &reps {
-            if let Some(ms) = r.sync_ms {
-                let fam: Vec<&str> = r
-                    .strategy
-                    .split_whitespace()
-                    .filter(|w| !w.starts_with("sync_ms="))
-                    .collect();
+            if let Some(ms) = r.params.sync_ms {
                 lines
-                    .entry(format!("{} replicas, {}", r.replicas, fam.join(" ")))
+                    .entry(format!("{} replicas, {}", r.replicas, r.params.family))
                     .or_default()
                     .push((ms as f64, row(name, "limited_excess_pct")));
             }
@@ -281,14 +276,15 @@ impl Fleets {
         let skewed: Vec<(&str, usize, &str)> = reps
             .iter()
             .filter(|(_, r)| r.skew.is_some())
-            .map(|(_, r)| {
-                let ty = r.balancer.split(" skew=").next().unwrap_or_default();
-                (r.strategy.as_str(), r.replicas, ty)
-            })
+            .map(|(_, r)| (r.strategy.as_str(), r.replicas, r.balancer_type.as_str()))
             .collect();
         let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         for (name, r) in &reps {
-            let even = || skewed.contains(&(r.strategy.as_str(), r.replicas, r.balancer.as_str()));
+            // The same balancer sending evenly: no weights, no skew.
+            let even = || {
+                !r.weighted
+                    && skewed.contains(&(r.strategy.as_str(), r.replicas, r.balancer_type.as_str()))
+            };
             let s = match r.skew {
                 Some(s) => s,
                 None if even() => 0.0,

@@ -53,6 +53,34 @@ pub struct ReplicaTally {
     pub memory_bytes: u64,
 }
 
+/// A strategy's settings as typed fields, so the fleet's tables and
+/// charts never read them out of its label.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StrategyParams {
+    /// The strategy's label without its sync period: the line a sync
+    /// sweep draws.
+    pub family: String,
+    /// The sync period, for strategies that have one (ms).
+    pub sync_ms: Option<u64>,
+}
+
+/// Who a fleet is: its strategy's and balancer's labels and settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Identity {
+    /// The strategy's label.
+    pub strategy: String,
+    /// The strategy's settings.
+    pub params: StrategyParams,
+    /// The balancer's label.
+    pub balancer: String,
+    /// The balancer's type.
+    pub balancer_type: String,
+    /// The balancer has explicit weights.
+    pub weighted: bool,
+    /// The balancer's skew, when it has one.
+    pub skew: Option<f64>,
+}
+
 /// What a fleet reports after its run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FleetReport {
@@ -72,8 +100,12 @@ pub struct FleetReport {
     pub per_replica: Vec<ReplicaTally>,
     /// Balancer state (ring, table, sticky pins), bytes.
     pub balancer_bytes: u64,
-    /// The sync period, for strategies that have one (ms).
-    pub sync_ms: Option<u64>,
+    /// The strategy's settings the charts read.
+    pub params: StrategyParams,
+    /// The balancer's type (`round_robin`, `maglev`, ...).
+    pub balancer_type: String,
+    /// The balancer has explicit weights.
+    pub weighted: bool,
     /// The balancer's skew, when it has one.
     pub skew: Option<f64>,
     /// Requests admitted in each second of the run.
@@ -160,8 +192,7 @@ impl Fleet {
         strategy: Box<dyn Strategy>,
         mut events: Vec<Event>,
         env: Env,
-        labels: (String, String),
-        params: (Option<u64>, Option<f64>),
+        id: Identity,
     ) -> (Self, Arc<Mutex<FleetReport>>) {
         events.sort_by_key(|e| e.at);
         let scale_events = events
@@ -188,10 +219,12 @@ impl Fleet {
         let report = Arc::new(Mutex::new(FleetReport {
             replicas: n,
             peak_replicas: n,
-            balancer: labels.0,
-            strategy: labels.1,
-            sync_ms: params.0,
-            skew: params.1,
+            balancer: id.balancer,
+            strategy: id.strategy,
+            params: id.params,
+            balancer_type: id.balancer_type,
+            weighted: id.weighted,
+            skew: id.skew,
             scale_events,
             disturbances,
             ..FleetReport::default()

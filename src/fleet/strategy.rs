@@ -115,6 +115,31 @@ impl Env {
     }
 }
 
+/// [`Strategy::admit`] of a strategy that decides through tickets: the
+/// request under `ticket` (the strategies count their own down from the
+/// top of the range, the fleet's up from 1), settled at once if its
+/// decision is pending. One body for the store-backed strategies, so a
+/// direct `admit` (the reference tests) decides as the fleet does.
+pub(crate) fn admit_settled<S: Strategy + ?Sized>(
+    s: &mut S,
+    r: usize,
+    key: u32,
+    w: u64,
+    t: Nanos,
+    env: &mut Env,
+    ticket: u64,
+) -> Result<Decision> {
+    if let Some(d) = s.admit_ticket(r, key, w, t, env, ticket)? {
+        return Ok(d);
+    }
+    s.settle(env)?;
+    let mut out = Vec::new();
+    s.resolved(&mut out);
+    Ok(Decision::from_allowed(
+        out.iter().any(|&(x, allowed)| x == ticket && allowed),
+    ))
+}
+
 /// A coordination strategy over replicas `0..n`.
 pub trait Strategy: Send {
     /// Decides a request of `key` served by replica `r` at `t`.

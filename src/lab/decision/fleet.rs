@@ -1,28 +1,21 @@
 //! The decision lab's side of a `deployment`: each `strategies` entry
-//! expanded over its parameter grid (the lab's [`Param`]s, and for
-//! `local`/`divided` any row of the lab's model table) into strategy
-//! builders, and the grid built into fleet candidates. The fleet itself
+//! planned by the strategy table (`fleet_strategies.rs`), and the grid
+//! built into fleet candidates. The fleet itself
 //! ([`crate::fleet`]) knows nothing of the lab: this file is the one
 //! place the two meet.
 
-use super::candidates::{self, Candidate, Origin, Setup};
-use super::spec::{self as lspec, Args, Param};
+use super::candidates::{Candidate, Origin, Setup};
+use super::fleet_strategies::{strategies, Planned};
+use super::spec as lspec;
 use super::TraceSpec;
-use crate::clock::{Nanos, MILLI, SECOND};
+use crate::clock::{Nanos, SECOND};
 use crate::error::Result;
-use crate::fleet::budget::{self, FleetPlan, Footprint};
+use crate::fleet::budget::{self, FleetPlan};
 use crate::fleet::{
-    ApisixSync, Balancer, BalancerKind, Central, Deployment, FieldErr, Fleet, Fleets, Gubernator,
-    KongSync, MakeReplica, OwnerRule, PerReplica, ReplicaFeed, Rounding, Store, Strategy, TieOrder,
-    UnixOrigin,
+    Balancer, BalancerKind, Deployment, FieldErr, Fleet, Fleets, Identity, ReplicaFeed, UnixOrigin,
 };
 use crate::rng::{derive_seed, sim_rng};
 use crate::scenario::Scenario;
-use serde_json::{Map, Value};
-
-fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
-    (field.into(), msg.into())
-}
 
 impl UnixOrigin for Origin {
     fn unix_ns(&self) -> Option<Nanos> {
@@ -32,224 +25,6 @@ impl UnixOrigin for Origin {
 
 /// Seed stream of the fleets' balancers and networks.
 const FLEET_STREAM: u64 = 0xF1EE7;
-const FAILURE: Param = Param::choice(
-    "failure",
-    &["open", "closed"],
-    "when the store is unreachable: open admits (Envoy's failure_mode_deny = false, Kong's fault_tolerant = true; default), closed denies",
-);
-
-const DIVIDED: &[Param] = &[
-    Param::choice(
-        "rounding",
-        &["floor", "ceil", "nearest"],
-        "how limit x (1 + margin) / replicas is rounded (default floor, at least 1)",
-    ),
-    Param::int(
-        "margin_pct",
-        0,
-        1000,
-        "margin added before dividing, in percent (default 0)",
-    ),
-    Param::flag(
-        "redivide",
-        "re-divide when the fleet scales (replicas restart with the new limit; default true)",
-    ),
-];
-
-const CENTRAL: &[Param] = &[
-    Param::choice("store", &["envoy_ratelimit", "kong_redis", "redis_gcra"], "envoyproxy/ratelimit's Redis fixed window (default), Kong's redis policy with sync_rate = -1, or go-redis/redis_rate's GCRA Lua script"),
-    Param::int("burst", 1, 1_000_000_000, "redis_gcra: the burst (default: the limit, as redis_rate's PerSecond sets it)"),
-    Param::flag("local_cache", "envoy_ratelimit: remember over-limit keys per replica for the window (LOCAL_CACHE_SIZE_IN_BYTES > 0; default false)"),
-    Param::flag("stop_increment_when_over_limit", "envoy_ratelimit: a GET round trip before the INCRBY (default false)"),
-    FAILURE,
-];
-
-const SYNC: &[Param] = &[
-    Param::choice("flavor", &["kong", "apisix"], "whose sync: kong (rate-limiting, redis policy, sync_rate > 0; default) or apisix (limit-count, redis policy, sync_interval)"),
-    Param::int("sync_ms", 1, 86_400_000, "the sync period in ms (Kong's sync_rate x 1000, APISIX's sync_interval x 1000: 100 up to the window, exclusive; required)"),
-    Param::flag("lose_in_flight", "kong: deltas added while a sync is in flight are wiped with the tables, as Kong does (default true)"),
-    Param::flag("recount_flushed_delta", "apisix: the request whose read flushed the local delta also subtracts it from the fresh remaining, as APISIX does (default true)"),
-    FAILURE,
-];
-
-const GUBERNATOR: &[Param] = &[
-    Param::choice("behavior", &["global", "forwarding"], "GLOBAL (answer from the local cache, hits to the owner in batches, owner broadcasts) or forwarding to the owner (default global)"),
-    Param::int("global_sync_wait_ms", 1, 3_600_000, "GlobalSyncWait in ms (default 100)"),
-    Param::flag("drain_over_limit", "the owner drains a peer's hits over the remaining (DRAIN_OVER_LIMIT, set since gubernator v2.4; default true)"),
-    Param::int("global_batch_limit", 1, 1000, "GlobalBatchLimit: hits or updates of this many keys are sent at once (default 1000; the owner refuses a batch of more, gubernator.go:484)"),
-    Param::int("batch_wait_us", 1, 3_600_000_000, "forwarding: BatchWait in µs (default 500)"),
-    Param::int("batch_limit", 1, 1000, "forwarding: BatchLimit (default 1000, the most config.go allows)"),
-    Param::choice("tie_order", &["random", "arrivals_first"], "a request or delivered hit and a loop's tick at the same instant: random as Go's select picks, from the fleet's seed (default), or every arrival first"),
-    Param::choice("owner", &["ring", "modulo"], "the owner of a key: gubernator's consistent hash (default) or key id mod replicas (to fix owners in a test)"),
-];
-/// One strategy entry expanded: (label, builder of the strategy for n
-/// replicas).
-type Build = Box<dyn Fn(usize) -> Result<Box<dyn Strategy>>>;
-
-/// A strategy grid point: label, sync period if any, builder, and for the
-/// budget its per-key footprint and the work of a request (a function of
-/// the replica count).
-type Planned = (String, Option<u64>, Build, Footprint, fn(usize) -> f64);
-
-fn strategies(
-    o: &Map<String, Value>,
-    field: &str,
-    setup: &Setup,
-) -> Result<Vec<Planned>, FieldErr> {
-    let which = o.get("strategy").and_then(Value::as_str).unwrap_or("");
-    let mut rest = o.clone();
-    rest.remove("strategy");
-    let whole_s = setup.policy.interval_ms.is_multiple_of(1000);
-    let limit = setup.policy.limit;
-    let interval = setup.interval_ns();
-    match which {
-        "local" | "divided" => {
-            let model = rest.get("model").and_then(Value::as_str).ok_or_else(|| err(format!("{field}.model"), format!("missing: expected one of {}", candidates::known_models())))?.to_string();
-            let row = candidates::row(&model).ok_or_else(|| err(format!("{field}.model"), format!("value {model:?}: expected one of {}", candidates::known_models())))?;
-            let mut params: Vec<Param> = row.params.to_vec();
-            if which == "divided" {
-                params.extend_from_slice(DIVIDED);
-            }
-            let grid = lspec::expand(&rest, &params, field)?;
-            let mut out: Vec<Planned> = Vec::new();
-            for a in grid {
-                // The label the lab gives the model, built once to check it.
-                let probe = candidates::build(setup, row, &a).map_err(|e| err(field, e.message()))?;
-                // Its bytes a key, as the fleet reports a replica's state.
-                let per_key = probe.limiter.memory_bytes(1 << 16) as f64 / 65536.0;
-                drop(probe.limiter);
-                let divide = (which == "divided").then(|| {
-                    let r = match a.str("rounding").unwrap_or("floor") {
-                        "ceil" => Rounding::Ceil,
-                        "nearest" => Rounding::Nearest,
-                        _ => Rounding::Floor,
-                    };
-                    (a.u64("margin_pct").unwrap_or(0), r, a.bool("redivide").unwrap_or(true))
-                });
-                let label = format!("{which} {}", probe.name);
-                let (s, a2) = (setup.clone(), a.clone());
-                out.push((
-                    label,
-                    None,
-                    Box::new(move |n| {
-                        let (s, a) = (s.clone(), a2.clone());
-                        let make: MakeReplica = Box::new(move |lim| {
-                            let mut s2 = s.clone();
-                            s2.policy.limit = lim;
-                            Ok(candidates::build(&s2, row, &a)?.limiter)
-                        });
-                        Ok(Box::new(PerReplica::new(make, n, limit, divide)?) as Box<dyn Strategy>)
-                    }),
-                    Footprint::Seen(per_key),
-                    budget::local as fn(usize) -> f64,
-                ));
-            }
-            Ok(out)
-        }
-        "gubernator" => {
-            if rest.contains_key("model") {
-                return Err(err(format!("{field}.model"), "gubernator has its own algorithm: expected no \"model\""));
-            }
-            let grid = lspec::expand(&rest, GUBERNATOR, field)?;
-            let mut out: Vec<Planned> = Vec::new();
-            for a in grid {
-                let global = a.str("behavior").unwrap_or("global") == "global";
-                let drain = a.bool("drain_over_limit").unwrap_or(true);
-                let wait = a.u64("global_sync_wait_ms").unwrap_or(100) * MILLI;
-                let gbl = a.u64("global_batch_limit").unwrap_or(1000) as usize;
-                let bwait = a.u64("batch_wait_us").unwrap_or(500) * 1000;
-                let bl = a.u64("batch_limit").unwrap_or(1000) as usize;
-                let tie = if a.str("tie_order") == Some("arrivals_first") { TieOrder::ArrivalsFirst } else { TieOrder::Random };
-                let rule = if a.str("owner") == Some("modulo") { OwnerRule::Modulo } else { OwnerRule::Ring };
-                let (fixed, varying) = a.suffixes(&["behavior"]);
-                let head = if global { "gubernator GLOBAL" } else { "gubernator forwarding" };
-                let label = join(head, &fixed, &varying);
-                let (foot, work): (Footprint, fn(usize) -> f64) = if global {
-                    (Footprint::EveryKey(120.0), budget::broadcast as fn(usize) -> f64)
-                } else {
-                    (Footprint::Owner(120.0), budget::forwarding as fn(usize) -> f64)
-                };
-                out.push((label, None, Box::new(move |n| Ok(Box::new(Gubernator::new(n, limit, interval, global, drain, wait).with_batch(bwait, bl).with_global_batch_limit(gbl).with_owner(rule).with_tie_order(tie)) as Box<dyn Strategy>)), foot, work));
-            }
-            Ok(out)
-        }
-        "central" | "periodic_sync" => {
-            if rest.contains_key("model") {
-                return Err(err(format!("{field}.model"), format!("{which} has its own store model: expected no \"model\"")));
-            }
-            if !whole_s {
-                return Err(err(field, format!("policy.interval_ms {}: {which} counts in windows of whole Unix seconds, expected a multiple of 1000", setup.policy.interval_ms)));
-            }
-            let params = if which == "central" { CENTRAL } else { SYNC };
-            let grid = lspec::expand(&rest, params, field)?;
-            let mut out: Vec<Planned> = Vec::new();
-            for a in grid {
-                let fail_open = a.str("failure").unwrap_or("open") == "open";
-                let (fixed, varying) = suffixes(&a);
-                if which == "central" {
-                    let store = match a.str("store").unwrap_or("envoy_ratelimit") {
-                        "kong_redis" => Store::KongRedis,
-                        "redis_gcra" => Store::RedisGcra,
-                        _ => Store::EnvoyRatelimit,
-                    };
-                    let burst = a.u64("burst");
-                    if burst.is_some() && store != Store::RedisGcra {
-                        return Err(err(format!("{field}.burst"), "a redis_gcra setting: expected store \"redis_gcra\""));
-                    }
-                    let burst = burst.unwrap_or(limit);
-                    let cache = a.bool("local_cache").unwrap_or(false);
-                    let stop = a.bool("stop_increment_when_over_limit").unwrap_or(false);
-                    let name = match store {
-                        Store::EnvoyRatelimit => "envoy ratelimit redis",
-                        Store::KongRedis => "kong redis sync_rate=-1",
-                        Store::RedisGcra => "redis_rate gcra",
-                    };
-                    let label = join(&format!("central {name}"), &fixed, &varying);
-                    out.push((label, None, Box::new(move |n| Ok(Box::new(Central::new(store, n, limit, interval, cache, stop, fail_open).with_burst(burst)) as Box<dyn Strategy>)), Footprint::Store(64.0), budget::central as fn(usize) -> f64));
-                } else {
-                    let Some(ms) = a.u64("sync_ms") else {
-                        return Err(err(format!("{field}.sync_ms"), "missing: expected the sync period in ms"));
-                    };
-                    if a.str("flavor") == Some("apisix") {
-                        for k in ["lose_in_flight", "failure"] {
-                            if a.str(k).is_some() || a.bool(k).is_some() {
-                                return Err(err(format!("{field}.{k}"), "not an APISIX setting: its delayed sync falls back to a local limit-count when Redis fails"));
-                            }
-                        }
-                        if ms < 100 || ms >= setup.policy.interval_ms {
-                            return Err(err(format!("{field}.sync_ms"), format!("value {ms}: APISIX refuses a sync_interval below 0.1 s or not below the time window ({} ms)", setup.policy.interval_ms)));
-                        }
-                        let recount = a.bool("recount_flushed_delta").unwrap_or(true);
-                        let label = join("periodic_sync apisix", &fixed, &varying);
-                        out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(ApisixSync::new(n, limit, interval, ms * MILLI, recount)) as Box<dyn Strategy>)), Footprint::Seen(160.0), budget::apisix_sync as fn(usize) -> f64));
-                        continue;
-                    }
-                    if a.bool("recount_flushed_delta").is_some() {
-                        return Err(err(format!("{field}.recount_flushed_delta"), "an APISIX setting: expected flavor \"apisix\""));
-                    }
-                    let lose = a.bool("lose_in_flight").unwrap_or(true);
-                    let label = join("periodic_sync kong", &fixed, &varying);
-                    out.push((label, Some(ms), Box::new(move |n| Ok(Box::new(KongSync::new(n, limit, interval, ms * MILLI, fail_open, lose)) as Box<dyn Strategy>)), Footprint::Store(128.0), budget::kong_sync as fn(usize) -> f64));
-                }
-            }
-            Ok(out)
-        }
-        other => Err(err(format!("{field}.strategy"), format!("value {other:?}: expected one of local, divided, central, periodic_sync, gubernator"))),
-    }
-}
-
-fn suffixes(a: &Args) -> (String, String) {
-    a.suffixes(&["store", "flavor"])
-}
-
-fn join(head: &str, fixed: &str, varying: &str) -> String {
-    [head, fixed, varying]
-        .iter()
-        .filter(|s| !s.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 /// The fleet candidates of a `deployment`: strategies x their parameter
 /// grids x replicas x balancers, in that order.
@@ -282,14 +57,14 @@ pub fn fleet_candidates(
     let peak_events = d.peak_scale();
     d.check_weights(scenario)?;
     // The grid's cost, checked before any fleet is built.
-    for (_, _, _, foot, work) in &built {
+    for Planned { cost, .. } in &built {
         for &n in &d.replicas {
             for b in &d.balancers {
                 let peak = n.max(peak_events);
                 fleets.plan_fleet(FleetPlan {
                     replicas: peak,
-                    foot: *foot,
-                    ops_per_request: work(peak),
+                    foot: cost.foot,
+                    ops_per_request: (cost.ops_per_request)(peak),
                     spread: !matches!(
                         b.kind,
                         BalancerKind::RingHash { .. } | BalancerKind::Maglev { .. }
@@ -299,7 +74,13 @@ pub fn fleet_candidates(
         }
     }
     budget(&fleets)?;
-    for (label, sync_ms, build, _, _) in &built {
+    for Planned {
+        label,
+        params,
+        build,
+        ..
+    } in &built
+    {
         for &n in &d.replicas {
             for b in &d.balancers {
                 let idx = cands.len() as u64;
@@ -323,8 +104,14 @@ pub fn fleet_candidates(
                     strategy,
                     d.events.clone(),
                     env,
-                    (b.label.clone(), label.clone()),
-                    (*sync_ms, b.skew),
+                    Identity {
+                        strategy: label.clone(),
+                        params: params.clone(),
+                        balancer: b.label.clone(),
+                        balancer_type: b.ty.clone(),
+                        weighted: b.skew.is_none() && !b.weights.is_empty(),
+                        skew: b.skew,
+                    },
                 );
                 fleet = fleet.with_origin(Box::new(setup.origin.clone()));
                 if idx == 0 && !d.events.is_empty() {
@@ -488,7 +275,7 @@ mod tests {
                 .iter()
                 .map(|r| r["memory_bytes"].as_f64().unwrap())
                 .sum();
-            if !matches!(p.foot, Footprint::Store(_)) {
+            if !matches!(p.foot, crate::fleet::Footprint::Store(_)) {
                 compared_bytes += 1;
                 assert!(
                     within(e.replica_bytes, bytes),

@@ -33,6 +33,7 @@
 
 mod candidates;
 mod fleet;
+mod fleet_strategies;
 mod pass;
 mod render;
 mod rows;
