@@ -288,6 +288,29 @@ pub fn local(_n: usize) -> f64 {
     1.0
 }
 
+/// The grid's plans, kept with its fleets: every estimate is made here.
+impl super::render::Fleets {
+    /// Adds a fleet's plan (in candidate order, before any is built).
+    pub fn plan_fleet(&mut self, plan: FleetPlan) {
+        self.plan.push(plan);
+    }
+
+    /// Each fleet's plan, in candidate order.
+    pub fn plan(&self) -> &[FleetPlan] {
+        &self.plan
+    }
+
+    /// The most fleet state a distinct key costs, all fleets (bytes).
+    pub fn per_key_bytes(&self) -> u64 {
+        per_key_bytes(&self.plan)
+    }
+
+    /// The grid's cost estimate for `workload` (see [`Load`](Load)).
+    pub fn estimate(&self, workload: &crate::workload::timed::TimedWorkload) -> Estimate {
+        estimate(&self.plan, &Load::of(workload))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,14 +14,15 @@
 
 use super::balancer::Kind;
 use super::events::{self, EventEntry};
-use super::network::{parse_samples, Latency, Network};
+use super::network::{self, Network, NetworkEntry, NetworkSpec};
+pub use super::one_or_many::OneOrMany;
 use super::run::Event;
 use super::strategy::Env;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::rng::{derive_seed, sim_rng};
 use crate::scenario::Scenario;
-use serde::de::{self, Deserializer, IntoDeserializer, Visitor};
+use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -33,104 +34,6 @@ pub type FieldErr = (String, String);
 
 pub(crate) fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
     (field.into(), msg.into())
-}
-
-/// A grid axis written as one value or a non-empty list of them.
-///
-/// A hand-written visitor rather than `#[serde(untagged)]`: an untagged
-/// enum reports "did not match any variant" without the field's path;
-/// this one hands each element to `T` (the path keeps its index) and
-/// refuses an empty list.
-///
-/// # Examples
-///
-/// ```
-/// use ratelab::fleet::OneOrMany;
-/// let one: OneOrMany<u64> = serde_json::from_str("4").unwrap();
-/// let many: OneOrMany<u64> = serde_json::from_str("[1, 8]").unwrap();
-/// assert_eq!(one.as_slice(), &[4]);
-/// assert_eq!(many.as_slice(), &[1, 8]);
-/// assert!(!one.is_list() && many.is_list());
-/// assert!(serde_json::from_str::<OneOrMany<u64>>("[]").is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct OneOrMany<T> {
-    items: Vec<T>,
-    list: bool,
-}
-
-impl<T> OneOrMany<T> {
-    /// The values, in order.
-    pub fn as_slice(&self) -> &[T] {
-        &self.items
-    }
-
-    /// Whether it was written as a list (error fields then carry `[i]`).
-    pub fn is_list(&self) -> bool {
-        self.list
-    }
-
-    /// The field of value `i`: `field[i]` for a list, else `field`.
-    pub fn field(&self, field: &str, i: usize) -> String {
-        if self.list {
-            format!("{field}[{i}]")
-        } else {
-            field.to_string()
-        }
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        fn one<T>(items: T) -> OneOrMany<T> {
-            OneOrMany {
-                items: vec![items],
-                list: false,
-            }
-        }
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = OneOrMany<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a value or a list of values")
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                let mut items = Vec::new();
-                while let Some(x) = a.next_element()? {
-                    items.push(x);
-                }
-                if items.is_empty() {
-                    return Err(de::Error::custom("empty list: expected at least one value"));
-                }
-                Ok(OneOrMany { items, list: true })
-            }
-            fn visit_map<A: de::MapAccess<'de>>(
-                self,
-                a: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(a)).map(one)
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
-                T::deserialize(v.into_deserializer()).map(one)
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
-                T::deserialize(v.into_deserializer()).map(one)
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Self::Value, E> {
-                T::deserialize(v.into_deserializer()).map(one)
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<Self::Value, E> {
-                T::deserialize(v.into_deserializer()).map(one)
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
-                T::deserialize(de::value::StrDeserializer::<E>::new(v)).map(one)
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
 }
 
 /// A balancer entry: a name, or an object with `type` and its settings.
@@ -215,48 +118,6 @@ impl<'de> Deserialize<'de> for BalancerEntry {
 const BALANCER_TYPES: &str =
     "round_robin, random, least_request, ring_hash, maglev, sticky, from_trace";
 
-/// A latency object (`{"type": "fixed", "rtt_ms": 1}` and the others).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LatencyEntry {
-    /// `fixed`, `lognormal` or `samples`.
-    #[serde(rename = "type")]
-    pub ty: String,
-    /// fixed: the round trip, ms.
-    pub rtt_ms: Option<f64>,
-    /// lognormal: the median round trip, ms.
-    pub median_ms: Option<f64>,
-    /// lognormal: the shape.
-    pub sigma: Option<f64>,
-    /// samples: a CSV of round trips in ms, relative to the scenario.
-    pub path: Option<String>,
-}
-
-/// A `per_replica` entry: `{"latency": {...}}` or the latency itself.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReplicaNetworkEntry {
-    latency: Option<LatencyEntry>,
-    #[serde(rename = "type")]
-    ty: Option<String>,
-    rtt_ms: Option<f64>,
-    median_ms: Option<f64>,
-    sigma: Option<f64>,
-    path: Option<String>,
-}
-
-/// The `network` object.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetworkEntry {
-    /// Every message's round trip (default fixed 1 ms).
-    pub latency: Option<LatencyEntry>,
-    /// Share of messages lost (default 0).
-    pub loss: Option<f64>,
-    /// One latency a replica.
-    pub per_replica: Option<Vec<ReplicaNetworkEntry>>,
-}
-
 /// The `deployment` field as written.
 ///
 /// # Examples
@@ -311,17 +172,6 @@ pub struct BalancerSpec {
     pub skew: Option<f64>,
 }
 
-/// The network every fleet of the grid runs on, checked.
-#[derive(Debug, Clone)]
-pub struct NetworkSpec {
-    /// The round trip of a message.
-    pub latency: Latency,
-    /// Share of messages lost.
-    pub loss: f64,
-    /// Per replica, its own round trip (empty: `latency` for all).
-    pub per_replica: Vec<Latency>,
-}
-
 /// A deployment checked: the grid's axes and what every fleet shares.
 #[derive(Debug, Clone)]
 pub struct Checked {
@@ -337,7 +187,7 @@ pub struct Checked {
     pub network: NetworkSpec,
 }
 
-fn range(field: &str, v: f64, lo: f64, hi: f64) -> std::result::Result<f64, FieldErr> {
+pub(crate) fn range(field: &str, v: f64, lo: f64, hi: f64) -> std::result::Result<f64, FieldErr> {
     if v.is_finite() && v >= lo && v <= hi {
         Ok(v)
     } else {
@@ -393,7 +243,7 @@ impl Deployment {
         let max_r = replicas.iter().copied().max().unwrap_or(1) as u64;
         let most = max_r.max(events::scale_max(&self.events)).min(MAX_REPLICAS);
         let events = events::check(&self.events, most).map_err(fe)?;
-        let network = network(self.network.as_ref(), scenario, most).map_err(fe)?;
+        let network = network::check(self.network.as_ref(), scenario, most).map_err(fe)?;
         if self.strategies.is_empty() {
             return Err(scenario.field_error(
                 "deployment.strategies",
@@ -617,156 +467,6 @@ fn is_prime(n: u64) -> bool {
         && (2..)
             .take_while(|d| d * d <= n)
             .all(|d| !n.is_multiple_of(d))
-}
-
-/// The network checked. `replicas` is the most replicas a fleet of the
-/// grid can have: `per_replica` needs one entry each.
-fn network(
-    v: Option<&NetworkEntry>,
-    scenario: &Scenario,
-    replicas: u64,
-) -> std::result::Result<NetworkSpec, FieldErr> {
-    let field = "deployment.network";
-    let Some(o) = v else {
-        return Ok(NetworkSpec {
-            latency: Latency::Fixed(MILLI),
-            loss: 0.0,
-            per_replica: Vec::new(),
-        });
-    };
-    let loss = range(&format!("{field}.loss"), o.loss.unwrap_or(0.0), 0.0, 1.0)?;
-    let lat = match &o.latency {
-        None => Latency::Fixed(MILLI),
-        Some(l) => latency(l, scenario, &format!("{field}.latency"))?,
-    };
-    let mut per = Vec::new();
-    if let Some(a) = &o.per_replica {
-        let f = format!("{field}.per_replica");
-        if a.len() as u64 != replicas {
-            return Err(err(
-                &f,
-                format!(
-                    "{} entries: expected one per replica ({replicas}, the most replicas a fleet has)",
-                    a.len()
-                ),
-            ));
-        }
-        for (i, e) in a.iter().enumerate() {
-            let fi = format!("{f}[{i}]");
-            let l = match &e.latency {
-                Some(l) => {
-                    let own = [
-                        ("type", e.ty.is_some()),
-                        ("rtt_ms", e.rtt_ms.is_some()),
-                        ("median_ms", e.median_ms.is_some()),
-                        ("sigma", e.sigma.is_some()),
-                        ("path", e.path.is_some()),
-                    ];
-                    if let Some((k, _)) = own.iter().find(|p| p.1) {
-                        return Err(err(format!("{fi}.{k}"), "unknown: expected latency"));
-                    }
-                    latency(l, scenario, &format!("{fi}.latency"))?
-                }
-                None => {
-                    let l = LatencyEntry {
-                        ty: e.ty.clone().unwrap_or_default(),
-                        rtt_ms: e.rtt_ms,
-                        median_ms: e.median_ms,
-                        sigma: e.sigma,
-                        path: e.path.clone(),
-                    };
-                    latency(&l, scenario, &fi)?
-                }
-            };
-            per.push(l);
-        }
-    }
-    Ok(NetworkSpec {
-        latency: lat,
-        loss,
-        per_replica: per,
-    })
-}
-
-/// A latency object checked; a `samples` file is read here.
-fn latency(
-    l: &LatencyEntry,
-    scenario: &Scenario,
-    f: &str,
-) -> std::result::Result<Latency, FieldErr> {
-    let ty = l.ty.as_str();
-    let allowed: &[&str] = match ty {
-        "fixed" => &["type", "rtt_ms"],
-        "lognormal" => &["type", "median_ms", "sigma"],
-        "samples" => &["type", "path"],
-        other => {
-            return Err(err(
-                format!("{f}.type"),
-                format!("value {other:?}: expected fixed, lognormal or samples"),
-            ))
-        }
-    };
-    let given = [
-        ("rtt_ms", l.rtt_ms.is_some()),
-        ("median_ms", l.median_ms.is_some()),
-        ("sigma", l.sigma.is_some()),
-        ("path", l.path.is_some()),
-    ];
-    if let Some((k, _)) = given.iter().find(|p| p.1 && !allowed.contains(&p.0)) {
-        return Err(err(
-            format!("{f}.{k}"),
-            format!("unknown for {ty}: expected one of {}", allowed.join(", ")),
-        ));
-    }
-    let ns = |x: f64| (x * MILLI as f64).round() as Nanos;
-    let k = |name: &str| format!("{f}.{name}");
-    Ok(match ty {
-        "fixed" => Latency::Fixed(ns(range(
-            &k("rtt_ms"),
-            l.rtt_ms.unwrap_or(1.0),
-            0.0,
-            3.6e6,
-        )?)),
-        "lognormal" => Latency::LogNormal {
-            median: ns(range(
-                &k("median_ms"),
-                l.median_ms.unwrap_or(1.0),
-                0.0,
-                3.6e6,
-            )?),
-            sigma: range(&k("sigma"), l.sigma.unwrap_or(0.5), 0.0, 5.0)?,
-        },
-        _ => {
-            let p = l
-                .path
-                .as_deref()
-                .ok_or_else(|| err(k("path"), "missing: expected a CSV of round trips in ms"))?;
-            let path = scenario.resolve(p);
-            // 64 MiB: millions of round trips, far more than a distribution
-            // needs; `/dev/zero` is refused, not read.
-            const MAX_SAMPLES_BYTES: u64 = 64 << 20;
-            let bytes = crate::report::pending::read_bounded(
-                &path,
-                MAX_SAMPLES_BYTES,
-                "a latency samples file",
-            )
-            .map_err(|e| err(k("path"), e.message()))?;
-            let text = String::from_utf8(bytes).map_err(|e| {
-                err(
-                    k("path"),
-                    format!(
-                        "{}: byte {}: not valid UTF-8",
-                        path.display(),
-                        e.utf8_error().valid_up_to()
-                    ),
-                )
-            })?;
-            Latency::Samples(
-                parse_samples(&text)
-                    .map_err(|m| err(k("path"), format!("{}: {m}", path.display())))?,
-            )
-        }
-    })
 }
 
 #[cfg(test)]

@@ -94,6 +94,7 @@ mod events;
 mod gubernator;
 mod kong_sync;
 mod network;
+mod one_or_many;
 mod render;
 mod run;
 mod strategy;
@@ -106,17 +107,17 @@ pub use balancer::{
 pub use budget::{estimate, Estimate, FleetPlan, Footprint, Load};
 pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
 pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
-pub use deployment::{
-    BalancerEntry, BalancerSpec, Checked, Deployment, FieldErr, LatencyEntry, NetworkEntry,
-    NetworkSpec, OneOrMany, ReplicaNetworkEntry, MAX_REPLICAS,
-};
+pub use deployment::{BalancerEntry, BalancerSpec, Checked, Deployment, FieldErr, MAX_REPLICAS};
 pub use events::{check_event_times, seconds_text, Down, EventEntry};
 pub use gubernator::{
     fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item, OwnerRule, TieOrder, BATCH_LIMIT,
     BATCH_WAIT,
 };
 pub use kong_sync::KongSync;
-pub use network::{parse_samples, Latency, Network};
+pub use network::{
+    parse_samples, Latency, LatencyEntry, Network, NetworkEntry, NetworkSpec, ReplicaNetworkEntry,
+};
+pub use one_or_many::OneOrMany;
 pub use render::Fleets;
 pub use run::{
     Event, EventKind, Fleet, FleetReport, Identity, ReplicaTally, StrategyParams, UnixOrigin,

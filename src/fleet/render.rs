@@ -3,7 +3,7 @@
 //! decision lab's renderers) because it reads only the fleets' own
 //! reports ([`FleetReport`]) and the rows' harm by name.
 
-use super::budget::{self, FleetPlan};
+use super::budget::FleetPlan;
 use super::run::FleetReport;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
@@ -23,8 +23,8 @@ pub struct Fleets {
     /// The policy interval in whole seconds (at least 1): the window of the
     /// time to converge.
     window_s: usize,
-    /// Per fleet: what its cost is estimated from (see [`budget`]).
-    plan: Vec<FleetPlan>,
+    /// Per fleet: what its cost is estimated from (see [`super::budget`]).
+    pub(super) plan: Vec<FleetPlan>,
     /// The trace opened once, when a `from_trace` balancer reads its
     /// replicas from it: the lab's requests read the same input.
     trace_input: Option<SharedInput>,
@@ -37,11 +37,6 @@ impl Fleets {
             window_s: window_s.max(1),
             ..Fleets::default()
         }
-    }
-
-    /// Adds a fleet's plan (in candidate order, before any is built).
-    pub fn plan_fleet(&mut self, plan: FleetPlan) {
-        self.plan.push(plan);
     }
 
     /// Adds a built fleet: its candidate name and its report handle.
@@ -58,21 +53,6 @@ impl Fleets {
     /// Where a `from_trace` balancer keeps the trace it opened.
     pub fn trace_input_mut(&mut self) -> &mut Option<SharedInput> {
         &mut self.trace_input
-    }
-
-    /// Each fleet's plan, in candidate order.
-    pub fn plan(&self) -> &[FleetPlan] {
-        &self.plan
-    }
-
-    /// The most fleet state a distinct key costs, all fleets (bytes).
-    pub fn per_key_bytes(&self) -> u64 {
-        budget::per_key_bytes(&self.plan)
-    }
-
-    /// The grid's cost estimate for `workload` (see [`Load`](budget::Load)).
-    pub fn estimate(&self, workload: &crate::workload::timed::TimedWorkload) -> budget::Estimate {
-        budget::estimate(&self.plan, &budget::Load::of(workload))
     }
 
     /// Adds each fleet's costs to the report: `fleet` in report.json (one
