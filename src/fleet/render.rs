@@ -130,7 +130,8 @@ impl Fleets {
             m.insert("fleet".into(), Value::Array(rows));
         }
         out.table_md.push_str(&md);
-        let specs = self.charts(&out.json);
+        let mut specs = self.charts(&out.json);
+        specs.extend(self.converge_chart(&converge));
         if !specs.is_empty() {
             out.table_md.push_str("\n## Fleet charts\n\n");
         }
@@ -170,6 +171,67 @@ impl Fleets {
                     .collect()
             })
             .collect()
+    }
+
+    /// The times to converge as a dot plot: a row per fleet (sorted by
+    /// the first event's time), a series per event, each point labelled
+    /// with its seconds; a fleet that never converges sits at the right
+    /// edge labelled "none". None when the run has no events.
+    fn converge_chart(&self, conv: &[Vec<(String, Nanos, Option<f64>)>]) -> Option<ChartSpec> {
+        let first = conv.first().filter(|c| !c.is_empty())?;
+        let n = self.fleets.len().min(conv.len());
+        let t = |i: usize, e: usize| conv[i].get(e).and_then(|c| c.2);
+        let hi = (0..n)
+            .flat_map(|i| (0..first.len()).filter_map(move |e| t(i, e)))
+            .fold(0.0, f64::max)
+            .max(1.0);
+        let edge = hi * 1.15;
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| {
+            let k = |i| t(i, 0).unwrap_or(f64::INFINITY);
+            k(a).total_cmp(&k(b)).then(a.cmp(&b))
+        });
+        let names: Vec<&str> = self.fleets.iter().map(|(n, _)| n.as_str()).collect();
+        let shared = shared_words(&names);
+        let mut c = ChartSpec::new(
+            "time_to_converge",
+            format!("Time to converge after each event{}", all_note(&shared)),
+            format!(
+                "seconds until the fleet admits within {:.0}% of the exact policy",
+                super::converge::CONVERGE_TOLERANCE * 100.0
+            ),
+            "",
+        )
+        .caption("One row per fleet, sorted: seconds after the event until its admitted requests per window stay within the tolerance of the fleet-wide exact sliding log for a full window; none (at the right edge): not before the run ends.");
+        c.y_categories = order
+            .iter()
+            .map(|&i| without_words(names[i], &shared))
+            .collect();
+        for (e, (label, at, _)) in first.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = order
+                .iter()
+                .enumerate()
+                .map(|(row, &i)| (t(i, e).unwrap_or(edge), row as f64))
+                .collect();
+            let mut s = Series::new(
+                format!("{label} at {} s", round3(*at as f64 / SECOND as f64)),
+                pts,
+                SeriesStyle::Points,
+            );
+            s.point_labels = Some(
+                order
+                    .iter()
+                    .map(|&i| match t(i, e) {
+                        Some(x) => format!("{x:.1} s"),
+                        None => "none".to_string(),
+                    })
+                    .collect(),
+            );
+            s.color = Some(e);
+            c.series.push(s);
+        }
+        c.x_range = Some((0.0, edge * 1.1));
+        Some(c)
     }
 
     /// The table of times to converge: a column per disturbance.
