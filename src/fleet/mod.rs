@@ -30,7 +30,7 @@
 //! costs (store operations, messages, added latency) and a time to
 //! converge that no single limiter has. Kept inside the decision lab, it
 //! reached into the lab's internals and the lab into it. Here it depends
-//! only on the floors below it (`clock`, `rng`, `model` for the [`Admit`]
+//! only on the floors below it (`clock`, `rng`, `model` for the [`Admit`](crate::model::Admit)
 //! seam and `Decision`, `oracle` for the fleet-wide exact policy,
 //! `workload` for the budget's load and the trace's replica column,
 //! `report` for its tables and charts, `scenario` for error messages).
@@ -46,7 +46,7 @@
 //!
 //! Modules: `deployment` (the scenario's field: a serde type, then checked),
 //! `events` (its events), `run` (one fleet
-//! as an [`Admit`]), `balancer` (which replica serves a request),
+//! as an [`Admit`](crate::model::Admit)), `balancer` (which replica serves a request),
 //! `network` (round trips, loss), `strategy` (the seam, `local` and
 //! `divided`), `central` (a shared store per decision), `kong_sync` and
 //! `apisix_sync` (periodic sync), `gubernator` (owner by consistent hash,

@@ -202,7 +202,7 @@ impl Fleets {
             ),
             "",
         )
-        .caption("One row per fleet, sorted: seconds after the event until its admitted requests per window stay within the tolerance of the fleet-wide exact sliding log for a full window; none (at the right edge): not before the run ends.");
+        .caption("One row per fleet, sorted: seconds after the event until its admitted requests per window stay within the tolerance of the fleet-wide exact sliding log for a full window; a dot on the axis converged at once (0 s); none (at the right edge): not before the run ends.");
         c.y_categories = order
             .iter()
             .map(|&i| without_words(names[i], &shared))
