@@ -58,6 +58,7 @@ pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod error;
+pub mod fleet;
 pub mod hash;
 pub mod kinds;
 pub mod lab;

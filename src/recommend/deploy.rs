@@ -90,7 +90,8 @@ pub fn check_deploy(deploy: &Deploy, policy: LimitPolicy) -> Result<()> {
         std::path::Path::new("recommend"),
         r#"{"name": "recommend", "kind": "decision_accuracy"}"#,
     )?;
-    decision::deployment::fleet_candidates(&sc, &setup, &dep, &|_| Ok(()))
+    typed(&dep)
+        .and_then(|dep| decision::fleet::fleet_candidates(&sc, &setup, &dep, None, &|_| Ok(())))
         .map(|_| ())
         .map_err(|e| {
             let m = e.message();
@@ -153,7 +154,7 @@ pub(super) fn run_fleet(
             .to_string(),
     )?;
     let (mut cands, _fleets) =
-        decision::deployment::fleet_candidates(&sc, &setup, &dep, &|_| Ok(()))?;
+        decision::fleet::fleet_candidates(&sc, &setup, &typed(&dep)?, None, &|_| Ok(()))?;
     let mut cand = cands
         .pop()
         .ok_or_else(|| Error::internal("a deployment without a fleet"))?;
@@ -171,4 +172,18 @@ pub(super) fn run_fleet(
     }
     let memory = cand.limiter.memory_bytes(part.keys);
     Ok((out.into_iter().map(|d| d.allowed).collect(), memory))
+}
+
+/// A `deployment` object read as the decision lab reads a scenario's: its
+/// errors name the field under `deployment.`.
+fn typed(dep: &Value) -> Result<crate::fleet::Deployment> {
+    #[derive(serde::Deserialize)]
+    struct Scenario {
+        deployment: crate::fleet::Deployment,
+    }
+    let w: Scenario = crate::scenario::from_value(
+        std::path::Path::new("recommend"),
+        serde_json::json!({ "deployment": dep }),
+    )?;
+    Ok(w.deployment)
 }

@@ -4,7 +4,7 @@
 
 use rand::Rng;
 use ratelab::clock::{Nanos, MILLI, SECOND};
-use ratelab::lab::decision::deployment::{
+use ratelab::fleet::{
     ApisixSync, Central, Env, Gubernator, KongSync, Latency, Network, OwnerRule, Store, Strategy,
     TieOrder,
 };
@@ -527,8 +527,7 @@ fn redis_rate_reference(
     tr.iter()
         .map(|&(t, k, _)| {
             let at = t + rtt / 2;
-            let unix_us =
-                ratelab::lab::decision::deployment::TIME_ZERO_UNIX_S * 1_000_000 + at / 1000;
+            let unix_us = ratelab::fleet::TIME_ZERO_UNIX_S * 1_000_000 + at / 1000;
             let (time_s, time_us) = (unix_us / 1_000_000, unix_us % 1_000_000);
             let now_ms = at / MILLI;
             let key = format!("rate:{k}");
@@ -685,12 +684,12 @@ fn guber_bucket(
 
 /// Unix ns of virtual time zero (the lab's default).
 fn origin() -> u64 {
-    ratelab::lab::decision::deployment::TIME_ZERO_UNIX_S * SECOND
+    ratelab::fleet::TIME_ZERO_UNIX_S * SECOND
 }
 
 /// Unix ms of virtual time `t` (the lab's default origin).
 fn unix_ms(t: Nanos) -> i64 {
-    ((ratelab::lab::decision::deployment::TIME_ZERO_UNIX_S * SECOND + t) / MILLI) as i64
+    ((ratelab::fleet::TIME_ZERO_UNIX_S * SECOND + t) / MILLI) as i64
 }
 
 /// gubernator forwarding, as read in gubernator.go and peer_client.go,
@@ -1306,7 +1305,7 @@ fn store_reference(
     // envoy's local cache: (replica, key, window, from)
     let mut over: Vec<(usize, u32, u64, Nanos)> = Vec::new();
     let mut out: Vec<Option<bool>> = vec![None; tr.len()];
-    let origin = ratelab::lab::decision::deployment::TIME_ZERO_UNIX_S * SECOND;
+    let origin = ratelab::fleet::TIME_ZERO_UNIX_S * SECOND;
     let mut apply = |until: Option<Nanos>,
                      on_the_way: &mut Vec<(Nanos, usize, usize)>,
                      over: &mut Vec<(usize, u32, u64, Nanos)>,

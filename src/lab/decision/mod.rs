@@ -32,7 +32,8 @@
 //! key order, which is what makes a pass over many keys fast (`pass`).
 
 mod candidates;
-pub mod deployment;
+pub(crate) mod fleet;
+mod fleet_strategies;
 mod pass;
 mod render;
 mod rows;
@@ -243,9 +244,9 @@ pub struct Params {
     /// The candidates, as data (default: the built-in set); see [`spec`].
     #[serde(default)]
     pub limiters: Option<Vec<serde_json::Value>>,
-    /// A fleet of replicas instead of single limiters; see [`deployment`].
+    /// A fleet of replicas instead of single limiters; see [`crate::fleet`].
     #[serde(default)]
-    pub deployment: Option<serde_json::Value>,
+    pub deployment: Option<crate::fleet::Deployment>,
     /// Unix time of a workload's virtual time zero, RFC 3339 (default
     /// [`DEFAULT_EPOCH`]): windows that upstream aligns to Unix time
     /// (Redis keys per second, envoyproxy/ratelimit, Kong, Cloudflare's
@@ -380,7 +381,7 @@ fn watch_after_end(scenario: &Scenario, from_s: f64, end_s: f64) -> Error {
         "watch.from_s",
         format!(
             "value {}: after the run's end ({end_s} s): expected a time within the run",
-            deployment::seconds_text(from_s)
+            crate::fleet::seconds_text(from_s)
         ),
     )
 }
@@ -499,7 +500,7 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         // A trace's end is known once it is read.
         let end_s = lab.duration_ns as f64 / 1e9;
         if let Some(d) = &p.deployment {
-            deployment::check_event_times(scenario, d, end_s)?;
+            crate::fleet::check_event_times(scenario, &d.events, end_s)?;
         }
         if let Some(w) = p.watch.as_ref().filter(|w| w.from_s > end_s) {
             return Err(watch_after_end(scenario, w.from_s, end_s));
@@ -540,7 +541,7 @@ fn unseen_watch(scenario: &Scenario, w: &Watch) -> Error {
 struct Prepared {
     p: Params,
     cands: Vec<Candidate>,
-    fleets: Option<deployment::Fleets>,
+    fleets: Option<crate::fleet::Fleets>,
     /// The handle the candidates read the time origin from.
     origin: Origin,
 }
@@ -566,27 +567,28 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
         origin: Origin::default(),
     };
     let mut fleets = None;
-    let mut cands =
-        match (&p.deployment, &p.limiters) {
-            (Some(_), Some(_)) => return Err(scenario.field_error(
+    let mut cands = match (&p.deployment, &p.limiters) {
+        (Some(_), Some(_)) => {
+            return Err(scenario.field_error(
                 "limiters",
                 "with a deployment the models go in deployment.strategies: expected no limiters",
-            )),
-            (Some(d), None) => {
-                let budget = |f: &deployment::Fleets| match &p.workload {
-                    Some(w) => {
-                        deployment::check_event_times(scenario, d, w.duration_s())?;
-                        f.check_budget(scenario, w, ctx)
-                    }
-                    None => Ok(()),
-                };
-                let (c, f) = deployment::fleet_candidates(scenario, &setup, d, &budget)?;
-                fleets = Some(f);
-                c
-            }
-            (None, None) => candidates(&setup)?,
-            (None, Some(list)) => listed_candidates(scenario, &setup, list)?,
-        };
+            ))
+        }
+        (Some(d), None) => {
+            let budget = |f: &crate::fleet::Fleets| match &p.workload {
+                Some(w) => {
+                    crate::fleet::check_event_times(scenario, &d.events, w.duration_s())?;
+                    fleet::check_budget(f, scenario, w, ctx)
+                }
+                None => Ok(()),
+            };
+            let (c, f) = fleet::fleet_candidates(scenario, &setup, d, p.trace.as_ref(), &budget)?;
+            fleets = Some(f);
+            c
+        }
+        (None, None) => candidates(&setup)?,
+        (None, Some(list)) => listed_candidates(scenario, &setup, list)?,
+    };
     cands.extend(extra);
     unique_names(scenario, &cands)?;
     check_budget(scenario, &p, ctx, cands.len() + 2)?;

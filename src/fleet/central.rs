@@ -56,7 +56,7 @@
 //! `failure_mode_deny` (default false: admit), Kong's `fault_tolerant`
 //! (default true: admit).
 
-use super::strategy::{Env, Strategy};
+use super::strategy::{admit_settled, Env, Strategy};
 use super::FastMap;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
@@ -88,7 +88,7 @@ const JAN_1_2017: u64 = 1_483_228_800;
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::{gcra_allow_n, TIME_ZERO_UNIX_S};
+/// use ratelab::fleet::{gcra_allow_n, TIME_ZERO_UNIX_S};
 /// // 10 per second, burst 10, eleven requests at one instant: nine pass.
 /// // The script's doubles at 2026's TIME (2.8e8 s since 2017) round the
 /// // tenth's `now - allow_at` to -2.4e-7 instead of 0.
@@ -317,14 +317,7 @@ impl Strategy for Central {
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
         self.own_tickets += 1;
         let ticket = u64::MAX - self.own_tickets;
-        if let Some(d) = self.admit_ticket(r, key, w, t, env, ticket)? {
-            return Ok(d);
-        }
-        self.settle(env)?;
-        let i = self.resolved.iter().position(|&(x, _)| x == ticket);
-        Ok(Decision::from_allowed(
-            i.is_some_and(|i| self.resolved.remove(i).1),
-        ))
+        admit_settled(self, r, key, w, t, env, ticket)
     }
 
     fn admit_ticket(

@@ -1,62 +1,9 @@
-//! The fleet: one policy enforced by many replicas behind a load balancer.
-//!
-//! A decision scenario with a `deployment` measures fleets instead of
-//! single limiters. Each candidate is one fleet — a coordination strategy
-//! on N replicas behind one balancer — and is judged, like any candidate,
-//! against the exact limiters of the whole fleet's traffic: at most
-//! `limit` requests per key in any interval over all replicas together.
-//! Without `deployment` nothing here runs and reports stay as they were.
-//!
-//! ```json
-//! "deployment": {
-//!   "replicas": [1, 8],
-//!   "balancer": ["round_robin", {"type": "maglev"}],
-//!   "strategies": [
-//!     {"strategy": "local", "model": "token_bucket"},
-//!     {"strategy": "divided", "model": "token_bucket", "rounding": "ceil"},
-//!     {"strategy": "central", "store": "envoy_ratelimit", "local_cache": true},
-//!     {"strategy": "periodic_sync", "sync_ms": [100, 1000]}
-//!   ],
-//!   "network": {"latency": {"type": "fixed", "rtt_ms": 1.0}, "loss": 0.0},
-//!   "events": [{"at_s": 60, "scale_to": 12}, {"from_s": 90, "to_s": 95, "down": "store"}]
-//! }
-//! ```
-//!
-//! Every list is a grid axis (strategies x their parameter lists x
-//! replicas x balancers). Modules: `balancer` (which replica serves a
-//! request), `network` (round trips, loss), `strategy` (the seam, `local`
-//! and `divided`), `central` (a shared store per decision), `kong_sync`
-//! and `apisix_sync` (periodic sync), `gubernator` (owner by consistent hash, forwarding or
-//! GLOBAL). Each fleet is decided in time order by one thread, so
-//! reports are the same at any thread count.
+//! One fleet run as a single [`Admit`]: the events in time order, the
+//! balancer's pick, the strategy's decision, and the per-replica tallies
+//! and timelines its report is built from.
 
-mod apisix_sync;
-mod balancer;
-mod budget;
-mod central;
-mod converge;
-mod gubernator;
-mod kong_sync;
-mod network;
-mod spec;
-mod strategy;
-
-pub use apisix_sync::ApisixSync;
-pub use balancer::{
-    host_address, key_hash, last_upstream, maglev, ring, ring_pick, Balancer, Kind, ReplicaFeed,
-};
-pub use budget::{check_event_times, estimate, seconds_text, Estimate, FleetPlan, Footprint, Load};
-pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
-pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
-pub use gubernator::{
-    fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item, OwnerRule, TieOrder, BATCH_LIMIT,
-    BATCH_WAIT,
-};
-pub use kong_sync::KongSync;
-pub use network::{parse_samples, Latency, Network};
-pub use spec::{fleet_candidates, Fleets};
-pub use strategy::{divided_limit, Cost, Env, MakeReplica, PerReplica, Rounding, Strategy};
-
+use super::balancer::Balancer;
+use super::strategy::{Cost, Env, Strategy};
 use crate::clock::Nanos;
 use crate::error::Result;
 use crate::model::{Admit, Decision};
@@ -106,6 +53,34 @@ pub struct ReplicaTally {
     pub memory_bytes: u64,
 }
 
+/// A strategy's settings as typed fields, so the fleet's tables and
+/// charts never read them out of its label.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StrategyParams {
+    /// The strategy's label without its sync period: the line a sync
+    /// sweep draws.
+    pub family: String,
+    /// The sync period, for strategies that have one (ms).
+    pub sync_ms: Option<u64>,
+}
+
+/// Who a fleet is: its strategy's and balancer's labels and settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Identity {
+    /// The strategy's label.
+    pub strategy: String,
+    /// The strategy's settings.
+    pub params: StrategyParams,
+    /// The balancer's label.
+    pub balancer: String,
+    /// The balancer's type.
+    pub balancer_type: String,
+    /// The balancer has explicit weights.
+    pub weighted: bool,
+    /// The balancer's skew, when it has one.
+    pub skew: Option<f64>,
+}
+
 /// What a fleet reports after its run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FleetReport {
@@ -125,8 +100,12 @@ pub struct FleetReport {
     pub per_replica: Vec<ReplicaTally>,
     /// Balancer state (ring, table, sticky pins), bytes.
     pub balancer_bytes: u64,
-    /// The sync period, for strategies that have one (ms).
-    pub sync_ms: Option<u64>,
+    /// The strategy's settings the charts read.
+    pub params: StrategyParams,
+    /// The balancer's type (`round_robin`, `maglev`, ...).
+    pub balancer_type: String,
+    /// The balancer has explicit weights.
+    pub weighted: bool,
     /// The balancer's skew, when it has one.
     pub skew: Option<f64>,
     /// Requests admitted in each second of the run.
@@ -138,6 +117,28 @@ pub struct FleetReport {
     /// Requests the fleet-wide exact sliding log admits in each second
     /// (kept by the first fleet of a run with events only).
     pub exact_per_s: Vec<u64>,
+}
+
+/// Where a fleet reads the Unix time of virtual time zero from: the
+/// runner that feeds it knows it only at the first request (a trace's
+/// first time). The runner implements this, so the fleet needs nothing of
+/// the runner's types.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::fleet::UnixOrigin;
+/// struct Fixed(u64);
+/// impl UnixOrigin for Fixed {
+///     fn unix_ns(&self) -> Option<u64> {
+///         Some(self.0)
+///     }
+/// }
+/// assert_eq!(Fixed(7).unix_ns(), Some(7));
+/// ```
+pub trait UnixOrigin: Send {
+    /// Unix ns of virtual time zero, once known.
+    fn unix_ns(&self) -> Option<Nanos>;
 }
 
 /// Most one-second bins of the admitted timeline (a day).
@@ -167,8 +168,8 @@ pub struct Fleet {
     resolved: Vec<(u64, bool)>,
     tickets: u64,
     /// The run's time origin, read into `env.origin_ns` at the first
-    /// request (None: keep the Env's own).
-    origin: Option<crate::lab::decision::Origin>,
+    /// request it is known for (None: keep the Env's own).
+    origin: Option<Box<dyn UnixOrigin>>,
 }
 
 /// Counts one admitted request in its one-second bin.
@@ -191,8 +192,7 @@ impl Fleet {
         strategy: Box<dyn Strategy>,
         mut events: Vec<Event>,
         env: Env,
-        labels: (String, String),
-        params: (Option<u64>, Option<f64>),
+        id: Identity,
     ) -> (Self, Arc<Mutex<FleetReport>>) {
         events.sort_by_key(|e| e.at);
         let scale_events = events
@@ -219,10 +219,12 @@ impl Fleet {
         let report = Arc::new(Mutex::new(FleetReport {
             replicas: n,
             peak_replicas: n,
-            balancer: labels.0,
-            strategy: labels.1,
-            sync_ms: params.0,
-            skew: params.1,
+            balancer: id.balancer,
+            strategy: id.strategy,
+            params: id.params,
+            balancer_type: id.balancer_type,
+            weighted: id.weighted,
+            skew: id.skew,
             scale_events,
             disturbances,
             ..FleetReport::default()
@@ -253,7 +255,7 @@ impl Fleet {
     /// Takes the Unix time of virtual time zero from the run's origin (a
     /// trace's first request, a workload's epoch) once it is known: the
     /// stores' Unix-aligned windows and Redis's TIME follow it.
-    pub fn with_origin(mut self, origin: crate::lab::decision::Origin) -> Self {
+    pub fn with_origin(mut self, origin: Box<dyn UnixOrigin>) -> Self {
         self.origin = Some(origin);
         self
     }
@@ -421,8 +423,9 @@ impl Admit for Fleet {
     /// settled then (a request of the next batch earlier than such a
     /// decision is then seen after it: exact within a batch of 65,536).
     fn admit_batch(&mut self, reqs: &[(u32, u64, Nanos)], out: &mut Vec<Decision>) -> Result<()> {
-        if let Some(o) = self.origin.take_if(|o| o.is_set()) {
-            self.env.origin_ns = o.get();
+        if let Some(t) = self.origin.as_ref().and_then(|o| o.unix_ns()) {
+            self.env.origin_ns = t;
+            self.origin = None;
         }
         out.reserve(reqs.len());
         for &(key, w, now) in reqs {

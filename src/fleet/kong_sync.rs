@@ -50,7 +50,7 @@
 //! a request that arrives then; otherwise in the order they were sent.
 
 use super::central::Counters;
-use super::strategy::{Env, Strategy};
+use super::strategy::{admit_settled, Env, Strategy};
 use super::FastMap;
 use crate::clock::{Nanos, SECOND};
 use crate::error::Result;
@@ -262,14 +262,7 @@ impl Strategy for KongSync {
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
         self.own_tickets += 1;
         let ticket = u64::MAX - self.own_tickets;
-        if let Some(d) = self.admit_ticket(r, key, w, t, env, ticket)? {
-            return Ok(d);
-        }
-        self.settle(env)?;
-        let i = self.resolved.iter().position(|&(x, _)| x == ticket);
-        Ok(Decision::from_allowed(
-            i.is_some_and(|i| self.resolved.remove(i).1),
-        ))
+        admit_settled(self, r, key, w, t, env, ticket)
     }
 
     fn admit_ticket(

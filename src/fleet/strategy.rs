@@ -66,7 +66,7 @@ impl Env {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::deployment::{Env, Latency, Network, TIME_ZERO_UNIX_S};
+    /// use ratelab::fleet::{Env, Latency, Network, TIME_ZERO_UNIX_S};
     /// let mut e = Env::new(Network::new(Latency::Fixed(1_000_000), 0.0, ratelab::rng::sim_rng(1)));
     /// assert_eq!(e.unix_ns(5), TIME_ZERO_UNIX_S * 1_000_000_000 + 5);
     /// e.origin_ns = 7_000_000_000;
@@ -113,6 +113,31 @@ impl Env {
         self.cost.added_latency_ns += u128::from(rtt);
         Some(rtt)
     }
+}
+
+/// [`Strategy::admit`] of a strategy that decides through tickets: the
+/// request under `ticket` (the strategies count their own down from the
+/// top of the range, the fleet's up from 1), settled at once if its
+/// decision is pending. One body for the store-backed strategies, so a
+/// direct `admit` (the reference tests) decides as the fleet does.
+pub(crate) fn admit_settled<S: Strategy + ?Sized>(
+    s: &mut S,
+    r: usize,
+    key: u32,
+    w: u64,
+    t: Nanos,
+    env: &mut Env,
+    ticket: u64,
+) -> Result<Decision> {
+    if let Some(d) = s.admit_ticket(r, key, w, t, env, ticket)? {
+        return Ok(d);
+    }
+    s.settle(env)?;
+    let mut out = Vec::new();
+    s.resolved(&mut out);
+    Ok(Decision::from_allowed(
+        out.iter().any(|&(x, allowed)| x == ticket && allowed),
+    ))
 }
 
 /// A coordination strategy over replicas `0..n`.
@@ -175,7 +200,7 @@ pub enum Rounding {
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::{divided_limit, Rounding};
+/// use ratelab::fleet::{divided_limit, Rounding};
 /// assert_eq!(divided_limit(100, 8, 0, Rounding::Floor), 12);
 /// assert_eq!(divided_limit(100, 8, 0, Rounding::Ceil), 13);
 /// assert_eq!(divided_limit(100, 8, 20, Rounding::Nearest), 15);

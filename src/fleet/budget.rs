@@ -45,6 +45,16 @@ pub enum Footprint {
     Store(f64),
 }
 
+/// What a strategy costs, for the estimate: its per-key state and the
+/// simulated operations of a request (a function of the replica count).
+#[derive(Debug, Clone, Copy)]
+pub struct StrategyCost {
+    /// Its per-key state.
+    pub foot: Footprint,
+    /// Operations a request costs on `n` replicas.
+    pub ops_per_request: fn(usize) -> f64,
+}
+
 /// One fleet of a grid, as far as its cost goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetPlan {
@@ -96,7 +106,7 @@ impl Load {
     /// # Examples
     ///
     /// ```
-    /// use ratelab::lab::decision::deployment::Load;
+    /// use ratelab::fleet::Load;
     /// let w = serde_json::from_str(r#"{"type": "poisson",
     ///     "keys": {"type": "uniform", "keys": 100}, "rate": 10.0, "duration_s": 100.0}"#).unwrap();
     /// let load = Load::of(&w);
@@ -247,53 +257,6 @@ pub fn per_key_bytes(plan: &[FleetPlan]) -> u64 {
         .min(u64::MAX as f64) as u64
 }
 
-/// Refuses a deployment event that starts after the run's end (`end_s`
-/// seconds): it would never happen, and its row of the converge table
-/// would read "none" as if the fleet had not converged. Names the event's
-/// field.
-pub fn check_event_times(
-    scenario: &crate::scenario::Scenario,
-    dep: &serde_json::Value,
-    end_s: f64,
-) -> crate::error::Result<()> {
-    let Some(events) = dep.get("events").and_then(serde_json::Value::as_array) else {
-        return Ok(());
-    };
-    for (i, e) in events.iter().enumerate() {
-        for k in ["at_s", "from_s"] {
-            if let Some(t) = e.get(k).and_then(serde_json::Value::as_f64)
-                && t > end_s
-            {
-                return Err(scenario.field_error(
-                    format!("deployment.events[{i}].{k}"),
-                    format!(
-                        "value {}: after the run's end ({end_s} s): expected a time within the run",
-                        seconds_text(t)
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A time in seconds as a message shows it: huge values in exponent form.
-///
-/// # Examples
-///
-/// ```
-/// use ratelab::lab::decision::deployment::seconds_text;
-/// assert_eq!(seconds_text(60.0), "60");
-/// assert_eq!(seconds_text(1e300), "1e300");
-/// ```
-pub fn seconds_text(t: f64) -> String {
-    if t.abs() >= 1e15 {
-        format!("{t:e}")
-    } else {
-        format!("{t}")
-    }
-}
-
 /// Operations a request costs under a central store.
 pub fn central(_n: usize) -> f64 {
     5.0
@@ -325,69 +288,32 @@ pub fn local(_n: usize) -> f64 {
     1.0
 }
 
+/// The grid's plans, kept with its fleets: every estimate is made here.
+impl super::render::Fleets {
+    /// Adds a fleet's plan (in candidate order, before any is built).
+    pub fn plan_fleet(&mut self, plan: FleetPlan) {
+        self.plan.push(plan);
+    }
+
+    /// Each fleet's plan, in candidate order.
+    pub fn plan(&self) -> &[FleetPlan] {
+        &self.plan
+    }
+
+    /// The most fleet state a distinct key costs, all fleets (bytes).
+    pub fn per_key_bytes(&self) -> u64 {
+        per_key_bytes(&self.plan)
+    }
+
+    /// The grid's cost estimate for `workload` (see [`Load`](Load)).
+    pub fn estimate(&self, workload: &crate::workload::timed::TimedWorkload) -> Estimate {
+        estimate(&self.plan, &Load::of(workload))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Each fleet of a grid (every strategy, two replica counts, a key-blind
-    /// and a key-hash balancer) run, and what it measured (operations:
-    /// requests + store operations + messages; state: the sum of its
-    /// replicas' `memory_bytes`) compared with the estimate made before it
-    /// was built: within 2x both ways.
-    #[test]
-    fn estimates_are_within_2x_of_what_the_fleets_measure() {
-        let json = r#"{"name": "grid", "kind": "decision_accuracy", "seed": 5,
-          "policy": {"limit": 20, "interval_ms": 1000}, "shapes": [],
-          "workload": {"type": "poisson", "keys": {"type": "zipf", "keys": 3000, "s": 1.0},
-                       "rate": 400.0, "duration_s": 30.0},
-          "deployment": {"replicas": [3, 8], "balancer": ["round_robin", {"type": "ring_hash"}],
-            "strategies": [{"strategy": "local", "model": "token_bucket"},
-                           {"strategy": "divided", "model": "gcra"},
-                           {"strategy": "central"},
-                           {"strategy": "periodic_sync", "sync_ms": 1000},
-                           {"strategy": "periodic_sync", "flavor": "apisix", "sync_ms": 500},
-                           {"strategy": "gubernator"},
-                           {"strategy": "gubernator", "behavior": "forwarding"}]}}"#;
-        let scenario =
-            crate::scenario::Scenario::parse(std::path::Path::new("grid.json"), json).unwrap();
-        let ctx = crate::lab::RunContext::for_scenario(&scenario);
-        let prep = crate::lab::decision::prepare(&scenario, &ctx, Vec::new()).unwrap();
-        let plan = prep.fleets.as_ref().unwrap().plan().to_vec();
-        let load = Load::of(prep.p.workload.as_ref().unwrap());
-        drop(prep);
-        let out = crate::lab::decision::run_with(&scenario, &ctx, Vec::new()).unwrap();
-        let rows = out.json["fleet"].as_array().unwrap();
-        assert_eq!(rows.len(), plan.len());
-        let requests = out.json["requests"]["lines"].as_f64().unwrap();
-        let within = |est: f64, got: f64| est <= 2.0 * got && got <= 2.0 * est;
-        let mut compared_bytes = 0;
-        for (p, row) in plan.iter().zip(rows) {
-            let name = row["algorithm"].as_str().unwrap();
-            let e = estimate(std::slice::from_ref(p), &load);
-            let ops =
-                requests + row["store_ops"].as_f64().unwrap() + row["messages"].as_f64().unwrap();
-            assert!(
-                within(e.ops, ops),
-                "{name}: {} estimated, {ops} measured",
-                e.ops
-            );
-            let bytes: f64 = row["per_replica"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["memory_bytes"].as_f64().unwrap())
-                .sum();
-            if !matches!(p.foot, Footprint::Store(_)) {
-                compared_bytes += 1;
-                assert!(
-                    within(e.replica_bytes, bytes),
-                    "{name}: {} bytes estimated, {bytes} measured",
-                    e.replica_bytes
-                );
-            }
-        }
-        assert_eq!(compared_bytes, 20);
-    }
 
     #[test]
     fn zipf_buckets_keep_the_requests_and_the_keys() {

@@ -371,7 +371,7 @@ impl Strategy for ApisixSync {
 mod tests {
     use super::*;
     use crate::clock::SECOND;
-    use crate::lab::decision::deployment::{Latency, Network};
+    use crate::fleet::{Latency, Network};
     use crate::rng::sim_rng;
 
     fn env() -> Env {

@@ -46,7 +46,7 @@ use xxhash_rust::xxh64::xxh64;
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::host_address;
+/// use ratelab::fleet::host_address;
 /// assert_eq!(host_address(0), "10.0.0.1:8080");
 /// assert_eq!(host_address(251), "10.0.1.2:8080");
 /// ```
@@ -292,7 +292,7 @@ impl ReplicaFeed {
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::last_upstream;
+/// use ratelab::fleet::last_upstream;
 /// assert_eq!(last_upstream("10.0.0.1:80, 10.0.0.2:80"), "10.0.0.2:80");
 /// assert_eq!(last_upstream("10.0.0.1:80 : 10.0.0.3:80"), "10.0.0.3:80");
 /// assert_eq!(last_upstream("pod-a"), "pod-a");

@@ -34,7 +34,7 @@ pub const CONVERGE_TOLERANCE: f64 = 0.10;
 ///
 /// # Examples
 /// ```
-/// use ratelab::lab::decision::deployment::time_to_converge;
+/// use ratelab::fleet::time_to_converge;
 /// // The fleet admits double for 3 s after an event at 10.5 s.
 /// let exact = vec![100; 30];
 /// let mut fleet = exact.clone();
