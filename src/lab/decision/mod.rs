@@ -32,6 +32,7 @@
 //! key order, which is what makes a pass over many keys fast (`pass`).
 
 mod candidates;
+mod checks;
 pub(crate) mod fleet;
 mod fleet_strategies;
 mod pass;
@@ -59,6 +60,7 @@ use crate::report::Output;
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::TimeUnit;
+use checks::{check_budget, unseen_watch, validate, watch_after_end};
 use pass::Lab;
 use serde::Deserialize;
 use source::{find_flash, Source, Split};
@@ -288,130 +290,6 @@ fn default_slack() -> i64 {
     10
 }
 
-/// Checks every field before anything is built.
-fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
-    if p.policy.limit == 0 || p.policy.limit > u64::from(u32::MAX) {
-        return Err(scenario.field_error(
-            "policy.limit",
-            format!("value {}: expected 1..=4294967295", p.policy.limit),
-        ));
-    }
-    if p.policy.interval_ms == 0 || p.policy.interval_ms > 86_400_000 {
-        return Err(scenario.field_error(
-            "policy.interval_ms",
-            format!("value {}: expected 1..=86400000", p.policy.interval_ms),
-        ));
-    }
-    if p.policy.interval_ms * MILLI / p.policy.limit == 0 {
-        return Err(scenario.field_error(
-            "policy",
-            format!(
-                "{} per {} ms is more than one per nanosecond",
-                p.policy.limit, p.policy.interval_ms
-            ),
-        ));
-    }
-    if let Some(e) = &p.epoch {
-        if p.trace.is_some() {
-            return Err(scenario.field_error(
-                "epoch",
-                format!("value {e:?}: a trace's times are absolute (its first request is the time origin); epoch applies to workloads"),
-            ));
-        }
-        parse_epoch(e).map_err(|m| scenario.field_error("epoch", m))?;
-    }
-    match (&p.workload, &p.trace) {
-        (Some(w), None) => w.validate(&scenario.path, "workload")?,
-        (None, Some(t)) => {
-            if t.path.is_empty() {
-                return Err(scenario.field_error(
-                    "trace.path",
-                    "empty: expected a trace file (relative to the scenario) or - for standard input",
-                ));
-            }
-            if let Some(u) = &t.unit {
-                u.parse::<TimeUnit>()
-                    .map_err(|m| scenario.field_error("trace.unit", m))?;
-            }
-            t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
-            validation::check(scenario, t)?;
-        }
-        _ => {
-            return Err(
-                scenario.field_error("workload", "expected exactly one of `workload` and `trace`")
-            )
-        }
-    }
-    for (i, s) in p.shapes.iter().enumerate() {
-        let mem = EstimatorConfig::new(s.hashes, s.slots)
-            .memory_bytes()
-            .saturating_mul(2);
-        if s.hashes == 0 || s.slots == 0 || s.hashes > 64 || mem > ctx.max_memory {
-            return Err(scenario.field_error(
-                format!("shapes[{i}]"),
-                format!(
-                    "{}x{}: expected 1..=64 hashes, >= 1 slot, at most {} for both windows",
-                    s.hashes,
-                    s.slots,
-                    bytes_human(ctx.max_memory)
-                ),
-            ));
-        }
-    }
-    if let Some(w) = &p.watch {
-        if !w.from_s.is_finite() || w.from_s < 0.0 {
-            return Err(scenario.field_error(
-                "watch.from_s",
-                format!("value {}: expected a finite number >= 0", w.from_s),
-            ));
-        }
-        if let Some(wl) = &p.workload
-            && w.from_s > wl.duration_s()
-        {
-            return Err(watch_after_end(scenario, w.from_s, wl.duration_s()));
-        }
-    }
-    Ok(())
-}
-
-/// A watched key whose abuse starts after the run's end: its onset would be
-/// empty and every limiter "never over".
-fn watch_after_end(scenario: &Scenario, from_s: f64, end_s: f64) -> Error {
-    scenario.field_error(
-        "watch.from_s",
-        format!(
-            "value {}: after the run's end ({end_s} s): expected a time within the run",
-            crate::fleet::seconds_text(from_s)
-        ),
-    )
-}
-
-/// Refuses a workload over the work or memory budget; `limiters` counts the
-/// candidates and the two exact limiters each request goes through.
-fn check_budget(scenario: &Scenario, p: &Params, ctx: &RunContext, limiters: usize) -> Result<()> {
-    if let Some(w) = &p.workload {
-        // Every request goes through each candidate and the two exact
-        // limiters; per-key state lives in dense vectors indexed by key id.
-        let events = w.max_events();
-        ctx.check_work(
-            scenario,
-            "workload",
-            events * limiters as f64,
-            6.0,
-            &format!("up to {events:.0} requests x {limiters} limiters"),
-        )?;
-        let keys = (w.key_space() as f64).min(events.max(1.0));
-        ctx.check_memory(
-            scenario,
-            "workload",
-            keys * PER_KEY_BYTES as f64,
-            &format!("{keys:.0} keys of per-key limiter state"),
-            "fewer keys",
-        )?;
-    }
-    Ok(())
-}
-
 /// Upper estimate of the state one key id costs across every keyed limiter,
 /// the exact oracles and the per-key tallies.
 const PER_KEY_BYTES: u64 = 512;
@@ -524,17 +402,6 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
         f.commit()?;
     }
     Ok(out)
-}
-
-/// The error of a watched key no request has.
-fn unseen_watch(scenario: &Scenario, w: &Watch) -> Error {
-    scenario.field_error(
-        "watch.key",
-        format!(
-            "value {:?}: no request of the workload or trace has this key",
-            w.key
-        ),
-    )
 }
 
 /// A scenario checked and its candidates built, before any request is read.
@@ -707,115 +574,4 @@ fn unique_names(scenario: &Scenario, cands: &[Candidate]) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::workload::timed::KeyChoice;
-    use serde_json::json;
-    use std::time::Duration;
-
-    fn scenario(params: serde_json::Value) -> Scenario {
-        let mut v = json!({"name": "t", "kind": "decision_accuracy", "seed": 3});
-        if let (Some(m), Some(pm)) = (v.as_object_mut(), params.as_object()) {
-            for (k, x) in pm {
-                m.insert(k.clone(), x.clone());
-            }
-        }
-        Scenario::parse(std::path::Path::new("t.json"), &v.to_string()).unwrap()
-    }
-
-    fn row<'a>(j: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-        j["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["algorithm"] == name)
-            .unwrap()
-    }
-
-    fn small(duration_s: f64) -> serde_json::Value {
-        json!({
-            "policy": {"limit": 10, "interval_ms": 1000},
-            "shapes": [{"hashes": 4, "slots": 64}],
-            "workload": {"type": "mix", "parts": [
-                {"type": "poisson", "keys": {"type": "zipf", "keys": 200, "s": 1.1}, "rate": 400.0, "duration_s": duration_s},
-                {"type": "flash_crowd", "keys": {"type": "uniform", "keys": 5}, "rate": 5.0,
-                 "flash_rate": 100.0, "flash_start_s": 5.0, "flash_duration_s": 3.0, "duration_s": duration_s}
-            ]}
-        })
-    }
-
-    #[test]
-    fn exact_counters_beat_a_tiny_sketch_and_oracle_is_self_consistent() {
-        let s = scenario(small(20.0));
-        let out = run(&s, &RunContext::for_scenario(&s)).unwrap();
-        let j = &out.json;
-        let o = row(j, "exact sliding log (oracle)");
-        assert_eq!(o["false_allow"], 0);
-        assert_eq!(o["false_deny"], 0);
-        let exact = row(j, "pingora Rate proportional exact")["wrong_pct"]
-            .as_f64()
-            .unwrap();
-        let tiny = row(j, "pingora Rate proportional 4x64")["wrong_pct"]
-            .as_f64()
-            .unwrap();
-        assert!(tiny > exact, "sketch {tiny} vs exact {exact}");
-        // The sketch only overcounts: its extra errors are false denies.
-        let fd = |n: &str| row(j, n)["false_deny"].as_u64().unwrap();
-        assert!(fd("pingora Rate docs 4x64") >= fd("pingora Rate docs exact"));
-        // The flash key (id 205) is denied by the oracle within the first
-        // interval of its burst (100/s against 10/s).
-        let first = o["first_deny_after_s"].as_f64().unwrap();
-        assert!(first < 1.0, "{first}");
-        assert_eq!(j["watched"]["key"], "205");
-        // The global tower instance denies most traffic.
-        assert!(
-            row(j, "tower RateLimit global")["false_deny_pct"]
-                .as_f64()
-                .unwrap()
-                > 50.0
-        );
-    }
-
-    #[test]
-    fn an_hour_of_virtual_traffic_runs_without_real_time() {
-        // 1 hour at 20/s through governor's fake clock: if anything slept
-        // on the real clock this would never finish.
-        let w = json!({
-            "policy": {"limit": 5, "interval_ms": 1000},
-            "shapes": [{"hashes": 2, "slots": 16}],
-            "workload": {"type": "poisson", "keys": {"type": "uniform", "keys": 3}, "rate": 20.0, "duration_s": 3600.0}
-        });
-        let s = scenario(w);
-        let start = std::time::Instant::now();
-        let out = run(&s, &RunContext::for_scenario(&s)).unwrap();
-        assert!(start.elapsed() < Duration::from_secs(20));
-        let g = row(&out.json, "governor GCRA per key");
-        // 3 keys at ~6.7/s against 5/s: governor denies some, and a GCRA
-        // with burst = limit is close to the sliding log.
-        assert!(g["allowed"].as_u64().unwrap() > 40_000);
-        assert!(g["wrong_pct"].as_f64().unwrap() < 30.0);
-        assert!(out.json["requests"]["duration_s"].as_f64().unwrap() > 3590.0);
-    }
-
-    #[test]
-    fn flash_key_is_found_inside_a_mix() {
-        let w: TimedWorkload = serde_json::from_value(small(10.0)["workload"].clone()).unwrap();
-        assert_eq!(find_flash(&w, 0), Some((205, 5.0, 3.0)));
-        let plain = TimedWorkload::Poisson {
-            keys: KeyChoice::Uniform { keys: 3 },
-            rate: 1.0,
-            duration_s: 1.0,
-        };
-        assert_eq!(find_flash(&plain, 0), None);
-    }
-
-    #[test]
-    fn limit_zero_is_a_field_error() {
-        let mut v = small(1.0);
-        v["policy"]["limit"] = json!(0);
-        let s = scenario(v);
-        let e = run(&s, &RunContext::for_scenario(&s)).err().unwrap();
-        assert!(e.message().contains("field policy.limit"), "{e}");
-        assert_eq!(e.exit_code(), 2);
-    }
-}
+mod tests;

@@ -1,0 +1,145 @@
+//! What a decision scenario is checked for before anything runs: its
+//! fields against each other, the watched key, and the work and memory
+//! budget.
+
+use super::*;
+
+/// Checks every field before anything is built.
+pub(super) fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
+    if p.policy.limit == 0 || p.policy.limit > u64::from(u32::MAX) {
+        return Err(scenario.field_error(
+            "policy.limit",
+            format!("value {}: expected 1..=4294967295", p.policy.limit),
+        ));
+    }
+    if p.policy.interval_ms == 0 || p.policy.interval_ms > 86_400_000 {
+        return Err(scenario.field_error(
+            "policy.interval_ms",
+            format!("value {}: expected 1..=86400000", p.policy.interval_ms),
+        ));
+    }
+    if p.policy.interval_ms * MILLI / p.policy.limit == 0 {
+        return Err(scenario.field_error(
+            "policy",
+            format!(
+                "{} per {} ms is more than one per nanosecond",
+                p.policy.limit, p.policy.interval_ms
+            ),
+        ));
+    }
+    if let Some(e) = &p.epoch {
+        if p.trace.is_some() {
+            return Err(scenario.field_error(
+                "epoch",
+                format!("value {e:?}: a trace's times are absolute (its first request is the time origin); epoch applies to workloads"),
+            ));
+        }
+        parse_epoch(e).map_err(|m| scenario.field_error("epoch", m))?;
+    }
+    match (&p.workload, &p.trace) {
+        (Some(w), None) => w.validate(&scenario.path, "workload")?,
+        (None, Some(t)) => {
+            if t.path.is_empty() {
+                return Err(scenario.field_error(
+                    "trace.path",
+                    "empty: expected a trace file (relative to the scenario) or - for standard input",
+                ));
+            }
+            if let Some(u) = &t.unit {
+                u.parse::<TimeUnit>()
+                    .map_err(|m| scenario.field_error("trace.unit", m))?;
+            }
+            t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
+            validation::check(scenario, t)?;
+        }
+        _ => {
+            return Err(
+                scenario.field_error("workload", "expected exactly one of `workload` and `trace`")
+            )
+        }
+    }
+    for (i, s) in p.shapes.iter().enumerate() {
+        let mem = EstimatorConfig::new(s.hashes, s.slots)
+            .memory_bytes()
+            .saturating_mul(2);
+        if s.hashes == 0 || s.slots == 0 || s.hashes > 64 || mem > ctx.max_memory {
+            return Err(scenario.field_error(
+                format!("shapes[{i}]"),
+                format!(
+                    "{}x{}: expected 1..=64 hashes, >= 1 slot, at most {} for both windows",
+                    s.hashes,
+                    s.slots,
+                    bytes_human(ctx.max_memory)
+                ),
+            ));
+        }
+    }
+    if let Some(w) = &p.watch {
+        if !w.from_s.is_finite() || w.from_s < 0.0 {
+            return Err(scenario.field_error(
+                "watch.from_s",
+                format!("value {}: expected a finite number >= 0", w.from_s),
+            ));
+        }
+        if let Some(wl) = &p.workload
+            && w.from_s > wl.duration_s()
+        {
+            return Err(watch_after_end(scenario, w.from_s, wl.duration_s()));
+        }
+    }
+    Ok(())
+}
+
+/// A watched key whose abuse starts after the run's end: its onset would be
+/// empty and every limiter "never over".
+pub(super) fn watch_after_end(scenario: &Scenario, from_s: f64, end_s: f64) -> Error {
+    scenario.field_error(
+        "watch.from_s",
+        format!(
+            "value {}: after the run's end ({end_s} s): expected a time within the run",
+            crate::fleet::seconds_text(from_s)
+        ),
+    )
+}
+
+/// Refuses a workload over the work or memory budget; `limiters` counts the
+/// candidates and the two exact limiters each request goes through.
+pub(super) fn check_budget(
+    scenario: &Scenario,
+    p: &Params,
+    ctx: &RunContext,
+    limiters: usize,
+) -> Result<()> {
+    if let Some(w) = &p.workload {
+        // Every request goes through each candidate and the two exact
+        // limiters; per-key state lives in dense vectors indexed by key id.
+        let events = w.max_events();
+        ctx.check_work(
+            scenario,
+            "workload",
+            events * limiters as f64,
+            6.0,
+            &format!("up to {events:.0} requests x {limiters} limiters"),
+        )?;
+        let keys = (w.key_space() as f64).min(events.max(1.0));
+        ctx.check_memory(
+            scenario,
+            "workload",
+            keys * PER_KEY_BYTES as f64,
+            &format!("{keys:.0} keys of per-key limiter state"),
+            "fewer keys",
+        )?;
+    }
+    Ok(())
+}
+
+/// The error of a watched key no request has.
+pub(super) fn unseen_watch(scenario: &Scenario, w: &Watch) -> Error {
+    scenario.field_error(
+        "watch.key",
+        format!(
+            "value {:?}: no request of the workload or trace has this key",
+            w.key
+        ),
+    )
+}
