@@ -321,18 +321,17 @@ pub fn open_trace_input(path: &Path, opts: &InputOptions) -> Result<Opened> {
             )));
         }
         if spec.is_none() && opts.spread.is_some() {
-            return Err(Error::input(
-                "--spread: applies to access logs with whole-second times (--format combined, common, nginx, cloudfront)",
-            ));
+            return Err(Error::input(format!(
+                "--spread: applies to access logs with whole-second times (--format {})",
+                crate::workload::trace::log::whole_second_formats()
+            )));
         }
         let all: Vec<usize> = (0..plan.files.len()).collect();
         let reader = TraceReader::open_parts(&plan, &all, trace_opts, spec.as_ref())?;
         return Ok(Opened::Timed(Box::new(reader)));
     }
     if let Some(spec) = opts.log_spec(path)? {
-        if opts.unit.is_some()
-            && !matches!(spec.format.as_str(), "jsonl" | "envoy-json" | "parquet")
-        {
+        if opts.unit.is_some() && !crate::workload::trace::log::takes_unit(&spec.format) {
             return Err(Error::input(format!(
                 "--time-unit: the {} format's times carry their own unit (it applies to CSV time/timestamp columns and JSON numbers)",
                 spec.format
@@ -342,9 +341,10 @@ pub fn open_trace_input(path: &Path, opts: &InputOptions) -> Result<Opened> {
         return Ok(Opened::Timed(Box::new(reader)));
     }
     if opts.spread.is_some() {
-        return Err(Error::input(
-            "--spread: applies to access logs with whole-second times (--format combined, common, nginx, cloudfront)",
-        ));
+        return Err(Error::input(format!(
+            "--spread: applies to access logs with whole-second times (--format {})",
+            crate::workload::trace::log::whole_second_formats()
+        )));
     }
     // Opened once: standard input, a pipe or process substitution reads as
     // a file does (the kind is told from the bytes read, never by opening

@@ -647,3 +647,59 @@ fn the_model_reference_covers_every_candidate_and_parameter() {
         }
     }
 }
+
+/// The architecture chapter's "Adding ..." sections name the files to
+/// touch: each named file exists (a `<name>` file's folder does), a
+/// section names at most three files of code, and each table it adds a
+/// row of (`MODELS`, `FORMATS`, `STRATEGIES`) is a `const` in one of its
+/// files.
+#[test]
+fn the_architecture_chapter_names_the_files_to_touch() {
+    let root = common::root();
+    let text = std::fs::read_to_string(root.join("docs/book/src/architecture.md")).unwrap();
+    let mut sections = 0;
+    for sec in text.split("\n## ").filter(|s| s.starts_with("Adding ")) {
+        sections += 1;
+        let title = sec.lines().next().unwrap();
+        let ticked: Vec<&str> = sec.split('`').skip(1).step_by(2).collect();
+        let files: Vec<&str> = ticked
+            .iter()
+            .copied()
+            .filter(|t| (t.starts_with("src/") || t.starts_with("docs/")) && t.contains('.'))
+            .collect();
+        assert!(!files.is_empty(), "{title}: names no file");
+        let mut code = std::collections::BTreeSet::new();
+        for f in &files {
+            let p = root.join(f);
+            if f.contains('<') {
+                let dir = p.parent().unwrap();
+                assert!(dir.is_dir(), "{title}: the folder of {f} does not exist");
+            } else {
+                assert!(p.is_file(), "{title}: {f} does not exist");
+            }
+            // Files of code a new thing touches (a longer builder may join
+            // an existing helper file the section names as an option).
+            if f.starts_with("src/") && !sec.contains(&format!("`{f}`, which")) {
+                code.insert(*f);
+            }
+        }
+        assert!(
+            code.len() <= 3,
+            "{title}: {} files of code: {code:?}",
+            code.len()
+        );
+        let tables = sec
+            .split("row of `")
+            .skip(1)
+            .map(|r| r.split('`').next().unwrap());
+        for table in tables {
+            let held = files.iter().filter(|f| !f.contains('<')).any(|f| {
+                std::fs::read_to_string(root.join(f))
+                    .unwrap()
+                    .contains(&format!("const {table}:"))
+            });
+            assert!(held, "{title}: no file it names holds the table {table}");
+        }
+    }
+    assert!(sections >= 3, "{sections} \"Adding ...\" sections");
+}

@@ -178,7 +178,7 @@ impl TraceSpec {
                 Ok(None)
             }
             Some(f) => {
-                if self.unit.is_some() && !matches!(f, "jsonl" | "envoy-json" | "parquet") {
+                if self.unit.is_some() && !crate::workload::trace::log::takes_unit(f) {
                     return Err((
                         "trace.unit".into(),
                         format!("the {f} format's times carry their own unit"),

@@ -501,7 +501,10 @@ fn trace_reading(
     if spec.is_none() && t.spread.is_some() {
         return Err(scenario.field_error(
             "trace.spread",
-            "applies to access logs with whole-second times (trace.format combined, common, nginx, cloudfront)",
+            format!(
+                "applies to access logs with whole-second times (trace.format {})",
+                crate::workload::trace::log::whole_second_formats()
+            ),
         ));
     }
     Ok((opts, spec))

@@ -180,6 +180,13 @@ pub struct FormatRow {
     /// Every line reads the same whatever came before it (no header that
     /// changes the fields): its lines may be parsed in parallel.
     pub lines_stand_alone: bool,
+    /// Its default time field is whole seconds (`$time_local`, W3C's
+    /// `date time`): requests sharing a second are spread within it
+    /// (`spread`).
+    pub whole_seconds: bool,
+    /// Its times may be bare numbers whose unit the user states
+    /// (`--time-unit` / `trace.unit`); other formats' times carry theirs.
+    pub takes_unit: bool,
 }
 
 fn no_log_format(s: &LogSpec) -> Result<(), String> {
@@ -203,6 +210,8 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(nginx::Nginx::new("combined", nginx::COMBINED)?))
         },
+        whole_seconds: true,
+        takes_unit: false,
         lines_stand_alone: true,
     },
     FormatRow {
@@ -213,6 +222,8 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(nginx::Nginx::new("common", nginx::COMMON)?))
         },
+        whole_seconds: true,
+        takes_unit: false,
         lines_stand_alone: true,
     },
     FormatRow {
@@ -225,6 +236,8 @@ pub const FORMATS: &[FormatRow] = &[
             None => Err("format nginx needs its log_format string (--log-format '$remote_addr ... [$time_local] ...')".into()),
         }
         },
+        whole_seconds: true,
+        takes_unit: false,
         lines_stand_alone: true,
     },
     FormatRow {
@@ -236,6 +249,8 @@ pub const FORMATS: &[FormatRow] = &[
                 s.log_format.as_deref().unwrap_or(envoy::DEFAULT),
             )?))
         },
+        whole_seconds: false,
+        takes_unit: false,
         lines_stand_alone: true,
     },
     FormatRow {
@@ -250,6 +265,8 @@ pub const FORMATS: &[FormatRow] = &[
                 s.unit,
             )))
         },
+        whole_seconds: false,
+        takes_unit: true,
         lines_stand_alone: true,
     },
     FormatRow {
@@ -260,6 +277,8 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(json::Json::new("jsonl", json::PLAIN, s.unit)))
         },
+        whole_seconds: false,
+        takes_unit: true,
         lines_stand_alone: true,
     },
     FormatRow {
@@ -270,6 +289,8 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(json::Json::new("parquet", json::PLAIN, s.unit)))
         },
+        whole_seconds: false,
+        takes_unit: true,
         lines_stand_alone: true,
     },
     FormatRow {
@@ -280,6 +301,8 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(alb::Alb::new()))
         },
+        whole_seconds: false,
+        takes_unit: false,
         lines_stand_alone: true,
     },
     FormatRow {
@@ -290,6 +313,8 @@ pub const FORMATS: &[FormatRow] = &[
             no_log_format(s)?;
             Ok(Box::new(w3c::W3c::new()))
         },
+        whole_seconds: true,
+        takes_unit: false,
         lines_stand_alone: false,
     },
 ];
@@ -299,6 +324,37 @@ pub fn format_names() -> String {
     let mut v: Vec<&str> = vec!["csv"];
     v.extend(FORMATS.iter().map(|r| r.name));
     v.join(", ")
+}
+
+/// The formats whose times are whole seconds, for messages: `combined,
+/// common, ...`.
+///
+/// # Examples
+///
+/// ```
+/// let w = ratelab::workload::trace::log::whole_second_formats();
+/// assert!(w.starts_with("combined, common"), "{w}");
+/// ```
+pub fn whole_second_formats() -> String {
+    let v: Vec<&str> = FORMATS
+        .iter()
+        .filter(|r| r.whole_seconds)
+        .map(|r| r.name)
+        .collect();
+    v.join(", ")
+}
+
+/// Whether format `name`'s times may be bare numbers in a unit the user
+/// states (`--time-unit`).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::workload::trace::log::takes_unit;
+/// assert!(takes_unit("jsonl") && !takes_unit("combined"));
+/// ```
+pub fn takes_unit(name: &str) -> bool {
+    FORMATS.iter().any(|r| r.name == name && r.takes_unit)
 }
 
 /// The row of a format name.
