@@ -99,10 +99,10 @@ pub struct SizeArgs {
     /// Never draw the progress bar.
     #[arg(long)]
     pub no_progress: bool,
-    /// With --trace and --limit: run the first-seed bisection, then verify only the
-    /// candidate shapes of shard I of N (each shape's replay needs every key, so the
-    /// search splits by shape: the ladder steps at positions I mod N, on the whole
-    /// trace) and write <OUT>/size.shard-I-of-N.json; `ratelab merge` of every shard
+    /// With --trace and --limit: run the search of the estimate modes of shard I of N
+    /// only (mode m on shard m mod N: docs on 0, proportional on 1; each shape's replay
+    /// needs every key, and one mode's verification walk is sequential) on the whole
+    /// trace and write <OUT>/size.shard-I-of-N.json; `ratelab merge` of every shard
     /// re-reads the trace, looks each verification up instead of replaying it, picks
     /// and writes the size folder byte-identical to the unsharded run's.
     // The doc comment is the --help text, placeholders and all.

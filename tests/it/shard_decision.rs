@@ -295,7 +295,13 @@ fn size_shards_merge_to_the_whole(t: &str, extra: &[&str], ns: &[u32]) {
             let mut a = extra.to_vec();
             a.extend(["--shard", &spec]);
             let out = ok(&size_args(t, p, &a));
-            assert!(out.contains("verifications (docs "), "{out}");
+            // The walk of mode i mod n: docs on shard 0, proportional on 1.
+            let want = match i {
+                0 => "the docs walk: ",
+                1 => "the proportional walk: ",
+                _ => "no estimate mode",
+            };
+            assert!(out.contains(want), "{out}");
             files.push(format!("{p}/size.shard-{i}-of-{n}.json"));
         }
         let merged = tempfile::tempdir().unwrap();

@@ -123,15 +123,15 @@ const FULL_VERIFICATIONS: f64 = 4.0;
 /// reads and adds on cells precomputed per key.
 const UNITS_PER_REQUEST: f64 = 3.0;
 
-/// How a limit sizing's verification units are split across processes.
+/// How a limit sizing's search is split across processes.
 pub enum Split<'a> {
-    /// Every unit evaluated here (the unsharded run).
+    /// Every mode searched here (the unsharded run).
     Whole,
-    /// `size --shard i/n`: only the units with index ≡ i (mod n), written
-    /// as a part; no report.
+    /// `size --shard i/n`: only the walks of the estimate modes with index
+    /// ≡ i (mod n), written as a part; no report.
     Shard(Shard),
-    /// `merge`: every unit's evaluations read from the shards' parts,
-    /// checked to be this job's units, each once on the shard that owns it.
+    /// `merge`: every verification looked up in the shards' parts, checked
+    /// to be this job's, each mode once on the shard that owns it.
     Merge(&'a [(PathBuf, Shard, SizePart)]),
 }
 
@@ -139,7 +139,7 @@ pub enum Split<'a> {
 pub enum LimitOutput {
     /// The report (whole or merged).
     Report(SizeReport),
-    /// A shard's units and a few words on what it holds.
+    /// A shard's walks and a few words on what it holds.
     Part(SizePart, String),
 }
 
@@ -151,9 +151,9 @@ pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
     }
 }
 
-/// [`run_limit_job`] split as `split` says: a shard evaluates its units
-/// and returns them; a merge takes every unit from the parts and renders
-/// the report, the same bytes as the whole run.
+/// [`run_limit_job`] split as `split` says: a shard runs its modes' walks
+/// and returns them; a merge looks every verification up in the parts and
+/// renders the report, the same bytes as the whole run.
 pub fn run_limit_split(job: &LimitJob, input: TraceInput, split: Split<'_>) -> Result<LimitOutput> {
     let targets = job
         .targets
@@ -249,22 +249,22 @@ pub fn run_limit_split(job: &LimitJob, input: TraceInput, split: Split<'_>) -> R
         max_memory: job.max_memory,
         on_eval: &on_eval,
     };
-    // Phase 1 (every process runs it: cheap, one seed), then the walk.
+    let lines = trace.as_ref().map_or(0, |t| t.len() as u64);
+    if let Split::Shard(sh) = split {
+        let part = split::shard_part(&ctx, &job.modes, lines, sh)?;
+        progress.finish();
+        let what = part.summary();
+        return Ok(LimitOutput::Part(part, what));
+    }
+    // Phase 1 (a merge runs it too: cheap, one seed), then the walk.
     let bisects: Vec<Vec<search::ShapeEval>> = job
         .modes
         .par_iter()
         .map(|&m| search::bisect_mode(&ctx, m))
         .collect::<Result<_>>()?;
-    let lines = trace.as_ref().map_or(0, |t| t.len() as u64);
     let merged = match split {
-        Split::Shard(sh) => {
-            let part = split::shard_part(&ctx, &job.modes, &bisects, lines, sh)?;
-            progress.finish();
-            let what = part.summary();
-            return Ok(LimitOutput::Part(part, what));
-        }
-        Split::Whole => None,
-        Split::Merge(parts) => Some(split::Lookup::of(parts, lines, &ctx, &job.modes, &bisects)?),
+        Split::Merge(parts) => Some(split::Lookup::of(parts, lines, &ctx, &job.modes)?),
+        _ => None,
     };
     let results: Vec<ModeResult> = job
         .modes

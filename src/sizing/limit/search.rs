@@ -29,11 +29,9 @@
 //!    every other shape's the search replayed to the end) is a bug and
 //!    stops the command (exit 3).
 //!
-//! `size --shard` splits phase 2 by shape ([`ladder`], [`shard_walk`];
-//! see [`super::split`]): before its first pass the walk only ever verifies
-//! the ladder of each rows' start and its doublings, in memory order, and
-//! after it only that pass's refinement, so shards can take the ladder's
-//! steps round-robin and a merge replays the walk from their results.
+//! `size --shard` splits the search by estimate mode ([`super::split`]):
+//! the walk of one mode is sequential (each verification decides the
+//! next), and splitting it finer costs each shard more than the whole run.
 //!
 //! Monotone in slots only statistically (every shape has its own hash
 //! seed, as in the lab); the verification catches a lucky bisection point.
@@ -498,16 +496,33 @@ fn key(s: &RateShape) -> (u64, usize, u64) {
 /// pick, or with fewer slots than a verified failure of their rows, are
 /// dropped; at most [`MAX_VERIFICATIONS`].
 ///
-/// Before the first pass every verification fails, so the walk visits the
-/// *ladder* ([`ladder`]: each rows' start doubled, memory ascending) up to
-/// its first pass; after it, only the refinement of the pass's rows runs.
-/// That is what lets `size --shard` split it ([`shard_walk`]).
 pub fn finish_mode(
     ctx: &Ctx<'_>,
     mode: RateMode,
     bisect: Vec<ShapeEval>,
     verify: &dyn Fn(RateShape, &'static str) -> Result<ShapeEval>,
 ) -> Result<ModeResult> {
+    let (evaluated, pick, rejected) = walk(ctx, bisect, verify)?;
+    let confirmed = confirm(ctx, mode, &evaluated, pick)?;
+    Ok(ModeResult {
+        mode: super::replay::mode_name(mode),
+        evaluated,
+        pick,
+        rejected,
+        confirmed,
+    })
+}
+
+/// What the verification walk found: every evaluation (the bisection's
+/// first), the pick's index and the rejected shapes.
+pub type Walk = (Vec<ShapeEval>, Option<usize>, Vec<RateShape>);
+
+/// The verification walk of [`finish_mode`], without the confirmation.
+pub fn walk(
+    ctx: &Ctx<'_>,
+    bisect: Vec<ShapeEval>,
+    verify: &dyn Fn(RateShape, &'static str) -> Result<ShapeEval>,
+) -> Result<Walk> {
     let mut queue: Vec<(RateShape, &'static str)> = units_of(&bisect)
         .into_iter()
         .map(|s| (s, "verify"))
@@ -566,88 +581,7 @@ pub fn finish_mode(
             queue.push(n);
         }
     }
-    let confirmed = confirm(ctx, mode, &evaluated, pick)?;
-    Ok(ModeResult {
-        mode: super::replay::mode_name(mode),
-        evaluated,
-        pick,
-        rejected,
-        confirmed,
-    })
-}
-
-/// The ladder of a mode's verification walk: each rows' start (its
-/// cheapest first-seed pass, phase `verify`) and its doublings up to the
-/// memory cap (phase `grow`), in the order the walk pops them (memory,
-/// rows, slots), at most [`MAX_VERIFICATIONS`].
-pub fn ladder(ctx: &Ctx<'_>, bisect: &[ShapeEval]) -> Vec<(RateShape, &'static str)> {
-    let mut out: Vec<(RateShape, &'static str)> = Vec::new();
-    for start in units_of(bisect) {
-        out.push((start, "verify"));
-        let mut s = start;
-        while let Some(n) = grown(ctx, s) {
-            out.push((n, "grow"));
-            s = n;
-        }
-    }
-    out.sort_by_key(|(s, _)| key(s));
-    out.truncate(MAX_VERIFICATIONS);
-    out
-}
-
-/// Shard `index` of `count`'s part of a mode's walk ([`finish_mode`]):
-/// the ladder steps with position ≡ index (mod count), in order, until
-/// the first that passes, then that pass's refinement (assuming, as the
-/// walk would have found, that the step below it in its rows failed: if
-/// it passed, this pass is not the walk's). Whatever the walk asks for is
-/// in exactly one shard's evaluations: every step below the walk's first
-/// pass (all failures) on its owner, the first pass and its refinement
-/// on the pass's owner. Returns the evaluations in order.
-pub fn shard_walk(
-    ctx: &Ctx<'_>,
-    mode: RateMode,
-    bisect: &[ShapeEval],
-    index: u32,
-    count: u32,
-) -> Result<Vec<ShapeEval>> {
-    let steps = ladder(ctx, bisect);
-    let mut out = Vec::new();
-    for (pos, &(shape, phase)) in steps.iter().enumerate() {
-        if pos % count as usize != index as usize {
-            continue;
-        }
-        let e = ctx.verify(mode, shape, phase)?;
-        let ok = e.meets;
-        out.push(e);
-        if !ok {
-            continue;
-        }
-        // The refinement, as the walk runs it after its first pass: down
-        // to the step below in these rows (a start has none).
-        let below = steps
-            .iter()
-            .filter(|(s, _)| s.hashes == shape.hashes && s.slots < shape.slots)
-            .map(|(s, _)| s.slots)
-            .max();
-        if let Some(mut lo) = below {
-            let mut hi = shape.slots;
-            while let Some(m) = between(lo, hi) {
-                let r = RateShape {
-                    hashes: shape.hashes,
-                    slots: m,
-                };
-                let e = ctx.verify(mode, r, "refine")?;
-                if e.meets {
-                    hi = m;
-                } else {
-                    lo = m;
-                }
-                out.push(e);
-            }
-        }
-        break;
-    }
-    Ok(out)
+    Ok((evaluated, pick, rejected))
 }
 
 /// The pick and the frontier shapes through the model on the first seed,

@@ -1,37 +1,37 @@
-//! `size --limit --shard i/n`: the search split by candidate shape.
+//! `size --limit --shard i/n`: the search split across processes.
 //!
 //! Every shape's replay needs every key (one sketch is shared by all of
-//! them), so a shard cannot take a share of the keys; but shapes are
-//! independent of one another. The search ([`super::search`]) is adaptive,
-//! so the split follows its structure:
+//! them), so a shard cannot take a share of the keys; shapes are
+//! independent, but the search ([`super::search`]) is an adaptive walk:
+//! each verification on the claim's fresh seeds decides the next shape,
+//! and nearly all the time goes to the one to four shapes that pass (each
+//! replayed on every one of the 299 seeds of the default claim). A finer
+//! split was built and measured on a 2.7 M-request log: shards verifying
+//! the walk's ladder of shapes round-robin, each up to its first pass and
+//! that pass's refinement (so that whatever the walk needs is on some
+//! shard), cost 1.2x to 2.7x the unsharded CPU *each*, since every shard
+//! verifies a pass of its own and refines it. So the unit of the split is
+//! what is independent and whole: one estimate mode's walk.
 //!
-//! 1. every shard runs the bisection on the first seed ([`bisect_mode`]):
-//!    it is cheap (one seed, replays that stop once a target is lost) and
-//!    it fixes each mode's *ladder* ([`ladder`]): every rows' cheapest
-//!    first-seed pass and its doublings, in the order the verification
-//!    walk pops them. Before its first pass the walk verifies exactly the
-//!    ladder's steps, all failures; after it only that pass's refinement;
-//! 2. shard `i` of `n` verifies the steps at positions ≡ i (mod n) on the
-//!    whole trace, in order, until its first pass, then that pass's
-//!    refinement ([`shard_walk`]), and writes every evaluation, every
-//!    seed's figures included ([`SizePart`]; floats as the shortest
-//!    decimal that reads back to the same bits, serde_json's
-//!    `float_roundtrip`). Steps below the walk's first pass are on their
-//!    owners; the first pass and its refinement on the pass's owner;
-//! 3. `ratelab merge` re-reads the trace for the report's facts and the
-//!    bisection, checks that the parts are this job's (lines, ladders,
-//!    each step on its owner, no shape twice), then runs the walk with
-//!    each verification *looked up* in the parts instead of replayed
-//!    ([`finish_mode`] with [`Lookup::get`]): it only picks. The walk is
-//!    the unsharded run's, so the folder is byte for byte the same.
+//! 1. shard `i` of `n` runs the bisection and the verification walk of the
+//!    modes with index ≡ i (mod n) (`--estimate both`: docs on shard 0,
+//!    proportional on shard 1; shards past the modes have nothing to do)
+//!    on the whole trace, and writes every verification, every seed's
+//!    figures included ([`SizePart`]; floats as the shortest decimal that
+//!    reads back to the same bits, serde_json's `float_roundtrip`);
+//! 2. `ratelab merge` re-reads the trace for the report's facts, runs the
+//!    bisection (cheap: one seed, replays that stop once a target is
+//!    lost), checks the parts (the trace's line count, each mode on the
+//!    shard that owns it, once) and runs the walk with each verification
+//!    *looked up* in the parts instead of replayed ([`finish_mode`] with
+//!    [`Lookup::get`]): it picks, then confirms the pick through the
+//!    model. The walk is the unsharded run's, so the folder is byte for
+//!    byte the same.
 //!
-//! [`bisect_mode`]: super::search::bisect_mode
-//! [`ladder`]: super::search::ladder
-//! [`shard_walk`]: super::search::shard_walk
 //! [`finish_mode`]: super::search::finish_mode
 
 use super::replay::{mode_name, RateShape};
-use super::search::{ladder, shard_walk, Ctx, ShapeEval};
+use super::search::{bisect_mode, walk, Ctx, ShapeEval};
 use crate::error::{Error, Result};
 use crate::lab::shard::Shard;
 use crate::model::rate_limiter::RateMode;
@@ -39,16 +39,13 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// One mode's share of a shard: its ladder (so a part of another trace,
-/// job or build is refused) and this shard's evaluations, in order.
+/// One mode's walk in a shard: its verifications, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModePart {
     /// `docs` or `proportional`.
     pub mode: String,
-    /// The mode's ladder, in the walk's order.
-    pub ladder: Vec<RateShape>,
-    /// This shard's verifications.
+    /// The walk's verifications.
     pub evals: Vec<ShapeEval>,
 }
 
@@ -58,49 +55,55 @@ pub struct ModePart {
 pub struct SizePart {
     /// Request lines of the trace.
     pub lines: u64,
-    /// Per estimate mode, in the job's order.
+    /// The modes this shard owns, in the job's order.
     pub modes: Vec<ModePart>,
 }
 
 impl SizePart {
-    /// "3 of 9 ladder steps verified (docs 1 of 4, proportional 2 of 5), 2 passes".
+    /// "the docs walk: 3 verifications, 315 seed replays".
     pub fn summary(&self) -> String {
+        if self.modes.is_empty() {
+            return "no estimate mode (every mode is on a lower shard)".into();
+        }
         let per: Vec<String> = self
             .modes
             .iter()
-            .map(|m| format!("{} {}", m.mode, m.evals.len()))
+            .map(|m| {
+                format!(
+                    "{} walk: {} verifications, {} seed replays",
+                    m.mode,
+                    m.evals.len(),
+                    m.evals.iter().map(|e| e.seeds.len()).sum::<usize>()
+                )
+            })
             .collect();
-        let evals: usize = self.modes.iter().map(|m| m.evals.len()).sum();
-        let steps: usize = self.modes.iter().map(|m| m.ladder.len()).sum();
-        let seeds: usize = self
-            .modes
-            .iter()
-            .flat_map(|m| &m.evals)
-            .map(|e| e.seeds.len())
-            .sum();
-        format!(
-            "{evals} verifications ({}) of the {steps} ladder steps' search, {seeds} seed replays",
-            per.join(", ")
-        )
+        format!("the {}", per.join("; the "))
     }
 }
 
-/// Shard `sh`'s part: each mode's [`shard_walk`](super::search::shard_walk).
-pub fn shard_part(
-    ctx: &Ctx<'_>,
-    modes: &[RateMode],
-    bisects: &[Vec<ShapeEval>],
-    lines: u64,
-    sh: Shard,
-) -> Result<SizePart> {
-    let modes = modes
+/// Whether shard `sh` owns mode index `mi`.
+fn owns(sh: Shard, mi: usize) -> bool {
+    mi % sh.count as usize == sh.index as usize
+}
+
+/// Shard `sh`'s part: the bisection and the walk of each mode it owns.
+pub fn shard_part(ctx: &Ctx<'_>, modes: &[RateMode], lines: u64, sh: Shard) -> Result<SizePart> {
+    let owned: Vec<RateMode> = modes
+        .iter()
+        .enumerate()
+        .filter(|(mi, _)| owns(sh, *mi))
+        .map(|(_, &m)| m)
+        .collect();
+    let modes = owned
         .par_iter()
-        .zip(bisects)
-        .map(|(&m, b)| {
+        .map(|&m| {
+            let bisect = bisect_mode(ctx, m)?;
+            let n = bisect.len();
+            let verify = |s: RateShape, phase: &'static str| ctx.verify(m, s, phase);
+            let (evaluated, _, _) = walk(ctx, bisect, &verify)?;
             Ok(ModePart {
                 mode: mode_name(m).to_string(),
-                ladder: ladder(ctx, b).into_iter().map(|(s, _)| s).collect(),
-                evals: shard_walk(ctx, m, b, sh.index, sh.count)?,
+                evals: evaluated[n..].to_vec(),
             })
         })
         .collect::<Result<_>>()?;
@@ -110,27 +113,21 @@ pub fn shard_part(
 /// Every shard's verifications, per mode, checked: what a merge's walk
 /// looks its verifications up in.
 pub struct Lookup {
-    /// Per mode: (shape, evaluation, the file it came from).
+    /// Per mode: (evaluation, the file it came from).
     modes: Vec<Vec<(ShapeEval, PathBuf)>>,
 }
 
 impl Lookup {
-    /// Checks `parts` against this merge's trace (`lines`) and ladders (from
-    /// its own bisection): the same modes and ladders, every ladder step's
-    /// evaluation on the shard that owns it, no shape twice, evaluations
-    /// the search can make. An error names the shard file.
+    /// Checks `parts` against this merge's trace (`lines`) and modes: each
+    /// mode on the shard that owns it, once; no shape twice; evaluations
+    /// the walk can make. An error names the shard file.
     pub fn of(
         parts: &[(PathBuf, Shard, SizePart)],
         lines: u64,
         ctx: &Ctx<'_>,
         modes: &[RateMode],
-        bisects: &[Vec<ShapeEval>],
     ) -> Result<Lookup> {
-        let ladders: Vec<Vec<RateShape>> = bisects
-            .iter()
-            .map(|b| ladder(ctx, b).into_iter().map(|(s, _)| s).collect())
-            .collect();
-        let mut out: Vec<Vec<(ShapeEval, PathBuf)>> = vec![Vec::new(); modes.len()];
+        let mut out: Vec<Option<Vec<(ShapeEval, PathBuf)>>> = vec![None; modes.len()];
         for (path, shard, part) in parts {
             let bad = |what: String| Error::input_at(path, "field size", what);
             if part.lines != lines {
@@ -139,49 +136,46 @@ impl Lookup {
                     part.lines
                 )));
             }
-            let names: Vec<&str> = part.modes.iter().map(|m| m.mode.as_str()).collect();
-            let want: Vec<&str> = modes.iter().map(|&m| mode_name(m)).collect();
-            if names != want {
-                return Err(bad(format!("modes {names:?}: the job sizes {want:?}")));
-            }
-            for (mi, mp) in part.modes.iter().enumerate() {
-                if mp.ladder != ladders[mi] {
+            for mp in &part.modes {
+                let Some(mi) = modes.iter().position(|&m| mode_name(m) == mp.mode) else {
+                    return Err(bad(format!("mode {:?}: not one the job sizes", mp.mode)));
+                };
+                if !owns(*shard, mi) {
                     return Err(bad(format!(
-                        "{}: its ladder of {} steps differs from the {} the trace gives here (another trace, or another ratelab)",
+                        "mode {}: belongs to shard {} of {}, not {}",
                         mp.mode,
-                        mp.ladder.len(),
-                        ladders[mi].len()
+                        mi % shard.count as usize,
+                        shard.count,
+                        shard.index
                     )));
                 }
+                let mut evals: Vec<(ShapeEval, PathBuf)> = Vec::new();
                 for e in &mp.evals {
                     check_eval(e, ctx).map_err(|w| bad(format!("{} {w}", mp.mode)))?;
-                    if let Some(pos) = mp.ladder.iter().position(|s| *s == e.shape) {
-                        let owner = (pos % shard.count as usize) as u32;
-                        if owner != shard.index {
-                            return Err(bad(format!(
-                                "{} {}: ladder step {pos} belongs to shard {owner} of {}, not {}",
-                                mp.mode,
-                                e.shape.label(),
-                                shard.count,
-                                shard.index
-                            )));
-                        }
+                    if evals.iter().any(|(x, _)| x.shape == e.shape) {
+                        return Err(bad(format!("{} {}: given twice", mp.mode, e.shape.label())));
                     }
-                    if let Some((_, other)) = out[mi].iter().find(|(x, _)| x.shape == e.shape) {
-                        return Err(bad(format!(
-                            "{} {}: given twice (also in {})",
-                            mp.mode,
-                            e.shape.label(),
-                            other.display()
-                        )));
-                    }
-                    out[mi].push((e.clone(), path.clone()));
+                    evals.push((e.clone(), path.clone()));
+                }
+                if out[mi].replace(evals).is_some() {
+                    return Err(bad(format!("mode {}: given twice", mp.mode)));
                 }
             }
         }
-        Ok(Lookup { modes: out })
+        let modes = out
+            .into_iter()
+            .enumerate()
+            .map(|(mi, m)| {
+                m.ok_or_else(|| {
+                    Error::input(format!(
+                        "size shards: none holds the {} walk",
+                        mode_name(modes[mi])
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Lookup { modes })
     }
-
     /// The verification of `shape` in mode `mi`, as the walk asks for it
     /// (in `phase`); an error when the shards do not hold it.
     pub fn get(&self, mi: usize, shape: RateShape, phase: &'static str) -> Result<ShapeEval> {
