@@ -551,7 +551,7 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
     let all: Vec<(f64, f64, f64)> = inp
         .results
         .iter()
-        .flat_map(|r| verified(r))
+        .flat_map(&verified)
         .map(|(e, x)| (kib(e.memory_bytes), 100.0 * x.rate, 100.0 * x.upper_bound))
         .collect();
     if all.is_empty() {
