@@ -628,9 +628,10 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
                     })
                     .collect(),
             );
+            let picked = r.pick.map(|i| r.evaluated[i].shape);
             let mut ok = Series::new(
                 format!("verified: upper {conf}% bound"),
-                pts(&|e| e.meets, &ub),
+                pts(&|e| e.meets && Some(e.shape) != picked, &ub),
                 SeriesStyle::Points,
             );
             ok.color = Some(2);
@@ -649,7 +650,8 @@ fn chart(inp: &Inputs<'_>) -> Option<Chart> {
                 SeriesStyle::Dashed,
             );
             line.color = Some(6);
-            spec.series = [rej, ok, share, line]
+            // The line first: the markers on it stay visible.
+            spec.series = [line, rej, ok, share]
                 .into_iter()
                 .filter(|s| !s.points.is_empty())
                 .collect();
