@@ -10,12 +10,12 @@ use super::init_threads;
 use crate::error::{Error, Result};
 use crate::lab::shard::{Shard, SizeShards};
 pub use crate::sizing::command::{compute, SizeArgs};
-use crate::sizing::command::{compute_trace, input_options, validate};
-use crate::sizing::input::{read_trace_input, TraceInput};
-use crate::sizing::limit::{Classes, ClassesPart, LimitPolicy};
+use crate::sizing::command::{compute_trace_split, validate};
+use crate::sizing::limit::{LimitOutput, Split};
 use std::path::{Path, PathBuf};
-/// `ratelab size --shard i/n`: the exact verdicts of the shard's keys, in
-/// `<out>/size.shard-i-of-n.json`.
+/// `ratelab size --shard i/n`: the bisection, then the verification units
+/// with index ≡ i (mod n) on the whole trace, in
+/// `<out>/size.shard-i-of-n.json` ([`crate::sizing::limit::split`]).
 fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     validate(a)?;
     let (Some(path), Some(limit), Some(interval_ms)) = (&a.trace, a.limit, a.interval_ms) else {
@@ -35,28 +35,28 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     }
     if !crate::workload::trace::input::rereadable(path) {
         return Err(Error::input(format!(
-            "--shard: `ratelab merge` reads --trace again to run the search, so {} must be a file, not standard input or a pipe (save it to a file first)",
+            "--shard: `ratelab merge` reads --trace again (the report's facts and the bisection), so {} must be a file, not standard input or a pipe (save it to a file first)",
             path.display()
         )));
     }
-    let TraceInput::Timed(trace) = read_trace_input(path, &input_options(a)?)? else {
-        return Err(Error::input(format!(
-            "--shard: {} is a key,count table; only a time-stamped trace's keys split",
-            path.display()
-        )));
+    let (part, what) = match compute_trace_split(a, Split::Shard(shard))? {
+        Some(LimitOutput::Part(p, what)) => (p, what),
+        _ => {
+            return Err(Error::input(format!(
+                "--shard: {} is a key,count table; only a time-stamped trace's search splits",
+                path.display()
+            )))
+        }
     };
-    let part = ClassesPart::of(&trace, LimitPolicy { limit, interval_ms }, shard);
-    let keys = part.names.len();
     let bytes = crate::lab::shard::size_shard_bytes(&job_argv(), a.seed, shard, part)?;
     // Shards of one job share a folder: the one named, else this one.
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
     let file = dir.join(shard.file_name("size"));
     crate::report::atomic::write_file(&file, &bytes)?;
     outln!(
-        "== size shard {}/{}: exact verdicts of {keys} of {} keys -> {}",
+        "== size shard {}/{}: {what} -> {}",
         shard.index,
         shard.count,
-        trace.names.len(),
         file.display()
     );
     Ok(0)
@@ -111,9 +111,10 @@ pub fn merge(shards: &SizeShards, out: &std::path::Path) -> Result<i32> {
         return Err(Error::internal("size arguments parsed to another command"));
     };
     validate(&args)?;
-    let verdicts = |t: &crate::sizing::input::TimedTrace| Classes::of_shards(t, &shards.parts);
-    let report = compute_trace(&args, Some(&verdicts))?
-        .ok_or_else(|| Error::internal("a size shard without --trace"))?;
+    let report = match compute_trace_split(&args, Split::Merge(&shards.parts))? {
+        Some(LimitOutput::Report(r)) => r,
+        _ => return Err(Error::internal("a size shard without a limit sizing")),
+    };
     report.write(out)?;
     outln!("== size (merged from {} shards)", shards.parts.len());
     out!("{}", report.console);

@@ -31,7 +31,7 @@ use super::RunContext;
 use crate::error::{Error, Result};
 use crate::report::Output;
 use crate::scenario::Scenario;
-use crate::sizing::limit::ClassesPart;
+use crate::sizing::limit::SizePart;
 use crate::workload::counts::WorkloadSummary;
 use cells::{collect_cells, CellRecord};
 pub use part::{key_shard, parse_shard, Shard, KEY_SPLIT_SEED};
@@ -128,9 +128,9 @@ struct ShardFile {
     /// A decision scenario's shard (split by key; no cells).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     decision: Option<DecisionPart>,
-    /// A `size --limit` shard: the exact verdicts of its keys.
+    /// A `size --limit` shard: its verification units' evaluations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    size: Option<ClassesPart>,
+    size: Option<SizePart>,
     /// Hash of the identity, the shard index, `first`, the cells and the
     /// decision part.
     content: String,
@@ -143,7 +143,7 @@ fn content_hash(
     first: &Option<WorkloadSummary>,
     cells: &[CellRecord],
     decision: &Option<DecisionPart>,
-    size: &Option<ClassesPart>,
+    size: &Option<SizePart>,
 ) -> Result<String> {
     let mut v = json!({"identity": identity, "shard": shard, "first": first, "cells": cells});
     // Hashed from their bytes: a big part is not built as a JSON tree.
@@ -340,8 +340,8 @@ pub enum Merged {
 pub struct SizeShards {
     /// The `size` arguments (without --shard, --out, --threads, --no-progress).
     pub argv: Vec<String>,
-    /// Each shard's file and verdicts, in shard order.
-    pub parts: Vec<(PathBuf, Shard, ClassesPart)>,
+    /// Each shard's file and part, in shard order.
+    pub parts: Vec<(PathBuf, Shard, SizePart)>,
 }
 
 /// Reads, checks and merges shard files: scenario shards into reports, or
@@ -417,7 +417,7 @@ pub fn size_shard_bytes(
     argv: &[String],
     seed: u64,
     shard: Shard,
-    part: ClassesPart,
+    part: SizePart,
 ) -> Result<Vec<u8>> {
     let sv = json!({"name": "size", "kind": SIZE_KIND, "argv": argv});
     let id = identity(&sv, seed, 1, shard.count);
@@ -430,7 +430,7 @@ pub fn size_shard_bytes(
         identity: id,
         shard: shard.index,
         shards: shard.count,
-        scheme: "key k goes to shard xxh3_64_with_seed(k, 0x72617465_6c616200) mod shards; a shard holds its keys' exact sliding-log verdicts, merge runs the search".into(),
+        scheme: "every shard runs the first-seed bisection; verification unit u (a mode's rows) goes to shard u mod shards, on the whole trace; merge picks".into(),
         seed,
         runs: 1,
         ratelab_version: env!("CARGO_PKG_VERSION").into(),

@@ -34,6 +34,14 @@ use serde_json::Value;
 /// ```
 pub fn findings(json: &Value) -> Vec<String> {
     let kind = json.get("kind").and_then(Value::as_str).unwrap_or("");
+    // A `size` scenario of a rate-limit sizing reads as one (the page does too).
+    let limit = json.pointer("/size/schema").and_then(Value::as_str)
+        == Some(crate::sizing::limit::report::LIMIT_SIZE_SCHEMA);
+    let kind = if kind == "size" && limit {
+        "size_limit"
+    } else {
+        kind
+    };
     let out = match kind {
         "decision_accuracy" => decision(json),
         "estimator_accuracy" => estimator(json),

@@ -14,7 +14,7 @@ use crate::model::estimator::Variant;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::Plan;
 use crate::sizing::input::{read_trace_input, InputOptions, TraceInput};
-use crate::sizing::limit::{parse_near, run_limit_job_with, LimitJob, VerdictsOf};
+use crate::sizing::limit::{parse_near, run_limit_split, LimitJob, LimitOutput, Split};
 use crate::sizing::{run_job, Generated, SizeJob, SizeReport, WorkloadSource};
 use crate::units::parse_size;
 use crate::workload::Workload;
@@ -99,11 +99,12 @@ pub struct SizeArgs {
     /// Never draw the progress bar.
     #[arg(long)]
     pub no_progress: bool,
-    /// With --trace and --limit: compute only the exact verdicts (sliding log) of the
-    /// keys of shard I of N (a seeded xxh3 of the key) and write <OUT>/size.shard-I-of-N.json;
-    /// `ratelab merge` of every shard re-reads the trace, runs the search and writes the
-    /// size folder byte-identical to the unsharded run's. The search replays one sketch
-    /// shared by every key, so it is not split.
+    /// With --trace and --limit: run the search of the estimate modes of shard I of N
+    /// only (mode m on shard m mod N: docs on 0, proportional on 1; each shape's replay
+    /// needs every key, and one mode's verification walk is sequential) on the whole
+    /// trace and write <OUT>/size.shard-I-of-N.json; `ratelab merge` of every shard
+    /// re-reads the trace, looks each verification up instead of replaying it, picks
+    /// and writes the size folder byte-identical to the unsharded run's.
     // The doc comment is the --help text, placeholders and all.
     #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "I/N", requires = "limit", value_parser = crate::lab::shard::parse_shard)]
@@ -163,7 +164,17 @@ fn parse_modes(s: &str) -> Result<Vec<RateMode>> {
 /// Reads `--trace` and, when it has times or `--limit` is given, sizes for
 /// the limit ([`crate::sizing::limit`]); a plain `key,count` table goes to
 /// the count-min search. `None`: not a `--trace` sizing.
-pub fn compute_trace(a: &SizeArgs, verdicts: Option<VerdictsOf>) -> Result<Option<SizeReport>> {
+pub fn compute_trace(a: &SizeArgs) -> Result<Option<SizeReport>> {
+    match compute_trace_split(a, Split::Whole)? {
+        Some(LimitOutput::Report(r)) => Ok(Some(r)),
+        Some(LimitOutput::Part(..)) => Err(Error::internal("a whole sizing returned a part")),
+        None => Ok(None),
+    }
+}
+
+/// [`compute_trace`] with the limit search split as `split` says (a
+/// shard's part, or a merge of parts).
+pub fn compute_trace_split(a: &SizeArgs, split: Split<'_>) -> Result<Option<LimitOutput>> {
     let Some(path) = &a.trace else {
         if a.limit.is_some() || a.interval_ms.is_some() {
             return Err(Error::input(
@@ -187,7 +198,7 @@ pub fn compute_trace(a: &SizeArgs, verdicts: Option<VerdictsOf>) -> Result<Optio
         }
         let w = Workload::from_named_counts(names.clone(), counts.clone());
         let shape = json!({"type": "csv", "path": path.display().to_string()});
-        return compute_counts(a, w, shape).map(Some);
+        return compute_counts(a, w, shape).map(|r| Some(LimitOutput::Report(r)));
     }
     let source = match &input {
         TraceInput::Timed(t) if !t.note.is_empty() => format!("{} ({})", path.display(), t.note),
@@ -208,7 +219,7 @@ pub fn compute_trace(a: &SizeArgs, verdicts: Option<VerdictsOf>) -> Result<Optio
         progress: !a.no_progress,
         source,
     };
-    run_limit_job_with(&job, input, verdicts).map(Some)
+    run_limit_split(&job, input, split).map(Some)
 }
 
 /// How to read `--trace`: every option checked, alone and together.
@@ -262,7 +273,7 @@ pub fn validate(a: &SizeArgs) -> Result<()> {
 /// Runs the search for parsed arguments (without writing anything).
 pub fn compute(a: &SizeArgs) -> Result<SizeReport> {
     validate(a)?;
-    if let Some(r) = compute_trace(a, None)? {
+    if let Some(r) = compute_trace(a)? {
         return Ok(r);
     }
     let (workload, shape) = a.workload_source().build()?;

@@ -31,7 +31,7 @@
 //! ```
 
 use crate::error::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Default share of hash seeds on which the pick must meet the targets, %.
 pub const DEFAULT_COVERAGE_PCT: f64 = 99.0;
@@ -146,7 +146,7 @@ fn trim(v: f64) -> String {
 }
 
 /// What a verification measured: failures among the seeds evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Exceedance {
     /// Seeds on which a target was not met.
     pub failures: u32,

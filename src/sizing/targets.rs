@@ -7,7 +7,7 @@ use crate::metrics::{summarize, ErrorStats, MeanStd, RunSummary};
 use serde::Serialize;
 
 /// An error statistic a target constrains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// Share of keys estimated exactly (%), higher is better.

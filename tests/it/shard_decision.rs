@@ -278,31 +278,56 @@ fn size_args<'a>(trace: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str
     a
 }
 
-#[test]
-#[ignore = "slow: a rate-limit sizing sharded three ways; unoptimised, the test profile takes too long (.ci/run runs it)"]
-fn size_limit_split_by_key_merges_to_the_unsharded_size_folder_for_2_3_and_4_shards() {
-    let (d, _) = trace_scenario();
-    let trace = d.path().join("trace.csv");
-    let t = trace.to_str().unwrap();
+/// Runs `size` whole and sharded `n` ways for each `ns`, and asserts
+/// each merge writes the unsharded folder byte for byte.
+fn size_shards_merge_to_the_whole(t: &str, extra: &[&str], ns: &[u32]) {
     let whole = tempfile::tempdir().unwrap();
-    ok(&size_args(t, whole.path().to_str().unwrap(), &[]));
+    ok(&size_args(t, whole.path().to_str().unwrap(), extra));
     let want = tree(whole.path());
     assert!(want.iter().any(|(n, _)| n.ends_with("size.json")));
     assert!(want.iter().any(|(n, _)| n.ends_with("frontier.png")));
-    for n in [2, 3, 4] {
+    for &n in ns {
         let parts = tempfile::tempdir().unwrap();
         let p = parts.path().to_str().unwrap();
         let mut files = Vec::new();
         for i in 0..n {
             let spec = format!("{i}/{n}");
-            let out = ok(&size_args(t, p, &["--shard", &spec]));
-            assert!(out.contains("exact verdicts of"), "{out}");
+            let mut a = extra.to_vec();
+            a.extend(["--shard", &spec]);
+            let out = ok(&size_args(t, p, &a));
+            // The walk of mode i mod n: docs on shard 0, proportional on 1.
+            let want = match i {
+                0 => "the docs walk: ",
+                1 => "the proportional walk: ",
+                _ => "no estimate mode",
+            };
+            assert!(out.contains(want), "{out}");
             files.push(format!("{p}/size.shard-{i}-of-{n}.json"));
         }
         let merged = tempfile::tempdir().unwrap();
         merge(&files, merged.path());
         assert_eq!(tree(merged.path()), want, "N = {n}");
     }
+}
+
+#[test]
+fn size_limit_split_by_shape_merges_to_the_unsharded_size_folder() {
+    let (d, _) = trace_scenario();
+    let trace = d.path().join("trace.csv");
+    // A claim of 22 seeds keeps the debug build quick.
+    size_shards_merge_to_the_whole(
+        trace.to_str().unwrap(),
+        &["--coverage", "90", "--confidence", "90"],
+        &[2, 3],
+    );
+}
+
+#[test]
+#[ignore = "slow: a rate-limit sizing sharded three ways; unoptimised, the test profile takes too long (.ci/run runs it)"]
+fn size_limit_split_by_shape_merges_to_the_unsharded_size_folder_for_2_3_and_4_shards() {
+    let (d, _) = trace_scenario();
+    let trace = d.path().join("trace.csv");
+    size_shards_merge_to_the_whole(trace.to_str().unwrap(), &[], &[2, 3, 4]);
 }
 
 #[test]
@@ -502,4 +527,35 @@ fn a_malformed_log_line_fails_the_shards_that_read_it_as_the_unsharded_run_does(
     assert_eq!(owner.len(), 1, "one shard fails: {owner:?}");
     let e = run_err(&s, &["--shard", &format!("{}/3", owner[0])]);
     assert_eq!(e.as_deref(), Some(want.as_str()));
+}
+
+#[test]
+fn size_shards_of_a_trace_changed_since_are_refused_naming_the_file() {
+    let (d, _) = trace_scenario();
+    let trace = d.path().join("trace.csv");
+    let t = trace.to_str().unwrap();
+    let parts = tempfile::tempdir().unwrap();
+    let p = parts.path().to_str().unwrap();
+    let claim = ["--coverage", "90", "--confidence", "90"];
+    for i in 0..2 {
+        let spec = format!("{i}/2");
+        ok(&size_args(
+            t,
+            p,
+            &[&claim[..], &["--shard", &spec]].concat(),
+        ));
+    }
+    // The trace loses its last 100 requests after the shards ran.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(&trace, lines[..lines.len() - 100].join("\n") + "\n").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let a = format!("{p}/size.shard-0-of-2.json");
+    let b = format!("{p}/size.shard-1-of-2.json");
+    let e = fails(&["merge", "--out", out.path().to_str().unwrap(), &a, &b]);
+    assert!(
+        e.contains(&a) && e.contains("a shard of another trace"),
+        "{e}"
+    );
+    assert!(tree(out.path()).is_empty());
 }

@@ -6,12 +6,7 @@
 
 use super::super::input::TimedTrace;
 use crate::clock::{Nanos, MILLI};
-use crate::error::{Error, Result};
-use crate::lab::shard::part::Shard;
 use crate::oracle::limiters::SlidingLogLimiter;
-use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::path::PathBuf;
 
 /// The policy: at most `limit` per key per `interval_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,111 +100,5 @@ impl Classes {
     #[inline]
     pub fn is_compliant(&self, k: u32) -> bool {
         self.oracle_denied[k as usize] == 0
-    }
-}
-
-/// One shard's exact verdicts (`size --limit --shard i/n`): the keys it
-/// owns ([`crate::lab::shard::part::key_shard`]), their request lines and the
-/// lines the exact sliding log denied, and the lines of the whole trace.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClassesPart {
-    /// Request lines of the whole trace, whatever their key.
-    pub lines: u64,
-    /// The shard's keys.
-    pub names: Vec<String>,
-    /// Their request lines.
-    pub requests: Vec<u32>,
-    /// Their lines the exact sliding log denied.
-    pub oracle_denied: Vec<u32>,
-}
-
-impl ClassesPart {
-    /// Shard `shard`'s part of `trace`: its keys' verdicts, the others'
-    /// never computed.
-    pub fn of(trace: &TimedTrace, policy: LimitPolicy, shard: Shard) -> ClassesPart {
-        let c = Classes::of_keys(trace, policy, |k| shard.owns_key(&trace.names[k as usize]));
-        let ids: Vec<usize> = (0..c.requests.len())
-            .filter(|&k| c.requests[k] > 0)
-            .collect();
-        ClassesPart {
-            lines: trace.len() as u64,
-            names: ids.iter().map(|&k| trace.names[k].clone()).collect(),
-            requests: ids.iter().map(|&k| c.requests[k]).collect(),
-            oracle_denied: ids.iter().map(|&k| c.oracle_denied[k]).collect(),
-        }
-    }
-}
-
-impl Classes {
-    /// The classes of `trace` from its shards' verdicts, checked against
-    /// the trace: every key on the shard its hash names, once, with the
-    /// trace's request lines (an error names the shard file).
-    pub fn of_shards(
-        trace: &TimedTrace,
-        parts: &[(PathBuf, Shard, ClassesPart)],
-    ) -> Result<Classes> {
-        let ids: HashMap<&str, u32> = trace
-            .names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.as_str(), i as u32))
-            .collect();
-        let keys = trace.names.len();
-        let mut lines = vec![0u32; keys];
-        for &k in &trace.key {
-            lines[k as usize] = lines[k as usize].saturating_add(1);
-        }
-        let mut requests = vec![0u32; keys];
-        let mut denied = vec![0u32; keys];
-        let mut from: Vec<Option<usize>> = vec![None; keys];
-        for (pi, (path, shard, part)) in parts.iter().enumerate() {
-            let bad = |what: String| Error::input_at(path, "field size", what);
-            if part.lines != trace.len() as u64 {
-                return Err(bad(format!(
-                    "{} request lines; the trace has {}: a shard of another trace",
-                    part.lines,
-                    trace.len()
-                )));
-            }
-            let n = part.names.len();
-            if part.requests.len() != n || part.oracle_denied.len() != n {
-                return Err(bad("columns of different lengths".into()));
-            }
-            for i in 0..n {
-                let name = &part.names[i];
-                let Some(&k) = ids.get(name.as_str()) else {
-                    return Err(bad(format!("key {name:?} is not in the trace")));
-                };
-                let k = k as usize;
-                if !shard.owns_key(name) {
-                    return Err(bad(format!(
-                        "key {name:?} belongs to shard {} of {}, not {}",
-                        crate::lab::shard::part::key_shard(name, shard.count),
-                        shard.count,
-                        shard.index
-                    )));
-                }
-                if from[k].replace(pi).is_some() {
-                    return Err(bad(format!("key {name:?} given twice")));
-                }
-                if part.requests[i] != lines[k] || part.oracle_denied[i] > part.requests[i] {
-                    return Err(bad(format!(
-                        "key {name:?}: {} requests, {} denied; the trace has {} requests",
-                        part.requests[i], part.oracle_denied[i], lines[k]
-                    )));
-                }
-                requests[k] = part.requests[i];
-                denied[k] = part.oracle_denied[i];
-            }
-        }
-        if let Some(k) = (0..keys).find(|&k| from[k].is_none() && lines[k] > 0) {
-            return Err(Error::input(format!(
-                "key {:?} of the trace is in no shard (of {})",
-                trace.names[k],
-                parts.first().map_or(0, |p| p.1.count)
-            )));
-        }
-        Ok(Classes::from_verdicts(requests, denied))
     }
 }

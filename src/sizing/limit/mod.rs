@@ -22,6 +22,7 @@
 //!
 //! Modules: [`classes`] (the exact verdict), [`replay`] (one shape's
 //! decisions), [`windows`] (per-window errors), [`targets`], [`search`](mod@search),
+//! [`split`] (`--shard`: the search split by shape),
 //! [`bound`](mod@bound) (the count-min bound's reading), [`report`].
 
 pub mod bound;
@@ -29,24 +30,28 @@ pub mod classes;
 pub mod replay;
 pub mod report;
 pub mod search;
+pub mod split;
 pub mod targets;
 pub mod windows;
 
-pub use classes::{Classes, ClassesPart, LimitPolicy};
+pub use classes::{Classes, LimitPolicy};
 pub use replay::{
     lab_hash_seed, replay_admit, replay_fast, replay_model, Figures, RateShape, Stop,
 };
 pub use search::{search_mode, Ctx, ModeResult};
+pub use split::SizePart;
 pub use targets::{LimitMetric, LimitTarget};
 pub use windows::Windows;
 
 use super::input::{TimedTrace, TraceInput};
 use super::report::SizeReport;
 use crate::error::{Error, Result};
+use crate::lab::shard::Shard;
 use crate::model::rate_limiter::RateMode;
 use crate::progress::Progress;
 use crate::sizing::guarantee::Plan;
 use rayon::prelude::*;
+use std::path::PathBuf;
 
 /// What a limit sizing is asked.
 #[derive(Debug, Clone)]
@@ -118,22 +123,38 @@ const FULL_VERIFICATIONS: f64 = 4.0;
 /// reads and adds on cells precomputed per key.
 const UNITS_PER_REQUEST: f64 = 3.0;
 
-/// The exact verdicts of a limit sizing, when they come from elsewhere
-/// than one pass over the trace here: merged shards (`size --shard`).
-pub type VerdictsOf<'a> = &'a (dyn Fn(&TimedTrace) -> Result<Classes> + Sync);
+/// How a limit sizing's search is split across processes.
+pub enum Split<'a> {
+    /// Every mode searched here (the unsharded run).
+    Whole,
+    /// `size --shard i/n`: only the walks of the estimate modes with index
+    /// ≡ i (mod n), written as a part; no report.
+    Shard(Shard),
+    /// `merge`: every verification looked up in the shards' parts, checked
+    /// to be this job's, each mode once on the shard that owns it.
+    Merge(&'a [(PathBuf, Shard, SizePart)]),
+}
+
+/// What a limit sizing returns: a report, or a shard's part.
+pub enum LimitOutput {
+    /// The report (whole or merged).
+    Report(SizeReport),
+    /// A shard's walks and a few words on what it holds.
+    Part(SizePart, String),
+}
 
 /// Runs a limit sizing on a `--trace` input and renders its report.
 pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
-    run_limit_job_with(job, input, None)
+    match run_limit_split(job, input, Split::Whole)? {
+        LimitOutput::Report(r) => Ok(r),
+        LimitOutput::Part(..) => Err(Error::internal("a whole sizing returned a part")),
+    }
 }
 
-/// [`run_limit_job`], the exact verdicts from `verdicts` when given (they
-/// must be what [`Classes::of`] computes: the report is the same bytes).
-pub fn run_limit_job_with(
-    job: &LimitJob,
-    input: TraceInput,
-    verdicts: Option<VerdictsOf>,
-) -> Result<SizeReport> {
+/// [`run_limit_job`] split as `split` says: a shard runs its modes' walks
+/// and returns them; a merge looks every verification up in the parts and
+/// renders the report, the same bytes as the whole run.
+pub fn run_limit_split(job: &LimitJob, input: TraceInput, split: Split<'_>) -> Result<LimitOutput> {
     let targets = job
         .targets
         .iter()
@@ -189,17 +210,8 @@ pub fn run_limit_job_with(
             (None, Some(c)) => Windows::of_counts(c),
             _ => Windows::default(),
         },
-        || {
-            trace
-                .as_ref()
-                .map(|t| match verdicts {
-                    Some(f) => f(t),
-                    None => Ok(Classes::of(t, policy)),
-                })
-                .transpose()
-        },
+        || trace.as_ref().map(|t| Classes::of(t, policy)),
     );
-    let classes = classes?;
     if !decision && windows.near_pairs(near) == 0 {
         return Err(Error::input(format!(
             "no key is near the limit in any window (true count in {}..={}): widen --near-limit or check --limit",
@@ -237,19 +249,47 @@ pub fn run_limit_job_with(
         max_memory: job.max_memory,
         on_eval: &on_eval,
     };
+    let lines = trace.as_ref().map_or(0, |t| t.len() as u64);
+    if let Split::Shard(sh) = split {
+        let part = split::shard_part(&ctx, &job.modes, lines, sh)?;
+        progress.finish();
+        let what = part.summary();
+        return Ok(LimitOutput::Part(part, what));
+    }
+    // Phase 1 (a merge runs it too: cheap, one seed), then the walk.
+    let bisects: Vec<Vec<search::ShapeEval>> = job
+        .modes
+        .par_iter()
+        .map(|&m| search::bisect_mode(&ctx, m))
+        .collect::<Result<_>>()?;
+    let merged = match split {
+        Split::Merge(parts) => Some(split::Lookup::of(parts, lines, &ctx, &job.modes)?),
+        _ => None,
+    };
     let results: Vec<ModeResult> = job
         .modes
         .par_iter()
-        .map(|&m| search_mode(&ctx, m))
+        .zip(bisects.into_par_iter())
+        .enumerate()
+        .map(|(mi, (&m, b))| match &merged {
+            None => {
+                let verify = |s: RateShape, phase: &'static str| ctx.verify(m, s, phase);
+                search::finish_mode(&ctx, m, b, &verify)
+            }
+            Some(l) => {
+                let verify = |s: RateShape, phase: &'static str| l.get(mi, s, phase);
+                search::finish_mode(&ctx, m, b, &verify)
+            }
+        })
         .collect::<Result<_>>()?;
     let bound = bound::limit_bound(&targets, policy, near, &windows, classes.as_ref());
     let bound_eval = bound::measure(&ctx, &bound, &job.modes)?;
     progress.finish();
-    Ok(report::render(&report::Inputs {
+    Ok(LimitOutput::Report(report::render(&report::Inputs {
         job,
         ctx: &ctx,
         results: &results,
         bound: &bound,
         bound_eval: &bound_eval,
-    }))
+    })))
 }

@@ -24,11 +24,11 @@ use crate::hash::{HasherKind, RowHasher};
 use crate::model::estimator::EstimatorConfig;
 use crate::model::rate_limiter::{RateLimiter, RateMode};
 use crate::rng::{derive_seed, stream};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// A sketch shape: rows × counters per row (each of the two windows).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RateShape {
     /// Rows.
     pub hashes: usize,
@@ -95,7 +95,7 @@ pub struct Stop {
 
 /// The aligned window (multiples of the interval since the first request)
 /// with the most compliant requests denied.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WorstWindow {
     /// Its index.
     pub index: u64,
@@ -106,7 +106,7 @@ pub struct WorstWindow {
 }
 
 /// The decision lab's harm figures of one shape on one hash seed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     /// Requests of compliant keys denied.
     pub compliant_denied: u64,

@@ -7,9 +7,10 @@ use super::replay::Figures;
 use super::search::{frontier, Ctx, ModeResult, ShapeEval, MAX_VERIFICATIONS};
 use super::targets::LimitMetric;
 use super::LimitJob;
-use crate::report::chart::{render as render_chart, ChartSpec, Legend, Series, SeriesStyle};
+use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::fmt::{bytes_human, noun, pct_scaled};
 use crate::report::{Chart, Table};
+use crate::sizing::guarantee::Exceedance;
 use crate::sizing::report::SizeReport;
 use serde_json::{json, Value};
 
@@ -506,112 +507,192 @@ fn size_json(inp: &Inputs<'_>, modes: Vec<Value>) -> Value {
     })
 }
 
-/// Compliant denied % against memory: one frontier line per mode, its pick
-/// marked, the target dashed.
+/// Nice log-axis ends: the 1-2-5 step at or below `lo` and at or above `hi`.
+fn nice_log_range(lo: f64, hi: f64) -> (f64, f64) {
+    let steps = |v: f64| {
+        let e = libm::floor(libm::log10(v));
+        let b = libm::pow(10.0, e);
+        (b, [1.0, 2.0, 5.0, 10.0].map(|m| m * b))
+    };
+    let (_, down) = steps(lo);
+    let a = down
+        .iter()
+        .rev()
+        .copied()
+        .find(|&s| s <= lo * (1.0 + 1e-9))
+        .unwrap_or(down[0]);
+    let (_, up) = steps(hi);
+    let b = up
+        .iter()
+        .copied()
+        .find(|&s| s >= hi * (1.0 - 1e-9))
+        .unwrap_or(up[3]);
+    (a, b)
+}
+
+/// The guarantee's picture: per estimate mode, every shape verified on
+/// fresh hash seeds at its memory, y the share of those seeds on which it
+/// missed a target and the one-sided upper confidence bound on that share
+/// ([`crate::sizing::guarantee::upper_bound`], as the claim is checked),
+/// the allowed share (100 − coverage) as a line, rejected shapes with
+/// their own marker, and the pick labelled with why it is the pick.
 fn chart(inp: &Inputs<'_>) -> Option<Chart> {
     let ctx = inp.ctx;
     ctx.trace?;
-    let floor = 1e-4;
-    let mut spec = ChartSpec::new(
-        "frontier",
-        format!(
-            "pingora Rate: compliant requests denied vs sketch memory (limit {} per {} ms)",
-            ctx.policy.limit, ctx.policy.interval_ms
-        ),
-        "memory of both windows' sketches (KiB, log scale)",
-        format!("compliant requests denied (%, seed {}, log)", ctx.seed),
-    );
-    spec.x_log = true;
-    spec.y_log = true;
-    spec.log_floor = floor;
-    // The frontiers fall from upper left to lower right: the lower left is free.
-    spec.legend = Legend::LowerLeft;
+    let plan = &ctx.plan;
+    let allowed = 100.0 - plan.coverage_pct;
     let kib = |b: u64| b as f64 / 1024.0;
-    let (mut xmin, mut xmax) = (f64::INFINITY, 0.0f64); // data only
-                                                        // Later modes first: the first mode's frontier, often a part of the
-                                                        // others', is drawn last (with markers) so it is not hidden.
-    let mut lines: Vec<Series> = Vec::new();
-    for (mi, r) in inp.results.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = frontier(&r.confirmed)
-            .into_iter()
-            .filter_map(|i| {
-                let e = &r.confirmed[i];
-                e.seeds[0]
-                    .figures
-                    .as_ref()
-                    .map(|f| (kib(e.memory_bytes), f.compliant_denied_pct))
-            })
-            .collect();
-        for p in &pts {
-            xmin = xmin.min(p.0);
-            xmax = xmax.max(p.0);
-        }
-        let style = if mi == 0 {
-            SeriesStyle::LinePoints
-        } else {
-            SeriesStyle::Line
-        };
-        let mut line = Series::new(format!("{} frontier", r.mode), pts, style);
-        line.color = Some(mi);
-        lines.insert(0, line);
-        if let Some(p) = r.pick.map(|i| &r.evaluated[i])
-            && let Some(f) = r
-                .confirmed
-                .iter()
-                .find(|c| c.shape == p.shape)
-                .and_then(|c| c.seeds[0].figures.as_ref())
-        {
-            let mut s = Series::new(
-                format!(
-                    "{} pick {} ({})",
-                    r.mode,
-                    p.shape.label(),
-                    mem(p.memory_bytes)
-                ),
-                vec![(kib(p.memory_bytes), f.compliant_denied_pct)],
-                SeriesStyle::Points,
-            );
-            s.color = Some(mi + 2);
-            // the target's line reaches the pick too
-            xmin = xmin.min(kib(p.memory_bytes));
-            xmax = xmax.max(kib(p.memory_bytes));
-            spec.series.push(s);
-        }
-    }
-    if !xmin.is_finite() {
+    let verified = |r: &ModeResult| -> Vec<(ShapeEval, Exceedance)> {
+        r.evaluated
+            .iter()
+            .filter_map(|e| e.exceedance.map(|x| (e.clone(), x)))
+            .collect()
+    };
+    let all: Vec<(f64, f64, f64)> = inp
+        .results
+        .iter()
+        .flat_map(&verified)
+        .map(|(e, x)| (kib(e.memory_bytes), 100.0 * x.rate, 100.0 * x.upper_bound))
+        .collect();
+    if all.is_empty() {
         return None;
     }
-    spec.series.splice(0..0, lines);
-    if let Some(t) = ctx
-        .targets
-        .iter()
-        .find(|t| t.metric == LimitMetric::CompliantDeniedPct)
-    {
-        let mut s = Series::new(
-            format!("target {}", t.resolved()),
-            vec![
-                (xmin, t.threshold.max(floor)),
-                (xmax, t.threshold.max(floor)),
-            ],
-            SeriesStyle::Dashed,
-        );
-        s.color = Some(6);
-        spec.series.push(s);
-    }
-    if let (Some(w), Some(m)) = (inp.bound.slots, inp.bound.memory_bytes) {
-        let x = kib(m);
-        // far from the data it is an arrow at the axis' edge
-        spec.vlines
-            .push((x, format!("bound: {}x{w} ({})", inp.bound.hashes, mem(m))));
-    }
-    spec.caption = format!(
-        "For each estimate mode, the shapes replayed through pingora Rate on the trace (decision lab seed {}): the share of compliant keys' requests denied against the memory of both windows' sketches, the Pareto frontier as a line (no cheaper shape denies fewer), the pick as a point{}, the count-min bound's shape as a marked memory. Shapes that deny none sit on the \"0\" row. A pick right of its frontier's cheapest point: the cheaper shapes met the target on this seed but missed it on fresh hash seeds (size.md lists them as rejected).",
-        ctx.seed,
-        if ctx.targets.iter().any(|t| t.metric == LimitMetric::CompliantDeniedPct) {
-            ", the target dashed"
-        } else {
-            ""
-        }
+    let fold = |f: fn(f64, f64) -> f64, init: f64, g: fn(&(f64, f64, f64)) -> f64| {
+        all.iter().map(g).fold(init, f)
+    };
+    let x_range = nice_log_range(
+        fold(f64::min, f64::INFINITY, |p| p.0),
+        fold(f64::max, 0.0, |p| p.0),
     );
-    render_chart(&spec).ok()
+    let y_lo = all
+        .iter()
+        .flat_map(|p| [p.1, p.2])
+        .filter(|v| *v > 0.0)
+        .fold(allowed, f64::min);
+    let y_range = nice_log_range(y_lo, fold(f64::max, allowed, |p| p.2).max(allowed));
+    let targets = claim_targets(ctx);
+    let conf = crate::sizing::targets::trim_float(plan.confidence_pct);
+    let panels: Vec<ChartSpec> = inp
+        .results
+        .iter()
+        .map(|r| {
+            let v = verified(r);
+            let mut spec = ChartSpec::new(
+                format!("frontier-{}", r.mode),
+                format!("{} estimate", r.mode),
+                "memory of both windows' sketches (KiB, log)",
+                "fresh seeds missing the target (%, log)",
+            );
+            spec.x_log = true;
+            spec.y_log = true;
+            // Below the smallest share a verification can measure: 0 of n.
+            spec.log_floor = y_range.0 / 2.0;
+            spec.x_range = Some(x_range);
+            spec.y_range = Some(y_range);
+            spec.legend = Legend::UpperRight;
+            let pts = |keep: &dyn Fn(&ShapeEval) -> bool, y: &dyn Fn(&Exceedance) -> f64| {
+                v.iter()
+                    .filter(|(e, _)| keep(e))
+                    .map(|(e, x)| (kib(e.memory_bytes), y(x)))
+                    .collect::<Vec<_>>()
+            };
+            let ub = |x: &Exceedance| 100.0 * x.upper_bound;
+            let mut rej = Series::new(
+                format!("rejected: upper {conf}% bound"),
+                pts(&|e| !e.meets, &ub),
+                SeriesStyle::Points,
+            );
+            rej.color = Some(3);
+            // The costliest rejected shape cheaper than the pick: why the
+            // pick is not cheaper.
+            let pick_mem = r.pick.map(|i| r.evaluated[i].memory_bytes);
+            let near = v
+                .iter()
+                .filter(|(e, _)| !e.meets && pick_mem.is_some_and(|m| e.memory_bytes < m))
+                .max_by_key(|(e, _)| e.memory_bytes)
+                .map(|(e, _)| e.shape);
+            rej.point_labels = Some(
+                v.iter()
+                    .filter(|(e, _)| !e.meets)
+                    .map(|(e, x)| {
+                        if Some(e.shape) == near {
+                            format!(
+                                "{}: missed on {} of {} seeds",
+                                e.shape.label(),
+                                x.failures,
+                                x.seeds
+                            )
+                        } else {
+                            String::new()
+                        }
+                    })
+                    .collect(),
+            );
+            let picked = r.pick.map(|i| r.evaluated[i].shape);
+            let mut ok = Series::new(
+                format!("verified: upper {conf}% bound"),
+                pts(&|e| e.meets && Some(e.shape) != picked, &ub),
+                SeriesStyle::Points,
+            );
+            ok.color = Some(2);
+            let mut share = Series::new(
+                "measured share (0 of n: the 0 row)",
+                pts(&|_| true, &|x| 100.0 * x.rate),
+                SeriesStyle::Points,
+            );
+            share.color = Some(7);
+            let mut line = Series::new(
+                format!(
+                    "allowed: {}% of seeds",
+                    crate::sizing::targets::trim_float(allowed)
+                ),
+                vec![(x_range.0, allowed), (x_range.1, allowed)],
+                SeriesStyle::Dashed,
+            );
+            line.color = Some(6);
+            // The line first: the markers on it stay visible.
+            spec.series = [line, rej, ok, share]
+                .into_iter()
+                .filter(|s| !s.points.is_empty())
+                .collect();
+            if let Some(p) = r.pick.map(|i| &r.evaluated[i])
+                && let Some(x) = p.exceedance
+            {
+                let mut s = Series::new(
+                    "pick",
+                    vec![(kib(p.memory_bytes), 100.0 * x.upper_bound)],
+                    SeriesStyle::Points,
+                );
+                s.color = Some(0);
+                s.point_labels = Some(vec![format!(
+                    "pick {} ({}): least memory with its bound ≤ {}% after all {} seeds ({} missed)",
+                    p.shape.label(),
+                    mem(p.memory_bytes),
+                    crate::sizing::targets::trim_float(allowed),
+                    x.seeds,
+                    x.failures
+                )]);
+                spec.series.push(s);
+            }
+            spec
+        })
+        .collect();
+    let caption = format!(
+        "For each estimate mode, every shape verified on fresh hash seeds (decision lab seeds {}..={}), at the memory of both windows' sketches: the share of those seeds on which it missed {targets} (the 0 row: none missed) and the one-sided {conf}% Clopper-Pearson upper bound on that share, the quantity the claim checks. The dashed line is the share the claim allows ({}% of seeds may miss). A verification stops at its first failure beyond that, so a rejected shape has few seeds and a wide bound; the pick is the least memory whose verification ran all {} seeds with its bound under the line.",
+        ctx.seed + 1,
+        ctx.seed + u64::from(plan.seeds),
+        crate::sizing::targets::trim_float(allowed),
+        plan.seeds
+    );
+    crate::report::chart::render_grid(
+        "frontier",
+        &format!(
+            "pingora Rate: which sketch keeps its word on fresh hash seeds (limit {} per {} ms)",
+            ctx.policy.limit, ctx.policy.interval_ms
+        ),
+        &caption,
+        &panels,
+        1,
+    )
+    .ok()
 }

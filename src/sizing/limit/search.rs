@@ -29,6 +29,10 @@
 //!    every other shape's the search replayed to the end) is a bug and
 //!    stops the command (exit 3).
 //!
+//! `size --shard` splits the search by estimate mode ([`super::split`]):
+//! the walk of one mode is sequential (each verification decides the
+//! next), and splitting it finer costs each shard more than the whole run.
+//!
 //! Monotone in slots only statistically (every shape has its own hash
 //! seed, as in the lab); the verification catches a lucky bisection point.
 
@@ -41,7 +45,7 @@ use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::{verify_chunked, Exceedance, Plan};
 use crate::sizing::input::TimedTrace;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Rows tried, in order (pingora's default first).
 pub const HASHES_ORDER: [usize; 8] = [4, 2, 3, 1, 5, 6, 7, 8];
@@ -80,7 +84,8 @@ pub struct Ctx<'a> {
 }
 
 /// One shape on one hash seed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SeedEval {
     /// The decision lab's scenario seed that reproduces it.
     pub lab_seed: u64,
@@ -93,13 +98,13 @@ pub struct SeedEval {
 }
 
 /// One shape evaluated.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ShapeEval {
     /// The shape.
     pub shape: RateShape,
     /// Both windows' memory.
     pub memory_bytes: u64,
-    /// `bisect`, `verify`, `grow`, `frontier`, `bound`.
+    /// `bisect`, `verify`, `grow`, `refine`, `frontier`, `bound`.
     pub phase: &'static str,
     /// Per seed, first the search seed.
     pub seeds: Vec<SeedEval>,
@@ -108,6 +113,45 @@ pub struct ShapeEval {
     pub meets: bool,
     /// A verification's tally (None: first seed only).
     pub exceedance: Option<Exceedance>,
+}
+
+/// The phases a [`ShapeEval`] can name.
+pub const PHASES: [&str; 6] = ["bisect", "verify", "grow", "refine", "frontier", "bound"];
+
+/// A [`ShapeEval`] as read back from a shard file: its phase a string.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShapeEvalRecord {
+    shape: RateShape,
+    memory_bytes: u64,
+    phase: String,
+    seeds: Vec<SeedEval>,
+    meets: bool,
+    exceedance: Option<Exceedance>,
+}
+
+impl<'de> Deserialize<'de> for ShapeEval {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        ShapeEval::try_from(ShapeEvalRecord::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<ShapeEvalRecord> for ShapeEval {
+    type Error = String;
+    fn try_from(r: ShapeEvalRecord) -> std::result::Result<Self, String> {
+        let phase = PHASES
+            .into_iter()
+            .find(|p| *p == r.phase)
+            .ok_or_else(|| format!("phase {:?}: expected one of {}", r.phase, PHASES.join(", ")))?;
+        Ok(ShapeEval {
+            shape: r.shape,
+            memory_bytes: r.memory_bytes,
+            phase,
+            seeds: r.seeds,
+            meets: r.meets,
+            exceedance: r.exceedance,
+        })
+    }
 }
 
 /// One estimate mode's answer.
@@ -263,7 +307,12 @@ impl Ctx<'_> {
     /// never the search seed), each replay stopping once a target is lost,
     /// the whole verification stopping at the first failure beyond what
     /// the plan allows.
-    fn verify(&self, mode: RateMode, shape: RateShape, phase: &'static str) -> Result<ShapeEval> {
+    pub fn verify(
+        &self,
+        mode: RateMode,
+        shape: RateShape,
+        phase: &'static str,
+    ) -> Result<ShapeEval> {
         let (per, ex) = verify_chunked(&self.plan, 1..=u64::from(self.plan.seeds), |r| {
             let s = self.eval_seed(mode, shape, r as u32, false, 1.0)?;
             let met = s.meets;
@@ -320,8 +369,19 @@ pub const MAX_VERIFICATIONS: usize = 48;
 /// same rows until hi / lo is at most 1 + 1 / this.
 pub const VERIFY_RESOLUTION: f64 = 8.0;
 
-/// Runs the search of one mode (see the module docs).
+/// Runs the search of one mode (see the module docs): the bisection, the
+/// verification walk and the confirmation.
 pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
+    let bisect = bisect_mode(ctx, mode)?;
+    let verify = |s: RateShape, phase: &'static str| ctx.verify(mode, s, phase);
+    finish_mode(ctx, mode, bisect, &verify)
+}
+
+/// Phase 1 of one mode: the bisection on the first seed, for every rows
+/// in [`HASHES_ORDER`], each capped below the cheapest first-seed pass so
+/// far. Cheap (one seed, replays that stop once a target is lost) and the
+/// same on every shard: each `size --shard` runs it whole.
+pub fn bisect_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<Vec<ShapeEval>> {
     let mut evaluated: Vec<ShapeEval> = Vec::new();
     let mut best: Option<usize> = None;
     for h in HASHES_ORDER {
@@ -381,31 +441,97 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
             best = Some(idx);
         }
     }
-    // Verification on the plan's fresh seeds, the cheapest candidate
-    // first (each rows' cheapest first-seed pass). A failure queues the
-    // same rows with twice the slots, or halfway (geometrically) to a
-    // verified pass of those rows; a pass becomes the pick and queues the
-    // point halfway down to the largest failure of its rows. Candidates
-    // costing at least the pick, or with fewer slots than a verified
-    // failure of their rows, are dropped.
-    let mut queue: Vec<(RateShape, &'static str)> = Vec::new();
-    for h in HASHES_ORDER {
-        if let Some(e) = evaluated
-            .iter()
-            .filter(|e| e.meets && e.shape.hashes == h)
-            .min_by_key(|e| e.shape.slots)
-        {
-            queue.push((e.shape, "verify"));
-        }
-    }
+    Ok(evaluated)
+}
+
+/// The verification units of a mode after its bisection: each rows'
+/// cheapest first-seed pass, in [`HASHES_ORDER`]. Each unit is verified on
+/// its own ([`verify_unit`]), so units are what `size --shard` splits.
+pub fn units_of(bisect: &[ShapeEval]) -> Vec<RateShape> {
+    HASHES_ORDER
+        .iter()
+        .filter_map(|&h| {
+            bisect
+                .iter()
+                .filter(|e| e.meets && e.shape.hashes == h)
+                .min_by_key(|e| e.shape.slots)
+                .map(|e| e.shape)
+        })
+        .collect()
+}
+
+/// The next shape of `shape`'s rows after it failed with no verified pass
+/// above: twice the slots, within the cap (None: at the cap).
+fn grown(ctx: &Ctx<'_>, shape: RateShape) -> Option<RateShape> {
+    let next = RateShape {
+        hashes: shape.hashes,
+        slots: shape
+            .slots
+            .saturating_mul(2)
+            .min(ctx.max_slots(shape.hashes, None)),
+    };
+    (next.slots > shape.slots).then_some(next)
+}
+
+/// The geometric midpoint of `lo` and `hi` slots while they are more than
+/// 1/[`VERIFY_RESOLUTION`] apart.
+fn between(lo: u64, hi: u64) -> Option<u64> {
+    let wide = hi > lo + 1 && (hi as f64) > (lo as f64) * (1.0 + 1.0 / VERIFY_RESOLUTION);
+    wide.then(|| (libm::sqrt(lo as f64 * hi as f64).round() as u64).clamp(lo + 1, hi - 1))
+}
+
+/// The order verification pops candidates in: memory, then rows, then slots.
+fn key(s: &RateShape) -> (u64, usize, u64) {
+    (s.memory(), s.hashes, s.slots)
+}
+
+/// Phases 2 and 3 of one mode: the verification walk on the plan's fresh
+/// seeds, each shape's verification asked of `verify` (a replay here, or
+/// a look-up in the shards' evaluations at a merge), then the
+/// confirmation. Each rows' cheapest first-seed pass is a candidate; the
+/// cheapest candidate is verified first. A failure queues the same rows
+/// with twice the slots (or halfway, geometrically, to a verified pass of
+/// those rows); a pass becomes the pick and queues the point halfway down
+/// to the largest failure of its rows. Candidates costing at least the
+/// pick, or with fewer slots than a verified failure of their rows, are
+/// dropped; at most [`MAX_VERIFICATIONS`].
+///
+pub fn finish_mode(
+    ctx: &Ctx<'_>,
+    mode: RateMode,
+    bisect: Vec<ShapeEval>,
+    verify: &dyn Fn(RateShape, &'static str) -> Result<ShapeEval>,
+) -> Result<ModeResult> {
+    let (evaluated, pick, rejected) = walk(ctx, bisect, verify)?;
+    let confirmed = confirm(ctx, mode, &evaluated, pick)?;
+    Ok(ModeResult {
+        mode: super::replay::mode_name(mode),
+        evaluated,
+        pick,
+        rejected,
+        confirmed,
+    })
+}
+
+/// What the verification walk found: every evaluation (the bisection's
+/// first), the pick's index and the rejected shapes.
+pub type Walk = (Vec<ShapeEval>, Option<usize>, Vec<RateShape>);
+
+/// The verification walk of [`finish_mode`], without the confirmation.
+pub fn walk(
+    ctx: &Ctx<'_>,
+    bisect: Vec<ShapeEval>,
+    verify: &dyn Fn(RateShape, &'static str) -> Result<ShapeEval>,
+) -> Result<Walk> {
+    let mut queue: Vec<(RateShape, &'static str)> = units_of(&bisect)
+        .into_iter()
+        .map(|s| (s, "verify"))
+        .collect();
+    let mut evaluated = bisect;
     let mut rejected: Vec<RateShape> = Vec::new();
     let mut passed: Vec<RateShape> = Vec::new();
     let mut pick: Option<usize> = None;
     let mut tried: Vec<RateShape> = Vec::new();
-    let between = |lo: u64, hi: u64| -> Option<u64> {
-        let wide = hi > lo + 1 && (hi as f64) > (lo as f64) * (1.0 + 1.0 / VERIFY_RESOLUTION);
-        wide.then(|| (libm::sqrt(lo as f64 * hi as f64).round() as u64).clamp(lo + 1, hi - 1))
-    };
     while tried.len() < MAX_VERIFICATIONS {
         let pick_mem = pick.map(|p| evaluated[p].memory_bytes);
         queue.retain(|(s, _)| {
@@ -415,12 +541,12 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
                     .iter()
                     .any(|f| f.hashes == s.hashes && f.slots >= s.slots)
         });
-        queue.sort_by_key(|(s, _)| std::cmp::Reverse((s.memory(), s.hashes, s.slots)));
+        queue.sort_by_key(|(s, _)| std::cmp::Reverse(key(s)));
         let Some((shape, phase)) = queue.pop() else {
             break;
         };
         tried.push(shape);
-        let e = ctx.verify(mode, shape, phase)?;
+        let e = verify(shape, phase)?;
         let ok = e.meets;
         evaluated.push(e);
         let h = shape.hashes;
@@ -449,23 +575,13 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
             .min();
         let next = match hi {
             Some(hi) => between(shape.slots, hi).map(|m| (with(m), "refine")),
-            None => {
-                let next = with(shape.slots.saturating_mul(2).min(ctx.max_slots(h, None)));
-                (next.slots > shape.slots).then_some((next, "grow"))
-            }
+            None => grown(ctx, shape).map(|n| (n, "grow")),
         };
         if let Some(n) = next {
             queue.push(n);
         }
     }
-    let confirmed = confirm(ctx, mode, &evaluated, pick)?;
-    Ok(ModeResult {
-        mode: super::replay::mode_name(mode),
-        evaluated,
-        pick,
-        rejected,
-        confirmed,
-    })
+    Ok((evaluated, pick, rejected))
 }
 
 /// The pick and the frontier shapes through the model on the first seed,

@@ -10,7 +10,7 @@ use super::replay::{cell_table, lab_hash_seed, RateShape};
 use crate::metrics::{count_min_bound, error_stats, ErrorStats};
 use crate::rng::derive_seed;
 use crate::sizing::targets::Metric;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Per-window key counts.
 #[derive(Debug, Clone, Default)]
@@ -117,7 +117,7 @@ impl Windows {
 }
 
 /// A metric's worst window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WorstError {
     /// The metric.
     pub metric: Metric,
