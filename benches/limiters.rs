@@ -6,9 +6,9 @@ use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criteri
 use pingora_limits::rate::Rate as RealRate;
 use ratelab::clock::MILLI;
 use ratelab::model::estimator::EstimatorConfig;
-use ratelab::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
 use ratelab::model::rate::Rate;
-use ratelab::model::token_bucket::TokenBucket;
+use ratelab::model::uber_ratelimit::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
+use ratelab::model::x_time_rate::TokenBucket;
 use ratelab::workload::Workload;
 use std::time::Duration;
 

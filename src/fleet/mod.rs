@@ -64,7 +64,7 @@
 //! use ratelab::fleet::{Balancer, BalancerKind, Env, Fleet, Latency, Network, PerReplica};
 //! use ratelab::model::Admit;
 //! use ratelab::rng::sim_rng;
-//! use ratelab::model::token_bucket::TokenBucket;
+//! use ratelab::model::x_time_rate::TokenBucket;
 //! use ratelab::model::PerKey;
 //! let make: ratelab::fleet::MakeReplica = Box::new(|lim| {
 //!     let per_key = PerKey::new(move |_| Ok(TokenBucket::new(lim as f64, lim as i64)));

@@ -118,7 +118,7 @@ pub trait Admit {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::model::token_bucket::TokenBucket;
+    /// use ratelab::model::x_time_rate::TokenBucket;
     /// use ratelab::model::{Admit, PerKey};
     /// let per_key = PerKey::new(|_| Ok(TokenBucket::new(10.0, 5)));
     /// assert!(per_key.keys_independent());

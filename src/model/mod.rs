@@ -16,12 +16,12 @@
 //! | estimator | `exact.rs` | exact per-key counters (dense ids) |
 //! | window | `rate/` | pingora-limits `Rate` (two-slot fixed window) |
 //! | window | `rate_limiter.rs` | `Rate` as a limiter: the docs' pattern, the proportional estimate |
-//! | window | `fixed_window.rs` | tower 0.5 `RateLimit` (fixed window, waits) |
-//! | window | `fixed_window_counter.rs` | the Redis docs' `INCR` + `EXPIRE` rate limiter (first-request or aligned windows) |
-//! | window | `sliding_window_counter.rs` | Cloudflare's sliding-window counter (2017 blog post) |
+//! | window | `tower_rate_limit.rs` | tower 0.5 `RateLimit` (fixed window, waits) |
+//! | window | `redis_fixed_window.rs` | the Redis docs' `INCR` + `EXPIRE` rate limiter (first-request or aligned windows) |
+//! | window | `cloudflare_sliding_window.rs` | Cloudflare's sliding-window counter (2017 blog post) |
 //! | inflight | `inflight.rs` | pingora-limits `Inflight` + `Guard` |
-//! | pacer | `leaky_bucket.rs` | uber-go/ratelimit (atomic, atomic int64, mutex) |
-//! | pacer | `token_bucket/` | golang.org/x/time/rate `Limiter` |
+//! | pacer | `uber_ratelimit.rs` | uber-go/ratelimit (atomic, atomic int64, mutex) |
+//! | pacer | `x_time_rate/` | golang.org/x/time/rate `Limiter` |
 //! | pacer | `multi.rs` | the book's `MultiLimiter` |
 //! | leaky bucket | `nginx_limit_req.rs` | nginx `limit_req` (excess in thousandths, ms clock, burst/delay/nodelay, zone LRU expiry) |
 //! | token bucket | `envoy_local_rate_limit.rs` | Envoy local rate limit: timer-refilled bucket (before 1.31) and continuous `AtomicTokenBucket` (1.31+) |
@@ -33,25 +33,25 @@
 //! | yours | `exec_estimator.rs` | a sketch in any language (the protocol's estimator role) |
 
 mod admit;
+pub mod cloudflare_sliding_window;
 pub mod envoy_local_rate_limit;
 pub mod estimator;
 pub mod exact;
 pub mod exec;
 pub mod exec_estimator;
-pub mod fixed_window;
-pub mod fixed_window_counter;
 pub mod gcra;
 pub mod governor;
 pub mod guava_smooth_bursty;
 pub mod inflight;
-pub mod leaky_bucket;
 pub mod multi;
 pub mod nginx_limit_req;
 pub mod proxy_example;
 pub mod rate;
 pub mod rate_limiter;
-pub mod sliding_window_counter;
-pub mod token_bucket;
+pub mod redis_fixed_window;
+pub mod tower_rate_limit;
 pub mod traefik_rate_limit;
+pub mod uber_ratelimit;
+pub mod x_time_rate;
 
 pub use admit::{Admit, Decision, Global, KeyState, Keyed, MakeState, PerKey};

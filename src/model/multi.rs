@@ -27,7 +27,7 @@
 //! discrete-event engine (`crate::sim::des`) can walk a multi's inner waits
 //! one at a time with other callers interleaving between them.
 
-use super::token_bucket::{Limit, TokenBucket, TokenBucketError};
+use super::x_time_rate::{Limit, TokenBucket, TokenBucketError};
 use std::fmt;
 
 /// A limiter in a [`LimiterPool`]: a token bucket or a multi.
@@ -78,7 +78,7 @@ impl From<TokenBucketError> for MultiError {
 ///
 /// ```
 /// use ratelab::model::multi::LimiterPool;
-/// use ratelab::model::token_bucket::{per, TokenBucket};
+/// use ratelab::model::x_time_rate::{per, TokenBucket};
 ///
 /// let s = 1_000_000_000i64;
 /// let mut pool = LimiterPool::new();
@@ -554,7 +554,7 @@ impl<T, F: Fn(&T, &T) -> bool> GoSorter<'_, T, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::token_bucket::{per, TokenBucket};
+    use crate::model::x_time_rate::{per, TokenBucket};
 
     const S: i64 = 1_000_000_000;
 

@@ -40,7 +40,7 @@
 
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
-use crate::model::token_bucket::TokenBucket;
+use crate::model::x_time_rate::TokenBucket;
 use crate::model::{Decision, KeyState};
 
 const SECOND: i64 = 1_000_000_000;

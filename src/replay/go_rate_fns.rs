@@ -12,13 +12,13 @@
 //! `rate.Sometimes{First: --first, Every: --every, Interval:
 //! --interval-ns}` (each default 0); header `t_ns`, one `Do(f)` per row at
 //! `time.Unix(0, t_ns)`; output `t_ns,ran` (whether `f` ran). See
-//! [`crate::model::token_bucket::sometimes`].
+//! [`crate::model::x_time_rate::sometimes`].
 
 use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::error::Result;
-use crate::model::token_bucket::sometimes::Sometimes;
-use crate::model::token_bucket::{every, INF};
+use crate::model::x_time_rate::sometimes::Sometimes;
+use crate::model::x_time_rate::{every, INF};
 
 fn open(args: &ReplayArgs, column: &str) -> Result<TraceReader> {
     let input = TraceReader::open(&args.trace)?;

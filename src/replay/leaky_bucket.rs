@@ -1,5 +1,5 @@
 //! `ratelab replay --algo leaky-bucket`: one uber-go/ratelimit `Take()` per
-//! row ([`crate::model::leaky_bucket`], commit 3e5300c).
+//! row ([`crate::model::uber_ratelimit`], commit 3e5300c).
 //!
 //! ```text
 //! ratelab replay --algo leaky-bucket --rate 100 [--per-ns 1000000000] [--slack 10]
@@ -53,7 +53,7 @@
 use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::error::{Error, Result};
-use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant, Take};
+use crate::model::uber_ratelimit::{LeakyBucket, LeakyBucketConfig, LeakyVariant, Take};
 
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {

@@ -1,5 +1,5 @@
 //! `ratelab replay --algo token-bucket`: one `golang.org/x/time/rate`
-//! `Limiter` call per row ([`crate::model::token_bucket`]).
+//! `Limiter` call per row ([`crate::model::x_time_rate`]).
 //!
 //! ```text
 //! ratelab replay --algo token-bucket --limit 2 --burst 1 [--go-version v0.13.0]
@@ -49,7 +49,7 @@
 use super::csvio::{parse_i64, OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::error::{Error, Result};
-use crate::model::token_bucket::{
+use crate::model::x_time_rate::{
     fmt_time, CallExtras, Limit, StepExtras, TokenBucket, TokenBucketCall, TokenBucketOp,
     TokenBucketReplay, TokenBucketResult, XTimeVersion, INF,
 };
@@ -389,7 +389,7 @@ fn parse_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::token_bucket::GoTime;
+    use crate::model::x_time_rate::GoTime;
 
     #[test]
     fn limits() {

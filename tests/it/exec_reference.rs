@@ -11,7 +11,7 @@ use crate::common::adapters;
 
 use ratelab::lab::decision::spec::Args;
 use ratelab::lab::decision::{build, row, Candidate, Policy, Setup};
-use ratelab::model::token_bucket::{TokenBucket, XTimeVersion};
+use ratelab::model::x_time_rate::{TokenBucket, XTimeVersion};
 use ratelab::model::{Decision, PerKey};
 use serde_json::{json, Value};
 

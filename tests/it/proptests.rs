@@ -6,11 +6,11 @@ use ratelab::clock::MILLI;
 use ratelab::model::estimator::{
     Estimator, EstimatorConfig, ExactCounter, FrequencyEstimator, Variant,
 };
-use ratelab::model::leaky_bucket::LeakyBucket;
-use ratelab::model::leaky_bucket::{replay_leaky_bucket, LeakyBucketConfig, LeakyVariant};
 use ratelab::model::multi::LimiterPool;
 use ratelab::model::rate::Rate;
-use ratelab::model::token_bucket::TokenBucket;
+use ratelab::model::uber_ratelimit::LeakyBucket;
+use ratelab::model::uber_ratelimit::{replay_leaky_bucket, LeakyBucketConfig, LeakyVariant};
+use ratelab::model::x_time_rate::TokenBucket;
 use ratelab::oracle::FlipWindowOracle;
 use ratelab::sim::des::{self, AgentScript, Step, World};
 use std::collections::HashMap;

@@ -6,21 +6,21 @@ use super::candidates::{built, Built, Setup};
 use super::spec::Args;
 use crate::clock::SECOND;
 use crate::error::{Error, Result};
+use crate::model::cloudflare_sliding_window::SlidingWindowCounter;
 use crate::model::envoy_local_rate_limit::{EnvoyBucket, EnvoyLocalRateLimit};
 use crate::model::estimator::EstimatorConfig;
-use crate::model::fixed_window::{FixedWindow, TowerRate};
-use crate::model::fixed_window_counter::{CountOrder, FixedWindowAlign, FixedWindowCounter};
 use crate::model::gcra::Gcra;
 use crate::model::governor::GovernorKeyed;
 use crate::model::guava_smooth_bursty::{GuavaAcquire, GuavaSmoothBursty};
-use crate::model::leaky_bucket::{DenyIfWait, LeakyBucket, LeakyBucketConfig};
 use crate::model::nginx_limit_req::{
     nginx_zone_nodes, NginxDelay, NginxLimitReq, NginxRate, NginxZone,
 };
 use crate::model::rate_limiter::{RateLimiter, RateMode};
-use crate::model::sliding_window_counter::SlidingWindowCounter;
-use crate::model::token_bucket::TokenBucket;
+use crate::model::redis_fixed_window::{CountOrder, FixedWindowAlign, FixedWindowCounter};
+use crate::model::tower_rate_limit::{FixedWindow, TowerRate};
 use crate::model::traefik_rate_limit::{TraefikBucket, TraefikConfig};
+use crate::model::uber_ratelimit::{DenyIfWait, LeakyBucket, LeakyBucketConfig};
+use crate::model::x_time_rate::TokenBucket;
 use crate::model::{Global, PerKey};
 use crate::report::fmt::bytes_human;
 use crate::rng::{derive_seed, stream};

@@ -1,7 +1,7 @@
 //! The scenario parameters of `pacer_timeline`.
 
 use crate::error::Result;
-use crate::model::token_bucket::{every, per, Limit, INF};
+use crate::model::x_time_rate::{every, per, Limit, INF};
 use crate::scenario::Scenario;
 use serde::Deserialize;
 

@@ -3,9 +3,9 @@
 use super::params::{limit_of, Case, Params};
 use crate::error::{Error, Result};
 use crate::lab::RunContext;
-use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
 use crate::model::multi::Node;
-use crate::model::token_bucket::{TokenBucket, XTimeVersion};
+use crate::model::uber_ratelimit::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
+use crate::model::x_time_rate::{TokenBucket, XTimeVersion};
 use crate::scenario::Scenario;
 use crate::sim::des::{self, AgentScript, Step, World};
 use std::collections::BTreeMap;

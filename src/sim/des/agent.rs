@@ -3,7 +3,7 @@
 
 use super::record::{AgentRecord, StepRecord};
 use super::script::{AgentScript, Step, World};
-use crate::model::leaky_bucket::Take;
+use crate::model::uber_ratelimit::Take;
 
 /// Where an agent is inside its current step while asleep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

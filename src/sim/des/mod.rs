@@ -40,7 +40,7 @@
 //!   variant: the agent sleeps holding the lock; callers that arrive
 //!   meanwhile queue **FIFO** (in the order they called) and each reads the
 //!   clock when it gets the lock. The queue lives in
-//!   [`LeakyBucket`](crate::model::leaky_bucket::LeakyBucket) itself, which
+//!   [`LeakyBucket`](crate::model::uber_ratelimit::LeakyBucket) itself, which
 //!   tracks when its lock is free; since the engine calls `take` in event
 //!   order, that is FIFO hand-off.
 //! * [`Step::Sleep`] is plain work/think time (`time.Sleep`; a non-positive
@@ -60,7 +60,7 @@
 //! one: they are let through at 0, 1 and 2 s.
 //!
 //! ```
-//! use ratelab::model::token_bucket::TokenBucket;
+//! use ratelab::model::x_time_rate::TokenBucket;
 //! use ratelab::sim::des::{self, AgentScript, Step, World};
 //!
 //! let mut world = World::default();

@@ -1,8 +1,8 @@
 //! What a run hands back: a record per agent and step, the processed events,
 //! and the errors that stop a run before it starts.
 
-use crate::model::leaky_bucket::Take;
 use crate::model::multi::Node;
+use crate::model::uber_ratelimit::Take;
 use std::fmt;
 
 /// What happened in one step.

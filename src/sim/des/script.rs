@@ -1,8 +1,8 @@
 //! What the agents of a run are told: their scripts and the limiters they
 //! share.
 
-use crate::model::leaky_bucket::LeakyBucket;
 use crate::model::multi::{LimiterPool, Node};
+use crate::model::uber_ratelimit::LeakyBucket;
 
 /// One thing an agent does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

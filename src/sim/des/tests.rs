@@ -1,7 +1,7 @@
 use super::*;
-use crate::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
 use crate::model::multi::Node;
-use crate::model::token_bucket::{per, Limit, TokenBucket, TokenBucketError};
+use crate::model::uber_ratelimit::{LeakyBucket, LeakyBucketConfig, LeakyVariant};
+use crate::model::x_time_rate::{per, Limit, TokenBucket, TokenBucketError};
 
 const S: i64 = 1_000_000_000;
 const MS: i64 = 1_000_000;

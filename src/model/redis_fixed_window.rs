@@ -139,7 +139,7 @@ impl FixedWindowCounter {
     /// # Examples
     /// ```
     /// use ratelab::clock::MILLI;
-    /// use ratelab::model::fixed_window_counter::{CountOrder, FixedWindowAlign, FixedWindowCounter};
+    /// use ratelab::model::redis_fixed_window::{CountOrder, FixedWindowAlign, FixedWindowCounter};
     /// use ratelab::model::KeyState;
     /// use std::time::Duration;
     /// let mut k = FixedWindowCounter::new(2, Duration::from_secs(1), FixedWindowAlign::FirstRequest)?;
@@ -190,7 +190,7 @@ impl FixedWindowCounter {
     /// # Examples
     /// ```
     /// use ratelab::clock::MILLI;
-    /// use ratelab::model::fixed_window_counter::{FixedWindowAlign, FixedWindowCounter};
+    /// use ratelab::model::redis_fixed_window::{FixedWindowAlign, FixedWindowCounter};
     /// use ratelab::model::KeyState;
     /// use std::time::Duration;
     /// // Virtual 0 is 0.5 s into a Unix second: a new second at virtual 0.5 s.

@@ -70,7 +70,7 @@
 //! `UnixNano()`. Times inside are [`GoTime`]s so Go's saturating `Sub` and
 //! wide `time.Time` range are reproduced.
 
-use super::token_bucket::GoTime;
+use super::x_time_rate::GoTime;
 use std::fmt;
 
 const SECOND_NS: i64 = 1_000_000_000;
@@ -94,7 +94,7 @@ impl LeakyVariant {
     /// # Examples
     ///
     /// ```
-    /// use ratelab::model::leaky_bucket::LeakyVariant;
+    /// use ratelab::model::uber_ratelimit::LeakyVariant;
     /// assert_eq!(LeakyVariant::parse("atomic-int64"), Some(LeakyVariant::AtomicInt64));
     /// assert_eq!(LeakyVariant::parse(" mutex "), Some(LeakyVariant::Mutex));
     /// assert_eq!(LeakyVariant::parse("spin"), None);
@@ -209,7 +209,7 @@ pub struct Take {
 /// sleeps one period.
 ///
 /// ```
-/// use ratelab::model::leaky_bucket::{LeakyBucket, LeakyBucketConfig};
+/// use ratelab::model::uber_ratelimit::{LeakyBucket, LeakyBucketConfig};
 ///
 /// let mut l = LeakyBucket::new(LeakyBucketConfig::new(100)).unwrap();
 /// assert_eq!(l.per_request_ns(), 10_000_000);

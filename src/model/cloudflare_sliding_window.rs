@@ -122,7 +122,7 @@ impl SlidingWindowCounter {
     /// request would make it 50.5.
     /// ```
     /// use ratelab::clock::SECOND;
-    /// use ratelab::model::sliding_window_counter::SlidingWindowCounter;
+    /// use ratelab::model::cloudflare_sliding_window::SlidingWindowCounter;
     /// use ratelab::model::KeyState;
     /// use std::time::Duration;
     /// let mut c = SlidingWindowCounter::new(50, Duration::from_secs(60))?;
@@ -164,7 +164,7 @@ impl SlidingWindowCounter {
     /// # Examples
     /// ```
     /// use ratelab::clock::MILLI;
-    /// use ratelab::model::sliding_window_counter::SlidingWindowCounter;
+    /// use ratelab::model::cloudflare_sliding_window::SlidingWindowCounter;
     /// use ratelab::model::KeyState;
     /// use std::time::Duration;
     /// // Virtual 0 is 0.75 s into a Unix second: the window turns at 0.25 s.
@@ -197,7 +197,7 @@ impl SlidingWindowCounter {
     /// # Examples
     /// ```
     /// use ratelab::clock::SECOND;
-    /// use ratelab::model::sliding_window_counter::SlidingWindowCounter;
+    /// use ratelab::model::cloudflare_sliding_window::SlidingWindowCounter;
     /// use ratelab::model::KeyState;
     /// use std::time::Duration;
     /// let mut c = SlidingWindowCounter::new(2, Duration::from_secs(1))?

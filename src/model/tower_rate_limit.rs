@@ -153,7 +153,7 @@ pub enum Admit {
 /// one ended (here at 10 ns), not on a clock boundary.
 ///
 /// ```
-/// use ratelab::model::fixed_window::{Admit, FixedWindow, TowerRate};
+/// use ratelab::model::tower_rate_limit::{Admit, FixedWindow, TowerRate};
 /// use std::time::Duration;
 ///
 /// let mut w = FixedWindow::new(TowerRate::new(2, Duration::from_secs(1)).unwrap(), 0);

@@ -400,7 +400,7 @@ impl Reservation {
 /// `rate.NewLimiter(1, 1)`: one token per second, a bucket of one.
 ///
 /// ```
-/// use ratelab::model::token_bucket::TokenBucket;
+/// use ratelab::model::x_time_rate::TokenBucket;
 ///
 /// let s = 1_000_000_000i64; // x/time/rate takes time.Time; here Unix ns
 /// let mut b = TokenBucket::new(1.0, 1);
