@@ -189,7 +189,7 @@ pub fn maglev(hosts: &[usize], weights: &[f64], m: u64) -> Vec<usize> {
 
 /// How a balancer picks.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
+pub enum BalancerKind {
     /// Each healthy replica in turn (weighted: earliest deadline first).
     RoundRobin,
     /// Uniformly (weighted: in proportion) at random.
@@ -304,7 +304,7 @@ pub fn last_upstream(v: &str) -> &str {
 
 /// A balancer over the replicas `0..n`, some of which may be down.
 pub struct Balancer {
-    kind: Kind,
+    kind: BalancerKind,
     weights: Vec<f64>,
     healthy: Vec<usize>,
     rr_next: usize,
@@ -322,7 +322,7 @@ pub struct Balancer {
 impl Balancer {
     /// A balancer of `kind` with per-replica `weights` (indexed by replica;
     /// replicas beyond the list weigh 1).
-    pub fn new(kind: Kind, weights: Vec<f64>, rng: SimRng) -> Self {
+    pub fn new(kind: BalancerKind, weights: Vec<f64>, rng: SimRng) -> Self {
         Self {
             kind,
             weights,
@@ -378,11 +378,13 @@ impl Balancer {
         }
         self.deadlines = self.healthy.iter().map(|&h| 1.0 / w[h]).collect();
         match self.kind {
-            Kind::RingHash {
+            BalancerKind::RingHash {
                 min_ring_size,
                 max_ring_size,
             } => self.ring = ring(&self.healthy, &w, min_ring_size, max_ring_size),
-            Kind::Maglev { table_size } => self.table = maglev(&self.healthy, &w, table_size),
+            BalancerKind::Maglev { table_size } => {
+                self.table = maglev(&self.healthy, &w, table_size)
+            }
             _ => {}
         }
     }
@@ -394,12 +396,12 @@ impl Balancer {
             return None;
         }
         Some(match self.kind {
-            Kind::RoundRobin if !self.weighted() => {
+            BalancerKind::RoundRobin if !self.weighted() => {
                 let r = self.healthy[self.rr_next % n];
                 self.rr_next = (self.rr_next + 1) % n;
                 r
             }
-            Kind::RoundRobin => {
+            BalancerKind::RoundRobin => {
                 let mut best = 0;
                 for i in 1..n {
                     if self.deadlines[i] < self.deadlines[best] {
@@ -410,8 +412,8 @@ impl Balancer {
                 self.deadlines[best] += 1.0 / self.weight(h);
                 h
             }
-            Kind::Random => self.random_pick(),
-            Kind::LeastRequest {
+            BalancerKind::Random => self.random_pick(),
+            BalancerKind::LeastRequest {
                 choice_count,
                 service,
             } => {
@@ -434,9 +436,11 @@ impl Balancer {
                 self.active[c].push_back(t + service);
                 c
             }
-            Kind::RingHash { .. } => ring_pick(&self.ring, key_hash(key))?,
-            Kind::Maglev { table_size } => self.table[(key_hash(key) % table_size) as usize],
-            Kind::Sticky { mean_connection } => {
+            BalancerKind::RingHash { .. } => ring_pick(&self.ring, key_hash(key))?,
+            BalancerKind::Maglev { table_size } => {
+                self.table[(key_hash(key) % table_size) as usize]
+            }
+            BalancerKind::Sticky { mean_connection } => {
                 let k = key as usize;
                 if k >= self.sticky.len() {
                     self.sticky.resize(k + 1, (u32::MAX, 0));
@@ -453,7 +457,7 @@ impl Balancer {
                 }
             }
             // Without its feed (never built so): the first healthy one.
-            Kind::FromTrace { .. } => self.healthy[0],
+            BalancerKind::FromTrace { .. } => self.healthy[0],
         })
     }
 
@@ -526,11 +530,11 @@ mod tests {
 
     #[test]
     fn round_robin_cycles_and_weights_follow_edf() {
-        let mut b = Balancer::new(Kind::RoundRobin, vec![], sim_rng(1));
+        let mut b = Balancer::new(BalancerKind::RoundRobin, vec![], sim_rng(1));
         b.set_healthy(vec![0, 1, 2]);
         let p: Vec<usize> = (0..6).map(|i| b.pick(0, i).unwrap()).collect();
         assert_eq!(p, vec![0, 1, 2, 0, 1, 2]);
-        let mut w = Balancer::new(Kind::RoundRobin, vec![3.0, 1.0], sim_rng(1));
+        let mut w = Balancer::new(BalancerKind::RoundRobin, vec![3.0, 1.0], sim_rng(1));
         w.set_healthy(vec![0, 1]);
         let c0 = (0..400).filter(|&i| w.pick(0, i).unwrap() == 0).count();
         assert_eq!(c0, 300);
@@ -539,7 +543,7 @@ mod tests {
     #[test]
     fn sticky_keeps_a_client_on_one_replica_within_a_connection() {
         let mut b = Balancer::new(
-            Kind::Sticky {
+            BalancerKind::Sticky {
                 mean_connection: 1_000_000_000_000,
             },
             vec![],

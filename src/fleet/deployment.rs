@@ -12,7 +12,7 @@
 //! (`deployment.balancer[1].table_size`), and the settings a type does not
 //! take are refused by name.
 
-use super::balancer::Kind;
+use super::balancer::BalancerKind;
 use super::events::{self, EventEntry};
 use super::network::{self, Network, NetworkEntry, NetworkSpec};
 pub use super::one_or_many::OneOrMany;
@@ -161,7 +161,7 @@ pub struct Deployment {
 #[derive(Debug, Clone)]
 pub struct BalancerSpec {
     /// Which balancer, with its settings.
-    pub kind: Kind,
+    pub kind: BalancerKind,
     /// Its type as written (`round_robin`, `maglev`, ...).
     pub ty: String,
     /// Explicit weights, one a replica (or from `skew`); empty: even.
@@ -226,7 +226,7 @@ impl Deployment {
         }
         let balancers = match &self.balancer {
             None => vec![BalancerSpec {
-                kind: Kind::RoundRobin,
+                kind: BalancerKind::RoundRobin,
                 ty: "round_robin".to_string(),
                 weights: Vec::new(),
                 label: "round_robin".to_string(),
@@ -376,12 +376,12 @@ fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec,
         label = format!("{ty} skew={s}");
     }
     let kind = match ty {
-        "round_robin" => Kind::RoundRobin,
-        "random" => Kind::Random,
+        "round_robin" => BalancerKind::RoundRobin,
+        "random" => BalancerKind::Random,
         "least_request" => {
             let c = urange(&f("choice_count"), o.choice_count.unwrap_or(2), 1, 100)?;
             let s = range(&f("service_ms"), o.service_ms.unwrap_or(10.0), 0.0, 3.6e6)?;
-            Kind::LeastRequest {
+            BalancerKind::LeastRequest {
                 choice_count: c as u32,
                 service: (s * MILLI as f64).round() as Nanos,
             }
@@ -402,7 +402,7 @@ fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec,
             if lo > hi {
                 return Err(err(field, format!("min_ring_size {lo} / max_ring_size {hi}: expected whole numbers, min <= max (Envoy refuses it)")));
             }
-            Kind::RingHash {
+            BalancerKind::RingHash {
                 min_ring_size: lo,
                 max_ring_size: hi,
             }
@@ -423,7 +423,7 @@ fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec,
             if m != 65537 {
                 label = format!("maglev table_size={m}");
             }
-            Kind::Maglev { table_size: m }
+            BalancerKind::Maglev { table_size: m }
         }
         "from_trace" => {
             let name = match &o.field {
@@ -438,7 +438,7 @@ fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec,
                     ))
                 }
             };
-            Kind::FromTrace { field: name }
+            BalancerKind::FromTrace { field: name }
         }
         _ => {
             let s = range(
@@ -448,7 +448,7 @@ fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec,
                 1e7,
             )?;
             label = format!("sticky {s} s");
-            Kind::Sticky {
+            BalancerKind::Sticky {
                 mean_connection: (s * SECOND as f64).round() as Nanos,
             }
         }

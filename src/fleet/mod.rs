@@ -101,7 +101,7 @@ mod strategy;
 
 pub use apisix_sync::ApisixSync;
 pub use balancer::{
-    host_address, key_hash, last_upstream, maglev, ring, ring_pick, Balancer, Kind as BalancerKind,
+    host_address, key_hash, last_upstream, maglev, ring, ring_pick, Balancer, BalancerKind,
     ReplicaFeed,
 };
 pub use budget::{estimate, Estimate, FleetPlan, Footprint, Load};

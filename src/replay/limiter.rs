@@ -26,7 +26,7 @@ use super::csvio::{OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
-use crate::lab::decision::spec::{self, Args, Kind};
+use crate::lab::decision::spec::{self, Args, ParamType};
 use crate::lab::decision::{
     build, candidates, default_entries, row, Candidate, ModelRow, Policy, Setup, MODELS,
 };
@@ -129,7 +129,7 @@ fn pick(args: &ReplayArgs, setup: &Setup) -> Result<Candidate> {
     let mut all = candidates(setup)?;
     let defaults: Vec<&str> = default_entries(setup).iter().map(|(m, _)| *m).collect();
     // A model that runs a command (`exec`) has no default: only as JSON.
-    let runs_a_command = |r: &&ModelRow| r.params.iter().any(|p| matches!(p.kind, Kind::Argv));
+    let runs_a_command = |r: &&ModelRow| r.params.iter().any(|p| matches!(p.kind, ParamType::Argv));
     for r in MODELS
         .iter()
         .filter(|r| !defaults.contains(&r.model) && !runs_a_command(r))

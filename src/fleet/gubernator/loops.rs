@@ -33,7 +33,7 @@ impl Gubernator {
 
     pub(super) fn wait_of(&self, id: LoopId) -> Nanos {
         match id.1 {
-            Kind::Batch(_) => self.batch_wait,
+            LoopKind::Batch(_) => self.batch_wait,
             _ => self.sync_wait,
         }
     }
@@ -150,7 +150,7 @@ impl Gubernator {
         let (gl, bl) = (self.global_batch_limit, self.batch_limit);
         let lp = self.lp(id);
         let len = match id.1 {
-            Kind::Hits => {
+            LoopKind::Hits => {
                 // global.go:109-122: the first hit's request is kept.
                 match lp.at_key.get(&m.key) {
                     Some(&i) => lp.agg[i].hits += m.hits,
@@ -165,7 +165,7 @@ impl Gubernator {
                 }
                 len
             }
-            Kind::Broadcast => {
+            LoopKind::Broadcast => {
                 // global.go:212: the last update of a key replaces it.
                 match lp.at_key.get(&m.key) {
                     Some(&i) => lp.agg[i] = m,
@@ -180,7 +180,7 @@ impl Gubernator {
                 }
                 len
             }
-            Kind::Batch(o) => {
+            LoopKind::Batch(o) => {
                 lp.queue.push(m);
                 let len = lp.queue.len();
                 if len >= bl {
@@ -199,9 +199,9 @@ impl Gubernator {
     pub(super) fn on_tick(&mut self, id: LoopId, t: Nanos, env: &mut Env) -> Result<()> {
         let lp = self.lp(id);
         match id.1 {
-            Kind::Hits if !lp.agg.is_empty() => self.send_hits(id.0, t, env),
-            Kind::Broadcast if !lp.agg.is_empty() => self.broadcast(id.0, t, env),
-            Kind::Batch(o) if !lp.queue.is_empty() => self.send_batch(id.0, o, t, env),
+            LoopKind::Hits if !lp.agg.is_empty() => self.send_hits(id.0, t, env),
+            LoopKind::Broadcast if !lp.agg.is_empty() => self.broadcast(id.0, t, env),
+            LoopKind::Batch(o) if !lp.queue.is_empty() => self.send_batch(id.0, o, t, env),
             _ => Ok(()),
         }
     }
@@ -230,7 +230,7 @@ impl Gubernator {
 
     /// `sendHits` (global.go:155-199).
     pub(super) fn send_hits(&mut self, p: usize, t: Nanos, env: &mut Env) -> Result<()> {
-        let id = (p, Kind::Hits);
+        let id = (p, LoopKind::Hits);
         let lp = self.lp(id);
         lp.at_key.clear();
         let hits = std::mem::take(&mut lp.agg);
@@ -261,7 +261,7 @@ impl Gubernator {
 
     /// `broadcastPeers` (global.go:246-299).
     pub(super) fn broadcast(&mut self, o: usize, t: Nanos, env: &mut Env) -> Result<()> {
-        let id = (o, Kind::Broadcast);
+        let id = (o, LoopKind::Broadcast);
         let lp = self.lp(id);
         lp.at_key.clear();
         let updates = std::mem::take(&mut lp.agg);
@@ -294,7 +294,7 @@ impl Gubernator {
     /// `sendBatch` (peer_client.go:348-411), in its own goroutine: the
     /// loop does not wait.
     pub(super) fn send_batch(&mut self, p: usize, o: usize, t: Nanos, env: &mut Env) -> Result<()> {
-        let reqs = std::mem::take(&mut self.lp((p, Kind::Batch(o))).queue);
+        let reqs = std::mem::take(&mut self.lp((p, LoopKind::Batch(o))).queue);
         match Self::round_trip(env, p) {
             None => {
                 for m in reqs {
@@ -369,7 +369,7 @@ impl Gubernator {
                 let reqs = self.msgs.remove(&b).unwrap_or_default();
                 if o < self.n {
                     for m in reqs {
-                        let bc = (o, Kind::Broadcast);
+                        let bc = (o, LoopKind::Broadcast);
                         self.maybe_tick_first(bc, at, env)?;
                         self.decide(o, m.key, m.hits, at, m.created_ms, self.drain, env);
                         self.arrive(bc, m, at, env)?;
@@ -405,7 +405,7 @@ impl Gubernator {
         for id in gone {
             if let Some(lp) = self.loops.remove(&id) {
                 for m in lp.queue.iter().chain(lp.chan.iter()) {
-                    if matches!(id.1, Kind::Batch(_)) {
+                    if matches!(id.1, LoopKind::Batch(_)) {
                         self.resolve(m.ticket, false);
                     }
                 }

@@ -224,7 +224,7 @@ pub fn token_bucket(
 
 /// Which loop of a peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Kind {
+enum LoopKind {
     /// `runAsyncHits`.
     Hits,
     /// `runBroadcasts`.
@@ -234,7 +234,7 @@ enum Kind {
 }
 
 /// A loop: (peer, which).
-type LoopId = (usize, Kind);
+type LoopId = (usize, LoopKind);
 
 /// A queued request: key, hits, `CreatedAt` (Unix ms), its arrival and,
 /// forwarded, its ticket.
@@ -497,9 +497,9 @@ impl Strategy for Gubernator {
         };
         if o == p || self.global {
             let id = if o == p {
-                (p, Kind::Broadcast)
+                (p, LoopKind::Broadcast)
             } else {
-                (p, Kind::Hits)
+                (p, LoopKind::Hits)
             };
             if self.global {
                 self.maybe_tick_first(id, t, env)?;
@@ -510,7 +510,7 @@ impl Strategy for Gubernator {
             }
             return Ok(Some(Decision::from_allowed(ok)));
         }
-        let id = (p, Kind::Batch(o));
+        let id = (p, LoopKind::Batch(o));
         self.pending += 1;
         self.maybe_tick_first(id, t, env)?;
         self.arrive(id, m, t, env)?;
@@ -532,7 +532,7 @@ impl Strategy for Gubernator {
     }
 
     fn resize(&mut self, n: usize, _t: Nanos) -> Result<()> {
-        self.drop_loops(|&(p, k)| p < n && !matches!(k, Kind::Batch(o) if o >= n));
+        self.drop_loops(|&(p, k)| p < n && !matches!(k, LoopKind::Batch(o) if o >= n));
         self.caches.truncate(n);
         self.peak.truncate(n);
         self.set_peers(n);

@@ -241,22 +241,22 @@ pub fn known_models() -> String {
 /// assert!(text.contains("nodelay"));
 /// ```
 pub fn models_text() -> String {
-    use super::spec::Kind;
+    use super::spec::ParamType;
     let mut out = String::from("Limiter models of decision_accuracy (the \"model\" of a \"limiters\" entry; a list in a field expands to one candidate per value):\n");
     for r in MODELS {
         out.push_str(&format!("\n{}\n    {}\n", r.model, r.summary));
         for p in r.params {
             let kind = match p.kind {
-                Kind::Int { min, max } => format!("whole number {min}..={max}"),
-                Kind::Float { above, max } if max.is_finite() => {
+                ParamType::Int { min, max } => format!("whole number {min}..={max}"),
+                ParamType::Float { above, max } if max.is_finite() => {
                     format!("number > {above}, at most {max}")
                 }
-                Kind::Float { above, .. } => format!("number > {above}"),
-                Kind::Bool => "true or false".to_string(),
-                Kind::Choice(words) => format!("one of {}", words.join(", ")),
-                Kind::Argv => "a command line (list of strings)".to_string(),
-                Kind::Text => "text".to_string(),
-                Kind::Fields { .. } => "an object of named values".to_string(),
+                ParamType::Float { above, .. } => format!("number > {above}"),
+                ParamType::Bool => "true or false".to_string(),
+                ParamType::Choice(words) => format!("one of {}", words.join(", ")),
+                ParamType::Argv => "a command line (list of strings)".to_string(),
+                ParamType::Text => "text".to_string(),
+                ParamType::Fields { .. } => "an object of named values".to_string(),
             };
             out.push_str(&format!("    {:<18} {kind}: {}\n", p.name, p.doc));
         }
@@ -490,7 +490,7 @@ pub fn candidates(setup: &Setup) -> Result<Vec<Candidate>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::decision::spec::{expand, Kind};
+    use crate::lab::decision::spec::{expand, ParamType};
     use serde_json::json;
 
     fn setup() -> Setup {
@@ -550,9 +550,9 @@ mod tests {
                 let Some(d) = p.default else { continue };
                 n += 1;
                 let ok = match (p.kind, d) {
-                    (Kind::Int { min, max }, Fixed::Int(v)) => (min..=max).contains(&v),
-                    (Kind::Bool, Fixed::Bool(_)) => true,
-                    (Kind::Choice(words), Fixed::Word(w)) => words.contains(&w),
+                    (ParamType::Int { min, max }, Fixed::Int(v)) => (min..=max).contains(&v),
+                    (ParamType::Bool, Fixed::Bool(_)) => true,
+                    (ParamType::Choice(words), Fixed::Word(w)) => words.contains(&w),
                     _ => false,
                 };
                 assert!(ok, "{}.{}: {d:?}", r.model, p.name);

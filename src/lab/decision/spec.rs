@@ -22,7 +22,7 @@ pub const MAX_CANDIDATES: usize = 512;
 
 /// The type and range of one parameter.
 #[derive(Debug, Clone, Copy)]
-pub enum Kind {
+pub enum ParamType {
     /// A whole number in `min..=max`.
     Int {
         /// Smallest value.
@@ -63,7 +63,7 @@ pub struct Param {
     /// Field name in the scenario.
     pub name: &'static str,
     /// Type and range.
-    pub kind: Kind,
+    pub kind: ParamType,
     /// What it is and its default, for `--help`, the README and errors.
     pub doc: &'static str,
     /// Its default when it does not follow the policy (a sketch's 4 rows,
@@ -80,7 +80,7 @@ pub enum Fixed {
     Int(i64),
     /// A switch.
     Bool(bool),
-    /// A word of a [`Kind::Choice`].
+    /// A word of a [`ParamType::Choice`].
     Word(&'static str),
 }
 
@@ -112,7 +112,7 @@ impl Param {
     pub const fn int(name: &'static str, min: i64, max: i64, doc: &'static str) -> Self {
         Self {
             name,
-            kind: Kind::Int { min, max },
+            kind: ParamType::Int { min, max },
             doc,
             default: None,
         }
@@ -121,7 +121,7 @@ impl Param {
     pub const fn positive(name: &'static str, doc: &'static str) -> Self {
         Self {
             name,
-            kind: Kind::Float {
+            kind: ParamType::Float {
                 above: 0.0,
                 max: 1e12,
             },
@@ -133,7 +133,7 @@ impl Param {
     pub const fn flag(name: &'static str, doc: &'static str) -> Self {
         Self {
             name,
-            kind: Kind::Bool,
+            kind: ParamType::Bool,
             doc,
             default: None,
         }
@@ -146,7 +146,7 @@ impl Param {
     ) -> Self {
         Self {
             name,
-            kind: Kind::Choice(words),
+            kind: ParamType::Choice(words),
             doc,
             default: None,
         }
@@ -156,7 +156,7 @@ impl Param {
     pub const fn argv(name: &'static str, doc: &'static str) -> Self {
         Self {
             name,
-            kind: Kind::Argv,
+            kind: ParamType::Argv,
             doc,
             default: None,
         }
@@ -170,7 +170,7 @@ impl Param {
     ) -> Self {
         Self {
             name,
-            kind: Kind::Fields { reserved },
+            kind: ParamType::Fields { reserved },
             doc,
             default: None,
         }
@@ -180,7 +180,7 @@ impl Param {
     pub const fn text(name: &'static str, doc: &'static str) -> Self {
         Self {
             name,
-            kind: Kind::Text,
+            kind: ParamType::Text,
             doc,
             default: None,
         }
@@ -190,7 +190,7 @@ impl Param {
     fn check(&self, v: &Value) -> Result<(), String> {
         let shown = v.to_string();
         match self.kind {
-            Kind::Argv => match v.as_array() {
+            ParamType::Argv => match v.as_array() {
                 Some(a)
                     if !a.is_empty()
                         && a.iter().all(|x| x.as_str().is_some_and(|s| !s.is_empty())) =>
@@ -201,30 +201,30 @@ impl Param {
                     "value {shown}: expected a command line, a non-empty list of non-empty strings"
                 )),
             },
-            Kind::Fields { reserved } => check_fields(v, reserved),
-            Kind::Text => match v.as_str() {
+            ParamType::Fields { reserved } => check_fields(v, reserved),
+            ParamType::Text => match v.as_str() {
                 Some(s) if !s.trim().is_empty() && !s.contains(['\n', '\r']) => Ok(()),
                 _ => Err(format!(
                     "value {shown}: expected a non-empty string on one line"
                 )),
             },
-            Kind::Int { min, max } => match v.as_i64() {
+            ParamType::Int { min, max } => match v.as_i64() {
                 Some(i) if (min..=max).contains(&i) => Ok(()),
                 _ => Err(format!(
                     "value {shown}: expected a whole number in {min}..={max}"
                 )),
             },
-            Kind::Float { above, max } => match v.as_f64() {
+            ParamType::Float { above, max } => match v.as_f64() {
                 Some(f) if f.is_finite() && f > above && f <= max => Ok(()),
                 _ => Err(format!(
                     "value {shown}: expected a finite number > {above} and <= {max:e}"
                 )),
             },
-            Kind::Bool => match v {
+            ParamType::Bool => match v {
                 Value::Bool(_) => Ok(()),
                 _ => Err(format!("value {shown}: expected true or false")),
             },
-            Kind::Choice(words) => match v.as_str() {
+            ParamType::Choice(words) => match v.as_str() {
                 Some(s) if words.contains(&s) => Ok(()),
                 _ => Err(format!(
                     "value {shown}: expected one of {}",
@@ -235,7 +235,7 @@ impl Param {
     }
 }
 
-/// Checks a [`Kind::Fields`] value.
+/// Checks a [`ParamType::Fields`] value.
 fn check_fields(v: &Value, reserved: &[&str]) -> Result<(), String> {
     let Some(o) = v.as_object() else {
         return Err(format!(
@@ -371,7 +371,7 @@ impl Args {
         })
     }
 
-    /// A [`Kind::Fields`] object as `(name, value)` words, strings
+    /// A [`ParamType::Fields`] object as `(name, value)` words, strings
     /// unquoted, sorted by name (the object keeps the file's order; the
     /// protocol promises name order).
     ///
@@ -457,7 +457,9 @@ pub fn expand(
             ));
         };
         let (values, is_list) = match v {
-            _ if matches!(p.kind, Kind::Argv | Kind::Fields { .. }) => (vec![v.clone()], false),
+            _ if matches!(p.kind, ParamType::Argv | ParamType::Fields { .. }) => {
+                (vec![v.clone()], false)
+            }
             Value::Array(a) if a.is_empty() => {
                 return Err((
                     format!("{field}.{k}"),
