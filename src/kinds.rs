@@ -14,7 +14,7 @@ use crate::report::Output;
 use crate::scenario::Scenario;
 
 /// Every kind ratelab knows, in `ratelab list` order: the registry. A row is
-/// made by [`KindRow::of`] for a kind written as an [`Experiment`], or by
+/// made by [`KindRow::of`] for a kind written as an [`Experiment`](crate::lab::Experiment), or by
 /// [`KindRow::plain`] for one run by a plain function; [`KindRow::as_sweep`] marks
 /// the kinds whose cells can be split across shards.
 ///

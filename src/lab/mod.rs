@@ -1,5 +1,5 @@
 //! Experiments: one module per scenario `kind`, each turning a scenario into
-//! an [`Output`] (tables, report.json, charts). Thin glue between workloads,
+//! an [`Output`](crate::report::Output) (tables, report.json, charts). Thin glue between workloads,
 //! algorithms, oracles and reports.
 //!
 //! A kind is an [`Experiment`] (validate, estimate the work, run, render;

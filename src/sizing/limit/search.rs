@@ -445,8 +445,8 @@ pub fn bisect_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<Vec<ShapeEval>> {
 }
 
 /// The verification units of a mode after its bisection: each rows'
-/// cheapest first-seed pass, in [`HASHES_ORDER`]. Each unit is verified on
-/// its own ([`verify_unit`]), so units are what `size --shard` splits.
+/// cheapest first-seed pass, in [`HASHES_ORDER`], each verified on its
+/// own.
 pub fn units_of(bisect: &[ShapeEval]) -> Vec<RateShape> {
     HASHES_ORDER
         .iter()
