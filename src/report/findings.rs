@@ -36,7 +36,7 @@ pub fn findings(json: &Value) -> Vec<String> {
     let kind = json.get("kind").and_then(Value::as_str).unwrap_or("");
     // A `size` scenario of a rate-limit sizing reads as one (the page does too).
     let limit = json.pointer("/size/schema").and_then(Value::as_str)
-        == Some(crate::sizing::limit::report::LIMIT_SIZE_SCHEMA);
+        == Some(crate::report::LIMIT_SIZE_SCHEMA);
     let kind = if kind == "size" && limit {
         "size_limit"
     } else {

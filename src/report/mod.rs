@@ -29,6 +29,11 @@ use std::path::{Path, PathBuf};
 /// The schema name of every `report.json`.
 pub const SCHEMA: &str = "ratelab.report.v1";
 
+/// The schema name of `size --limit`'s `size.json` (written by
+/// `sizing::limit::report`; here so that the findings and the page, which
+/// read it, need not import the sizing floor above them).
+pub const LIMIT_SIZE_SCHEMA: &str = "ratelab.size.limit.v1";
+
 /// Everything a scenario run produces (assembled by a [`ReportBuilder`]).
 #[derive(Debug, Clone, Default)]
 pub struct Output {

@@ -60,4 +60,5 @@ mod signals;
 mod size_limit;
 mod size_search;
 mod sizing_guarantee;
+mod structure;
 mod write_faults;

@@ -81,7 +81,7 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
             // A `size` scenario's report holds size.json under `size`: a
             // rate-limit sizing is shown as one, like `ratelab size`'s.
             let limit = j.pointer("/size/schema").and_then(Value::as_str)
-                == Some(crate::sizing::limit::report::LIMIT_SIZE_SCHEMA);
+                == Some(crate::report::LIMIT_SIZE_SCHEMA);
             if j.get("kind").and_then(Value::as_str) == Some("size") && limit {
                 j["kind"] = "size_limit".into();
             }
@@ -160,8 +160,7 @@ fn size_json(path: &Path) -> Result<Value> {
         )
     })?;
     let mut m = serde_json::Map::new();
-    let limit = v.get("schema").and_then(Value::as_str)
-        == Some(crate::sizing::limit::report::LIMIT_SIZE_SCHEMA);
+    let limit = v.get("schema").and_then(Value::as_str) == Some(crate::report::LIMIT_SIZE_SCHEMA);
     m.insert(
         "kind".into(),
         if limit { "size_limit" } else { "size" }.into(),

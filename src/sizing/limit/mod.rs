@@ -46,7 +46,7 @@ pub use windows::Windows;
 use super::input::{TimedTrace, TraceInput};
 use super::report::SizeReport;
 use crate::error::{Error, Result};
-use crate::lab::shard::Shard;
+use crate::lab::shard::part::Shard;
 use crate::model::rate_limiter::RateMode;
 use crate::progress::Progress;
 use crate::sizing::guarantee::Plan;

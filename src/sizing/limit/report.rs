@@ -14,8 +14,8 @@ use crate::sizing::guarantee::Exceedance;
 use crate::sizing::report::SizeReport;
 use serde_json::{json, Value};
 
-/// The schema of a limit sizing's `size.json`.
-pub const LIMIT_SIZE_SCHEMA: &str = "ratelab.size.limit.v1";
+/// The schema name of `size.json` ([`crate::report::LIMIT_SIZE_SCHEMA`]).
+pub use crate::report::LIMIT_SIZE_SCHEMA;
 
 /// What the report is made of.
 pub struct Inputs<'a> {

@@ -118,42 +118,6 @@ pub struct ShapeEval {
 /// The phases a [`ShapeEval`] can name.
 pub const PHASES: [&str; 6] = ["bisect", "verify", "grow", "refine", "frontier", "bound"];
 
-/// A [`ShapeEval`] as read back from a shard file: its phase a string.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ShapeEvalRecord {
-    shape: RateShape,
-    memory_bytes: u64,
-    phase: String,
-    seeds: Vec<SeedEval>,
-    meets: bool,
-    exceedance: Option<Exceedance>,
-}
-
-impl<'de> Deserialize<'de> for ShapeEval {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        ShapeEval::try_from(ShapeEvalRecord::deserialize(d)?).map_err(serde::de::Error::custom)
-    }
-}
-
-impl TryFrom<ShapeEvalRecord> for ShapeEval {
-    type Error = String;
-    fn try_from(r: ShapeEvalRecord) -> std::result::Result<Self, String> {
-        let phase = PHASES
-            .into_iter()
-            .find(|p| *p == r.phase)
-            .ok_or_else(|| format!("phase {:?}: expected one of {}", r.phase, PHASES.join(", ")))?;
-        Ok(ShapeEval {
-            shape: r.shape,
-            memory_bytes: r.memory_bytes,
-            phase,
-            seeds: r.seeds,
-            meets: r.meets,
-            exceedance: r.exceedance,
-        })
-    }
-}
-
 /// One estimate mode's answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeResult {

@@ -31,10 +31,11 @@
 //! [`finish_mode`]: super::search::finish_mode
 
 use super::replay::{mode_name, RateShape};
-use super::search::{bisect_mode, walk, Ctx, ShapeEval};
+use super::search::{bisect_mode, walk, Ctx, SeedEval, ShapeEval, PHASES};
 use crate::error::{Error, Result};
-use crate::lab::shard::Shard;
+use crate::lab::shard::part::Shard;
 use crate::model::rate_limiter::RateMode;
+use crate::sizing::guarantee::Exceedance;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -225,5 +226,44 @@ fn check_eval(e: &ShapeEval, ctx: &Ctx<'_>) -> std::result::Result<(), String> {
             e.shape.label(),
             e.phase
         ))
+    }
+}
+
+// How a shard file's shape evaluations read back (their phase checked
+// against the search's phases).
+
+/// A [`ShapeEval`] as read back from a shard file: its phase a string.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShapeEvalRecord {
+    shape: RateShape,
+    memory_bytes: u64,
+    phase: String,
+    seeds: Vec<SeedEval>,
+    meets: bool,
+    exceedance: Option<Exceedance>,
+}
+
+impl<'de> Deserialize<'de> for ShapeEval {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        ShapeEval::try_from(ShapeEvalRecord::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<ShapeEvalRecord> for ShapeEval {
+    type Error = String;
+    fn try_from(r: ShapeEvalRecord) -> std::result::Result<Self, String> {
+        let phase = PHASES
+            .into_iter()
+            .find(|p| *p == r.phase)
+            .ok_or_else(|| format!("phase {:?}: expected one of {}", r.phase, PHASES.join(", ")))?;
+        Ok(ShapeEval {
+            shape: r.shape,
+            memory_bytes: r.memory_bytes,
+            phase,
+            seeds: r.seeds,
+            meets: r.meets,
+            exceedance: r.exceedance,
+        })
     }
 }

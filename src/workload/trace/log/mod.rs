@@ -25,6 +25,7 @@
 
 pub mod alb;
 pub mod envoy;
+mod event;
 pub mod json;
 pub mod key;
 pub mod nginx;
@@ -35,6 +36,7 @@ pub mod w3c;
 use super::format::TimeUnit;
 use super::parse::parse_decimal_ns;
 use crate::clock::Nanos;
+use event::event_of;
 pub use key::Xff;
 use key::{BoundKey, KeyExpr, Term};
 
@@ -616,89 +618,6 @@ impl LogParser {
         self.fmt.split(line)?;
         Ok(Parsed::Event(t, at, w))
     }
-}
-
-/// The time, key and weight of a split line (the time through `cache`).
-fn event_of(
-    b: &Bound,
-    cache: &mut (String, Nanos),
-    f: &Fields,
-    line: &str,
-    held: &mut String,
-) -> Result<(Nanos, Option<std::ops::Range<usize>>, u64), String> {
-    // The time, through the cache.
-    let text = f
-        .opt(b.time)
-        .ok_or_else(|| format!("field {}: missing", b.time_name))?;
-    let t = if cache.0 == text && !cache.0.is_empty() {
-        cache.1
-    } else {
-        let t = match b.kind {
-            TimeKind::Clf => time::parse_clf(text),
-            TimeKind::IsoSeconds | TimeKind::Iso => time::parse_iso8601(text),
-            TimeKind::Decimal(scale) => parse_decimal_ns(text, scale),
-            TimeKind::W3c { time_field } => time::parse_w3c(text, f.get(time_field)),
-            TimeKind::Auto(unit) => auto_time(text, unit),
-        }
-        .map_err(|m| format!("field {}: {m}", b.time_name))?;
-        if !matches!(b.kind, TimeKind::W3c { .. }) {
-            cache.0.clear();
-            cache.0.push_str(text);
-            cache.1 = t;
-        }
-        t
-    };
-    let w = match &b.weight {
-        None => 1,
-        Some((i, name)) => weight_of(f.get(*i)).map_err(|m| format!("field {name}: {m}"))?,
-    };
-    let key = b.key.eval(f, held)?;
-    let at = match key {
-        Some(k) => {
-            let (ls, ks) = (line.as_ptr() as usize, k.as_ptr() as usize);
-            if ks >= ls && ks + k.len() <= ls + line.len() {
-                Some(ks - ls..ks - ls + k.len())
-            } else {
-                held.clear();
-                held.push_str(k);
-                None
-            }
-        }
-        None => None,
-    };
-    Ok((t, at, w))
-}
-
-/// A JSON time: a decimal number in `unit`, or an ISO 8601 string.
-fn auto_time(text: &str, unit: TimeUnit) -> Result<Nanos, String> {
-    let numeric = text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-    match unit {
-        TimeUnit::Rfc3339 => time::parse_iso8601(text),
-        _ if !numeric => time::parse_iso8601(text),
-        TimeUnit::Ns => parse_decimal_ns(text, 1),
-        TimeUnit::Ms => parse_decimal_ns(text, 1_000_000),
-        TimeUnit::S => parse_decimal_ns(text, 1_000_000_000),
-    }
-}
-
-/// A weight field: a whole number; `-`, empty or 0 count as 1 (a request
-/// costs at least one unit: nginx logs 0 body bytes for a 304).
-fn weight_of(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    if t.is_empty() || t == "-" {
-        return Ok(1);
-    }
-    let w = t
-        .parse::<u64>()
-        .map(|w| w.max(1))
-        .map_err(|_| format!("{t:?} is not a whole number (a weight)"))?;
-    if w > super::parse::MAX_WEIGHT {
-        return Err(format!(
-            "{t:?}: a weight over {} (sums of weights would overflow)",
-            super::parse::MAX_WEIGHT
-        ));
-    }
-    Ok(w)
 }
 
 #[cfg(test)]
