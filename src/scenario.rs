@@ -212,6 +212,21 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// A parse error of a scenario's `args` (the command line a `size` or
+/// `recommend` scenario runs) as one line: clap's message without its
+/// usage line and help hint, so it fits the one-line error of a field.
+pub fn args_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let line: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .filter(|l| !l.starts_with("Usage:"))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect();
+    line.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

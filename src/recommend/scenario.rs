@@ -59,17 +59,7 @@ impl Experiment for RecommendScenario {
             .chain(["--out".to_string(), "unused".to_string()]);
         let mut a = match Command::try_parse_from(argv) {
             Ok(c) => c.args,
-            Err(e) => {
-                let text = e.render().to_string();
-                let line: Vec<&str> = text
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-                    .filter(|l| !l.starts_with("Usage:"))
-                    .map(|l| l.strip_prefix("error: ").unwrap_or(l))
-                    .collect();
-                return Err(sc.field_error("args", line.join(" ")));
-            }
+            Err(e) => return Err(sc.field_error("args", crate::scenario::args_message(&e))),
         };
         let dir = sc.path.parent().unwrap_or(std::path::Path::new(""));
         if a.trace.as_os_str() == "-" {

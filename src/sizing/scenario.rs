@@ -83,17 +83,7 @@ impl Experiment for SizeScenario {
         let argv = std::iter::once("size".to_string()).chain(p.args.iter().cloned());
         let mut a = match Command::try_parse_from(argv) {
             Ok(c) => c.args,
-            Err(e) => {
-                let text = e.render().to_string();
-                let line: Vec<&str> = text
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-                    .filter(|l| !l.starts_with("Usage:"))
-                    .map(|l| l.strip_prefix("error: ").unwrap_or(l))
-                    .collect();
-                return Err(sc.field_error("args", line.join(" ")));
-            }
+            Err(e) => return Err(sc.field_error("args", crate::scenario::args_message(&e))),
         };
         let dir = sc.path.parent().unwrap_or(std::path::Path::new(""));
         for p in [&mut a.trace, &mut a.workload].into_iter().flatten() {
