@@ -87,13 +87,16 @@ pub struct Chart {
     pub caption: String,
 }
 
-/// Renders `spec` to SVG, and the SVG to PNG.
+/// Renders `spec` to SVG, and the SVG to PNG, on its canvas
+/// ([`ChartSpec::size`], else [`SIZE`]).
 pub fn render(spec: &ChartSpec) -> Result<Chart> {
-    let svg = draw::svg(spec).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
-    let rgb = style::rasterise(&svg, SIZE)
+    let size = spec.size.unwrap_or(SIZE);
+    let svg =
+        draw::svg(spec, size).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
+    let rgb = style::rasterise(&svg, size)
         .map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
     let png =
-        encode_png(&rgb, SIZE).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
+        encode_png(&rgb, size).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
     Ok(Chart {
         name: spec.name.clone(),
         svg,
