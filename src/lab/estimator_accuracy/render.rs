@@ -749,3 +749,56 @@ fn model_vs_crate(rows: &[Row], runs: u32) -> Comparison {
         per_shape,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(shape: &str, memory: u64, model: f64, crate_mean: f64, ok: bool) -> ShapeCmp {
+        ShapeCmp {
+            shape: shape.into(),
+            memory,
+            model,
+            window: 0.1 * model + 0.05,
+            crate_mean,
+            ok,
+        }
+    }
+
+    /// The agreement chart draws the model and where the crate fell, never
+    /// the crate's (random) means: two runs whose crate means differ but
+    /// agree alike give the same chart; the statistical one draws them.
+    #[test]
+    fn the_agreement_chart_is_reproducible_and_says_the_verdict() {
+        let cmp = |crate_means: [f64; 2], ok: [bool; 2]| Comparison {
+            md: String::new(),
+            numbers: Table::new(["shape"]),
+            shapes: 2,
+            agree: ok.iter().filter(|&&o| o).count(),
+            per_shape: vec![
+                shape("4x8192", 4 * 8192 * 8, 4.7, crate_means[0], ok[0]),
+                shape("4x1024", 4 * 1024 * 8, 210.0, crate_means[1], ok[1]),
+            ],
+        };
+        let a = agreement_chart(&cmp([4.6, 212.0], [true, true]), 10, false);
+        let b = agreement_chart(&cmp([4.9, 205.0], [true, true]), 10, false);
+        let svg = |s: &ChartSpec| crate::report::chart::render(s).unwrap().svg;
+        assert_eq!(svg(&a), svg(&b));
+        assert!(a.title.contains("agree on 2 of 2"), "{}", a.title);
+        // shapes by memory, every model point labelled with its verdict
+        assert_eq!(a.x_categories, ["4x1024", "4x8192"]);
+        assert_eq!(a.series.len(), 1);
+        let labels = a.series[0].point_labels.clone().unwrap();
+        assert!(
+            labels.iter().all(|l| l.starts_with("crate within")),
+            "{labels:?}"
+        );
+        let off = agreement_chart(&cmp([9.0, 212.0], [false, true]), 10, false);
+        assert!(off.title.contains("agree on 1 of 2"));
+        let labels = off.series[0].point_labels.clone().unwrap();
+        assert!(labels[1].starts_with("crate outside"), "{labels:?}");
+        // the statistical chart has the crate's means as a second series
+        let with = agreement_chart(&cmp([4.6, 212.0], [true, true]), 10, true);
+        assert_eq!(with.series[1].points, vec![(0.0, 212.0), (1.0, 4.6)]);
+    }
+}
