@@ -326,7 +326,7 @@ mod tests {
         colours.dedup();
         assert_eq!(colours, vec![0, 3, 2, 4]);
         let (w, h) = strip.size.expect("five rows: a compact strip");
-        assert!(w == 960 && h < 600 && h >= 300, "{w}x{h}");
+        assert!(w == 960 && (300..600).contains(&h), "{w}x{h}");
         let (_, cases) = load("multilimiter-api");
         let (_, waits, _) = charts(&cases, None);
         assert!(matches!(waits, Waits::One(_)), "one case: one chart");
