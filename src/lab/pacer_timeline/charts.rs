@@ -441,13 +441,33 @@ pub(super) fn charts(
             .collect();
         distinct.sort_unstable();
         distinct.dedup();
-        Waits::One(if distinct.len() <= 2 {
+        let mut waits = if distinct.len() <= 2 {
             compact(waits, WAITS_COMPACT)
         } else {
             waits
-        })
+        };
+        waits.x_categories = caller_ticks(&waits.series, TICKS_PER_CALLER_MAX);
+        Waits::One(waits)
     };
     (stairs, waits, dist)
+}
+
+/// Up to this many callers (or steps) on a chart's width, each gets a
+/// tick of its own (half as many on a panel, half as wide).
+const TICKS_PER_CALLER_MAX: usize = 24;
+
+/// A tick per caller number from 0 to the last, when there are at most
+/// `max`: a point sits on its own caller's tick instead of between ticks
+/// every 2 or 5 callers. Empty (a numeric axis) for more.
+fn caller_ticks(series: &[Series], max: usize) -> Vec<String> {
+    let last = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0f64, f64::max);
+    if last.fract() != 0.0 || last as usize + 1 > max {
+        return Vec::new();
+    }
+    (0..=last as usize).map(|i| i.to_string()).collect()
 }
 
 /// The height (px) of a waits chart whose dots take at most two values.
@@ -523,6 +543,9 @@ fn wait_panels(waits: ChartSpec, panels: Vec<(String, Vec<Series>)>) -> Waits {
         .iter()
         .flat_map(|(_, s)| s.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
         .fold(0f64, f64::max);
+    // every panel the same ticks, so they compare
+    let all: Vec<Series> = panels.iter().flat_map(|(_, s)| s.iter().cloned()).collect();
+    let ticks = caller_ticks(&all, TICKS_PER_CALLER_MAX / 2);
     let specs = panels
         .into_iter()
         .map(|(name, series)| {
@@ -530,6 +553,7 @@ fn wait_panels(waits: ChartSpec, panels: Vec<(String, Vec<Series>)>) -> Waits {
             p.series = series;
             p.y_range = waits.y_range;
             p.x_range = Some((-0.5, x_max + 0.5));
+            p.x_categories = ticks.clone();
             p.y_note = waits.y_note.clone();
             p.y_row_below = waits.y_row_below.clone();
             p.legend = Legend::UpperLeft;

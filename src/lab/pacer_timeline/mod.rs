@@ -314,6 +314,8 @@ mod tests {
                 .all(|s| s.points.iter().all(|q| q.0.fract() == 0.0)));
             // the refused row goes with the panels
             assert_eq!(p.y_row_below, "refused");
+            // a tick per caller: 0..=9
+            assert_eq!(p.x_categories.len(), 10);
         }
         // four staircases in four colours, none of them orange (1) beside
         // vermillion (3)
