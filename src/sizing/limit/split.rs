@@ -251,6 +251,8 @@ fn explore(ctx: &Ctx<'_>, mode: RateMode, bisect: &[ShapeEval], sh: Shard) -> Re
     let mut shapes: Vec<ShapeSeeds> = memo
         .into_inner()
         .into_iter()
+        // A shard past the plan's seeds (more shards than seeds) has none.
+        .filter(|(_, l)| !l.seeds.is_empty())
         .map(|(shape, l)| ShapeSeeds {
             shape,
             seeds: l.seeds.into_iter().map(|(_, s)| s).collect(),
@@ -512,7 +514,7 @@ mod tests {
     }
 
     #[test]
-    fn shards_of_seeds_merge_to_the_whole_walk_for_1_to_4_shards() {
+    fn shards_of_seeds_merge_to_the_whole_walk_for_1_to_4_and_25_shards() {
         with_ctx(|ctx| {
             let whole = search_mode(ctx, RateMode::Docs).unwrap();
             let verified: Vec<&ShapeEval> = whole
@@ -528,7 +530,8 @@ mod tests {
                     .map(|e| (e.shape, e.meets))
                     .collect::<Vec<_>>()
             );
-            for n in 1..=4 {
+            // 25 shards: more than the plan's 22 seeds, so some hold none.
+            for n in [1, 2, 3, 4, 25] {
                 let ps = parts(ctx, n);
                 let l = Lookup::of(&ps, 5, ctx, &[RateMode::Docs]).unwrap();
                 let m = merged(ctx, &l);
