@@ -4,16 +4,34 @@
 use super::format::TimeUnit;
 
 /// Parses a non-negative decimal number of `unit`s into nanoseconds exactly.
+#[inline]
 pub fn parse_decimal_ns(text: &str, scale_ns: u64) -> std::result::Result<u64, String> {
     let b = text.as_bytes();
-    if !b.is_empty() && b.len() <= 19 && b.iter().all(u8::is_ascii_digit) {
+    if !b.is_empty() && b.len() <= 19 {
         // The common case (a whole number of at most 19 digits, which
-        // always fits a u64) without the general path's passes over it.
-        let whole = b.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
-        return whole
-            .checked_mul(scale_ns)
-            .ok_or_else(|| format!("{text:?} overflows u64 nanoseconds"));
+        // always fits a u64) in one pass, inlined into the line's parse;
+        // anything else (a non-digit met) takes the general path.
+        let mut whole = 0u64;
+        let mut digits = true;
+        for &d in b {
+            let x = d.wrapping_sub(b'0');
+            if x > 9 {
+                digits = false;
+                break;
+            }
+            whole = whole * 10 + u64::from(x);
+        }
+        if digits && let Some(ns) = whole.checked_mul(scale_ns) {
+            return Ok(ns);
+        }
     }
+    parse_decimal_general(text, scale_ns)
+}
+
+/// [`parse_decimal_ns`] of any text: a fraction, spaces around, or an
+/// error.
+#[cold]
+fn parse_decimal_general(text: &str, scale_ns: u64) -> std::result::Result<u64, String> {
     let t = text.trim();
     let (int, frac) = match t.split_once('.') {
         Some((i, f)) => (i, f),
