@@ -267,7 +267,7 @@ fn advise_huge_pages<T>(table: &mut [T]) {
 /// A prefetch hint for the cache line holding `*p` (x86-64; elsewhere
 /// nothing: the ids are the same, only found slower on big key sets).
 #[inline]
-pub(crate) fn prefetch_read<T>(p: &T) {
+fn prefetch_read<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and reads nothing into the program;
     // `p` is a valid reference besides.

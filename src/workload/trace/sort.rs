@@ -225,7 +225,7 @@ mod tests {
                     };
                     let mut keys = KeyInterner::with_cap(cap);
                     let mut want = Vec::new();
-                    let mut general = reader(text, opts.clone());
+                    let mut general = reader(text, opts);
                     while let Some(e) = general.next() {
                         match e {
                             Ok(e) => match keys.intern(&e.key) {
