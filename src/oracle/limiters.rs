@@ -22,7 +22,22 @@ pub struct SlidingLogLimiter {
     interval: Nanos,
     limit: u64,
     /// Per key: admitted `(time, weight)` within the last interval, and their sum.
-    logs: Vec<(VecDeque<(Nanos, u64)>, u64)>,
+    logs: Vec<KeyLog>,
+}
+
+/// One key's log. Most keys of a big trace have at most one admitted
+/// request in any interval: the oldest entry lives here, and only a key
+/// with more has a heap buffer (a `VecDeque` per key was a heap block and
+/// a second cache miss per request for every key, a tenth of a
+/// one-candidate decision run).
+#[derive(Debug, Clone, Default)]
+struct KeyLog {
+    /// Admitted weight in the log.
+    sum: u64,
+    /// The oldest entry, if the log has any.
+    first: Option<(Nanos, u64)>,
+    /// The entries after `first`, oldest first.
+    rest: VecDeque<(Nanos, u64)>,
 }
 
 impl SlidingLogLimiter {
@@ -41,19 +56,19 @@ impl SlidingLogLimiter {
         if k >= self.logs.len() {
             return 0;
         }
-        let (log, sum) = &mut self.logs[k];
-        while let Some(&(t, w)) = log.front() {
+        let log = &mut self.logs[k];
+        while let Some((t, w)) = log.first {
             if t + self.interval <= now {
-                log.pop_front();
-                *sum -= w;
+                log.first = log.rest.pop_front();
+                log.sum -= w;
             } else {
                 break;
             }
         }
-        if log.is_empty() && log.capacity() > 64 {
-            log.shrink_to_fit();
+        if log.rest.is_empty() && log.rest.capacity() > 64 {
+            log.rest.shrink_to_fit();
         }
-        *sum
+        log.sum
     }
 
     /// Decides a request of `weight` at `now` (times must not decrease).
@@ -66,9 +81,13 @@ impl SlidingLogLimiter {
         if c.saturating_add(weight) > self.limit {
             return false;
         }
-        let (log, sum) = &mut self.logs[k];
-        log.push_back((now, weight));
-        *sum += weight;
+        let log = &mut self.logs[k];
+        if log.first.is_none() {
+            log.first = Some((now, weight));
+        } else {
+            log.rest.push_back((now, weight));
+        }
+        log.sum += weight;
         true
     }
 }
@@ -150,6 +169,36 @@ mod tests {
         assert!(s.allow(0, 1, SECOND + 1));
         assert!(s.allow(1, 2, SECOND + 1));
         assert!(!s.allow(1, 1, SECOND + 2));
+    }
+
+    #[test]
+    fn sliding_log_matches_a_plain_list_of_admissions() {
+        // Keys with one entry at a time, keys with many, weights of 0 to 3:
+        // the same decisions and counts as filtering a plain list.
+        use rand::Rng;
+        let mut rng = crate::rng::sim_rng(11);
+        let (limit, interval) = (5u64, 1_000u64);
+        let mut s = SlidingLogLimiter::new(limit, interval);
+        let mut plain: Vec<Vec<(Nanos, u64)>> = vec![Vec::new(); 6];
+        let mut now = 0;
+        for _ in 0..20_000 {
+            now += rng.random_range(0..200u64);
+            let k = rng.random_range(0..6u32);
+            let w = rng.random_range(0..4u64);
+            let log = &mut plain[k as usize];
+            log.retain(|&(t, _)| t + interval > now);
+            let sum: u64 = log.iter().map(|e| e.1).sum();
+            let want = sum + w <= limit;
+            if want {
+                log.push((now, w));
+            }
+            assert_eq!(s.allow(k, w, now), want, "key {k} at {now}");
+            let k2 = rng.random_range(0..7u32);
+            let left: u64 = plain.get(k2 as usize).map_or(0, |l| {
+                l.iter().filter(|e| e.0 + interval > now).map(|e| e.1).sum()
+            });
+            assert_eq!(s.count(k2, now), left);
+        }
     }
 
     #[test]

@@ -108,3 +108,36 @@ fn limit_zero_is_a_field_error() {
     assert!(e.message().contains("field policy.limit"), "{e}");
     assert_eq!(e.exit_code(), 2);
 }
+
+#[test]
+fn radix_grouping_is_the_stable_sort_by_key() {
+    // Keys of 1 to 32 bits (one to three passes), batches below and above
+    // the comparison-sort cut, scratch reused: each key's records in time
+    // order, the time indices theirs.
+    use rand::Rng;
+    let mut rng = crate::rng::sim_rng(5);
+    let mut scratch = Default::default();
+    let (mut by_key, mut index) = (Vec::new(), Vec::new());
+    for bits in [1u32, 5, 11, 12, 18, 22, 23, 32] {
+        for n in [0usize, 1, 700, 5000] {
+            let max = if bits == 32 {
+                u32::MAX
+            } else {
+                (1 << bits) - 1
+            };
+            let mut by_time: Vec<(u32, u64, u64)> = (0..n)
+                .map(|i| (rng.random_range(0..=max), rng.random_range(1..4), i as u64))
+                .collect();
+            if let Some(r) = by_time.first_mut() {
+                r.0 = max;
+            }
+            let mut want: Vec<usize> = (0..n).collect();
+            want.sort_by_key(|&i| by_time[i].0);
+            pass::group_by_key(&by_time, (&mut by_key, &mut index), &mut scratch);
+            let want_records: Vec<_> = want.iter().map(|&i| by_time[i]).collect();
+            assert_eq!(by_key, want_records, "{bits} bits, {n} records");
+            let got: Vec<usize> = index.iter().map(|&i| i as usize).collect();
+            assert_eq!(got, want, "{bits} bits, {n} records");
+        }
+    }
+}
