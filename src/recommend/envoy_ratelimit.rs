@@ -187,9 +187,9 @@ mod tests {
 
     /// The setting as the lab builds it, virtual zero at Unix `origin` ns.
     fn built(limiter: Value, origin: u64) -> Box<dyn crate::model::Admit + Send> {
-        use crate::lab::decision::{self, spec, Origin, Policy, Setup};
+        use crate::lab::decision::{self, param_grid, Origin, Policy, Setup};
         let row = decision::row("fixed_window_counter").unwrap();
-        let args = spec::expand(limiter.as_object().unwrap(), row.params, "limiter").unwrap();
+        let args = param_grid::expand(limiter.as_object().unwrap(), row.params, "limiter").unwrap();
         let setup = Setup {
             policy: Policy {
                 limit: 10,

@@ -310,7 +310,7 @@ mod tests {
     fn a_local_node_admits_limit_per_unix_second_and_does_not_count_denials() {
         // The lab's counter as the local form builds it, virtual zero at
         // Unix 99.5 s: a new second starts 0.5 s in.
-        use crate::lab::decision::{self, spec, Origin, Policy, Setup};
+        use crate::lab::decision::{self, param_grid, Origin, Policy, Setup};
         let c = ctx(10, 1000, None);
         let LabForm::Fleet { strategy, .. } = Kong
             .lab_form(
@@ -324,7 +324,7 @@ mod tests {
         let mut o = strategy.as_object().unwrap().clone();
         o.remove("strategy");
         let row = decision::row("fixed_window_counter").unwrap();
-        let args = spec::expand(&o, row.params, "limiter").unwrap();
+        let args = param_grid::expand(&o, row.params, "limiter").unwrap();
         let setup = Setup {
             policy: Policy {
                 limit: 10,

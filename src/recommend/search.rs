@@ -20,7 +20,7 @@
 //! memory, then the simpler setting).
 
 use crate::error::{Error, Result};
-use crate::lab::decision::{self, spec, Origin, Policy, Setup};
+use crate::lab::decision::{self, param_grid, Origin, Policy, Setup};
 use crate::sizing::guarantee::upper_bound;
 use crate::sizing::limit::{replay_admit, Figures, LimitMetric, LimitPolicy, LimitTarget};
 use rayon::prelude::*;
@@ -134,7 +134,7 @@ pub fn evaluate_limiter(
     let model = obj.get("model").and_then(Value::as_str).unwrap_or_default();
     let row =
         decision::row(model).ok_or_else(|| Error::internal(format!("no model row {model}")))?;
-    let args = spec::expand(obj, row.params, "limiter")
+    let args = param_grid::expand(obj, row.params, "limiter")
         .map_err(|(f, m)| Error::internal(format!("{f}: {m}")))?;
     let [args] = args.as_slice() else {
         return Err(Error::internal("a setting with a list"));

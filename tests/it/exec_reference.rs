@@ -9,7 +9,7 @@
 
 use crate::common::adapters;
 
-use ratelab::lab::decision::spec::Args;
+use ratelab::lab::decision::param_grid::Args;
 use ratelab::lab::decision::{build, row, Candidate, Policy, Setup};
 use ratelab::model::x_time_rate::{TokenBucket, XTimeVersion};
 use ratelab::model::{Decision, PerKey};

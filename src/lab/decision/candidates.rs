@@ -3,11 +3,11 @@
 //! model file in `src/model/` plus one row here.
 //!
 //! Each row names a model, its parameters (a `limiters` entry may give
-//! them; lists expand to a grid, see [`super::spec`]) and its builder in
+//! them; lists expand to a grid, see [`super::param_grid`]) and its builder in
 //! `rows.rs`. Without `limiters`, [`default_entries`] is the candidate set.
 
+use super::param_grid::{Args, Fixed, Param};
 use super::rows;
-use super::spec::{Args, Fixed, Param};
 use super::Policy;
 use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
@@ -241,7 +241,7 @@ pub fn known_models() -> String {
 /// assert!(text.contains("nodelay"));
 /// ```
 pub fn models_text() -> String {
-    use super::spec::ParamType;
+    use super::param_grid::ParamType;
     let mut out = String::from("Limiter models of decision_accuracy (the \"model\" of a \"limiters\" entry; a list in a field expands to one candidate per value):\n");
     for r in MODELS {
         out.push_str(&format!("\n{}\n    {}\n", r.model, r.summary));
@@ -490,7 +490,7 @@ pub fn candidates(setup: &Setup) -> Result<Vec<Candidate>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::decision::spec::{expand, ParamType};
+    use crate::lab::decision::param_grid::{expand, ParamType};
     use serde_json::json;
 
     fn setup() -> Setup {

@@ -10,7 +10,7 @@
 //! [`Strategy`] and the [`StrategyCost`].
 
 use super::candidates::{self, ModelRow, Setup};
-use super::spec::{self as lspec, Args, Param};
+use super::param_grid::{self, Args, Param};
 use crate::clock::MILLI;
 use crate::error::Result;
 use crate::fleet::budget::{self, Footprint, StrategyCost};
@@ -219,7 +219,7 @@ pub fn strategies(
         return Err(err(field, format!("policy.interval_ms {}: {} counts in windows of whole Unix seconds, expected a multiple of 1000", setup.policy.interval_ms, row.name)));
     }
     params.extend_from_slice(row.params);
-    lspec::expand(&rest, &params, field)?
+    param_grid::expand(&rest, &params, field)?
         .iter()
         .map(|args| {
             (row.plan)(&Point {

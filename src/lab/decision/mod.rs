@@ -35,11 +35,11 @@ mod candidates;
 mod checks;
 pub(crate) mod fleet;
 mod fleet_strategies;
+pub mod param_grid;
 mod pass;
 mod render;
 mod rows;
 mod source;
-pub mod spec;
 pub(crate) mod split;
 mod tally;
 pub mod validation;
@@ -246,7 +246,7 @@ pub struct Params {
     /// Add the comparison with Cloudflare's published figure.
     #[serde(default)]
     pub compare_cloudflare: bool,
-    /// The candidates, as data (default: the built-in set); see [`spec`].
+    /// The candidates, as data (default: the built-in set); see [`param_grid`].
     #[serde(default)]
     pub limiters: Option<Vec<serde_json::Value>>,
     /// A fleet of replicas instead of single limiters; see [`crate::fleet`].
@@ -580,15 +580,15 @@ fn listed_candidates(
                 format!("value {model:?}: expected one of {}", known()),
             ));
         };
-        let args =
-            spec::expand(obj, row.params, &field).map_err(|(f, m)| scenario.field_error(f, m))?;
-        if planned.len() + args.len() > spec::MAX_CANDIDATES {
+        let args = param_grid::expand(obj, row.params, &field)
+            .map_err(|(f, m)| scenario.field_error(f, m))?;
+        if planned.len() + args.len() > param_grid::MAX_CANDIDATES {
             return Err(scenario.field_error(
                 &field,
                 format!(
                     "the limiters expand to more than {} candidates: expected at most {}",
-                    spec::MAX_CANDIDATES,
-                    spec::MAX_CANDIDATES
+                    param_grid::MAX_CANDIDATES,
+                    param_grid::MAX_CANDIDATES
                 ),
             ));
         }

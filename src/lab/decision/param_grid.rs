@@ -99,7 +99,7 @@ impl Param {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::spec::{Args, Fixed, Param};
+    /// use ratelab::lab::decision::param_grid::{Args, Fixed, Param};
     /// let hashes = Param::int("hashes", 1, 64, "sketch rows (default 4)").or(Fixed::Int(4));
     /// let a = Args::default().resolved(&[hashes]);
     /// assert_eq!(a.u64("hashes"), Some(4));
@@ -289,7 +289,7 @@ impl Args {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::spec::Args;
+    /// use ratelab::lab::decision::param_grid::Args;
     /// use serde_json::json;
     /// let a = Args::of(&[("burst", json!(50)), ("nodelay", json!(true))]);
     /// assert_eq!(a.u64("burst"), Some(50));
@@ -377,7 +377,7 @@ impl Args {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::spec::Args;
+    /// use ratelab::lab::decision::param_grid::Args;
     /// use serde_json::json;
     /// let a = Args::of(&[("params", json!({"zeta": 1, "alpha": "x y"}))]);
     /// assert_eq!(

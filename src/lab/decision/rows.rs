@@ -3,7 +3,7 @@
 //! library's own settings. Each builder states its defaults.
 
 use super::candidates::{built, Built, Setup};
-use super::spec::Args;
+use super::param_grid::Args;
 use crate::clock::SECOND;
 use crate::error::{Error, Result};
 use crate::model::cloudflare_sliding_window::SlidingWindowCounter;

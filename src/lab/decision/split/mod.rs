@@ -33,8 +33,8 @@ mod merge;
 pub(crate) use merge::merge;
 
 use super::candidates::Scope;
+use super::param_grid::Args;
 use super::pass::Lab;
-use super::spec::Args;
 use super::tally::{Tally, TallyPart};
 use super::{
     find_flash, prepare, render, unseen_watch, Candidate, Params, Prepared, Source, Split,
