@@ -105,14 +105,12 @@ fn setup(args: &ReplayArgs) -> Result<Setup> {
             }]
         }
     };
+    let plain = Setup::plain(Policy { limit, interval_ms }, args.seed);
     Ok(Setup {
-        policy: Policy { limit, interval_ms },
         shapes,
-        uber_slack: args.slack.unwrap_or(10),
-        seed: args.seed,
+        uber_slack: args.slack.unwrap_or(plain.uber_slack),
         max_memory: 1 << 32,
-        workdir: None,
-        origin: Default::default(),
+        ..plain
     })
 }
 

@@ -20,13 +20,8 @@ const BATCH: usize = 16_384;
 
 fn setup(limit: u64, interval_ms: u64) -> Setup {
     Setup {
-        policy: Policy { limit, interval_ms },
-        shapes: vec![],
-        uber_slack: 10,
-        seed: 1,
         max_memory: 1 << 30,
-        workdir: None,
-        origin: Default::default(),
+        ..Setup::plain(Policy { limit, interval_ms }, 1)
     }
 }
 

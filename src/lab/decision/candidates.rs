@@ -160,6 +160,29 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// A setup for building candidates outside a scenario (`recommend`,
+    /// `replay`, tests): `policy` and `seed`, no sketch shapes, uber-go's
+    /// default slack, no memory cap, `exec` children in ratelab's own
+    /// working directory, and a fresh time-origin handle.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::lab::decision::{Policy, Setup};
+    /// let s = Setup::plain(Policy { limit: 10, interval_ms: 1000 }, 7);
+    /// assert_eq!((s.seed, s.uber_slack, s.shapes.len()), (7, 10, 0));
+    /// ```
+    pub fn plain(policy: Policy, seed: u64) -> Self {
+        Setup {
+            policy,
+            shapes: Vec::new(),
+            uber_slack: super::default_slack(),
+            seed,
+            max_memory: u64::MAX,
+            workdir: None,
+            origin: Origin::default(),
+        }
+    }
+
     /// The policy's interval.
     pub fn interval(&self) -> Duration {
         Duration::from_millis(self.policy.interval_ms)
@@ -494,17 +517,13 @@ mod tests {
     use serde_json::json;
 
     fn setup() -> Setup {
+        let policy = Policy {
+            limit: 100,
+            interval_ms: 1000,
+        };
         Setup {
-            policy: Policy {
-                limit: 100,
-                interval_ms: 1000,
-            },
-            shapes: vec![],
-            uber_slack: 10,
-            seed: 1,
             max_memory: 1 << 30,
-            workdir: None,
-            origin: Origin::default(),
+            ..Setup::plain(policy, 1)
         }
     }
 
