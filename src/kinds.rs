@@ -72,10 +72,9 @@ pub const KINDS: &[KindRow] = &[
         "estimator_characterization",
         "count-min error quantiles (±1..3 sigma) by key rank over many hash seeds on a fixed stream, trials doubling until stable",
     ),
-    KindRow::plain(
+    KindRow::of::<lab::decision::DecisionAccuracy>(
         "decision_accuracy",
         "allow/deny decisions of any limiter models (pingora Rate, x/time/rate, governor, tower, uber-go, nginx, Envoy, Guava, Cloudflare, Redis windows, GCRA, your own via exec) vs an exact sliding-log limiter; `ratelab list --models`",
-        lab::decision::run,
     ),
     // Two jobs above the labs: a sizing is a search over the labs'
     // measurements and a recommendation one over the decision lab's,

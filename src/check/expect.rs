@@ -2,10 +2,10 @@
 //! (`">= 70"`, `"~ 100 ± 5"`, a bare value for equality), checked on the
 //! new report.
 
+use super::criteria::Spec;
 use super::findings::{show, Finding, Verdict};
 use super::path::Pattern;
 use super::rules::round_to_noise;
-use super::spec::Spec;
 use super::values::{num_pair, values_equal};
 use serde_json::Value;
 

@@ -40,7 +40,7 @@
 //! ## Modules
 //!
 //! * [`path`]: path patterns, concrete paths and array keys;
-//! * [`spec`]: a scenario's `expect` and `tolerance`, parsed;
+//! * [`criteria`]: a scenario's `expect` and `tolerance`, parsed;
 //! * [`diff`]: the baseline diff within tolerances;
 //! * [`expect`]: the expectations on the new report;
 //! * [`findings`]: verdicts, findings and the table they are printed in;
@@ -50,6 +50,7 @@
 
 pub mod baseline;
 pub mod ci;
+pub mod criteria;
 pub mod determinism;
 pub mod diff;
 pub mod expect;
@@ -57,16 +58,15 @@ pub mod findings;
 pub mod path;
 pub mod rules;
 pub mod run;
-pub mod spec;
 mod values;
 
 pub use baseline::{baseline_path, orphans, read_report, validate_report};
+pub use criteria::Spec;
 pub use diff::{compare, compare_reseeded, Tol};
 pub use expect::{evaluate, Expectation};
 pub use findings::{render_table, show, Finding, Verdict};
 pub use path::Pattern;
 pub use run::{run, CheckOptions, CheckOutcome, ScenarioResult};
-pub use spec::Spec;
 
 /// Relative tolerance for floats when the scenario declares none.
 pub const DEFAULT_REL_TOL: f64 = 1e-9;

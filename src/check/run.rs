@@ -5,10 +5,10 @@
 //! block, then regressions, then the rest.
 
 use super::baseline::{baseline_path, orphans, read_report};
+use super::criteria::Spec;
 use super::diff::compare_reseeded;
 use super::expect::evaluate;
 use super::findings::{Finding, Verdict};
-use super::spec::Spec;
 use crate::error::{Error, Result};
 use crate::lab::RunContext;
 use crate::report::{write_report, Output};

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::sizing::input::{Columns, InputOptions};
-use crate::workload::trace::log::Xff;
+use crate::workload::trace::log::{self, Xff};
 use crate::workload::trace::{LogSpec, Spread, TimeUnit};
 
 /// How to read `--trace` (flattened into `size` and `replay`).
@@ -29,8 +29,9 @@ use crate::workload::trace::{LogSpec, Spread, TimeUnit};
 /// ```
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TraceArgs {
-    /// Format of --trace: csv (default; .jsonl/.ndjson: JSON Lines; .parquet: its rows), combined (nginx/Apache), common (CLF), nginx (with --log-format), envoy, envoy-json, jsonl, parquet, alb, cloudfront.
-    #[arg(long, requires = "trace")]
+    /// Format of --trace (the list is [`format_help`]'s, drawn from the
+    /// formats table).
+    #[arg(long, requires = "trace", help = format_help(false), long_help = format_help(true))]
     pub format: Option<String>,
     /// An nginx log_format string (--format nginx) or Envoy format string (--format envoy), e.g. '$remote_addr - $remote_user [$time_local] "$request" $status'.
     #[arg(long, requires = "trace")]
@@ -44,8 +45,9 @@ pub struct TraceArgs {
     /// Which X-Forwarded-For entry is the client when the key reads that header: last (default, as Envoy with xff_num_trusted_hops 0), first, or N trusted hops counted from the right (Envoy's xff_num_trusted_hops).
     #[arg(long, requires = "trace")]
     pub xff: Option<String>,
-    /// Spread requests of whole-second logs ($time_local, CloudFront) within their second: uniform (seeded by --seed; default), even or none.
-    #[arg(long, requires = "trace")]
+    /// Spread requests of whole-second logs within their second (the
+    /// formats named are the table's: [`spread_help`]).
+    #[arg(long, requires = "trace", help = spread_help())]
     pub spread: Option<String>,
     /// Skip (and count, in the report) lines older than the reorder window allows, instead of an error naming the first.
     #[arg(long, requires = "trace")]
@@ -59,6 +61,30 @@ pub struct TraceArgs {
     /// Sort --trace lines out of order by up to this many ms (default: an out-of-order line is an error; ALB logs need one: lines are written when the response is sent).
     #[arg(long, requires = "trace")]
     pub sort_window_ms: Option<u64>,
+}
+
+/// The help of `--format`, drawn from [`FORMATS`](log::FORMATS) so that a
+/// new format's row is all it takes to list it: the names (`-h`), or each
+/// with what it reads (`--help`, `long`).
+pub fn format_help(long: bool) -> String {
+    let head = "Format of --trace: csv (default; .jsonl/.ndjson: JSON Lines; .parquet: its rows)";
+    if !long {
+        let names: Vec<&str> = log::FORMATS.iter().map(|r| r.name).collect();
+        return format!("{head}, {}", names.join(", "));
+    }
+    let mut s = format!("{head}, or an access-log format:");
+    for r in log::FORMATS {
+        s.push_str(&format!("\n  {}: {}", r.name, r.about));
+    }
+    s
+}
+
+/// The help of `--spread`, naming the whole-second formats of the table.
+pub fn spread_help() -> String {
+    format!(
+        "Spread requests of whole-second logs (--format {}) within their second: uniform (seeded by --seed; default), even or none",
+        log::whole_second_formats()
+    )
 }
 
 impl TraceArgs {
@@ -148,5 +174,38 @@ impl TraceArgs {
             spread: Spread::parse_flag(self.spread.as_deref())?,
             seed,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[arg(long)]
+        trace: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        read: TraceArgs,
+    }
+
+    #[test]
+    fn the_help_lists_every_format_of_the_table() {
+        let cmd = Cmd::command();
+        let arg = |id: &str| cmd.get_arguments().find(|a| a.get_id() == id).unwrap();
+        let short = arg("format").get_help().unwrap().to_string();
+        let long = arg("format").get_long_help().unwrap().to_string();
+        let spread = arg("spread").get_help().unwrap().to_string();
+        for row in log::FORMATS {
+            assert!(
+                short.split(", ").any(|n| n == row.name),
+                "{}: {short}",
+                row.name
+            );
+            let line = format!("\n  {}: {}", row.name, row.about);
+            assert!(long.contains(&line), "{}: {long}", row.name);
+            assert_eq!(spread.contains(row.name), row.whole_seconds, "{}", row.name);
+        }
     }
 }

@@ -64,10 +64,12 @@ use crate::model::Decision;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Which store protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which store protocol (a `central` entry's `store`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Store {
     /// envoyproxy/ratelimit's Redis fixed window.
+    #[default]
     EnvoyRatelimit,
     /// Kong rate-limiting, redis policy, `sync_rate = -1`.
     KongRedis,

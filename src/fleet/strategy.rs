@@ -184,10 +184,12 @@ pub trait Strategy: Send {
 /// Builds one replica's limiter for a per-replica limit.
 pub type MakeReplica = Box<dyn Fn(u64) -> Result<Box<dyn Admit + Send>> + Send>;
 
-/// How `divided` rounds `limit / n`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How `divided` rounds `limit / n` (its entry's `rounding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Rounding {
     /// Down (integer division), at least 1.
+    #[default]
     Floor,
     /// Up.
     Ceil,

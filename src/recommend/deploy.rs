@@ -4,7 +4,7 @@
 
 use super::search::*;
 use crate::error::{Error, Result};
-use crate::lab::decision::{self, Origin, Policy, Setup};
+use crate::lab::decision;
 use crate::sizing::limit::LimitPolicy;
 use serde_json::{Map, Value};
 
@@ -70,18 +70,7 @@ pub fn deployment_json(deploy: &Deploy, strategy: &Value) -> Value {
 /// assert!(e.message().contains("expected a prime"), "{}", e.message());
 /// ```
 pub fn check_deploy(deploy: &Deploy, policy: LimitPolicy) -> Result<()> {
-    let setup = Setup {
-        policy: Policy {
-            limit: policy.limit,
-            interval_ms: policy.interval_ms,
-        },
-        shapes: Vec::new(),
-        uber_slack: 10,
-        seed: 1,
-        max_memory: u64::MAX,
-        workdir: None,
-        origin: Origin::default(),
-    };
+    let setup = super::search::setup(policy, 1);
     let dep = deployment_json(
         deploy,
         &serde_json::json!({"strategy": "local", "model": "token_bucket"}),
@@ -134,18 +123,7 @@ pub(super) fn run_fleet(
     seed: u64,
 ) -> Result<(Vec<bool>, u64)> {
     let setup_policy = enforced.unwrap_or(policy);
-    let setup = Setup {
-        policy: Policy {
-            limit: setup_policy.limit,
-            interval_ms: setup_policy.interval_ms,
-        },
-        shapes: Vec::new(),
-        uber_slack: 10,
-        seed,
-        max_memory: u64::MAX,
-        workdir: None,
-        origin: Origin::default(),
-    };
+    let setup = super::search::setup(setup_policy, seed);
     setup.origin.set(part.trace.t0);
     let dep = deployment_json(deploy, strategy);
     let sc = crate::scenario::Scenario::parse(

@@ -187,21 +187,14 @@ mod tests {
 
     /// The setting as the lab builds it, virtual zero at Unix `origin` ns.
     fn built(limiter: Value, origin: u64) -> Box<dyn crate::model::Admit + Send> {
-        use crate::lab::decision::{self, spec, Origin, Policy, Setup};
+        use crate::lab::decision::{self, param_grid, Policy, Setup};
         let row = decision::row("fixed_window_counter").unwrap();
-        let args = spec::expand(limiter.as_object().unwrap(), row.params, "limiter").unwrap();
-        let setup = Setup {
-            policy: Policy {
-                limit: 10,
-                interval_ms: 1000,
-            },
-            shapes: Vec::new(),
-            uber_slack: 10,
-            seed: 1,
-            max_memory: u64::MAX,
-            workdir: None,
-            origin: Origin::default(),
+        let args = param_grid::expand(limiter.as_object().unwrap(), row.params, "limiter").unwrap();
+        let policy = Policy {
+            limit: 10,
+            interval_ms: 1000,
         };
+        let setup = Setup::plain(policy, 1);
         setup.origin.set(origin);
         decision::build(&setup, row, &args[0]).unwrap().limiter
     }

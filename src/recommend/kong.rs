@@ -310,7 +310,7 @@ mod tests {
     fn a_local_node_admits_limit_per_unix_second_and_does_not_count_denials() {
         // The lab's counter as the local form builds it, virtual zero at
         // Unix 99.5 s: a new second starts 0.5 s in.
-        use crate::lab::decision::{self, spec, Origin, Policy, Setup};
+        use crate::lab::decision::{self, param_grid, Policy, Setup};
         let c = ctx(10, 1000, None);
         let LabForm::Fleet { strategy, .. } = Kong
             .lab_form(
@@ -324,19 +324,12 @@ mod tests {
         let mut o = strategy.as_object().unwrap().clone();
         o.remove("strategy");
         let row = decision::row("fixed_window_counter").unwrap();
-        let args = spec::expand(&o, row.params, "limiter").unwrap();
-        let setup = Setup {
-            policy: Policy {
-                limit: 10,
-                interval_ms: 1000,
-            },
-            shapes: Vec::new(),
-            uber_slack: 10,
-            seed: 1,
-            max_memory: u64::MAX,
-            workdir: None,
-            origin: Origin::default(),
+        let args = param_grid::expand(&o, row.params, "limiter").unwrap();
+        let policy = Policy {
+            limit: 10,
+            interval_ms: 1000,
         };
+        let setup = Setup::plain(policy, 1);
         setup.origin.set(99_500_000_000);
         let mut m = decision::build(&setup, row, &args[0]).unwrap().limiter;
         let ms = 1_000_000u64;

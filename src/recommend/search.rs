@@ -20,7 +20,7 @@
 //! memory, then the simpler setting).
 
 use crate::error::{Error, Result};
-use crate::lab::decision::{self, spec, Origin, Policy, Setup};
+use crate::lab::decision::{self, param_grid, Policy, Setup};
 use crate::sizing::guarantee::upper_bound;
 use crate::sizing::limit::{replay_admit, Figures, LimitMetric, LimitPolicy, LimitTarget};
 use rayon::prelude::*;
@@ -120,6 +120,13 @@ pub fn evaluate(
     })
 }
 
+/// The lab's setup for building one candidate under `policy` (recommend
+/// builds its candidates one at a time, outside a scenario).
+pub fn setup(policy: LimitPolicy, seed: u64) -> Setup {
+    let (limit, interval_ms) = (policy.limit, policy.interval_ms);
+    Setup::plain(Policy { limit, interval_ms }, seed)
+}
+
 /// Measures the decision-lab `limiters` entry `limiter` on `part`: its
 /// harm figures and memory.
 pub fn evaluate_limiter(
@@ -134,23 +141,12 @@ pub fn evaluate_limiter(
     let model = obj.get("model").and_then(Value::as_str).unwrap_or_default();
     let row =
         decision::row(model).ok_or_else(|| Error::internal(format!("no model row {model}")))?;
-    let args = spec::expand(obj, row.params, "limiter")
+    let args = param_grid::expand(obj, row.params, "limiter")
         .map_err(|(f, m)| Error::internal(format!("{f}: {m}")))?;
     let [args] = args.as_slice() else {
         return Err(Error::internal("a setting with a list"));
     };
-    let setup = Setup {
-        policy: Policy {
-            limit: policy.limit,
-            interval_ms: policy.interval_ms,
-        },
-        shapes: Vec::new(),
-        uber_slack: 10,
-        seed,
-        max_memory: u64::MAX,
-        workdir: None,
-        origin: Origin::default(),
-    };
+    let setup = setup(policy, seed);
     setup.origin.set(part.trace.t0);
     let mut cand = decision::build(&setup, row, args)?;
     let figures = replay_admit(&part.trace, &part.classes, policy, cand.limiter.as_mut())?;

@@ -26,7 +26,7 @@ use super::csvio::{OutputCsv, TraceReader};
 use super::ReplayArgs;
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
-use crate::lab::decision::spec::{self, Args, ParamType};
+use crate::lab::decision::param_grid::{self, Args, ParamType};
 use crate::lab::decision::{
     build, candidates, default_entries, row, Candidate, ModelRow, Policy, Setup, MODELS,
 };
@@ -105,14 +105,12 @@ fn setup(args: &ReplayArgs) -> Result<Setup> {
             }]
         }
     };
+    let plain = Setup::plain(Policy { limit, interval_ms }, args.seed);
     Ok(Setup {
-        policy: Policy { limit, interval_ms },
         shapes,
-        uber_slack: args.slack.unwrap_or(10),
-        seed: args.seed,
+        uber_slack: args.slack.unwrap_or(plain.uber_slack),
         max_memory: 1 << 32,
-        workdir: None,
-        origin: Default::default(),
+        ..plain
     })
 }
 
@@ -165,7 +163,7 @@ fn from_entry(text: &str, setup: &Setup, allow_exec: bool) -> Result<Candidate> 
     let r =
         row(model).ok_or_else(|| bad(format!("model {model:?}: expected one of {}", known())))?;
     let mut grid =
-        spec::expand(obj, r.params, "limiter").map_err(|(f, m)| bad(format!("{f}: {m}")))?;
+        param_grid::expand(obj, r.params, "limiter").map_err(|(f, m)| bad(format!("{f}: {m}")))?;
     if grid.len() != 1 {
         return Err(bad(format!(
             "the lists expand to {} candidates: replay takes one (no lists)",

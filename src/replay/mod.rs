@@ -123,9 +123,8 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub unsorted: bool,
     /// limiter: how --trace is read, as `size` and the decision lab read a trace: any
-    /// --format (combined, common, nginx, envoy, envoy-json, jsonl, parquet, alb,
-    /// cloudfront), --columns, --time-unit, --sort-window-ms, --skip-late, ... (output
-    /// t_ns since the first request,key,weight,allowed,delay_ns).
+    /// --format (the formats table's), --columns, --time-unit, --sort-window-ms,
+    /// --skip-late, ... (output t_ns since the first request,key,weight,allowed,delay_ns).
     #[command(flatten)]
     pub read: crate::cli::trace_args::TraceArgs,
     /// limiter: the access log's field holding the time (default: the format's; nginx: time_local, else time_iso8601, else msec).

@@ -10,7 +10,7 @@
 //! gives the range it moves over.
 
 use crate::report::fmt::bytes_human;
-use crate::report::jobs;
+use crate::report::jobs::{self, candidates, Cand};
 use serde_json::Value;
 
 /// The findings of a report (possibly none).
@@ -188,56 +188,6 @@ fn pct(v: f64) -> String {
 
 fn num(v: &Value, path: &[&str]) -> Option<f64> {
     path.iter().try_fold(v, |v, k| v.get(k))?.as_f64()
-}
-
-/// A decision-lab candidate and its harms.
-#[derive(Debug, Clone)]
-struct Cand {
-    name: String,
-    denied: f64,
-    denied_pct: f64,
-    excess_pct: f64,
-    worst_window: Option<f64>,
-    memory: Option<u64>,
-    /// The fleet's cost, when the candidate is a fleet.
-    store_ops_s: Option<f64>,
-    msgs_s: Option<f64>,
-    latency_ms: Option<f64>,
-}
-
-fn candidates(v: &Value) -> Vec<Cand> {
-    let fleet: Vec<&Value> = v
-        .get("fleet")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
-    v.get("rows")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-        .iter()
-        .filter(|r| {
-            !r.get("family")
-                .and_then(Value::as_str)
-                .is_some_and(|f| f.starts_with("oracle"))
-        })
-        .filter_map(|r| {
-            let name = r.get("algorithm")?.as_str()?.to_string();
-            let f = fleet
-                .iter()
-                .find(|f| f.get("algorithm").and_then(Value::as_str) == Some(name.as_str()));
-            Some(Cand {
-                denied: num(r, &["harm", "compliant_denied"])?,
-                denied_pct: num(r, &["harm", "compliant_denied_pct"])?,
-                excess_pct: num(r, &["harm", "limited_excess_pct"])?,
-                worst_window: num(r, &["harm", "worst_window_ratio"]),
-                memory: r.get("memory_bytes").and_then(Value::as_u64),
-                store_ops_s: f.and_then(|f| num(f, &["store_ops_per_s"])),
-                msgs_s: f.and_then(|f| num(f, &["messages_per_s"])),
-                latency_ms: f.and_then(|f| num(f, &["added_latency_ms_per_request"])),
-                name,
-            })
-        })
-        .collect()
 }
 
 /// A numeric `param=value` in a candidate's name, with the name without it.

@@ -213,10 +213,32 @@ fn rows(v: &Value) -> &[Value] {
         .map_or(&[], Vec::as_slice)
 }
 
-/// The decision lab's candidates (not its two oracles), each with its harm
-/// figures: (name, compliant denied, compliant denied %, limited excess %,
-/// memory bytes).
-fn candidates(v: &Value) -> Vec<(&str, f64, f64, f64, Option<u64>)> {
+/// A decision-lab candidate (not one of its two oracles) as its
+/// `report.json` row gives it: its harms, memory and, when it is a fleet,
+/// the fleet's cost. Read once here for the job's key figures and the
+/// findings ([`crate::report::findings`]).
+#[derive(Debug, Clone)]
+pub(super) struct Cand {
+    pub(super) name: String,
+    pub(super) denied: f64,
+    pub(super) denied_pct: f64,
+    pub(super) excess_pct: f64,
+    pub(super) worst_window: Option<f64>,
+    pub(super) memory: Option<u64>,
+    /// The fleet's cost, when the candidate is a fleet.
+    pub(super) store_ops_s: Option<f64>,
+    pub(super) msgs_s: Option<f64>,
+    pub(super) latency_ms: Option<f64>,
+}
+
+/// The decision lab's candidates in table order (rows missing a harm
+/// figure are left out).
+pub(super) fn candidates(v: &Value) -> Vec<Cand> {
+    let fleet: Vec<&Value> = v
+        .get("fleet")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
     rows(v)
         .iter()
         .filter(|r| {
@@ -225,13 +247,21 @@ fn candidates(v: &Value) -> Vec<(&str, f64, f64, f64, Option<u64>)> {
                 .is_some_and(|f| f.starts_with("oracle"))
         })
         .filter_map(|r| {
-            Some((
-                r.get("algorithm")?.as_str()?,
-                num(r, &["harm", "compliant_denied"])?,
-                num(r, &["harm", "compliant_denied_pct"])?,
-                num(r, &["harm", "limited_excess_pct"])?,
-                r.get("memory_bytes").and_then(Value::as_u64),
-            ))
+            let name = r.get("algorithm")?.as_str()?.to_string();
+            let f = fleet
+                .iter()
+                .find(|f| f.get("algorithm").and_then(Value::as_str) == Some(name.as_str()));
+            Some(Cand {
+                denied: num(r, &["harm", "compliant_denied"])?,
+                denied_pct: num(r, &["harm", "compliant_denied_pct"])?,
+                excess_pct: num(r, &["harm", "limited_excess_pct"])?,
+                worst_window: num(r, &["harm", "worst_window_ratio"]),
+                memory: r.get("memory_bytes").and_then(Value::as_u64),
+                store_ops_s: f.and_then(|f| num(f, &["store_ops_per_s"])),
+                msgs_s: f.and_then(|f| num(f, &["messages_per_s"])),
+                latency_ms: f.and_then(|f| num(f, &["added_latency_ms_per_request"])),
+                name,
+            })
         })
         .collect()
 }
@@ -239,13 +269,16 @@ fn candidates(v: &Value) -> Vec<(&str, f64, f64, f64, Option<u64>)> {
 /// Least harm: fewest compliant requests denied, then the limited excess
 /// nearest zero (letting abusers through and locking them out are both
 /// harm), then the least memory.
-fn least_harm<'a>(
-    c: &[(&'a str, f64, f64, f64, Option<u64>)],
-) -> Option<(&'a str, f64, f64, f64, Option<u64>)> {
-    c.iter().copied().min_by(|a, b| {
-        a.1.total_cmp(&b.1)
-            .then(a.3.abs().total_cmp(&b.3.abs()))
-            .then(a.4.unwrap_or(u64::MAX).cmp(&b.4.unwrap_or(u64::MAX)))
+fn least_harm(c: &[Cand]) -> Option<&Cand> {
+    c.iter().min_by(|a, b| {
+        a.denied
+            .total_cmp(&b.denied)
+            .then(a.excess_pct.abs().total_cmp(&b.excess_pct.abs()))
+            .then(
+                a.memory
+                    .unwrap_or(u64::MAX)
+                    .cmp(&b.memory.unwrap_or(u64::MAX)),
+            )
     })
 }
 
@@ -261,21 +294,21 @@ fn decision(v: &Value) -> Option<String> {
     let best = least_harm(&c)?;
     let mut s = format!(
         "{} compliant requests denied, limited excess {:+.2}%",
-        best.1, best.3
+        best.denied, best.excess_pct
     );
-    if let Some(m) = best.4 {
+    if let Some(m) = best.memory {
         s.push_str(&format!(", {}", bytes_human(m)));
     }
     // The candidate that hurt well-behaved clients most, if any did.
     if let Some(w) = c
         .iter()
-        .filter(|r| r.1 > 0.0)
-        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .filter(|r| r.denied > 0.0)
+        .max_by(|a, b| a.denied_pct.total_cmp(&b.denied_pct))
     {
         s.push_str(&format!(
             "; most compliant denied: {} ({})",
-            w.0,
-            pct_scaled(w.2)
+            w.name,
+            pct_scaled(w.denied_pct)
         ));
     }
     Some(s)

@@ -6,12 +6,10 @@
 //! Column renaming is applied to the CSV header line only, before the trace
 //! reader sees it, so data lines keep their numbers in error messages.
 
-use crate::clock::{Nanos, MILLI};
+use crate::clock::Nanos;
 use crate::error::{Error, Result};
 use crate::workload::counts::{MAX_EVENTS, MAX_KEYS};
-use crate::workload::trace::{
-    Disorder, LogSpec, Spread, TimeUnit, TraceFormat, TraceOptions, TraceReader,
-};
+use crate::workload::trace::{LogSpec, Spread, TimeUnit, TraceFormat, TraceOptions, TraceReader};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
@@ -216,17 +214,13 @@ pub struct InputOptions {
 impl InputOptions {
     /// The trace reader's options.
     fn trace_options(&self) -> TraceOptions {
-        TraceOptions {
-            unit: self.unit.unwrap_or_default(),
-            disorder: match self.sort_window_ms {
-                Some(ms) => Disorder::SortWithin(ms.saturating_mul(MILLI)),
-                None => Disorder::Reject,
-            },
-            max_buffered: None,
-            skip_late: self.skip_late,
-            spread: self.spread,
-            spread_seed: crate::workload::trace::spread_seed(self.seed),
-        }
+        TraceOptions::of(
+            self.unit.unwrap_or_default(),
+            self.sort_window_ms,
+            self.skip_late,
+            self.spread,
+            self.seed,
+        )
     }
 
     /// The access-log spec, with `--columns` roles folded in; a plain

@@ -9,7 +9,7 @@
 
 use crate::common::adapters;
 
-use ratelab::lab::decision::spec::Args;
+use ratelab::lab::decision::param_grid::Args;
 use ratelab::lab::decision::{build, row, Candidate, Policy, Setup};
 use ratelab::model::x_time_rate::{TokenBucket, XTimeVersion};
 use ratelab::model::{Decision, PerKey};
@@ -20,13 +20,8 @@ const BATCH: usize = 16_384;
 
 fn setup(limit: u64, interval_ms: u64) -> Setup {
     Setup {
-        policy: Policy { limit, interval_ms },
-        shapes: vec![],
-        uber_slack: 10,
-        seed: 1,
         max_memory: 1 << 30,
-        workdir: None,
-        origin: Default::default(),
+        ..Setup::plain(Policy { limit, interval_ms }, 1)
     }
 }
 

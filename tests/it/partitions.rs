@@ -116,20 +116,6 @@ const SHARED: &str = r#"{
   "watch": { "key": "abuser-2", "from_s": 0.0 }
 }"#;
 
-fn ok(args: &[&str]) -> String {
-    let o = ratelab(args);
-    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
-    stdout(&o)
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = ratelab(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
-    let e = stderr(&o);
-    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
-    e
-}
-
 /// A scenario reading `trace`, in `dir`.
 fn scenario(dir: &Path, text: &str, trace: &str) -> PathBuf {
     let s = dir.join("parts.json");
@@ -338,22 +324,8 @@ fn size_reads_a_partitioned_directory_as_one_trace_and_its_shards_merge() {
     let file = d.path().join("trace.csv");
     std::fs::write(&file, csv(&ev.iter().collect::<Vec<_>>())).unwrap();
     let size = |trace: &Path, out: &Path, shard: Option<&str>| {
-        let mut args = vec![
-            "size",
-            "--trace",
-            trace.to_str().unwrap(),
-            "--limit",
-            "10",
-            "--interval-ms",
-            "1000",
-            "--target",
-            "compliant_denied_pct<=1",
-            "--seeds",
-            "3",
-            "--no-progress",
-            "--out",
-            out.to_str().unwrap(),
-        ];
+        let (trace, out) = (trace.to_str().unwrap(), out.to_str().unwrap());
+        let mut args = size_limit_args(trace, out, "compliant_denied_pct<=1", &["--seeds", "3"]);
         if let Some(s) = shard {
             args.extend(["--shard", s]);
         }

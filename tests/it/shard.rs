@@ -17,12 +17,6 @@ const SCENARIO: &[u8] = br#"{
   ]
 }"#;
 
-fn ok(args: &[&str]) -> String {
-    let o = ratelab(args);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    stdout(&o)
-}
-
 #[test]
 fn merging_three_shards_gives_the_unsharded_report_byte_for_byte() {
     let (_d, scenario) = temp_file("shard-small.json", SCENARIO);

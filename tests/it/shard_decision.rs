@@ -70,20 +70,6 @@ const WORKLOAD_SCENARIO: &str = r#"{
   ] }
 }"#;
 
-fn ok(args: &[&str]) -> String {
-    let o = ratelab(args);
-    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
-    stdout(&o)
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = ratelab(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
-    let e = stderr(&o);
-    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
-    e
-}
-
 /// A folder with the trace and its scenario.
 fn trace_scenario() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().unwrap();
@@ -256,24 +242,10 @@ fn a_fleet_runs_whole_on_shard_0_and_decisions_are_refused() {
     assert!(e.contains("--decisions with --shard"), "{e}");
 }
 
-/// `size --limit` on the generated trace: the arguments of every run.
+/// `size --limit` on the generated trace: the arguments of every run
+/// (three seeds), then `extra`.
 fn size_args<'a>(trace: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut a = vec![
-        "size",
-        "--trace",
-        trace,
-        "--limit",
-        "10",
-        "--interval-ms",
-        "1000",
-        "--target",
-        "compliant_denied_pct<=0.5",
-        "--seeds",
-        "3",
-        "--no-progress",
-        "--out",
-        out,
-    ];
+    let mut a = size_limit_args(trace, out, "compliant_denied_pct<=0.5", &["--seeds", "3"]);
     a.extend(extra);
     a
 }

@@ -386,23 +386,9 @@ fn malformed_logs_exit_2_naming_the_line() {
     for (name, text, extra, want) in cases {
         let f = dir.path().join(name);
         std::fs::write(&f, text).unwrap();
-        let mut args = vec![
-            "size",
-            "--trace",
-            f.to_str().unwrap(),
-            "--limit",
-            "10",
-            "--interval-ms",
-            "1000",
-            "--target",
-            "compliant_denied_pct<=1",
-            "--no-progress",
-            "--out",
-        ];
         let out = dir.path().join("out");
-        args.push(out.to_str().unwrap());
-        args.extend_from_slice(extra);
-        let o = ratelab(&args);
+        let (f, out) = (f.to_str().unwrap(), out.to_str().unwrap());
+        let o = ratelab(&size_limit_args(f, out, "compliant_denied_pct<=1", extra));
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{name}: {e}");
         assert!(e.contains(want), "{name}: {e}");

@@ -136,20 +136,24 @@ pub fn owner(ring: &[(u64, usize)], key: u32) -> usize {
     ring[if i == ring.len() { 0 } else { i }].1
 }
 
-/// Who owns a key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Who owns a key (a `gubernator` entry's `owner`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum OwnerRule {
     /// Upstream's consistent hash ([`owner`]).
+    #[default]
     Ring,
     /// Key id mod replicas (ours: a test fixes the owners).
     Modulo,
 }
 
 /// Which goes first when a request or a delivered hit and a loop's tick
-/// fall on the same instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// fall on the same instant (a `gubernator` entry's `tie_order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TieOrder {
     /// As Go's `select`: uniformly, from the fleet's seeded RNG.
+    #[default]
     Random,
     /// Every arrival of the instant before the tick.
     ArrivalsFirst,

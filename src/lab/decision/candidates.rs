@@ -3,11 +3,11 @@
 //! model file in `src/model/` plus one row here.
 //!
 //! Each row names a model, its parameters (a `limiters` entry may give
-//! them; lists expand to a grid, see [`super::spec`]) and its builder in
+//! them; lists expand to a grid, see [`super::param_grid`]) and its builder in
 //! `rows.rs`. Without `limiters`, [`default_entries`] is the candidate set.
 
+use super::param_grid::{Args, Fixed, Param};
 use super::rows;
-use super::spec::{Args, Fixed, Param};
 use super::Policy;
 use crate::clock::{Nanos, MILLI};
 use crate::error::{Error, Result};
@@ -160,6 +160,29 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// A setup for building candidates outside a scenario (`recommend`,
+    /// `replay`, tests): `policy` and `seed`, no sketch shapes, uber-go's
+    /// default slack, no memory cap, `exec` children in ratelab's own
+    /// working directory, and a fresh time-origin handle.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::lab::decision::{Policy, Setup};
+    /// let s = Setup::plain(Policy { limit: 10, interval_ms: 1000 }, 7);
+    /// assert_eq!((s.seed, s.uber_slack, s.shapes.len()), (7, 10, 0));
+    /// ```
+    pub fn plain(policy: Policy, seed: u64) -> Self {
+        Setup {
+            policy,
+            shapes: Vec::new(),
+            uber_slack: super::default_slack(),
+            seed,
+            max_memory: u64::MAX,
+            workdir: None,
+            origin: Origin::default(),
+        }
+    }
+
     /// The policy's interval.
     pub fn interval(&self) -> Duration {
         Duration::from_millis(self.policy.interval_ms)
@@ -241,7 +264,7 @@ pub fn known_models() -> String {
 /// assert!(text.contains("nodelay"));
 /// ```
 pub fn models_text() -> String {
-    use super::spec::ParamType;
+    use super::param_grid::ParamType;
     let mut out = String::from("Limiter models of decision_accuracy (the \"model\" of a \"limiters\" entry; a list in a field expands to one candidate per value):\n");
     for r in MODELS {
         out.push_str(&format!("\n{}\n    {}\n", r.model, r.summary));
@@ -490,21 +513,17 @@ pub fn candidates(setup: &Setup) -> Result<Vec<Candidate>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::decision::spec::{expand, ParamType};
+    use crate::lab::decision::param_grid::{expand, ParamType};
     use serde_json::json;
 
     fn setup() -> Setup {
+        let policy = Policy {
+            limit: 100,
+            interval_ms: 1000,
+        };
         Setup {
-            policy: Policy {
-                limit: 100,
-                interval_ms: 1000,
-            },
-            shapes: vec![],
-            uber_slack: 10,
-            seed: 1,
             max_memory: 1 << 30,
-            workdir: None,
-            origin: Origin::default(),
+            ..Setup::plain(policy, 1)
         }
     }
 

@@ -6,7 +6,7 @@
 
 use super::candidates::{Candidate, Origin, Setup};
 use super::fleet_strategies::{strategies, Planned};
-use super::spec as lspec;
+use super::param_grid;
 use super::TraceSpec;
 use crate::clock::{Nanos, SECOND};
 use crate::error::Result;
@@ -42,12 +42,12 @@ pub fn fleet_candidates(
         built.extend(strategies(s, &format!("deployment.strategies[{i}]"), setup).map_err(fe)?);
     }
     let total = built.len() * d.replicas.len() * d.balancers.len();
-    if total > lspec::MAX_CANDIDATES {
+    if total > param_grid::MAX_CANDIDATES {
         return Err(scenario.field_error(
             "deployment",
             format!(
                 "the grid expands to {total} fleets: expected at most {}",
-                lspec::MAX_CANDIDATES
+                param_grid::MAX_CANDIDATES
             ),
         ));
     }

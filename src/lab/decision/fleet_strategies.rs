@@ -10,7 +10,7 @@
 //! [`Strategy`] and the [`StrategyCost`].
 
 use super::candidates::{self, ModelRow, Setup};
-use super::spec::{self as lspec, Args, Param};
+use super::param_grid::{self, Args, Param};
 use crate::clock::MILLI;
 use crate::error::Result;
 use crate::fleet::budget::{self, Footprint, StrategyCost};
@@ -18,6 +18,7 @@ use crate::fleet::{
     ApisixSync, Central, FieldErr, Gubernator, KongSync, MakeReplica, OwnerRule, PerReplica,
     Rounding, Store, Strategy, StrategyParams, TieOrder,
 };
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
@@ -129,6 +130,123 @@ const GUBERNATOR: &[Param] = &[
     Param::choice("owner", &["ring", "modulo"], "the owner of a key: gubernator's consistent hash (default) or key id mod replicas (to fix owners in a test)"),
 ];
 
+// Each strategy's settings, typed: a grid point's `Args` (names, types
+// and ranges already checked against the row's parameters above) read
+// into the row's struct, absent fields at their defaults.
+
+/// `divided`'s settings ([`DIVIDED`]; the entry's model's are read by the
+/// model's builder).
+#[derive(Deserialize)]
+struct DividedSettings {
+    #[serde(default)]
+    rounding: Rounding,
+    #[serde(default)]
+    margin_pct: u64,
+    #[serde(default = "yes")]
+    redivide: bool,
+}
+
+/// `central`'s settings ([`CENTRAL`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CentralSettings {
+    #[serde(default)]
+    store: Store,
+    /// Given only with `store: redis_gcra` (default: the limit).
+    burst: Option<u64>,
+    #[serde(default)]
+    local_cache: bool,
+    #[serde(default)]
+    stop_increment_when_over_limit: bool,
+    #[serde(default)]
+    failure: Failure,
+}
+
+/// `periodic_sync`'s settings ([`SYNC`]): what a flavour does not take
+/// is refused when given, so those are options.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SyncSettings {
+    #[serde(default)]
+    flavor: Flavor,
+    /// Required.
+    sync_ms: Option<u64>,
+    /// Kong only (default true).
+    lose_in_flight: Option<bool>,
+    /// APISIX only (default true).
+    recount_flushed_delta: Option<bool>,
+    /// Kong only (default open).
+    failure: Option<Failure>,
+}
+
+/// `gubernator`'s settings ([`GUBERNATOR`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GubernatorSettings {
+    #[serde(default)]
+    behavior: Behavior,
+    #[serde(default = "n::<100>")]
+    global_sync_wait_ms: u64,
+    #[serde(default = "yes")]
+    drain_over_limit: bool,
+    #[serde(default = "n::<1000>")]
+    global_batch_limit: u64,
+    #[serde(default = "n::<500>")]
+    batch_wait_us: u64,
+    #[serde(default = "n::<1000>")]
+    batch_limit: u64,
+    #[serde(default)]
+    tie_order: TieOrder,
+    #[serde(default)]
+    owner: OwnerRule,
+}
+
+/// What a store-backed strategy does when its store is unreachable.
+#[derive(Deserialize, Default, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum Failure {
+    /// Admit.
+    #[default]
+    Open,
+    /// Deny.
+    Closed,
+}
+
+/// Whose periodic sync.
+#[derive(Deserialize, Default, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum Flavor {
+    /// Kong rate-limiting, redis policy, `sync_rate > 0`.
+    #[default]
+    Kong,
+    /// APISIX limit-count, redis policy, `sync_interval`.
+    Apisix,
+}
+
+/// Gubernator's behaviour.
+#[derive(Deserialize, Default, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum Behavior {
+    /// GLOBAL: answer from the local cache, hits to the owner in batches.
+    #[default]
+    Global,
+    /// Forward every request to the key's owner.
+    Forwarding,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn n<const N: u64>() -> u64 {
+    N
+}
+
+/// A grid point's settings as `T` (an internal error names the entry).
+fn settings<T: serde::de::DeserializeOwned>(p: &Point) -> Result<T, FieldErr> {
+    p.args.settings().map_err(|e| err(p.field, e.message()))
+}
+
 /// The fleet strategies, in the order error messages list them.
 pub const STRATEGIES: &[StrategyRow] = &[
     StrategyRow {
@@ -219,7 +337,7 @@ pub fn strategies(
         return Err(err(field, format!("policy.interval_ms {}: {} counts in windows of whole Unix seconds, expected a multiple of 1000", setup.policy.interval_ms, row.name)));
     }
     params.extend_from_slice(row.params);
-    lspec::expand(&rest, &params, field)?
+    param_grid::expand(&rest, &params, field)?
         .iter()
         .map(|args| {
             (row.plan)(&Point {
@@ -266,18 +384,13 @@ fn per_replica(p: &Point) -> Result<Planned, FieldErr> {
     // Its bytes a key, as the fleet reports a replica's state.
     let per_key = probe.limiter.memory_bytes(1 << 16) as f64 / 65536.0;
     drop(probe.limiter);
-    let divide = (p.which == "divided").then(|| {
-        let r = match a.str("rounding").unwrap_or("floor") {
-            "ceil" => Rounding::Ceil,
-            "nearest" => Rounding::Nearest,
-            _ => Rounding::Floor,
-        };
-        (
-            a.u64("margin_pct").unwrap_or(0),
-            r,
-            a.bool("redivide").unwrap_or(true),
-        )
-    });
+    let divide = match p.which {
+        "divided" => {
+            let d: DividedSettings = settings(p)?;
+            Some((d.margin_pct, d.rounding, d.redivide))
+        }
+        _ => None,
+    };
     let label = format!("{} {}", p.which, probe.name);
     let (s, a2, limit) = (setup.clone(), a.clone(), setup.policy.limit);
     let build: Build = Box::new(move |n| {
@@ -300,22 +413,14 @@ fn per_replica(p: &Point) -> Result<Planned, FieldErr> {
 fn gubernator(p: &Point) -> Result<Planned, FieldErr> {
     let a = p.args;
     let (limit, interval) = (p.setup.policy.limit, p.setup.interval_ns());
-    let global = a.str("behavior").unwrap_or("global") == "global";
-    let drain = a.bool("drain_over_limit").unwrap_or(true);
-    let wait = a.u64("global_sync_wait_ms").unwrap_or(100) * MILLI;
-    let gbl = a.u64("global_batch_limit").unwrap_or(1000) as usize;
-    let bwait = a.u64("batch_wait_us").unwrap_or(500) * 1000;
-    let bl = a.u64("batch_limit").unwrap_or(1000) as usize;
-    let tie = if a.str("tie_order") == Some("arrivals_first") {
-        TieOrder::ArrivalsFirst
-    } else {
-        TieOrder::Random
-    };
-    let rule = if a.str("owner") == Some("modulo") {
-        OwnerRule::Modulo
-    } else {
-        OwnerRule::Ring
-    };
+    let g: GubernatorSettings = settings(p)?;
+    let global = g.behavior == Behavior::Global;
+    let drain = g.drain_over_limit;
+    let wait = g.global_sync_wait_ms * MILLI;
+    let gbl = g.global_batch_limit as usize;
+    let bwait = g.batch_wait_us * 1000;
+    let bl = g.batch_limit as usize;
+    let (tie, rule) = (g.tie_order, g.owner);
     let (fixed, varying) = a.suffixes(&["behavior"]);
     let head = if global {
         "gubernator GLOBAL"
@@ -348,15 +453,11 @@ fn gubernator(p: &Point) -> Result<Planned, FieldErr> {
 
 /// `central`: a shared store decides every request.
 fn central(p: &Point) -> Result<Planned, FieldErr> {
-    let a = p.args;
     let (limit, interval) = (p.setup.policy.limit, p.setup.interval_ns());
-    let fail_open = a.str("failure").unwrap_or("open") == "open";
-    let store = match a.str("store").unwrap_or("envoy_ratelimit") {
-        "kong_redis" => Store::KongRedis,
-        "redis_gcra" => Store::RedisGcra,
-        _ => Store::EnvoyRatelimit,
-    };
-    let burst = a.u64("burst");
+    let c: CentralSettings = settings(p)?;
+    let fail_open = c.failure == Failure::Open;
+    let store = c.store;
+    let burst = c.burst;
     if burst.is_some() && store != Store::RedisGcra {
         return Err(err(
             format!("{}.burst", p.field),
@@ -364,8 +465,7 @@ fn central(p: &Point) -> Result<Planned, FieldErr> {
         ));
     }
     let burst = burst.unwrap_or(limit);
-    let cache = a.bool("local_cache").unwrap_or(false);
-    let stop = a.bool("stop_increment_when_over_limit").unwrap_or(false);
+    let (cache, stop) = (c.local_cache, c.stop_increment_when_over_limit);
     let name = match store {
         Store::EnvoyRatelimit => "envoy ratelimit redis",
         Store::KongRedis => "kong redis sync_rate=-1",
@@ -386,25 +486,28 @@ fn central(p: &Point) -> Result<Planned, FieldErr> {
 
 /// `periodic_sync`: Kong's or APISIX's counters synced every `sync_ms`.
 fn periodic_sync(p: &Point) -> Result<Planned, FieldErr> {
-    let (a, field, setup) = (p.args, p.field, p.setup);
+    let (field, setup) = (p.field, p.setup);
     let (limit, interval) = (setup.policy.limit, setup.interval_ns());
-    let fail_open = a.str("failure").unwrap_or("open") == "open";
-    let Some(ms) = a.u64("sync_ms") else {
+    let s: SyncSettings = settings(p)?;
+    let Some(ms) = s.sync_ms else {
         return Err(err(
             format!("{field}.sync_ms"),
             "missing: expected the sync period in ms",
         ));
     };
-    let (build, cost, head): (Build, StrategyCost, &str) = if a.str("flavor") == Some("apisix") {
-        for k in ["lose_in_flight", "failure"] {
-            if a.str(k).is_some() || a.bool(k).is_some() {
+    let (build, cost, head): (Build, StrategyCost, &str) = if s.flavor == Flavor::Apisix {
+        for (k, given) in [
+            ("lose_in_flight", s.lose_in_flight.is_some()),
+            ("failure", s.failure.is_some()),
+        ] {
+            if given {
                 return Err(err(format!("{field}.{k}"), "not an APISIX setting: its delayed sync falls back to a local limit-count when Redis fails"));
             }
         }
         if ms < 100 || ms >= setup.policy.interval_ms {
             return Err(err(format!("{field}.sync_ms"), format!("value {ms}: APISIX refuses a sync_interval below 0.1 s or not below the time window ({} ms)", setup.policy.interval_ms)));
         }
-        let recount = a.bool("recount_flushed_delta").unwrap_or(true);
+        let recount = s.recount_flushed_delta.unwrap_or(true);
         (
             Box::new(move |n| {
                 Ok(
@@ -419,13 +522,14 @@ fn periodic_sync(p: &Point) -> Result<Planned, FieldErr> {
             "periodic_sync apisix",
         )
     } else {
-        if a.bool("recount_flushed_delta").is_some() {
+        if s.recount_flushed_delta.is_some() {
             return Err(err(
                 format!("{field}.recount_flushed_delta"),
                 "an APISIX setting: expected flavor \"apisix\"",
             ));
         }
-        let lose = a.bool("lose_in_flight").unwrap_or(true);
+        let lose = s.lose_in_flight.unwrap_or(true);
+        let fail_open = s.failure.unwrap_or_default() == Failure::Open;
         (
             Box::new(move |n| {
                 Ok(Box::new(KongSync::new(

@@ -35,11 +35,11 @@ mod candidates;
 mod checks;
 pub(crate) mod fleet;
 mod fleet_strategies;
+pub mod param_grid;
 mod pass;
 mod render;
 mod rows;
 mod source;
-pub mod spec;
 pub(crate) mod split;
 mod tally;
 pub mod validation;
@@ -50,6 +50,7 @@ pub use candidates::{
 };
 pub use rows::nginx_rate;
 
+use super::experiment::{execute, Experiment};
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::{Error, Result};
@@ -64,7 +65,9 @@ use checks::{check_budget, unseen_watch, validate, watch_after_end};
 use pass::Lab;
 use serde::Deserialize;
 use source::{find_flash, Source, Split};
+use std::cell::RefCell;
 use std::io::Write as _;
+use std::sync::Arc;
 
 /// The policy: at most `limit` per key per `interval_ms`.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -243,7 +246,7 @@ pub struct Params {
     /// Add the comparison with Cloudflare's published figure.
     #[serde(default)]
     pub compare_cloudflare: bool,
-    /// The candidates, as data (default: the built-in set); see [`spec`].
+    /// The candidates, as data (default: the built-in set); see [`param_grid`].
     #[serde(default)]
     pub limiters: Option<Vec<serde_json::Value>>,
     /// A fleet of replicas instead of single limiters; see [`crate::fleet`].
@@ -310,14 +313,107 @@ const _: () = assert!(BINS <= 256 && ONSET_BINS <= 256);
 /// further), small enough to stay a few MiB.
 const BATCH: usize = 1 << 16;
 
+/// The decision lab as an [`Experiment`]: [`validate`](Experiment::validate)
+/// checks every field and builds the candidates (the default set, a
+/// `limiters` list or a fleet's), [`estimate_work`](Experiment::estimate_work)
+/// checks the budget, [`run`](Experiment::run) is one pass over the
+/// requests and [`render`](Experiment::render) the report.
+pub struct DecisionAccuracy;
+
+impl Experiment for DecisionAccuracy {
+    type Params = Params;
+    type Plan = Prepared;
+    type Outcome = Outcome;
+
+    fn validate(scenario: &Scenario, p: Params, ctx: &RunContext) -> Result<Prepared> {
+        plan(scenario, p, ctx, Vec::new())
+    }
+
+    fn estimate_work(scenario: &Scenario, plan: &Prepared, ctx: &RunContext) -> Result<()> {
+        check_budget(scenario, &plan.p, ctx, plan.cands.borrow().len() + 2)
+    }
+
+    fn run(scenario: &Scenario, plan: &Prepared, ctx: &RunContext) -> Result<Outcome> {
+        let p = &plan.p;
+        let mut cands = plan.cands.take();
+        let fleets = &plan.fleets;
+        let shared = fleets.as_ref().and_then(|f| f.trace_input());
+        let mut source = Source::open(scenario, p, ctx, None, shared)?;
+        if let Some(f) = fleets {
+            source.charge_keys(ctx, f.per_key_bytes());
+        }
+        let mut decisions = match &ctx.decisions {
+            Some(path) => {
+                let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
+                writeln!(f, "t_ns,key,candidate,allowed,delay_ns")
+                    .map_err(|e| Error::io(path, e))?;
+                Some(f)
+            }
+            None => None,
+        };
+        let mut lab = Lab::new(Arc::clone(p), source, cands.len());
+        lab.origin = plan.origin.clone();
+        lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
+        let progress = ctx.progress(0, &scenario.common.name);
+        lab.replay(&mut cands, decisions.as_mut(), progress)?;
+        if p.workload.is_none() {
+            // A trace's end is known once it is read.
+            let end_s = lab.duration_ns as f64 / 1e9;
+            if let Some(d) = &p.deployment {
+                crate::fleet::check_event_times(scenario, &d.events, end_s)?;
+            }
+            if let Some(w) = p.watch.as_ref().filter(|w| w.from_s > end_s) {
+                return Err(watch_after_end(scenario, w.from_s, end_s));
+            }
+        }
+        // Children are told `end` and must exit cleanly (a line after the
+        // last answer is a fault), in table order.
+        for c in &mut cands {
+            c.limiter.finish()?;
+        }
+        if let (Some(w), None) = (&p.watch, lab.watch_id) {
+            return Err(unseen_watch(scenario, w));
+        }
+        Ok(Outcome {
+            lab,
+            cands,
+            decisions,
+        })
+    }
+
+    fn render(
+        scenario: &Scenario,
+        plan: &Prepared,
+        ctx: &RunContext,
+        outcome: Outcome,
+    ) -> Result<Output> {
+        let Outcome {
+            lab,
+            cands,
+            decisions,
+        } = outcome;
+        // The report is rendered before the decisions replace an earlier
+        // file: a failure there leaves the earlier file as it was.
+        let mut out = render::output(scenario, ctx, &lab, &cands)?;
+        if let Some(f) = &plan.fleets {
+            f.annotate(&mut out, lab.duration_ns, lab.requests)?;
+        }
+        if let Some(f) = decisions {
+            f.commit()?;
+        }
+        Ok(out)
+    }
+}
+
 /// Runs a `decision_accuracy` scenario with the default candidates.
 pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
-    run_with(scenario, ctx, Vec::new())
+    execute::<DecisionAccuracy>(scenario, ctx)
 }
 
 /// Runs a `decision_accuracy` scenario with the default candidates followed
 /// by `extra` ones: how a limiter of your own (any [`crate::model::Admit`])
 /// is measured on the same traffic, oracles and report as the built-in ones.
+/// The same four stages as [`run`], with `extra` added to the plan.
 ///
 /// # Examples
 /// ```
@@ -351,72 +447,49 @@ pub fn run(scenario: &Scenario, ctx: &RunContext) -> Result<Output> {
 /// # Ok::<(), ratelab::error::Error>(())
 /// ```
 pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Result<Output> {
-    let Prepared {
-        p,
-        mut cands,
-        fleets,
-        origin,
-    } = prepare(scenario, ctx, extra)?;
-    let shared = fleets.as_ref().and_then(|f| f.trace_input());
-    let mut source = Source::open(scenario, &p, ctx, None, shared)?;
-    if let Some(f) = &fleets {
-        source.charge_keys(ctx, f.per_key_bytes());
-    }
-    let mut decisions = match &ctx.decisions {
-        Some(path) => {
-            let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
-            writeln!(f, "t_ns,key,candidate,allowed,delay_ns").map_err(|e| Error::io(path, e))?;
-            Some(f)
-        }
-        None => None,
-    };
-    let mut lab = Lab::new(scenario, &p, ctx, source, cands.len());
-    lab.origin = origin;
-    lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
-    lab.replay(&mut cands, decisions.as_mut())?;
-    if p.workload.is_none() {
-        // A trace's end is known once it is read.
-        let end_s = lab.duration_ns as f64 / 1e9;
-        if let Some(d) = &p.deployment {
-            crate::fleet::check_event_times(scenario, &d.events, end_s)?;
-        }
-        if let Some(w) = p.watch.as_ref().filter(|w| w.from_s > end_s) {
-            return Err(watch_after_end(scenario, w.from_s, end_s));
-        }
-    }
-    // Children are told `end` and must exit cleanly (a line after the last
-    // answer is a fault), in table order.
-    for c in &mut cands {
-        c.limiter.finish()?;
-    }
-    if let (Some(w), None) = (&p.watch, lab.watch_id) {
-        return Err(unseen_watch(scenario, w));
-    }
-    // The report is rendered before the decisions replace an earlier file:
-    // a failure there leaves the earlier file as it was.
-    let mut out = render::output(&lab, &cands)?;
-    if let Some(f) = &fleets {
-        f.annotate(&mut out, lab.duration_ns, lab.requests)?;
-    }
-    if let Some(f) = decisions {
-        f.commit()?;
-    }
-    Ok(out)
+    type E = DecisionAccuracy;
+    let plan = plan(scenario, scenario.params()?, ctx, extra)?;
+    E::estimate_work(scenario, &plan, ctx)?;
+    let outcome = E::run(scenario, &plan, ctx)?;
+    E::render(scenario, &plan, ctx, outcome)
 }
 
-/// A scenario checked and its candidates built, before any request is read.
-struct Prepared {
-    p: Params,
-    cands: Vec<Candidate>,
+/// A scenario checked and its candidates built, before any request is read:
+/// the decision lab's plan.
+pub struct Prepared {
+    p: Arc<Params>,
+    /// The candidates, each with its limiter's state; the run takes them
+    /// (a plan runs once) and hands them to the render in its [`Outcome`].
+    cands: RefCell<Vec<Candidate>>,
     fleets: Option<crate::fleet::Fleets>,
     /// The handle the candidates read the time origin from.
     origin: Origin,
 }
 
-/// Checks every field, builds the candidates (the default set, a
-/// `limiters` list or a fleet's, then `extra`) and checks the budget.
+/// What one pass measured: its tallies and traffic, the candidates (whose
+/// memory the report reads), and the `--decisions` file, committed once
+/// the report is rendered.
+pub struct Outcome {
+    lab: Lab,
+    cands: Vec<Candidate>,
+    decisions: Option<StreamingFile>,
+}
+
+/// [`plan`] and the budget: a plan ready to run (as the shards run it).
 fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Result<Prepared> {
-    let p: Params = scenario.params()?;
+    let plan = plan(scenario, scenario.params()?, ctx, extra)?;
+    DecisionAccuracy::estimate_work(scenario, &plan, ctx)?;
+    Ok(plan)
+}
+
+/// Checks every field and builds the candidates (the default set, a
+/// `limiters` list or a fleet's, then `extra`).
+fn plan(
+    scenario: &Scenario,
+    p: Params,
+    ctx: &RunContext,
+    extra: Vec<Candidate>,
+) -> Result<Prepared> {
     validate(scenario, &p, ctx)?;
     let setup = Setup {
         policy: p.policy,
@@ -458,10 +531,9 @@ fn prepare(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) -> Resu
     };
     cands.extend(extra);
     unique_names(scenario, &cands)?;
-    check_budget(scenario, &p, ctx, cands.len() + 2)?;
     Ok(Prepared {
-        p,
-        cands,
+        p: Arc::new(p),
+        cands: RefCell::new(cands),
         fleets,
         origin: setup.origin,
     })
@@ -508,15 +580,15 @@ fn listed_candidates(
                 format!("value {model:?}: expected one of {}", known()),
             ));
         };
-        let args =
-            spec::expand(obj, row.params, &field).map_err(|(f, m)| scenario.field_error(f, m))?;
-        if planned.len() + args.len() > spec::MAX_CANDIDATES {
+        let args = param_grid::expand(obj, row.params, &field)
+            .map_err(|(f, m)| scenario.field_error(f, m))?;
+        if planned.len() + args.len() > param_grid::MAX_CANDIDATES {
             return Err(scenario.field_error(
                 &field,
                 format!(
                     "the limiters expand to more than {} candidates: expected at most {}",
-                    spec::MAX_CANDIDATES,
-                    spec::MAX_CANDIDATES
+                    param_grid::MAX_CANDIDATES,
+                    param_grid::MAX_CANDIDATES
                 ),
             ));
         }

@@ -5,15 +5,18 @@
 use super::*;
 use crate::model::Decision;
 use crate::oracle::limiters::{AlignedWindowLimiter, SlidingLogLimiter};
+use crate::progress::Progress;
 use rayon::prelude::*;
+use std::sync::Arc;
 use tally::{Limits, Request, Tally};
 
 /// The state of one pass over the requests: the exact limiters, every
-/// candidate's tally, and what the report needs about the traffic.
-pub(super) struct Lab<'a> {
-    pub(super) scenario: &'a Scenario,
-    pub(super) ctx: &'a RunContext,
-    pub(super) p: &'a Params,
+/// candidate's tally, and what the report needs about the traffic. It owns
+/// what it reads (the parameters are shared with the plan), so a finished
+/// pass is the run's outcome, rendered later
+/// ([`Experiment::render`](crate::lab::Experiment::render)).
+pub(super) struct Lab {
+    pub(super) p: Arc<Params>,
     pub(super) source: Source,
     pub(super) tallies: Vec<Tally>,
     /// The exact sliding log's own tally.
@@ -51,14 +54,8 @@ pub(super) struct Lab<'a> {
     pub(super) validation: Vec<validation::Agreement>,
 }
 
-impl<'a> Lab<'a> {
-    pub(super) fn new(
-        scenario: &'a Scenario,
-        p: &'a Params,
-        ctx: &'a RunContext,
-        source: Source,
-        candidates: usize,
-    ) -> Self {
+impl Lab {
+    pub(super) fn new(p: Arc<Params>, source: Source, candidates: usize) -> Self {
         let interval_ns = p.policy.interval_ms * MILLI;
         // The watched key: explicit, else the workload's flash crowd.
         let flash = p.workload.as_ref().and_then(|w| find_flash(w, 0));
@@ -73,8 +70,6 @@ impl<'a> Lab<'a> {
             _ => None,
         };
         Lab {
-            scenario,
-            ctx,
             p,
             source,
             tallies: (0..candidates)
@@ -121,6 +116,7 @@ impl<'a> Lab<'a> {
         &mut self,
         cands: &mut [Candidate],
         mut decisions: Option<&mut StreamingFile>,
+        progress: Progress,
     ) -> Result<()> {
         let probe = self.source.validated().is_some();
         if probe {
@@ -138,7 +134,7 @@ impl<'a> Lab<'a> {
             sliding: SlidingLogLimiter::new(lim.limit, lim.interval),
             aligned: AlignedWindowLimiter::new(lim.limit, lim.interval),
             align: None,
-            progress: self.ctx.progress(0, &self.scenario.common.name),
+            progress,
         };
         let mut tallies = std::mem::take(&mut self.tallies);
         let mut batch = Batch::default();

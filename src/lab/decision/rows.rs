@@ -3,7 +3,7 @@
 //! library's own settings. Each builder states its defaults.
 
 use super::candidates::{built, Built, Setup};
-use super::spec::Args;
+use super::param_grid::Args;
 use crate::clock::SECOND;
 use crate::error::{Error, Result};
 use crate::model::cloudflare_sliding_window::SlidingWindowCounter;
@@ -370,13 +370,8 @@ mod tests {
 
     fn setup(limit: u64, interval_ms: u64) -> Setup {
         Setup {
-            policy: Policy { limit, interval_ms },
-            shapes: vec![],
-            uber_slack: 10,
-            seed: 1,
             max_memory: 1 << 30,
-            workdir: None,
-            origin: Default::default(),
+            ..Setup::plain(Policy { limit, interval_ms }, 1)
         }
     }
 

@@ -2,7 +2,7 @@
 //! a trace file streamed from disk, as (virtual time, dense key id, weight).
 
 use super::{Params, PER_KEY_BYTES};
-use crate::clock::{Nanos, MILLI};
+use crate::clock::Nanos;
 use crate::error::Result;
 use crate::lab::shard::part::Shard;
 use crate::lab::RunContext;
@@ -10,7 +10,7 @@ use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::parts::PartPlan;
-use crate::workload::trace::{Disorder, KeyCap, Spread, TimeUnit, TraceOptions, TraceReader};
+use crate::workload::trace::{KeyCap, Spread, TimeUnit, TraceOptions, TraceReader};
 
 /// How a shard reads the source: which keys are its own, and whether the
 /// other shards' keys get ids too (a shard that replays a shared-state
@@ -480,23 +480,14 @@ fn trace_reading(
             .map_err(|m| scenario.field_error("trace.unit", m))?,
         None => TimeUnit::Ns,
     };
-    let opts = TraceOptions {
-        unit,
-        disorder: match t.sort_window_ms {
-            Some(ms) => Disorder::SortWithin(ms.saturating_mul(MILLI)),
-            None => Disorder::Reject,
-        },
-        max_buffered: None,
-        skip_late: t.skip_late,
-        spread: match &t.spread {
-            Some(s) => Some(
-                s.parse::<Spread>()
-                    .map_err(|m| scenario.field_error("trace.spread", m))?,
-            ),
-            None => None,
-        },
-        spread_seed: crate::workload::trace::spread_seed(seed),
+    let spread = match &t.spread {
+        Some(s) => Some(
+            s.parse::<Spread>()
+                .map_err(|m| scenario.field_error("trace.spread", m))?,
+        ),
+        None => None,
     };
+    let opts = TraceOptions::of(unit, t.sort_window_ms, t.skip_late, spread, seed);
     let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
     if spec.is_none() && t.spread.is_some() {
         return Err(scenario.field_error(

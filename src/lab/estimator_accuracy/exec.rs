@@ -8,7 +8,7 @@ use super::params::Backend;
 use super::replay::{errors_by_rank, outcome_of, rank_order, CellOutcome};
 use super::sweep::{rows, Row};
 use crate::error::{Error, Result};
-use crate::lab::decision::spec::{expand, Args, Param};
+use crate::lab::decision::param_grid::{expand, Args, Param};
 use crate::model::estimator::EstimatorConfig;
 use crate::model::exec::{ExecConfig, DEFAULT_TIMEOUT};
 use crate::model::exec_estimator::ExecEstimator;

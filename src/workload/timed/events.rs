@@ -1,8 +1,8 @@
 //! The stream of a timed workload: its sources, seeded one by one, merged
 //! into one time-ordered sequence of `(time, key)`.
 
+use super::arrivals::TimedWorkload;
 use super::source::{exp_gap, Attack, Diurnal, Modulated, Single, Source};
-use super::spec::TimedWorkload;
 use super::KeyChoice;
 use crate::clock::{Nanos, SECOND};
 use crate::rng::{derive_seed, sim_rng, SimRng};

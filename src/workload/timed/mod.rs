@@ -8,11 +8,12 @@
 //! under Zipf); flash-crowd and attack keys get ids past the background ones.
 //!
 //! # What is inside
-//! * [`spec`] — [`TimedWorkload`], the shapes a scenario can name, with their
-//!   key space and event bound.
+//! * [`arrivals`] — [`TimedWorkload`], the arrival processes a scenario
+//!   can name, with their key space and event bound.
 //! * `validate`: [`TimedWorkload::validate`], each shape's rules in order.
-//! * `source`: the arrival processes (modulated Poisson, thinned diurnal,
-//!   a single key, attack keys round-robin), each on its own seeded stream.
+//! * `source`: the draws of those processes (modulated Poisson, thinned
+//!   diurnal, a single key, attack keys round-robin), each on its own
+//!   seeded stream.
 //! * [`events`] — [`TimedEvents`], the sources merged in time order.
 //!
 //! # Examples
@@ -36,13 +37,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod arrivals;
 pub mod events;
 mod source;
-pub mod spec;
 #[cfg(test)]
 mod tests;
 mod validate;
 
 pub use super::keys::KeyChoice;
+pub use arrivals::{TimedWorkload, MAX_TIMED_EVENTS};
 pub use events::TimedEvents;
-pub use spec::{TimedWorkload, MAX_TIMED_EVENTS};

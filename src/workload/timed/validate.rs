@@ -2,7 +2,7 @@
 //! shape lists its rules in the order they are checked, and one runner turns
 //! the first broken rule into an error naming the field.
 
-use super::spec::{TimedWorkload, MAX_TIMED_EVENTS};
+use super::arrivals::{TimedWorkload, MAX_TIMED_EVENTS};
 use super::KeyChoice;
 use crate::error::{Error, Result};
 use crate::workload::counts::MAX_KEYS;

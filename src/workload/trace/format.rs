@@ -97,6 +97,41 @@ pub struct TraceOptions {
     pub spread_seed: u64,
 }
 
+impl TraceOptions {
+    /// The reader's options as every front end states them (`size`'s and
+    /// `replay`'s flags, the decision lab's `trace` object): the unit, a
+    /// reorder window in ms (None: an out-of-order line is an error),
+    /// whether late lines are skipped, the spread, and the run's seed (the
+    /// spread's is derived from it, [`spread_seed`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::{Disorder, TimeUnit, TraceOptions};
+    /// let o = TraceOptions::of(TimeUnit::Ms, Some(5), false, None, 1);
+    /// assert_eq!(o.disorder, Disorder::SortWithin(5_000_000));
+    /// assert_eq!(o.max_buffered, None);
+    /// ```
+    pub fn of(
+        unit: TimeUnit,
+        sort_window_ms: Option<u64>,
+        skip_late: bool,
+        spread: Option<Spread>,
+        seed: u64,
+    ) -> Self {
+        TraceOptions {
+            unit,
+            disorder: match sort_window_ms {
+                Some(ms) => Disorder::SortWithin(ms.saturating_mul(crate::clock::MILLI)),
+                None => Disorder::Reject,
+            },
+            max_buffered: None,
+            skip_late,
+            spread,
+            spread_seed: spread_seed(seed),
+        }
+    }
+}
+
 /// The `uniform` spread's seed for a run seeded `seed`: derived the same
 /// way by every command that reads a trace (`size`, the decision lab,
 /// `replay`), so one seed spreads one log the same way everywhere.

@@ -38,6 +38,50 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Runs `ratelab args...`, asserts it exits 0, and gives its stdout.
+pub fn ok(args: &[&str]) -> String {
+    let o = ratelab(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// Runs `ratelab args...`, asserts it exits 2 with a one-line error, and
+/// gives that line (with its newline).
+pub fn fails(args: &[&str]) -> String {
+    let o = ratelab(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    e
+}
+
+/// The arguments of `ratelab size` sizing pingora Rate for the policy 10
+/// requests per key per second on `trace`, to `target`, writing to `out`,
+/// then `extra`.
+pub fn size_limit_args<'a>(
+    trace: &'a str,
+    out: &'a str,
+    target: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut a = vec![
+        "size",
+        "--trace",
+        trace,
+        "--limit",
+        "10",
+        "--interval-ms",
+        "1000",
+        "--target",
+        target,
+        "--no-progress",
+        "--out",
+        out,
+    ];
+    a.extend(extra);
+    a
+}
+
 /// Every file under `dir` (recursively) with its bytes, sorted by path.
 pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();

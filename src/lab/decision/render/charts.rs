@@ -20,7 +20,7 @@ pub(super) fn shared_of(cands: &[Candidate]) -> (String, impl Fn(&str) -> String
 /// A chart title's parenthesis: the policy, and the words every
 /// candidate shares (`; all: x16 round_robin`).
 fn policy_note(lab: &Lab, shared: &str) -> String {
-    let p = lab.p;
+    let p = &*lab.p;
     let all = if shared.is_empty() {
         String::new()
     } else {
@@ -318,7 +318,7 @@ pub(super) fn harm_memory_chart(
 /// share of compliant requests each candidate denied, a sorted dot plot,
 /// one labelled row per candidate.
 pub(super) fn compliant_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
-    let p = lab.p;
+    let p = &*lab.p;
     let hs = harms(lab, cands);
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by(|&a, &b| hs[a].1.total_cmp(&hs[b].1).then(a.cmp(&b)));
@@ -370,7 +370,7 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
     let mut bursts: Vec<u64> = cands.iter().filter_map(burst_of).collect();
     bursts.sort_unstable();
     bursts.dedup();
-    let p = lab.p;
+    let p = &*lab.p;
     let hs: Vec<Harm> = lab
         .tallies
         .iter()

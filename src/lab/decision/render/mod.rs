@@ -6,9 +6,11 @@ use super::tally::{worst, Tally};
 use super::{validation, Candidate, Lab, Scope, BINS};
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
+use crate::lab::RunContext;
 use crate::report::chart::{shared_words, without_words, Band, ChartSpec, Series, SeriesStyle};
 use crate::report::fmt::{bytes_human, noun};
 use crate::report::{Heading, Output, ReportBuilder, Table};
+use crate::scenario::Scenario;
 use serde_json::{json, Value};
 
 mod charts;
@@ -32,7 +34,12 @@ use crate::report::fmt::pct_scaled as fmt_pct;
 
 /// The whole report of a finished run (a chart that fails to render fails
 /// it).
-pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
+pub(super) fn output(
+    scenario: &Scenario,
+    ctx: &RunContext,
+    lab: &Lab,
+    cands: &[Candidate],
+) -> Result<Output> {
     let keys = lab.keys_seen();
     let mems: Vec<u64> = cands
         .iter()
@@ -40,7 +47,7 @@ pub(super) fn output(lab: &Lab, cands: &[Candidate]) -> Result<Output> {
         .collect();
     let (table, rows) = rows(lab, cands, &mems);
     let fams = families(cands);
-    let mut report = ReportBuilder::new(lab.scenario, lab.ctx.seed, None);
+    let mut report = ReportBuilder::new(scenario, ctx.seed, None);
     report.heading(Heading::DescriptionIfAny);
     for (k, v) in report_fields(lab, rows) {
         report.field(&k, v);
@@ -415,7 +422,7 @@ fn rows(lab: &Lab, cands: &[Candidate], mems: &[u64]) -> (Table, Vec<Value>) {
 /// `table.md` after its heading: what was run, the table, and how to read
 /// it (the charts' captions follow).
 fn markdown(lab: &Lab, cands: &[Candidate], table: &Table) -> String {
-    let p = lab.p;
+    let p = &*lab.p;
     let n = lab.requests;
     let mut md = String::new();
     md.push_str(&format!(
@@ -466,7 +473,7 @@ fn markdown(lab: &Lab, cands: &[Candidate], table: &Table) -> String {
 /// `report.json` after the common head: the policy, the traffic and the
 /// rows.
 fn report_fields(lab: &Lab, rows: Vec<Value>) -> serde_json::Map<String, Value> {
-    let p = lab.p;
+    let p = &*lab.p;
     let mut j = serde_json::Map::new();
     j.insert(
         "policy".into(),

@@ -84,7 +84,7 @@ pub(super) fn timeline_chart(
     fams: &[&str],
 ) -> Option<Result<crate::report::Chart>> {
     let (_, from) = lab.watch()?;
-    let p = lab.p;
+    let p = &*lab.p;
     let to_s = |b: usize| {
         lab.t_lo
             .saturating_add((b as u64).saturating_mul(lab.bin_w)) as f64

@@ -363,7 +363,7 @@ pub(crate) fn merge(
         names,
         note: head.note.clone(),
     };
-    let mut lab = Lab::new(scenario, &p, &ctx, source, head.candidates.len());
+    let mut lab = Lab::new(std::sync::Arc::new(p), source, head.candidates.len());
     lab.tallies = tallies;
     lab.oracle = oracle;
     lab.fixed_oracle = fixed;
@@ -388,7 +388,7 @@ pub(crate) fn merge(
             limiter: Box::new(Recorded(m)),
         })
         .collect();
-    let mut out = render::output(&lab, &cands)?;
+    let mut out = render::output(scenario, &ctx, &lab, &cands)?;
     out.json["schema"] = crate::report::SCHEMA.into();
     Ok(out)
 }

@@ -33,8 +33,8 @@ mod merge;
 pub(crate) use merge::merge;
 
 use super::candidates::Scope;
+use super::param_grid::Args;
 use super::pass::Lab;
-use super::spec::Args;
 use super::tally::{Tally, TallyPart};
 use super::{
     find_flash, prepare, render, unseen_watch, Candidate, Params, Prepared, Source, Split,
@@ -242,6 +242,7 @@ pub(crate) fn run_shard(
         fleets,
         origin,
     } = prepare(scenario, ctx, Vec::new())?;
+    let cands = cands.into_inner();
     if fleets.is_some() {
         return Err(scenario.field_error(
             "deployment",
@@ -282,11 +283,11 @@ pub(crate) fn run_shard(
         all_keys: held > 0,
     };
     let source = Source::open(scenario, &p, ctx, Some(split), None)?;
-    let mut lab = Lab::new(scenario, &p, ctx, source, run.len());
+    let mut lab = Lab::new(std::sync::Arc::clone(&p), source, run.len());
     lab.origin = origin;
     lab.names_wanted = run.iter().any(|c| c.limiter.wants_key_names());
     lab.own_only = at.iter().map(|&(_, own)| own).collect();
-    lab.replay(&mut run, None)?;
+    lab.replay(&mut run, None, ctx.progress(0, &scenario.common.name))?;
     for c in run.iter_mut() {
         c.limiter.finish()?;
     }

@@ -20,6 +20,16 @@ fn run(log: &str, trace: Value, limiters: Value) -> Result<crate::report::Output
     crate::kinds::run(&scenario, &RunContext::for_scenario(&scenario))
 }
 
+/// The one-line error of a run that must fail.
+fn error(r: Result<crate::report::Output>) -> String {
+    r.expect_err("the run fails").to_string()
+}
+
+/// A validation entry's (agree, total).
+fn agree_total(v: &Value) -> (Option<u64>, Option<u64>) {
+    (v["agree"].as_u64(), v["total"].as_u64())
+}
+
 fn nodelay() -> Value {
     json!([{"model": "nginx_limit_req", "burst": 0, "nodelay": true, "rate_r_s": 10}])
 }
@@ -89,10 +99,7 @@ fn completion_ordered_ties_are_compared_by_count_not_order() {
     )
     .unwrap();
     let v = &out.json["validation"][0];
-    assert_eq!(
-        (v["agree"].as_u64(), v["total"].as_u64()),
-        (Some(4), Some(4))
-    );
+    assert_eq!(agree_total(v), (Some(4), Some(4)));
     assert_eq!(out.json["validation_source"]["tie_groups"], 1);
     assert_eq!(out.json["validation_source"]["tie_requests"], 4);
     // Fed as if the times were arrivals, the delayed requests look 100
@@ -108,21 +115,12 @@ fn an_unknown_outcome_value_is_an_error_naming_line_and_value() {
 1700000000.000 0.000 PASSED 200 10.0.0.1
 1700000000.100 0.000 MAYBE 200 10.0.0.1
 ";
-    let e = run(log, json!({"outcome": "limit_req_status"}), nodelay())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = error(run(log, json!({"outcome": "limit_req_status"}), nodelay()));
     assert!(e.contains("line 2") && e.contains("\"MAYBE\""), "{e}");
     assert_eq!(e.lines().count(), 1);
-    let e = run(log, json!({"outcome": "nope"}), nodelay())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = error(run(log, json!({"outcome": "nope"}), nodelay()));
     assert!(e.contains("trace.outcome") && e.contains("nope"), "{e}");
-    let e = run(log, json!({"time_is": "end"}), nodelay())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = error(run(log, json!({"time_is": "end"}), nodelay()));
     assert!(e.contains("trace.duration"), "{e}");
 }
 
@@ -141,19 +139,16 @@ fn a_csv_trace_names_its_outcome_column() {
     let scenario = Scenario::parse(&dir.path().join("v.json"), &s.to_string()).unwrap();
     let out = crate::kinds::run(&scenario, &RunContext::for_scenario(&scenario)).unwrap();
     let v = &out.json["validation"][0];
-    assert_eq!(
-        (v["agree"].as_u64(), v["total"].as_u64()),
-        (Some(4), Some(4))
-    );
+    assert_eq!(agree_total(v), (Some(4), Some(4)));
     assert_eq!(out.json["validation_source"]["deployed_denied"], 1);
     // A column the header lacks is named.
     let mut s = s;
     s["trace"]["outcome"] = json!("nope");
     let scenario = Scenario::parse(&dir.path().join("v.json"), &s.to_string()).unwrap();
-    let e = crate::kinds::run(&scenario, &RunContext::for_scenario(&scenario))
-        .err()
-        .unwrap()
-        .to_string();
+    let e = error(crate::kinds::run(
+        &scenario,
+        &RunContext::for_scenario(&scenario),
+    ));
     assert!(e.contains("trace.outcome") && e.contains("nope"), "{e}");
 }
 

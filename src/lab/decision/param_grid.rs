@@ -99,7 +99,7 @@ impl Param {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::spec::{Args, Fixed, Param};
+    /// use ratelab::lab::decision::param_grid::{Args, Fixed, Param};
     /// let hashes = Param::int("hashes", 1, 64, "sketch rows (default 4)").or(Fixed::Int(4));
     /// let a = Args::default().resolved(&[hashes]);
     /// assert_eq!(a.u64("hashes"), Some(4));
@@ -289,7 +289,7 @@ impl Args {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::spec::Args;
+    /// use ratelab::lab::decision::param_grid::Args;
     /// use serde_json::json;
     /// let a = Args::of(&[("burst", json!(50)), ("nodelay", json!(true))]);
     /// assert_eq!(a.u64("burst"), Some(50));
@@ -339,6 +339,31 @@ impl Args {
         })
     }
 
+    /// The values given as a typed settings struct `T` (serde, its
+    /// defaults for what is absent). The grid has already checked every
+    /// name, type and range against the row's [`Param`]s, so a failure
+    /// here is a table that disagrees with `T`: an internal error.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::lab::decision::param_grid::Args;
+    /// use serde_json::json;
+    /// #[derive(serde::Deserialize)]
+    /// struct S {
+    ///     burst: u64,
+    ///     #[serde(default)]
+    ///     nodelay: bool,
+    /// }
+    /// let s: S = Args::of(&[("burst", json!(50))]).settings()?;
+    /// assert_eq!((s.burst, s.nodelay), (50, false));
+    /// # Ok::<(), ratelab::error::Error>(())
+    /// ```
+    pub fn settings<T: serde::de::DeserializeOwned>(&self) -> crate::error::Result<T> {
+        let map: Map<String, Value> = self.values.iter().cloned().collect();
+        serde_json::from_value(Value::Object(map))
+            .map_err(|e| crate::error::Error::internal(format!("settings {self:?}: {e}")))
+    }
+
     fn get(&self, name: &str) -> Option<&Value> {
         self.values.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
@@ -377,7 +402,7 @@ impl Args {
     ///
     /// # Examples
     /// ```
-    /// use ratelab::lab::decision::spec::Args;
+    /// use ratelab::lab::decision::param_grid::Args;
     /// use serde_json::json;
     /// let a = Args::of(&[("params", json!({"zeta": 1, "alpha": "x y"}))]);
     /// assert_eq!(
