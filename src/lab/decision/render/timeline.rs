@@ -110,13 +110,25 @@ fn pack(
     color: &dyn Fn(usize) -> usize,
     group: &dyn Fn(&Line) -> String,
 ) -> Vec<Vec<usize>> {
+    // A group of one line is no group: it may share any panel of
+    // lines that are not a group's either.
+    let raw: Vec<String> = lines.iter().map(group).collect();
+    let eff: Vec<&str> = raw
+        .iter()
+        .map(|g| {
+            if raw.iter().filter(|h| *h == g).count() > 1 {
+                g.as_str()
+            } else {
+                ""
+            }
+        })
+        .collect();
     let mut panels: Vec<Vec<usize>> = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let fits = |p: &Vec<usize>| {
             p.len() < PANEL_LINES
-                && p.iter().all(|&j| {
-                    apart(&lines[j], l, tol) && color(j) != color(i) && group(&lines[j]) == group(l)
-                })
+                && p.iter()
+                    .all(|&j| apart(&lines[j], l, tol) && color(j) != color(i) && eff[j] == eff[i])
         };
         match panels.iter_mut().find(|p| fits(p)) {
             Some(p) => p.push(i),
@@ -816,8 +828,13 @@ mod tests {
         let packs = pack(&lines, 1.0, &|i| i % 2, &|_| String::new());
         assert!(packs.iter().all(|p| p.len() <= 2));
         // groups (a fleet's strategies) never share a panel
-        let packs = pack(&lines, 1.0, &|i| i, &|l| l.names[0].clone());
-        assert_eq!(packs.len(), 5);
+        let group = |l: &super::Line| (l.names[0] == "high" || l.names[0] == "low").to_string();
+        let packs = pack(&lines, 1.0, &|i| i, &group);
+        assert_eq!(packs, vec![vec![0, 3], vec![1, 4], vec![2]]);
+        // a group of one line is none: all lines are free to share
+        let alone = |l: &super::Line| l.names[0].clone();
+        let packs = pack(&lines, 1.0, &|i| i, &alone);
+        assert_eq!(packs, vec![vec![0, 1, 3], vec![2, 4]]);
     }
 
     fn s(v: &[&str]) -> Vec<String> {
