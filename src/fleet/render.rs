@@ -386,6 +386,10 @@ impl Fleets {
     }
 }
 
+/// The sweep's lines: per (replicas, strategy without its interval), each
+/// point's (interval ms, limited excess %, cost per second).
+type SweepLines = BTreeMap<(usize, String), Vec<(f64, f64, f64)>>;
+
 /// The sync interval sweep's chart, the report's lead when drawn.
 const SWEEP: &str = "excess_vs_sync_interval";
 
@@ -441,7 +445,7 @@ impl Fleets {
         };
         let cost = |name: &str| cost_of(name, "store_ops_per_s") + cost_of(name, "messages_per_s");
         // One line per (replicas, strategy without its interval).
-        let mut lines: BTreeMap<(usize, String), Vec<(f64, f64, f64)>> = BTreeMap::new();
+        let mut lines: SweepLines = BTreeMap::new();
         let mut levels: Vec<(String, f64, f64)> = Vec::new();
         for (name, r) in &reps {
             match r.params.sync_ms {
@@ -470,7 +474,13 @@ impl Fleets {
                 format!("{n} replicas, {fam}")
             }
         };
-        // Levels that are equal on a panel are one dashed line, named once.
+        // Levels that are equal on a panel are one dashed line, named once,
+        // without the words every fleet's name shares (the title says them).
+        let all_names: Vec<&str> = reps.iter().map(|(n, _)| n.as_str()).collect();
+        let everyone = shared_words(&all_names);
+        for l in &mut levels {
+            l.0 = without_words(&l.0, &everyone);
+        }
         let level_names: Vec<&str> = levels.iter().map(|l| l.0.as_str()).collect();
         let shared = shared_words(&level_names);
         let has = |f: &str| reps.iter().any(|(n, _)| cost_of(n, f) > 0.0);
@@ -490,7 +500,7 @@ impl Fleets {
                 let mut pts: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, pick(p))).collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                 c.series.push(
-                    Series::new(label(key), pts, SeriesStyle::LinePoints)
+                    Series::new(label(key), pts, SeriesStyle::Line)
                         .color(LINE_COLORS[k % LINE_COLORS.len()]),
                 );
             }
@@ -650,22 +660,25 @@ impl Fleets {
             let share = (0.2 + 0.08 * which.len() as f64).min(0.6);
             let span = (y1 - y0).max(1.0);
             c.y_range = Some((y0 - 0.05 * span, y1 + span * share / (1.0 - share)));
+            c.y_note = "head room above the lines for the legend".to_string();
             c
         };
-        let all: Vec<usize> = (0..lines.len()).collect();
+        let far: Vec<usize> = (0..lines.len())
+            .filter(|k| !zoom || !near.contains(k))
+            .collect();
         let mut panels = vec![panel(
             0,
             if zoom {
-                "Every fleet".into()
+                "The fleets far above the exact limit".into()
             } else {
                 String::new()
             },
-            &all,
+            &far,
         )];
         if zoom {
             panels.push(panel(
                 1,
-                "Zoomed on the fleets nearest the exact limit".into(),
+                "The fleets near the exact limit, on their own scale".into(),
                 &near,
             ));
         }
@@ -679,7 +692,7 @@ impl Fleets {
             all_note(&shared)
         );
         let caption = if exact.is_some() {
-            "Each line one fleet, 30 s either side of the first scale event (the vertical line): the requests it admitted each second minus the fleet-wide exact sliding log's, each named with its mean level before and after the event (0: the exact limit); the lower panel draws the fleets nearest the exact limit again on their own scale, where a divided limit that is not re-divided shows its extra admissions after the scale."
+            "Each line one fleet, 30 s either side of the first scale event (the vertical line): the requests it admitted each second minus the fleet-wide exact sliding log's, each named with its mean level before and after the event (0: the exact limit); the fleets within a fifth of the farthest one's reach are drawn in the lower panel on their own scale, where a divided limit that is not re-divided shows its extra admissions after the scale."
         } else {
             "Each line one fleet, 30 s either side of the first scale event (the vertical line), each named with its mean level before and after the event: a divided limit that re-divides drops at once; one that does not admits more per replica added."
         };

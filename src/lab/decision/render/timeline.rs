@@ -72,9 +72,12 @@ impl Line {
     }
 }
 
+/// A candidate's line before merging: its name, its index, its points.
+type Drawn = (String, usize, Vec<(f64, f64)>);
+
 /// The candidates' lines merged where they are equal to within `tol` at
 /// every drawn point (names joined, in drawing order).
-fn merge_lines(drawn: Vec<(String, usize, Vec<(f64, f64)>)>, tol: f64) -> Vec<Line> {
+fn merge_lines(drawn: Vec<Drawn>, tol: f64) -> Vec<Line> {
     let mut lines: Vec<Line> = Vec::new();
     for (name, first, pts) in drawn {
         let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
@@ -403,8 +406,8 @@ pub(super) fn timeline_chart(
     let per = interval / lab.bin_w.max(1);
     let coarse = fine_packs.len() > TIMELINE_PANELS
         && per > 1
-        && interval % lab.bin_w.max(1) == 0
-        && BINS % per == 0;
+        && interval.is_multiple_of(lab.bin_w.max(1))
+        && BINS.is_multiple_of(per);
     let (tl, packs) = if coarse {
         let tl = timeline_lines(lab, cands, fams, &short, per);
         let packs = tl.pack(cands, is_fleet);
@@ -634,7 +637,7 @@ pub(super) fn onset_chart(
     let (shared, short) = shared_of(cands);
     // Each per-key family's first candidate, or each member of a family
     // swept over bursts (its burst in its name).
-    let mut drawn: Vec<(String, usize, Vec<(f64, f64)>)> = Vec::new();
+    let mut drawn: Vec<Drawn> = Vec::new();
     for &first in &picks(cands, fams) {
         let fam = &cands[first].family;
         let swept = burst_family(cands, fam);
@@ -784,7 +787,7 @@ pub(super) fn merged_name(names: &[String]) -> String {
 mod tests {
     use super::{merge_lines, merged_name, pack};
 
-    fn line(name: &str, ys: &[f64]) -> (String, usize, Vec<(f64, f64)>) {
+    fn line(name: &str, ys: &[f64]) -> super::Drawn {
         let pts = ys.iter().enumerate().map(|(k, &y)| (k as f64, y)).collect();
         (name.to_string(), 0, pts)
     }
