@@ -64,7 +64,7 @@ use crate::workload::trace::TimeUnit;
 use checks::{check_budget, unseen_watch, validate, watch_after_end};
 use pass::Lab;
 use serde::Deserialize;
-use source::{find_flash, Source, Split};
+use source::{find_flash, find_flashes, Source, Split};
 use std::cell::RefCell;
 use std::io::Write as _;
 use std::sync::Arc;

@@ -69,6 +69,23 @@ impl Lab {
             (None, Some((k, _, _))) => Some(k as u32),
             _ => None,
         };
+        // The flash crowd the report names beside the watched key: the
+        // watched key's own (by key, else by its start), not the
+        // workload's first when another key is watched.
+        let flash = match &p.watch {
+            Some(w) => {
+                let all = p
+                    .workload
+                    .as_ref()
+                    .map(|wl| find_flashes(wl, 0))
+                    .unwrap_or_default();
+                all.iter()
+                    .find(|f| Some(f.0 as u32) == watch_id)
+                    .or_else(|| all.iter().find(|f| f.1 == w.from_s))
+                    .copied()
+            }
+            None => flash,
+        };
         Lab {
             p,
             source,

@@ -512,26 +512,31 @@ pub(super) fn trace_path(scenario: &Scenario, t: &super::TraceSpec) -> std::path
 
 /// The first flash crowd in `w`: (key id, start s, duration s).
 pub(super) fn find_flash(w: &TimedWorkload, offset: u64) -> Option<(u64, f64, f64)> {
+    find_flashes(w, offset).into_iter().next()
+}
+
+/// Every flash crowd of the workload, in order: (key id, start s,
+/// duration s), key ids counted from `offset` as in [`find_flash`].
+pub(super) fn find_flashes(w: &TimedWorkload, offset: u64) -> Vec<(u64, f64, f64)> {
     match w {
         TimedWorkload::FlashCrowd {
             flash_start_s,
             flash_duration_s,
             ..
-        } => Some((
+        } => vec![(
             offset + w.key_space() - 1,
             *flash_start_s,
             *flash_duration_s,
-        )),
+        )],
         TimedWorkload::Mix { parts } => {
             let mut off = offset;
+            let mut all = Vec::new();
             for p in parts {
-                if let Some(f) = find_flash(p, off) {
-                    return Some(f);
-                }
+                all.extend(find_flashes(p, off));
                 off += p.key_space();
             }
-            None
+            all
         }
-        _ => None,
+        _ => Vec::new(),
     }
 }

@@ -141,3 +141,25 @@ fn radix_grouping_is_the_stable_sort_by_key() {
         }
     }
 }
+
+#[test]
+fn every_flash_crowd_of_a_mix_is_found_with_its_key_and_start() {
+    let flash = |keys: u64, start: f64| {
+        serde_json::json!({"type": "flash_crowd", "keys": {"type": "uniform", "keys": keys},
+            "rate": 1.0, "flash_rate": 100.0, "flash_start_s": start,
+            "flash_duration_s": 5.0, "duration_s": 60.0})
+    };
+    let w: TimedWorkload = serde_json::from_value(serde_json::json!({"type": "mix", "parts": [
+        {"type": "poisson", "keys": {"type": "uniform", "keys": 100}, "rate": 1.0, "duration_s": 60.0},
+        flash(20, 30.0),
+        flash(10, 10.0),
+    ]}))
+    .unwrap();
+    let all = find_flashes(&w, 0);
+    assert_eq!(all.len(), 2);
+    assert_eq!((all[1].1, all[1].2), (10.0, 5.0));
+    // the second flash's key comes after the first's key space
+    assert!(all[1].0 > all[0].0 && all[0].0 >= 100);
+    // find_flash still names the first
+    assert_eq!(find_flash(&w, 0), Some(all[0]));
+}
