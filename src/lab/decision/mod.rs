@@ -397,6 +397,7 @@ pub fn run_with(scenario: &Scenario, ctx: &RunContext, extra: Vec<Candidate>) ->
     let mut out = render::output(&lab, &cands)?;
     if let Some(f) = &fleets {
         f.annotate(&mut out, lab.duration_ns, lab.requests)?;
+        render::add_cost_chart(&lab, &cands, &mut out)?;
     }
     if let Some(f) = decisions {
         f.commit()?;
