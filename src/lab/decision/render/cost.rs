@@ -114,6 +114,10 @@ struct Sweep {
     setting: Vec<String>,
 }
 
+/// A line of a sweep being gathered: the words its fleets share besides
+/// the setting, and each fleet with its `key=value`.
+type Line<'a> = (Vec<&'a str>, Vec<(usize, String)>);
+
 /// The sweeps among fleets of strategy `kind[j]` whose labels are
 /// `rest[j]` (what sets each apart from its strategy's other fleets).
 fn sweeps(kind: &[usize], rest: &[String]) -> Vec<Sweep> {
@@ -131,10 +135,9 @@ fn sweeps(kind: &[usize], rest: &[String]) -> Vec<Sweep> {
         let mut keys: Vec<&str> = Vec::new();
         for &j in &mine {
             for w in words(j) {
-                if let Some((k, _)) = w.split_once('=') {
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
+                match w.split_once('=') {
+                    Some((k, _)) if !keys.contains(&k) => keys.push(k),
+                    _ => {}
                 }
             }
         }
@@ -151,7 +154,7 @@ fn sweeps(kind: &[usize], rest: &[String]) -> Vec<Sweep> {
             continue;
         };
         // One line per the rest of the words, through the key's values.
-        let mut lines: Vec<(Vec<&str>, Vec<(usize, String)>)> = Vec::new();
+        let mut lines: Vec<Line<'_>> = Vec::new();
         for &j in &mine {
             let ws = words(j);
             let Some(set) = ws
