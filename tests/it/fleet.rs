@@ -280,6 +280,45 @@ fn gubernator_forwarding_is_one_instance_and_global_admits_more() {
     assert!(glob > one + one / 10, "{glob} vs {one}");
 }
 
+/// A fleet's lead chart is harm against what it costs (store operations,
+/// messages, added latency), not against memory: one panel per cost the
+/// fleets differ in, listed first in table.md.
+#[test]
+fn a_fleet_report_leads_with_harm_against_its_cost() {
+    let params = json!({
+        "name": "fleet-t", "kind": "decision_accuracy", "seed": 7, "shapes": [],
+        "policy": {"limit": 10, "interval_ms": 1000},
+        "workload": {"type": "poisson", "keys": {"type": "zipf", "keys": 50, "s": 1.2}, "rate": 800.0, "duration_s": 10.0},
+        "deployment": {"replicas": [4],
+            "strategies": [{"strategy": "local", "model": "fixed_window_counter", "align": "aligned"},
+                           {"strategy": "central", "store": ["envoy_ratelimit"]}]}
+    });
+    let s = Scenario::parse(std::path::Path::new("fleet-t.json"), &params.to_string()).unwrap();
+    let out = decision::run(&s, &RunContext::for_scenario(&s)).unwrap();
+    let names: Vec<&str> = out.charts.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names.first(), Some(&"harm_vs_cost"), "{names:?}");
+    assert!(!names.contains(&"harm_vs_memory"), "{names:?}");
+    let cost = &out.charts[0];
+    // The local fleet uses no store and sends nothing, the central one
+    // does both and waits: three panels, each cost on its axis.
+    for axis in [
+        "store operations per second",
+        "messages per second",
+        "latency added before a decision",
+    ] {
+        assert!(cost.svg.contains(axis), "{axis}");
+    }
+    assert!(cost.svg.contains("plot-area-2") && !cost.svg.contains("plot-area-3"));
+    let charts = out.table_md.find("## Charts").unwrap();
+    assert!(out.table_md[charts..].starts_with("## Charts\n\n- `harm_vs_cost`: "));
+    // A single limiter's report still leads with memory.
+    let mut single = params.clone();
+    single.as_object_mut().unwrap().remove("deployment");
+    let s = Scenario::parse(std::path::Path::new("t.json"), &single.to_string()).unwrap();
+    let out = decision::run(&s, &RunContext::for_scenario(&s)).unwrap();
+    assert_eq!(out.charts[0].name, "harm_vs_memory");
+}
+
 /// A bad deployment is one line naming the field and the value.
 #[test]
 fn bad_deployments_name_the_field() {

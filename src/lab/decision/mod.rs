@@ -397,6 +397,7 @@ impl Experiment for DecisionAccuracy {
         let mut out = render::output(scenario, ctx, &lab, &cands)?;
         if let Some(f) = &plan.fleets {
             f.annotate(&mut out, lab.duration_ns, lab.requests)?;
+            render::add_cost_chart(&lab, &cands, &mut out)?;
         }
         if let Some(f) = decisions {
             f.commit()?;

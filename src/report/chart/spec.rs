@@ -43,6 +43,10 @@ pub struct Series {
     /// With `share_color`: the marker of the latest series of that colour
     /// (a family's loose points beside its line) instead of the next one.
     pub same_marker: bool,
+    /// The marker to draw, an index into [`super::style::MARKERS`] (None:
+    /// the next in turn): a family's marker kept the same on every chart
+    /// of a report, and telling apart families whose colour repeats.
+    pub marker: Option<usize>,
     /// Which of its points lie beyond the axis' range, pinned at its edge
     /// (empty: none): each is drawn as an arrow pointing off the axis (its
     /// label gives the value), not as a marker that would read as a value
@@ -62,6 +66,7 @@ impl Series {
             share_color: false,
             dashed: false,
             same_marker: false,
+            marker: None,
             at_edge: Vec::new(),
         }
     }

@@ -109,6 +109,9 @@ pub struct Want {
     /// With `share`: the marker of the latest series of its colour (a
     /// family's loose points beside its line), not the next one.
     pub same_marker: bool,
+    /// With `markers`: this marker (an index into [`MARKERS`]) rather than
+    /// the next in turn.
+    pub marker: Option<usize>,
 }
 
 /// Resolves every series' look: distinct colours while the palette lasts
@@ -121,7 +124,7 @@ pub struct Want {
 /// ```
 /// use ratelab::report::chart::style::{assign_looks, Want};
 ///
-/// let line = Want { color: Some(6), share: false, line: Some(false), markers: false, same_marker: false };
+/// let line = Want { color: Some(6), share: false, line: Some(false), markers: false, same_marker: false, marker: None };
 /// // Two series asking for black: the second gets another colour.
 /// let looks = assign_looks(&[line, line]);
 /// assert_eq!(looks[0].color, 6);
@@ -164,6 +167,8 @@ pub fn assign_looks(wants: &[Want]) -> Vec<Look> {
         };
         let marker = if kept.is_some() {
             kept
+        } else if let (true, Some(m)) = (w.markers, w.marker) {
+            Some(MARKERS[m % MARKERS.len()])
         } else if w.markers {
             let m = MARKERS[marker_i % MARKERS.len()];
             marker_i += 1;
@@ -306,6 +311,7 @@ mod tests {
             line: Some(false),
             markers: true,
             same_marker: false,
+            marker: None,
         };
         let other = Want {
             color: Some(2),
@@ -331,6 +337,23 @@ mod tests {
     }
 
     #[test]
+    fn an_asked_marker_is_kept_and_tells_a_repeated_colour_apart() {
+        let fam = |color, marker| Want {
+            color: Some(color),
+            share: true,
+            line: None,
+            markers: true,
+            same_marker: false,
+            marker: Some(marker),
+        };
+        let looks = assign_looks(&[fam(1, 3), fam(1, 0), fam(2, 3)]);
+        assert_eq!(looks[0].marker, Some(MARKERS[3]));
+        // The same colour asked twice: kept, told apart by the marker.
+        assert_eq!((looks[1].color, looks[1].marker), (1, Some(MARKERS[0])));
+        assert_eq!(looks[2].marker, Some(MARKERS[3]));
+    }
+
+    #[test]
     fn no_two_looks_alike() {
         let w = Want {
             color: Some(0),
@@ -338,6 +361,7 @@ mod tests {
             line: Some(false),
             markers: false,
             same_marker: false,
+            marker: None,
         };
         let looks = assign_looks(&[w; 12]);
         for (i, a) in looks.iter().enumerate() {

@@ -19,7 +19,7 @@ pub(super) fn shared_of(cands: &[Candidate]) -> (String, impl Fn(&str) -> String
 
 /// A chart title's parenthesis: the policy, and the words every
 /// candidate shares (`; all: x16 round_robin`).
-fn policy_note(lab: &Lab, shared: &str) -> String {
+pub(super) fn policy_note(lab: &Lab, shared: &str) -> String {
     let p = &*lab.p;
     let all = if shared.is_empty() {
         String::new()
@@ -33,7 +33,7 @@ fn policy_note(lab: &Lab, shared: &str) -> String {
 }
 
 /// Each candidate's harm: (limited excess %, compliant denied %).
-fn harms(lab: &Lab, cands: &[Candidate]) -> Vec<(f64, f64)> {
+pub(super) fn harms(lab: &Lab, cands: &[Candidate]) -> Vec<(f64, f64)> {
     lab.tallies
         .iter()
         .take(cands.len())
@@ -47,13 +47,13 @@ fn harms(lab: &Lab, cands: &[Candidate]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// One family's points as series of colour `fi`: a line through those
+/// One family's points as series in its `look`: a line through those
 /// inside the axis, and the ones drawn at a zoomed edge (`clamped`) as
 /// loose points: joined to the others, they would draw a slope that is
 /// not there. The legend names the family once.
 fn push_family(
     c: &mut ChartSpec,
-    fi: usize,
+    look: FamilyLook,
     name: String,
     pts: &[(f64, f64)],
     labels: &[String],
@@ -86,7 +86,7 @@ fn push_family(
         s.same_marker = named;
         named = true;
         s.point_labels = Some(l);
-        s.color = Some(fi);
+        look.dress(&mut s);
         // The loose points of the second pass are off the axis.
         if named_edge {
             s.at_edge = vec![true; s.points.len()];
@@ -106,14 +106,14 @@ fn sweep_words(name: &str, family: &str) -> String {
 }
 
 /// A signed percentage with a typographic minus: `+1.6%`, `−71.6%`.
-fn signed_pct(v: f64) -> String {
+pub(super) fn signed_pct(v: f64) -> String {
     format!("{v:+.1}%").replace('-', "\u{2212}")
 }
 
 /// Where a value is drawn on an axis zoomed to `zoom`: a value outside
 /// sits just inside the edge it passes (and is labelled with its true
 /// value by the caller).
-fn at_edge(zoom: Option<(f64, f64)>, v: f64) -> (f64, bool) {
+pub(super) fn at_edge(zoom: Option<(f64, f64)>, v: f64) -> (f64, bool) {
     match zoom {
         Some((lo, hi)) if v < lo || v > hi => {
             let inset = 0.02 * (hi - lo);
@@ -190,6 +190,7 @@ pub(super) fn harm_memory_chart(
     cands: &[Candidate],
     mems: &[u64],
     fams: &[&str],
+    looks: &[FamilyLook],
 ) -> ChartSpec {
     let hs = harms(lab, cands);
     let (shared, short) = shared_of(cands);
@@ -214,7 +215,7 @@ pub(super) fn harm_memory_chart(
     // Too many lines for a legend: each named at its last point.
     let direct = lines.len() > MAX_LINES;
     for (li, (label, members)) in lines.into_iter().enumerate() {
-        let fi = members.first().map_or(li, |&i| family_color(cands, i, li));
+        let look = members.first().map_or(look_at(li), |&i| looks[i]);
         let mut m = members.clone();
         m.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0).then(a.cmp(&b)));
         let pts: Vec<(f64, f64)> = m
@@ -254,7 +255,7 @@ pub(super) fn harm_memory_chart(
             .collect();
         let clamped: Vec<bool> = m.iter().map(|&i| at_edge(zoom, hs[i].0).1).collect();
         let name = if direct { String::new() } else { label };
-        push_family(&mut c, fi, name, &pts, &labels, &clamped);
+        push_family(&mut c, look, name, &pts, &labels, &clamped);
     }
     // under every candidate, from the "0" column if one is there
     let (lo, hi) = key.iter().fold((f64::INFINITY, 0.0f64), |(a, b), k| {
@@ -356,7 +357,12 @@ pub(super) fn compliant_chart(lab: &Lab, cands: &[Candidate]) -> ChartSpec {
 /// worst window over the limit, one line per burst family (families that
 /// coincide drawn once, names joined), each point labelled with its value;
 /// the bursts are categories (the sweep's values, equally spaced).
-pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec<ChartSpec> {
+pub(super) fn burst_charts(
+    lab: &Lab,
+    cands: &[Candidate],
+    fams: &[&str],
+    looks: &[FamilyLook],
+) -> Vec<ChartSpec> {
     let bfams: Vec<&str> = fams
         .iter()
         .copied()
@@ -405,7 +411,7 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
                 .into_iter()
                 .enumerate()
         {
-            let fi = members.first().map_or(li, |&i| family_color(cands, i, li));
+            let look = members.first().map_or(look_at(li), |&i| looks[i]);
             members.sort_by(|&a, &b| key[a].0.total_cmp(&key[b].0));
             let mut s = Series::new(
                 label,
@@ -413,7 +419,7 @@ pub(super) fn burst_charts(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Vec
                 SeriesStyle::LinePoints,
             );
             s.point_labels = Some(members.iter().map(|&i| fmt(key[i].1)).collect());
-            s.color = Some(fi);
+            look.dress(&mut s);
             c.series.push(s);
         }
         let ys: Vec<f64> = key
@@ -501,7 +507,12 @@ const MAX_LINES: usize = 6;
 /// excess, one line per family through its sweep (ann-benchmarks' style),
 /// each named at its end, the exact limiter at the origin. Excess is
 /// two-sided around the exact limiter's 0: below it abusers are locked out.
-pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> ChartSpec {
+pub(super) fn harm_chart(
+    lab: &Lab,
+    cands: &[Candidate],
+    fams: &[&str],
+    looks: &[FamilyLook],
+) -> ChartSpec {
     let hs = harms(lab, cands);
     let (shared, short) = shared_of(cands);
     let title = format!("Harm per candidate {}", policy_note(lab, &shared));
@@ -515,7 +526,7 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         String::new()
     } else {
         format!(
-            " The x axis is zoomed to the others: {} far outside {} drawn at its edge, labelled with {} true value.",
+            " The x axis is zoomed to the others: {} far outside {} an arrow at its edge, with {} true value written.",
             if off.len() == 1 { "one candidate" } else { "candidates" },
             if off.len() == 1 { "is" } else { "are" },
             if off.len() == 1 { "its" } else { "their" },
@@ -529,34 +540,52 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         let mut order: Vec<usize> = (0..cands.len()).collect();
         order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(a.cmp(&b)));
         let mut c = ChartSpec::new("harm", title, x_label, "");
-        c.y_categories = order.iter().map(|&i| short(&cands[i].name)).collect();
         let row = |i: usize| order.iter().position(|&o| o == i).unwrap_or(0) as f64;
-        let mut s = Series::new(
-            "",
-            order
+        let label = |i: usize| {
+            let mut parts = Vec::new();
+            if at_edge(zoom, xs[i]).1 {
+                parts.push(signed_pct(xs[i]));
+            }
+            if hs[i].1 > 0.0 {
+                parts.push(format!("{} of compliant denied", fmt_pct(hs[i].1)));
+            }
+            parts.join("; ")
+        };
+        // A row's notes (its true value off the axis, compliant requests
+        // denied) beside its name: written beside the dot, they would run
+        // across the exact limiter's line or be led there from far away.
+        c.y_categories = order
+            .iter()
+            .map(|&i| match label(i) {
+                n if n.is_empty() => short(&cands[i].name),
+                n => format!("{} ({n})", short(&cands[i].name)),
+            })
+            .collect();
+        // One series per family, in its colour and marker on every chart
+        // of the report (the rows name each dot: no legend).
+        let mut drawn: Vec<FamilyLook> = Vec::new();
+        for &first in &order {
+            let look = looks[first];
+            if drawn.contains(&look) {
+                continue;
+            }
+            drawn.push(look);
+            let rows: Vec<usize> = order
                 .iter()
-                .map(|&i| (at_edge(zoom, xs[i]).0, row(i)))
-                .collect(),
-            SeriesStyle::Points,
-        );
-        s.point_labels = Some(
-            order
-                .iter()
-                .map(|&i| {
-                    let mut parts = Vec::new();
-                    if at_edge(zoom, xs[i]).1 {
-                        parts.push(signed_pct(xs[i]));
-                    }
-                    if hs[i].1 > 0.0 {
-                        parts.push(format!("{} of compliant denied", fmt_pct(hs[i].1)));
-                    }
-                    parts.join(": ")
-                })
-                .collect(),
-        );
-        s.color = Some(0);
-        s.at_edge = order.iter().map(|&i| at_edge(zoom, xs[i]).1).collect();
-        c.series.push(s);
+                .copied()
+                .filter(|&i| looks[i] == look)
+                .collect();
+            let mut s = Series::new(
+                "",
+                rows.iter()
+                    .map(|&i| (at_edge(zoom, xs[i]).0, row(i)))
+                    .collect(),
+                SeriesStyle::Points,
+            );
+            s.at_edge = rows.iter().map(|&i| at_edge(zoom, xs[i]).1).collect();
+            look.dress(&mut s);
+            c.series.push(s);
+        }
         c.vlines.push((0.0, "exact limiter".into()));
         if let Some(r) = zoom {
             c.x_range = Some(r);
@@ -564,9 +593,9 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
         let denied = if none_denied {
             "No candidate denied a compliant key's request, so this is the whole harm"
         } else if denying == 1 {
-            "The one candidate that denied compliant keys' requests says how many beside its dot"
+            "The one candidate that denied compliant keys' requests says how many beside its name"
         } else {
-            "A candidate that denied compliant keys' requests says how many beside its dot (too many families for one line each)"
+            "A candidate that denied compliant keys' requests says how many beside its name (too many families for one line each)"
         };
         c.caption = format!(
             "requests of limited keys admitted beyond the exact sliding log (% of what it admitted), one row per candidate, sorted. {denied}: right of the exact limiter's 0 abusers get more through, left of it they are locked out beyond the policy (also harm).{zoomed}"
@@ -585,7 +614,7 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
     let lines = family_lines(cands, fams, &key, (false, true), &short);
     let swept = lines.iter().any(|(_, m)| m.len() > 1);
     for (li, (label, members)) in lines.into_iter().enumerate() {
-        let fi = members.first().map_or(li, |&i| family_color(cands, i, li));
+        let look = members.first().map_or(look_at(li), |&i| looks[i]);
         let pts: Vec<(f64, f64)> = members
             .iter()
             .map(|&i| (at_edge(zoom, xs[i]).0, hs[i].1))
@@ -608,7 +637,7 @@ pub(super) fn harm_chart(lab: &Lab, cands: &[Candidate], fams: &[&str]) -> Chart
             })
             .collect();
         let clamped: Vec<bool> = members.iter().map(|&i| at_edge(zoom, xs[i]).1).collect();
-        push_family(&mut c, fi, label, &pts, &labels, &clamped);
+        push_family(&mut c, look, label, &pts, &labels, &clamped);
     }
     let mut exact = Series::new("exact limiter", vec![(0.0, 0.0)], SeriesStyle::Points);
     exact.color = Some(6);

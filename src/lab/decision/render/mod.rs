@@ -14,8 +14,11 @@ use crate::scenario::Scenario;
 use serde_json::{json, Value};
 
 mod charts;
+mod cost;
 mod families;
 mod timeline;
+
+pub(super) use cost::add_cost_chart;
 
 use charts::*;
 use families::*;
@@ -102,15 +105,22 @@ pub(super) fn output(
     report.console_wide(&format!("{head}{}", table.text()));
     // No limited key: limited excess is 0 everywhere, and compliant
     // denied is the whole picture.
+    let looks = family_looks(lab, cands);
+    // A fleet's cost is not its memory: its chart of harm against store
+    // operations, messages and latency is added with the fleet's costs
+    // ([`cost_chart`]).
+    let fleet = lab.p.deployment.is_some();
     let mut charts = if classes(lab).2 == 0 {
         vec![compliant_chart(lab, cands)]
+    } else if fleet {
+        vec![harm_chart(lab, cands, &fams, &looks)]
     } else {
         vec![
-            harm_memory_chart(lab, cands, &mems, &fams),
-            harm_chart(lab, cands, &fams),
+            harm_memory_chart(lab, cands, &mems, &fams, &looks),
+            harm_chart(lab, cands, &fams, &looks),
         ]
     };
-    charts.extend(burst_charts(lab, cands, &fams));
+    charts.extend(burst_charts(lab, cands, &fams, &looks));
     report.charts(&charts)?;
     if let Some(c) = onset_chart(lab, cands, &fams) {
         report.rendered_chart(c?);

@@ -39,6 +39,7 @@ pub(super) fn prepare_series(spec: &ChartSpec, xs: Scale, ys: Scale, floor: f64)
             },
             markers: matches!(s.style, SeriesStyle::Points | SeriesStyle::LinePoints),
             same_marker: s.same_marker,
+            marker: s.marker,
         };
         if let Some(same) = preps
             .iter_mut()
