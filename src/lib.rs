@@ -55,7 +55,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
-pub mod cli;
+mod cli;
 pub mod clock;
 pub mod error;
 pub mod fleet;
@@ -76,3 +76,5 @@ pub mod sizing;
 pub mod strict_json;
 pub mod units;
 pub mod workload;
+
+pub use cli::main_with_args;

@@ -8,25 +8,6 @@ use crate::workload::trace::log::Xff;
 use crate::workload::trace::{LogSpec, Spread, TimeUnit};
 
 /// How to read `--trace` (flattened into `size` and `replay`).
-///
-/// # Examples
-/// ```
-/// use clap::Parser;
-/// use ratelab::cli::trace_args::TraceArgs;
-///
-/// #[derive(Parser)]
-/// struct Cmd {
-///     #[arg(long)]
-///     trace: Option<std::path::PathBuf>,
-///     #[command(flatten)]
-///     read: TraceArgs,
-/// }
-/// let c = Cmd::parse_from(["x", "--trace", "a.log", "--format", "alb", "--sort-window-ms", "5000"]);
-/// let o = c.read.input_options(1)?;
-/// assert_eq!(o.sort_window_ms, Some(5000));
-/// assert_eq!(o.log.unwrap().format, "alb");
-/// # Ok::<(), ratelab::error::Error>(())
-/// ```
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TraceArgs {
     /// Format of --trace: csv (default; .jsonl/.ndjson: JSON Lines; .parquet: its rows), combined (nginx/Apache), common (CLF), nginx (with --log-format), envoy, envoy-json, jsonl, parquet, alb, cloudfront.
@@ -148,5 +129,35 @@ impl TraceArgs {
             spread: Spread::parse_flag(self.spread.as_deref())?,
             seed,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[arg(long)]
+        trace: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        read: TraceArgs,
+    }
+
+    #[test]
+    fn flattened_flags_become_input_options() {
+        let c = Cmd::parse_from([
+            "x",
+            "--trace",
+            "a.log",
+            "--format",
+            "alb",
+            "--sort-window-ms",
+            "5000",
+        ]);
+        let o = c.read.input_options(1).unwrap();
+        assert_eq!(o.sort_window_ms, Some(5000));
+        assert_eq!(o.log.unwrap().format, "alb");
     }
 }
