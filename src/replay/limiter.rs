@@ -391,7 +391,7 @@ fn run_validation(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Resu
         Error::input(format!("{}: {m}", as_flag(f)))
     };
     v::check_with(&t, &flag)?;
-    let spec = t.log_spec().map_err(|(f, m)| flag(&f, m))?;
+    let spec = t.log_spec().map_err(|e| flag(&e.field, e.message))?;
     let loaded = v::load_from(&args.trace, &t, spec.as_ref(), u32::MAX as usize, &flag)?;
     let mut out = OutputCsv::create(&args.out)?;
     out.row([

@@ -52,7 +52,7 @@ pub use rows::nginx_rate;
 
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
-use crate::error::{Error, Result};
+use crate::error::{Error, FieldError, Result};
 use crate::model::estimator::EstimatorConfig;
 use crate::report::atomic::StreamingFile;
 use crate::report::fmt::bytes_human;
@@ -145,16 +145,16 @@ impl TraceSpec {
     /// one, is an error naming the field.
     pub fn log_spec(
         &self,
-    ) -> std::result::Result<Option<crate::workload::trace::LogSpec>, (String, String)> {
+    ) -> std::result::Result<Option<crate::workload::trace::LogSpec>, FieldError> {
         let unit = match &self.unit {
             Some(u) => u
                 .parse::<TimeUnit>()
-                .map_err(|m| ("trace.unit".to_string(), m))?,
+                .map_err(|m| FieldError::new("trace.unit", m))?,
             None => TimeUnit::Ns,
         };
         if let Some(s) = &self.spread {
             s.parse::<crate::workload::trace::Spread>()
-                .map_err(|m| ("trace.spread".to_string(), m))?;
+                .map_err(|m| FieldError::new("trace.spread", m))?;
         }
         match self.format.as_deref() {
             None | Some("csv") => {
@@ -166,7 +166,7 @@ impl TraceSpec {
                     (self.xff.is_some(), "xff"),
                 ] {
                     if given {
-                        return Err((
+                        return Err(FieldError::new(
                             format!("trace.{field}"),
                             format!(
                                 "applies to access-log formats (trace.format: {})",
@@ -179,14 +179,14 @@ impl TraceSpec {
             }
             Some(f) => {
                 if self.unit.is_some() && !crate::workload::trace::log::takes_unit(f) {
-                    return Err((
-                        "trace.unit".into(),
+                    return Err(FieldError::new(
+                        "trace.unit",
                         format!("the {f} format's times carry their own unit"),
                     ));
                 }
                 let xff = match &self.xff {
                     Some(v) => crate::workload::trace::log::Xff::from_json(v)
-                        .map_err(|m| ("trace.xff".to_string(), m))?,
+                        .map_err(|m| FieldError::new("trace.xff", m))?,
                     None => Default::default(),
                 };
                 let spec = crate::workload::trace::LogSpec {
@@ -200,7 +200,7 @@ impl TraceSpec {
                 };
                 // Every option checked now, before anything runs.
                 crate::workload::trace::log::LogParser::new(&spec)
-                    .map_err(|m| ("trace".to_string(), m))?;
+                    .map_err(|m| FieldError::new("trace", m))?;
                 Ok(Some(spec))
             }
         }

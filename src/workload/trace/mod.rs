@@ -42,6 +42,7 @@
 //! ```
 
 mod block;
+mod error;
 pub mod format;
 pub mod input;
 pub mod intern;
@@ -58,6 +59,7 @@ mod tests;
 pub mod writer;
 
 pub use block::{KeyCap, KeyFilter};
+pub use error::ParseError;
 pub use format::{
     spread_seed, Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE,
 };

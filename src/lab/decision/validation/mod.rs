@@ -256,8 +256,8 @@ pub(crate) fn wanted(t: &TraceSpec) -> bool {
 /// the user gave it (the scenario's field, or a command-line flag).
 pub(crate) type FieldError<'a> = &'a dyn Fn(&str, String) -> Error;
 
-fn ferr(field_error: FieldError, field: impl AsRef<str>, m: impl Into<String>) -> Error {
-    field_error(field.as_ref(), m.into())
+fn ferr(field_error: FieldError, field: impl AsRef<str>, m: impl std::fmt::Display) -> Error {
+    field_error(field.as_ref(), m.to_string())
 }
 
 /// Checks the validation fields of a trace in a scenario.
