@@ -10,7 +10,7 @@
 //! `series-<n>-legend` / `band-<n>-legend` per entry.
 
 use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
-use super::{ChartSpec, Legend, SeriesStyle, SIZE};
+use super::{ChartSpec, DrawError, Legend, SeriesStyle, SIZE};
 use std::fmt::Write as _;
 
 mod axis;
@@ -196,7 +196,7 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
 }
 
 /// The SVG of `spec` on the standard canvas.
-pub(super) fn svg(spec: &ChartSpec) -> Result<String, String> {
+pub(super) fn svg(spec: &ChartSpec) -> Result<String, DrawError> {
     let mut o = plot::header(SIZE, &spec.title, &spec.caption)?;
     let ids = plot::Ids {
         panel: None,
@@ -218,7 +218,7 @@ pub(super) fn svg_grid(
     panels: &[ChartSpec],
     cols: usize,
     size: (u32, u32),
-) -> Result<String, String> {
+) -> Result<String, DrawError> {
     let cols = cols.max(1);
     let rows = panels.len().div_ceil(cols).max(1);
     let shared = shared_legend(panels);
@@ -342,7 +342,7 @@ fn panel(
     grid: Option<(usize, (u32, u32))>,
     own: Own,
     ids: &plot::Ids,
-) -> Result<String, String> {
+) -> Result<String, DrawError> {
     let (xs, ys, floor) = scales(spec);
     let mut preps = prepare_series(spec, xs, ys, floor);
     let looks = style::assign_looks(&preps.iter().map(|p| p.want).collect::<Vec<_>>());
