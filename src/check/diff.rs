@@ -6,7 +6,7 @@ use super::path::{array_key, elem_label, elem_step, path_text, Step};
 use super::rules::{direction, round_to_noise, welch, Direction, Dist, ALPHA};
 use super::spec::Spec;
 use super::values::{int_of, num_pair, values_equal};
-use super::{DEFAULT_REL_TOL, IGNORED_FIELDS};
+use super::{RuleError, DEFAULT_REL_TOL, IGNORED_FIELDS};
 use serde_json::Value;
 use std::fmt;
 
@@ -32,11 +32,9 @@ impl fmt::Display for Tol {
     }
 }
 
-pub(super) fn parse_tol(v: &Value) -> std::result::Result<Tol, String> {
-    let bad = || {
-        format!(
-            "value {v}: expected a relative tolerance (0.05 or \"5%\"), an absolute one (\"±3\" or \"+-3\") or \"ignore\""
-        )
+pub(super) fn parse_tol(v: &Value) -> std::result::Result<Tol, RuleError> {
+    let bad = || RuleError::Tolerance {
+        value: v.to_string(),
     };
     let nonneg = |x: f64| {
         if x.is_finite() && x >= 0.0 {

@@ -52,6 +52,7 @@ pub mod baseline;
 pub mod ci;
 pub mod determinism;
 pub mod diff;
+mod error;
 pub mod expect;
 pub mod findings;
 pub mod path;
@@ -62,6 +63,7 @@ mod values;
 
 pub use baseline::{baseline_path, orphans, read_report, validate_report};
 pub use diff::{compare, compare_reseeded, Tol};
+pub use error::{PathError, RuleError, SpecError};
 pub use expect::{evaluate, Expectation};
 pub use findings::{render_table, show, Finding, Verdict};
 pub use path::Pattern;
