@@ -107,7 +107,7 @@ pub use balancer::{
 pub use budget::{estimate, Estimate, FleetPlan, Footprint, Load};
 pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
 pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
-pub use deployment::{BalancerEntry, BalancerSpec, Checked, Deployment, FieldErr, MAX_REPLICAS};
+pub use deployment::{BalancerEntry, BalancerSpec, Checked, Deployment, MAX_REPLICAS};
 pub use events::{check_event_times, seconds_text, Down, EventEntry};
 pub use gubernator::{
     fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item, OwnerRule, TieOrder, BATCH_LIMIT,

@@ -4,7 +4,7 @@
 //! comes from the candidate's own seeded RNG, and the log-normal uses the
 //! `libm` crate, never the platform's libm.
 
-use super::deployment::{err, range, FieldErr};
+use super::deployment::{err, range, FieldError};
 use crate::clock::{Nanos, MILLI};
 use crate::rng::SimRng;
 use crate::scenario::Scenario;
@@ -191,7 +191,7 @@ pub(crate) fn check(
     v: Option<&NetworkEntry>,
     scenario: &Scenario,
     replicas: u64,
-) -> std::result::Result<NetworkSpec, FieldErr> {
+) -> std::result::Result<NetworkSpec, FieldError> {
     let field = "deployment.network";
     let Some(o) = v else {
         return Ok(NetworkSpec {
@@ -259,7 +259,7 @@ pub(crate) fn latency(
     l: &LatencyEntry,
     scenario: &Scenario,
     f: &str,
-) -> std::result::Result<Latency, FieldErr> {
+) -> std::result::Result<Latency, FieldError> {
     let ty = l.ty.as_str();
     let allowed: &[&str] = match ty {
         "fixed" => &["type", "rtt_ms"],

@@ -11,6 +11,7 @@
 
 pub mod characterization;
 pub mod decision;
+mod error;
 pub mod estimator_accuracy;
 pub mod estimator_overflow;
 pub mod experiment;
@@ -28,6 +29,7 @@ use crate::progress::Progress;
 use crate::report::fmt::{bytes_human, cpu_human};
 use crate::scenario::Scenario;
 
+pub use error::LabError;
 pub use experiment::{Experiment, KindRow};
 
 /// A count-min sketch shape in a scenario (Rate, Inflight and the decision

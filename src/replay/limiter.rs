@@ -164,8 +164,8 @@ fn from_entry(text: &str, setup: &Setup, allow_exec: bool) -> Result<Candidate> 
     crate::lab::trust::require_entry(&v, "--limiter", allow_exec)?;
     let r =
         row(model).ok_or_else(|| bad(format!("model {model:?}: expected one of {}", known())))?;
-    let mut grid =
-        spec::expand(obj, r.params, "limiter").map_err(|(f, m)| bad(format!("{f}: {m}")))?;
+    let mut grid = spec::expand(obj, r.params, "limiter")
+        .map_err(|e| bad(format!("{}: {}", e.field, e.message)))?;
     if grid.len() != 1 {
         return Err(bad(format!(
             "the lists expand to {} candidates: replay takes one (no lists)",

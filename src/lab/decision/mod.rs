@@ -270,13 +270,16 @@ impl Params {
 }
 
 /// An RFC 3339 time as Unix ns (at or after 1970).
-fn parse_epoch(s: &str) -> std::result::Result<Nanos, String> {
-    let t = chrono::DateTime::parse_from_rfc3339(s).map_err(|e| {
-        format!("value {s:?}: expected an RFC 3339 time such as {DEFAULT_EPOCH} ({e})")
-    })?;
+fn parse_epoch(s: &str) -> std::result::Result<Nanos, crate::lab::LabError> {
+    let bad = |expected: String| crate::lab::LabError::Epoch {
+        value: s.to_string(),
+        expected,
+    };
+    let t = chrono::DateTime::parse_from_rfc3339(s)
+        .map_err(|e| bad(format!("an RFC 3339 time such as {DEFAULT_EPOCH} ({e})")))?;
     t.timestamp_nanos_opt()
         .and_then(|n| Nanos::try_from(n).ok())
-        .ok_or_else(|| format!("value {s:?}: expected a time from 1970 to 2554"))
+        .ok_or_else(|| bad("a time from 1970 to 2554".into()))
 }
 
 fn default_shapes() -> Vec<Shape> {
@@ -508,8 +511,8 @@ fn listed_candidates(
                 format!("value {model:?}: expected one of {}", known()),
             ));
         };
-        let args =
-            spec::expand(obj, row.params, &field).map_err(|(f, m)| scenario.field_error(f, m))?;
+        let args = spec::expand(obj, row.params, &field)
+            .map_err(|e| scenario.field_error(e.field, e.message))?;
         if planned.len() + args.len() > spec::MAX_CANDIDATES {
             return Err(scenario.field_error(
                 &field,
