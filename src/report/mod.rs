@@ -10,6 +10,7 @@
 pub mod atomic;
 pub mod builder;
 pub mod chart;
+mod error;
 pub mod findings;
 pub mod fmt;
 pub mod html;
@@ -21,6 +22,7 @@ pub mod table;
 
 pub use builder::{Heading, ReportBuilder};
 pub use chart::{Chart, ChartSpec, Series, SeriesStyle};
+pub use error::ReportError;
 pub use table::Table;
 
 use crate::error::Result;

@@ -101,6 +101,7 @@
 
 pub mod bound;
 pub mod command;
+mod error;
 pub mod evaluation;
 pub mod guarantee;
 pub mod input;
@@ -113,6 +114,7 @@ pub mod targets;
 pub mod workload;
 
 pub use bound::{bound_pick, BoundPick, BoundTerm};
+pub use error::SizingError;
 pub use evaluation::{Candidate, Evaluator};
 pub use job::{run_job, SizeJob};
 pub use report::{

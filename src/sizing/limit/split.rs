@@ -36,6 +36,7 @@ use crate::error::{Error, Result};
 use crate::lab::shard::part::Shard;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::Exceedance;
+use crate::sizing::SizingError;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -202,7 +203,7 @@ impl Lookup {
 /// Refuses an evaluation the walk cannot have made: another phase, no
 /// seed or more than the plan's, a tally off its seeds, a non-finite
 /// figure.
-fn check_eval(e: &ShapeEval, ctx: &Ctx<'_>) -> std::result::Result<(), String> {
+fn check_eval(e: &ShapeEval, ctx: &Ctx<'_>) -> std::result::Result<(), SizingError> {
     let fine = e.memory_bytes == e.shape.memory()
         && ["verify", "grow", "refine"].contains(&e.phase)
         && !e.seeds.is_empty()
@@ -221,11 +222,10 @@ fn check_eval(e: &ShapeEval, ctx: &Ctx<'_>) -> std::result::Result<(), String> {
     if fine {
         Ok(())
     } else {
-        Err(format!(
-            "{} ({}): not a verification this search makes",
-            e.shape.label(),
-            e.phase
-        ))
+        Err(SizingError::NotAVerification {
+            shape: e.shape.label(),
+            phase: e.phase.to_string(),
+        })
     }
 }
 
@@ -251,12 +251,14 @@ impl<'de> Deserialize<'de> for ShapeEval {
 }
 
 impl TryFrom<ShapeEvalRecord> for ShapeEval {
-    type Error = String;
-    fn try_from(r: ShapeEvalRecord) -> std::result::Result<Self, String> {
-        let phase = PHASES
-            .into_iter()
-            .find(|p| *p == r.phase)
-            .ok_or_else(|| format!("phase {:?}: expected one of {}", r.phase, PHASES.join(", ")))?;
+    type Error = SizingError;
+    fn try_from(r: ShapeEvalRecord) -> std::result::Result<Self, SizingError> {
+        let phase = PHASES.into_iter().find(|p| *p == r.phase).ok_or_else(|| {
+            SizingError::UnknownPhase {
+                phase: r.phase.clone(),
+                expected: PHASES.join(", "),
+            }
+        })?;
         Ok(ShapeEval {
             shape: r.shape,
             memory_bytes: r.memory_bytes,
