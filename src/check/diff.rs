@@ -1,12 +1,13 @@
 //! The baseline diff: a new report compared with its committed baseline
 //! value by value, within the default or the scenario's tolerances.
 
+use super::error::RuleError;
 use super::findings::{show, Finding, Verdict};
 use super::path::{array_key, elem_label, elem_step, path_text, Step};
 use super::rules::{direction, round_to_noise, welch, Direction, Dist, ALPHA};
 use super::spec::Spec;
 use super::values::{int_of, num_pair, values_equal};
-use super::{RuleError, DEFAULT_REL_TOL, IGNORED_FIELDS};
+use super::{DEFAULT_REL_TOL, IGNORED_FIELDS};
 use serde_json::Value;
 use std::fmt;
 

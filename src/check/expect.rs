@@ -2,12 +2,12 @@
 //! (`">= 70"`, `"~ 100 ± 5"`, a bare value for equality), checked on the
 //! new report.
 
+use super::error::RuleError;
 use super::findings::{show, Finding, Verdict};
 use super::path::Pattern;
 use super::rules::round_to_noise;
 use super::spec::Spec;
 use super::values::{num_pair, values_equal};
-use super::RuleError;
 use serde_json::Value;
 
 /// A comparison operator.

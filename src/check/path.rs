@@ -3,7 +3,7 @@
 //! printed in the diff table, and the key by which an array's elements are
 //! told apart.
 
-use super::PathError;
+use super::error::PathError;
 use serde_json::{Map, Value};
 use std::fmt;
 

@@ -1,9 +1,9 @@
 //! A scenario's `expect` and `tolerance`, parsed.
 
 use super::diff::{parse_tol, Tol};
+use super::error::{RuleError, SpecError};
 use super::expect::{parse_cond, Expectation};
 use super::path::Pattern;
-use super::{RuleError, SpecError};
 use crate::error::Result;
 use crate::scenario::Scenario;
 use serde_json::{Map, Value};

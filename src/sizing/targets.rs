@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::metrics::{summarize, ErrorStats, MeanStd, RunSummary};
-use crate::sizing::SizingError;
+use crate::sizing::error::SizingError;
 use serde::Serialize;
 
 /// An error statistic a target constrains.

@@ -270,8 +270,8 @@ impl Params {
 }
 
 /// An RFC 3339 time as Unix ns (at or after 1970).
-fn parse_epoch(s: &str) -> std::result::Result<Nanos, crate::lab::LabError> {
-    let bad = |expected: String| crate::lab::LabError::Epoch {
+fn parse_epoch(s: &str) -> std::result::Result<Nanos, crate::lab::error::LabError> {
+    let bad = |expected: String| crate::lab::error::LabError::Epoch {
         value: s.to_string(),
         expected,
     };

@@ -224,9 +224,9 @@ impl Tally {
         &mut self,
         part: &TallyPart,
         ids: &[u32],
-    ) -> Result<(), crate::lab::LabError> {
+    ) -> Result<(), crate::lab::error::LabError> {
         if part.denied.len() != ids.len() || part.wrong.len() != ids.len() {
-            return Err(crate::lab::LabError::PartMismatch(format!(
+            return Err(crate::lab::error::LabError::PartMismatch(format!(
                 "{} denied and {} wrong counts for {} keys",
                 part.denied.len(),
                 part.wrong.len(),
@@ -234,7 +234,7 @@ impl Tally {
             )));
         }
         if part.bins.len() != self.bins.len() || part.onset.len() != self.onset.len() {
-            return Err(crate::lab::LabError::PartMismatch(format!(
+            return Err(crate::lab::error::LabError::PartMismatch(format!(
                 "{} timeline and {} onset bins: expected {} and {}",
                 part.bins.len(),
                 part.onset.len(),
@@ -249,7 +249,7 @@ impl Tally {
             if let Some(v) = theirs
                 && mine.replace(v).is_some()
             {
-                return Err(crate::lab::LabError::PartMismatch(format!(
+                return Err(crate::lab::error::LabError::PartMismatch(format!(
                     "{what} given by two shards: only the watched key's shard has one"
                 )));
             }

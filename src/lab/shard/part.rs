@@ -50,8 +50,8 @@ pub fn key_shard(key: &str, count: u32) -> u32 {
 }
 
 /// Parses `i/n` (0 <= i < n).
-pub fn parse_shard(s: &str) -> std::result::Result<Shard, crate::lab::LabError> {
-    let err = || crate::lab::LabError::Shard {
+pub fn parse_shard(s: &str) -> std::result::Result<Shard, crate::lab::error::LabError> {
+    let err = || crate::lab::error::LabError::Shard {
         text: s.to_string(),
     };
     let (i, n) = s.split_once('/').ok_or_else(err)?;

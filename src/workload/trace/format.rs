@@ -30,14 +30,14 @@ pub enum TimeUnit {
 }
 
 impl std::str::FromStr for TimeUnit {
-    type Err = super::ParseError;
-    fn from_str(s: &str) -> std::result::Result<Self, super::ParseError> {
+    type Err = super::error::ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, super::error::ParseError> {
         match s {
             "ns" => Ok(Self::Ns),
             "ms" => Ok(Self::Ms),
             "s" => Ok(Self::S),
             "rfc3339" => Ok(Self::Rfc3339),
-            other => Err(super::ParseError::Option(format!(
+            other => Err(super::error::ParseError::Option(format!(
                 "unknown time unit {other:?}: expected ns, ms, s or rfc3339"
             ))),
         }
@@ -153,13 +153,13 @@ impl Spread {
 }
 
 impl std::str::FromStr for Spread {
-    type Err = super::ParseError;
-    fn from_str(s: &str) -> std::result::Result<Self, super::ParseError> {
+    type Err = super::error::ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, super::error::ParseError> {
         match s {
             "none" => Ok(Spread::None),
             "even" => Ok(Spread::Even),
             "uniform" => Ok(Spread::Uniform),
-            other => Err(super::ParseError::Option(format!(
+            other => Err(super::error::ParseError::Option(format!(
                 "unknown spread {other:?}: expected uniform, even or none"
             ))),
         }

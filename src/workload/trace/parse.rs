@@ -1,8 +1,8 @@
 //! Parsing one field: exact decimal times in any unit, RFC 3339 timestamps,
 //! weights, and which header names are time columns.
 
+use super::error::ParseError;
 use super::format::TimeUnit;
-use super::ParseError;
 
 /// Parses a non-negative decimal number of `unit`s into nanoseconds exactly.
 pub fn parse_decimal_ns(text: &str, scale_ns: u64) -> Result<u64, ParseError> {

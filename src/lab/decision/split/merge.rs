@@ -2,7 +2,7 @@
 //! in the unsharded run's key order and rendered as one report.
 
 use super::*;
-use crate::lab::LabError;
+use crate::lab::error::LabError;
 
 /// Merges the parts of shards `0..n` (in shard order, each once, of one
 /// identity: the caller checked) into the unsharded run's report.

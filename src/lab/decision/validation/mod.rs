@@ -40,7 +40,7 @@
 use super::TraceSpec;
 use crate::clock::{Nanos, SECOND};
 use crate::error::{Error, Result};
-use crate::lab::LabError;
+use crate::lab::error::LabError;
 use crate::scenario::Scenario;
 use crate::workload::trace::log::{LogParser, LogSpec, Parsed};
 use crate::workload::trace::{parse_decimal_ns, KeyInterner};

@@ -9,8 +9,9 @@
 //! SVG in drawing order, and `legend` (`legend-<k>`) holding one group
 //! `series-<n>-legend` / `band-<n>-legend` per entry.
 
+use super::error::DrawError;
 use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
-use super::{ChartSpec, DrawError, Legend, SeriesStyle, SIZE};
+use super::{ChartSpec, Legend, SeriesStyle, SIZE};
 use std::fmt::Write as _;
 
 mod axis;

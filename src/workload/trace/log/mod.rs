@@ -33,9 +33,9 @@ pub mod template;
 pub mod time;
 pub mod w3c;
 
+pub use super::error::ParseError;
 use super::format::TimeUnit;
 use super::parse::parse_decimal_ns;
-pub use super::ParseError;
 use crate::clock::Nanos;
 use event::event_of;
 pub use key::Xff;
