@@ -2,8 +2,8 @@
 //! does not parse.
 
 /// What is wrong in a scenario's `expect` or `tolerance`: the field
-/// (`expect."rows[0].mean"`) and the rule. [`Spec::from_scenario`]
-/// (super::Spec::from_scenario) adds the file; bad input (exit 2).
+/// (`expect."rows[0].mean"`) and the rule. [`Spec::from_scenario`](super::Spec::from_scenario)
+/// adds the file; bad input (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("field {field}: {rule}")]
 pub struct SpecError {

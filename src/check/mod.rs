@@ -39,26 +39,26 @@
 //!
 //! ## Modules
 //!
-//! * [`path`]: path patterns, concrete paths and array keys;
-//! * [`spec`]: a scenario's `expect` and `tolerance`, parsed;
-//! * [`diff`]: the baseline diff within tolerances;
-//! * [`expect`]: the expectations on the new report;
-//! * [`findings`]: verdicts, findings and the table they are printed in;
+//! * `path`: path patterns, concrete paths and array keys;
+//! * `spec`: a scenario's `expect` and `tolerance`, parsed;
+//! * `diff`: the baseline diff within tolerances;
+//! * `expect`: the expectations on the new report;
+//! * `findings`: verdicts, findings and the table they are printed in;
 //! * [`baseline`]: reading and validating committed reports;
 //! * [`run`](mod@run): a whole check, from the scenario names to its outcome;
-//! * [`determinism`]: the single-threaded rerun of `run --check-determinism`.
+//! * `determinism`: the single-threaded rerun of `run --check-determinism`.
 
 pub mod baseline;
-pub mod ci;
-pub mod determinism;
-pub mod diff;
+pub(crate) mod ci;
+pub(crate) mod determinism;
+pub(crate) mod diff;
 mod error;
-pub mod expect;
-pub mod findings;
-pub mod path;
-pub mod rules;
+pub(crate) mod expect;
+pub(crate) mod findings;
+pub(crate) mod path;
+pub(crate) mod rules;
 pub mod run;
-pub mod spec;
+pub(crate) mod spec;
 mod values;
 
 pub use baseline::{baseline_path, orphans, read_report, validate_report};

@@ -42,7 +42,7 @@
 //! [`Fleet`] as a candidate, and implements [`UnixOrigin`] to hand the
 //! fleet the run's time origin. The fleet gives back the checked
 //! [`Deployment`], the [`Fleet`] itself, the budget estimate
-//! ([`budget`]) and the report additions ([`Fleets`]).
+//! (`budget`) and the report additions ([`Fleets`]).
 //!
 //! Modules: `deployment` (the scenario's field: a serde type, then checked),
 //! `events` (its events), `run` (one fleet
@@ -86,7 +86,7 @@
 
 mod apisix_sync;
 mod balancer;
-pub mod budget;
+pub(crate) mod budget;
 mod central;
 mod converge;
 mod deployment;

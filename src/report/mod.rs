@@ -16,9 +16,9 @@ pub mod fmt;
 pub mod html;
 pub mod jobs;
 pub mod pending;
-pub mod read;
+pub(crate) mod read;
 pub mod signals;
-pub mod table;
+pub(crate) mod table;
 
 pub use builder::{Heading, ReportBuilder};
 pub use chart::{Chart, ChartSpec, Series, SeriesStyle};

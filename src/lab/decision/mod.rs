@@ -4,7 +4,7 @@
 //! Policy: at most `limit` requests per key per `interval_ms`. Every
 //! candidate sees the SAME event stream (a seeded timed workload, or a trace
 //! file streamed from disk) in one pass, and every decision is compared with
-//! two exact limiters ([`crate::oracle::limiters`]) that count **admitted**
+//! two exact limiters (`crate::oracle::limiters`) that count **admitted**
 //! requests: the sliding log (primary) and aligned fixed windows.
 //!
 //! Candidates come from a table, one row per limiter model

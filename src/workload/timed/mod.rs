@@ -8,12 +8,12 @@
 //! under Zipf); flash-crowd and attack keys get ids past the background ones.
 //!
 //! # What is inside
-//! * [`spec`] — [`TimedWorkload`], the shapes a scenario can name, with their
+//! * `spec` — [`TimedWorkload`], the shapes a scenario can name, with their
 //!   key space and event bound.
 //! * `validate`: [`TimedWorkload::validate`], each shape's rules in order.
 //! * `source`: the arrival processes (modulated Poisson, thinned diurnal,
 //!   a single key, attack keys round-robin), each on its own seeded stream.
-//! * [`events`] — [`TimedEvents`], the sources merged in time order.
+//! * `events` — [`TimedEvents`], the sources merged in time order.
 //!
 //! # Examples
 //! A Poisson workload from its scenario JSON, validated and streamed:
@@ -36,9 +36,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod events;
+pub(crate) mod events;
 mod source;
-pub mod spec;
+pub(crate) mod spec;
 #[cfg(test)]
 mod tests;
 mod validate;

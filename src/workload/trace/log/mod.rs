@@ -23,15 +23,15 @@
 //! # Ok::<(), ratelab::workload::trace::ParseError>(())
 //! ```
 
-pub mod alb;
+pub(crate) mod alb;
 pub mod envoy;
 mod event;
-pub mod json;
+pub(crate) mod json;
 pub mod key;
 pub mod nginx;
-pub mod template;
+pub(crate) mod template;
 pub mod time;
-pub mod w3c;
+pub(crate) mod w3c;
 
 pub use super::error::ParseError;
 use super::format::TimeUnit;
