@@ -13,9 +13,10 @@ pub use crate::sizing::command::{compute, SizeArgs};
 use crate::sizing::command::{compute_trace_split, validate};
 use crate::sizing::limit::{LimitOutput, Split};
 use std::path::{Path, PathBuf};
-/// `ratelab size --shard i/n`: the bisection, then the verification units
-/// with index ≡ i (mod n) on the whole trace, in
-/// `<out>/size.shard-i-of-n.json` ([`crate::sizing::limit::split`]).
+/// `ratelab size --shard i/n`: the bisection, then every mode's walk
+/// explored on the fresh seeds with index ≡ i + 1 (mod n), on the whole
+/// trace, in `<out>/size.shard-i-of-n.json`
+/// ([`crate::sizing::limit::split`]).
 fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     validate(a)?;
     let (Some(path), Some(limit), Some(interval_ms)) = (&a.trace, a.limit, a.interval_ms) else {
@@ -111,12 +112,13 @@ pub fn merge(shards: &SizeShards, out: &std::path::Path) -> Result<i32> {
         return Err(Error::internal("size arguments parsed to another command"));
     };
     validate(&args)?;
-    let report = match compute_trace_split(&args, Split::Merge(&shards.parts))? {
-        Some(LimitOutput::Report(r)) => r,
+    let (report, note) = match compute_trace_split(&args, Split::Merge(&shards.parts))? {
+        Some(LimitOutput::Merged(r, note)) => (r, note),
         _ => return Err(Error::internal("a size shard without a limit sizing")),
     };
     report.write(out)?;
     outln!("== size (merged from {} shards)", shards.parts.len());
+    out!("{note}");
     out!("{}", report.console);
     outln!("-> {}", out.display());
     match report.failure {

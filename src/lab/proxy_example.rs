@@ -221,14 +221,14 @@ fn chart(rows: &[Row]) -> ChartSpec {
             None => "no appid".to_string(),
         })
         .collect();
-    chart.caption = "Each request of the docs' example at its time, in a lane per appid: green circles passed (200), vermillion markers were limited (429); n is the count Rate::observe returned. Dashed lines mark when the shared Rate's window starts (it is created or flips on a call), so requests of different appids share one window clock.".into();
+    chart.caption = "Each request of the docs' example at its time, in a lane per appid: green circles passed (200), vermillion markers were limited (429); each is labelled with the count Rate::observe returned for it (the request without an appid is not observed). Dashed lines mark when the shared Rate's window starts (it is created or flips on a call), so requests of different appids share one window clock.".into();
     for (status, color) in [(200u16, 2usize), (429, 3)] {
         let sel: Vec<&Row> = rows.iter().filter(|r| r.status == status).collect();
         let mut s = Series::new(
             if status == 200 {
-                "200 passed (keep-alive)"
+                "200 passed (keep-alive); its number: observe's count"
             } else {
-                "429 limited (Connection: close)"
+                "429 limited (Connection: close); its number: observe's count"
             },
             sel.iter()
                 .map(|r| (r.t_ms as f64, lane(&r.appid)))
@@ -237,10 +237,9 @@ fn chart(rows: &[Row]) -> ChartSpec {
         );
         s.point_labels = Some(
             sel.iter()
-                .map(|r| match r.observed {
-                    Some(o) => format!("{} (n={o})", r.status),
-                    None => format!("{}", r.status),
-                })
+                // the status is the marker's: the label is only n, so the
+                // labels of requests 50 ms apart fit beside their points
+                .map(|r| r.observed.map(|o| o.to_string()).unwrap_or_default())
                 .collect(),
         );
         s.color = Some(color);

@@ -377,7 +377,7 @@ fn chart(p: &Params, tl: &Timeline, pts: &[(u64, f64, f64, f64)]) -> ChartSpec {
         "time since Rate::new (ms)",
         "rate (events per second)",
     )
-    .caption("What pingora's Rate would answer if read at each millisecond (a clone, so reading does not disturb the sequence): rate() steps, the proportional estimate, and the true sliding-window rate dashed; the markers are the call sequence's own reads and the dashed vertical lines its window flips. rate() reports the previous window: read at any t from 1000 ms (where a read would flip) to 2108 ms it answers 10, long after the events left the sliding window (0 from about 1440 ms); the proportional estimate decays linearly instead.");
+    .caption("What pingora's Rate would answer if read at each millisecond (a clone, so reading does not disturb the sequence): rate() steps, the proportional estimate, and the true sliding-window rate dashed; the black markers are the call sequence's own reads, each on the line of the answer it got (one marker where rate() and the proportional estimate agree), and the dashed vertical lines its window flips. rate() reports the previous window: read at any t from 1000 ms (where a read would flip) to 2108 ms it answers 10, long after the events left the sliding window (0 from about 1440 ms); the proportional estimate decays linearly instead.");
     chart.series.push(Series::new(
         "rate() if read at t (clone of the model)",
         pts.iter().map(|s| (s.0 as f64, s.1)).collect(),
@@ -393,50 +393,24 @@ fn chart(p: &Params, tl: &Timeline, pts: &[(u64, f64, f64, f64)]) -> ChartSpec {
         pts.iter().map(|s| (s.0 as f64, s.3)).collect(),
         SeriesStyle::Dashed,
     ));
-    // Reads where both answers are equal are one marker of their own
-    // (two markers on one spot would hide one).
-    let same = |r: &&Row| r.rate == r.proportional;
-    let mut reads = Series::new(
-        "the table's reads: rate()",
-        tl.rows
-            .iter()
-            .filter(|r| !same(r))
-            .map(|r| (r.t_ms as f64, r.rate))
-            .collect(),
-        SeriesStyle::Points,
-    );
-    reads.color = Some(0);
-    chart.series.push(reads);
-    let mut preads = Series::new(
-        "the table's reads: proportional",
-        tl.rows
-            .iter()
-            .filter(|r| !same(r))
-            .map(|r| (r.t_ms as f64, r.proportional))
-            .collect(),
-        SeriesStyle::Points,
-    );
-    preads.color = Some(1);
-    chart.series.push(preads);
-    let both: Vec<(f64, f64)> = tl
-        .rows
-        .iter()
-        .filter(same)
-        .map(|r| (r.t_ms as f64, r.rate))
-        .collect();
-    if !both.is_empty() {
-        let mut s = Series::new(
-            "the table's reads: rate() = proportional",
-            both,
+    // The call sequence's own reads, one series in a colour of its own:
+    // each read sits on the line it reads (rate() or proportional), and
+    // where both answers are equal it is one marker, not two on one spot.
+    let mut reads: Vec<(f64, f64)> = Vec::new();
+    for r in &tl.rows {
+        reads.push((r.t_ms as f64, r.rate));
+        if r.proportional != r.rate {
+            reads.push((r.t_ms as f64, r.proportional));
+        }
+    }
+    chart.series.push(
+        Series::new(
+            "the table's reads (on the line each reads)",
+            reads,
             SeriesStyle::Points,
-        );
-        s.color = Some(2);
-        chart.series.push(s);
-    }
-    for s in chart.series.iter_mut().skip(3).take(2) {
-        // the reads keep their line's colour (markers instead of a line)
-        s.share_color = true;
-    }
+        )
+        .color(6),
+    );
     chart.vlines = tl
         .flips_ms
         .iter()

@@ -128,7 +128,7 @@ struct ShardFile {
     /// A decision scenario's shard (split by key; no cells).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     decision: Option<DecisionPart>,
-    /// A `size --limit` shard: its verification units' evaluations.
+    /// A `size --limit` shard: its replays of the walk's shapes on its seeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     size: Option<SizePart>,
     /// Hash of the identity, the shard index, `first`, the cells and the
@@ -430,7 +430,7 @@ pub fn size_shard_bytes(
         identity: id,
         shard: shard.index,
         shards: shard.count,
-        scheme: "every shard runs the first-seed bisection; verification unit u (a mode's rows) goes to shard u mod shards, on the whole trace; merge picks".into(),
+        scheme: "every shard runs the first-seed bisection, then explores each mode's verification walk on the fresh seeds with index r where (r - 1) mod shards = shard, on the whole trace; merge assembles each verification from the seeds and picks".into(),
         seed,
         runs: 1,
         ratelab_version: env!("CARGO_PKG_VERSION").into(),

@@ -1,5 +1,5 @@
-//! The sizing floor's error: a threshold, or a shard file's evaluation,
-//! that does not read. The caller adds the target, flag or file; bad
+//! The sizing floor's error: a threshold, or a shard file's seeds, that
+//! does not read. The caller adds the target, flag or file; bad
 //! input (exit 2).
 
 /// An error of `size`, without the flag or file (the caller adds it).
@@ -12,22 +12,10 @@ pub enum SizingError {
         /// What the metric takes.
         expected: String,
     },
-    /// A shard file's evaluation that the search cannot have made.
-    #[error("{shape} ({phase}): not a verification this search makes")]
-    NotAVerification {
-        /// The shape's label.
-        shape: String,
-        /// The phase it claims.
-        phase: String,
-    },
-    /// A shard file's phase that is not one of the search's.
-    #[error("phase {phase:?}: expected one of {expected}")]
-    UnknownPhase {
-        /// The phase given.
-        phase: String,
-        /// The search's phases.
-        expected: String,
-    },
+    /// Seeds in a shard file that the shard cannot have replayed (on
+    /// another shard, out of order, figures not this job's).
+    #[error("{0}")]
+    ShardSeeds(String),
 }
 
 impl From<SizingError> for crate::error::Error {

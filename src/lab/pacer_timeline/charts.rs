@@ -121,7 +121,7 @@ fn empty_charts(
             "step # of the caller",
             wait_label.clone(),
         )
-        .caption("How long each limiter step of the single caller waited, one point per step (steps are discrete: points, not lines, series set side by side at each step); cases with identical waits are drawn once, joined by \"=\".")
+        .caption("How long each limiter step of the single caller waited, one point per step at its step number (steps are discrete: points, not lines); cases with identical waits are drawn once, joined by \"=\".")
     } else {
         ChartSpec::new(
             "waits-per-caller",
@@ -129,7 +129,7 @@ fn empty_charts(
             "caller # (file order)",
             wait_label.clone(),
         )
-        .caption("How long each limiter step waited, one point per step at its caller's number (callers are discrete: points, not lines), a series per case and caller label, set side by side at each caller; cases with identical waits are drawn once, joined by \"=\".")
+        .caption("How long each limiter step waited, one point per step at its caller's number (callers are discrete: points, not lines), a series per case and caller label; cases with identical waits are drawn once, joined by \"=\".")
     };
     waits.legend = Legend::UpperLeft;
     let mut dist = ChartSpec::new(
@@ -230,17 +230,32 @@ fn staircase(
     out
 }
 
-/// The wait-per-step chart: one chart, or (when its series are too many
-/// to set side by side) small multiples, a panel per group of cases, under
-/// the chart's name, title and caption.
+/// The wait-per-step chart: one chart, or (when cases share caller
+/// numbers, so their points would fall on one spot) small multiples, a
+/// panel per group of cases, under the chart's name, title and caption.
 pub(super) enum Waits {
     One(ChartSpec),
     Panels(ChartSpec, Vec<ChartSpec>),
 }
 
-/// At most this many marker series are set side by side at a shared x
-/// (the chart engine's limit); more go to a panel per case.
-const SIDE_BY_SIDE: usize = 8;
+/// Palette indices of the cases, in order: the Okabe–Ito colours that
+/// stay apart from each other (blue, vermillion, green, purple, black,
+/// sky blue), orange and grey last, so two cases are never orange and
+/// vermillion, or blue and sky blue, unless there are more than six.
+const CASE_COLORS: [usize; 8] = [0, 3, 2, 4, 6, 5, 1, 7];
+
+/// The palette index of the `k`-th case (or case and caller label).
+fn case_color(k: usize) -> usize {
+    CASE_COLORS[k % CASE_COLORS.len()]
+}
+
+/// A chart of a handful of values on a compact canvas: the standard
+/// width, `height` px tall (a strip of two rows, ten dots at two values).
+fn compact(mut spec: ChartSpec, height: u32) -> ChartSpec {
+    let (w, h) = crate::report::chart::SIZE;
+    spec.size = Some((w, height.min(h)));
+    spec
+}
 
 /// The staircase of admissions, the wait of every step and the wait
 /// distribution: one series per group of cases with the same outcome and,
@@ -299,11 +314,14 @@ pub(super) fn charts(
     let mut rows: Vec<StripRow> = Vec::new();
     // (group name, its wait series named by caller label) for the panels
     let mut panels: Vec<(String, Vec<Series>)> = Vec::new();
+    let mut stairs_drawn = 0usize;
     for (name, c) in &groups {
         let mut panel = Vec::new();
-        stairs
-            .series
-            .extend(staircase(name, c, zoom, color, (tu, origin)));
+        // colours by the staircases drawn (a zoom may leave cases out),
+        // so the drawn ones take the most distinct colours
+        let drawn = staircase(name, c, zoom, case_color(stairs_drawn), (tu, origin));
+        stairs_drawn += usize::from(!drawn.is_empty());
+        stairs.series.extend(drawn);
         let labels = caller_labels(c);
         for label in &labels {
             let steps: Vec<&Admission> = c.steps.iter().filter(|a| &a.label == label).collect();
@@ -339,9 +357,9 @@ pub(super) fn charts(
             panel.push(
                 Series::new(label.clone(), wp.clone(), SeriesStyle::Points).color(panel.len()),
             );
-            waits
-                .series
-                .push(Series::new(series_name.clone(), wp, SeriesStyle::Points).color(color));
+            waits.series.push(
+                Series::new(series_name.clone(), wp, SeriesStyle::Points).color(case_color(color)),
+            );
             let w: Vec<f64> = steps
                 .iter()
                 .filter(|a| a.admitted_ns.is_some())
@@ -358,7 +376,7 @@ pub(super) fn charts(
                     crate::report::chart::percentile_points(&w),
                     SeriesStyle::Step,
                 )
-                .color(color),
+                .color(case_color(color)),
             );
             color += 1;
         }
@@ -391,13 +409,74 @@ pub(super) fn charts(
     if rows.iter().any(|r| r.waits.len() < PERCENTILE_MIN) {
         dist = strip(&rows, top, &dist.y_note, wu);
     }
+    if max_wait == 0.0 {
+        // nothing to read off the dots: the title says it
+        waits.title.push_str(": every wait 0");
+        dist.title.push_str(": every wait 0");
+    }
     stairs.x_range = zoom;
-    let waits = if waits.series.len() > SIDE_BY_SIDE && panels.len() > 1 {
+    // Cases that share caller (or step) numbers would put their points on
+    // one spot: a panel each, every point on its own caller's tick.
+    let xs = |p: &[Series]| -> Vec<i64> {
+        p.iter()
+            .flat_map(|s| s.points.iter().map(|q| q.0 as i64))
+            .collect()
+    };
+    let shared = panels.iter().enumerate().any(|(i, (_, a))| {
+        let a = xs(a);
+        panels[..i]
+            .iter()
+            .any(|(_, b)| xs(b).iter().any(|x| a.contains(x)))
+    });
+    let waits = if shared && panels.len() > 1 {
         wait_panels(waits, panels)
     } else {
+        // A handful of dots at one or two waits: a compact canvas.
+        let mut distinct: Vec<i64> = waits
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|p| p.1.is_finite())
+            .map(|p| (p.1 * 1e6).round() as i64)
+            .collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let mut waits = if distinct.len() <= 2 {
+            compact(waits, WAITS_COMPACT)
+        } else {
+            waits
+        };
+        waits.x_categories = caller_ticks(&waits.series, TICKS_PER_CALLER_MAX);
         Waits::One(waits)
     };
     (stairs, waits, dist)
+}
+
+/// Up to this many callers (or steps) on a chart's width, each gets a
+/// tick of its own (half as many on a panel, half as wide).
+const TICKS_PER_CALLER_MAX: usize = 24;
+
+/// A tick per caller number from 0 to the last, when there are at most
+/// `max`: a point sits on its own caller's tick instead of between ticks
+/// every 2 or 5 callers. Empty (a numeric axis) for more.
+fn caller_ticks(series: &[Series], max: usize) -> Vec<String> {
+    let last = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0f64, f64::max);
+    if last.fract() != 0.0 || last as usize + 1 > max {
+        return Vec::new();
+    }
+    (0..=last as usize).map(|i| i.to_string()).collect()
+}
+
+/// The height (px) of a waits chart whose dots take at most two values.
+const WAITS_COMPACT: u32 = 330;
+
+/// The height (px) of a strip of `rows` rows: room for the title and the
+/// axis, and a row's height each, up to the standard canvas.
+fn strip_height(rows: usize) -> u32 {
+    (110 + 56 * rows as u32).max(230)
 }
 
 /// A percentile plot needs this many values in each line; with fewer,
@@ -454,7 +533,7 @@ fn strip(rows: &[StripRow], top: f64, y_note: &str, wu: Unit) -> ChartSpec {
     c.x_note = y_note.to_string();
     // A row per case: categories, not a range the data should fill.
     c.y_note = "one row per case and caller label".into();
-    c
+    compact(c, strip_height(rows.len()))
 }
 
 /// `waits` as small multiples: a panel per group of cases, its series
@@ -464,6 +543,9 @@ fn wait_panels(waits: ChartSpec, panels: Vec<(String, Vec<Series>)>) -> Waits {
         .iter()
         .flat_map(|(_, s)| s.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
         .fold(0f64, f64::max);
+    // every panel the same ticks, so they compare
+    let all: Vec<Series> = panels.iter().flat_map(|(_, s)| s.iter().cloned()).collect();
+    let ticks = caller_ticks(&all, TICKS_PER_CALLER_MAX / 2);
     let specs = panels
         .into_iter()
         .map(|(name, series)| {
@@ -471,13 +553,15 @@ fn wait_panels(waits: ChartSpec, panels: Vec<(String, Vec<Series>)>) -> Waits {
             p.series = series;
             p.y_range = waits.y_range;
             p.x_range = Some((-0.5, x_max + 0.5));
+            p.x_categories = ticks.clone();
             p.y_note = waits.y_note.clone();
+            p.y_row_below = waits.y_row_below.clone();
             p.legend = Legend::UpperLeft;
             p
         })
         .collect();
     let mut spec = waits;
-    spec.caption.push_str(" Too many series to set side by side: a panel per case (cases with identical outcomes share one, joined by \"=\"), a series per caller label, all panels on the same axes.");
+    spec.caption.push_str(" A panel per case (cases with identical outcomes share one, joined by \"=\"), so each case's points sit on their own callers' ticks, a series per caller label, all panels on the same axes.");
     Waits::Panels(spec, specs)
 }
 

@@ -290,4 +290,59 @@ mod tests {
             json!(6 * SEC)
         );
     }
+
+    /// Cases whose callers share numbers get a panel each, so every point
+    /// sits on its own caller's tick (not shifted sideways beside the other
+    /// cases'); one case with a caller label per kind of call stays one
+    /// chart. A strip of a few rows, and dots at two waits, get a compact
+    /// canvas.
+    #[test]
+    fn waits_sit_on_their_callers_ticks_and_few_values_are_compact() {
+        use super::charts::{charts, Waits};
+        let (_, cases) = load("token-bucket-pictures");
+        let (stairs, waits, strip) = charts(&cases, None);
+        let Waits::Panels(_, panels) = waits else {
+            panic!("four cases numbering callers from 0: a panel each");
+        };
+        assert_eq!(panels.len(), 4);
+        for p in &panels {
+            assert!(p
+                .series
+                .iter()
+                .all(|s| s.points.iter().all(|q| q.0.fract() == 0.0)));
+            // the refused row goes with the panels
+            assert_eq!(p.y_row_below, "refused");
+            // a tick per caller: 0..=9
+            assert_eq!(p.x_categories.len(), 10);
+        }
+        // four staircases in four colours, none of them orange (1) beside
+        // vermillion (3)
+        let mut colours: Vec<usize> = stairs
+            .series
+            .iter()
+            .filter(|s| !s.share_color)
+            .filter_map(|s| s.color)
+            .collect();
+        colours.dedup();
+        assert_eq!(colours, vec![0, 3, 2, 4]);
+        let (w, h) = strip.size.expect("five rows: a compact strip");
+        assert!(w == 960 && (300..600).contains(&h), "{w}x{h}");
+        let (_, cases) = load("multilimiter-api");
+        let (_, waits, _) = charts(&cases, None);
+        assert!(matches!(waits, Waits::One(_)), "one case: one chart");
+        let (_, cases) = load("pacer-cadence");
+        let (_, waits, strip) = charts(&cases, None);
+        let Waits::One(waits) = waits else {
+            panic!("identical cases are one series");
+        };
+        assert!(
+            waits.size.is_some_and(|s| s.1 < 600),
+            "waits of 0 and 10 ms"
+        );
+        assert!(strip.size.is_some_and(|s| s.1 < 300), "one row");
+        let (_, cases) = load("token-bucket-1-per-second");
+        let (_, waits, _) = charts(&cases, None);
+        let Waits::One(waits) = waits else { panic!() };
+        assert_eq!(waits.size, None, "twenty different waits: the full canvas");
+    }
 }

@@ -89,13 +89,16 @@ pub struct Chart {
     pub caption: String,
 }
 
-/// Renders `spec` to SVG, and the SVG to PNG.
+/// Renders `spec` to SVG, and the SVG to PNG, on its canvas
+/// ([`ChartSpec::size`], else [`SIZE`]).
 pub fn render(spec: &ChartSpec) -> Result<Chart> {
-    let svg = draw::svg(spec).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
-    let rgb = style::rasterise(&svg, SIZE)
+    let size = spec.size.unwrap_or(SIZE);
+    let svg =
+        draw::svg(spec, size).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
+    let rgb = style::rasterise(&svg, size)
         .map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
     let png =
-        encode_png(&rgb, SIZE).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
+        encode_png(&rgb, size).map_err(|e| Error::internal(format!("chart {}: {e}", spec.name)))?;
     Ok(Chart {
         name: spec.name.clone(),
         svg,
@@ -543,5 +546,36 @@ mod tests {
         assert_eq!(p.first(), Some(&(0.0, 1.0)));
         assert_eq!(p.last(), Some(&(75.0, 3.0)));
         assert_eq!(percentile_points(&[0.0; 7]), percentile_points(&[0.0; 2]));
+    }
+
+    /// A band that follows its series is named right under it in the
+    /// legend (the others after every series), and a chart may ask for a
+    /// compact canvas.
+    #[test]
+    fn a_band_follows_its_series_in_the_legend_and_canvases_can_be_compact() {
+        let mut spec = ChartSpec::new("f", "Follows", "x", "y");
+        for (k, l) in ["a", "b"].iter().enumerate() {
+            let y = k as f64 * 10.0;
+            spec.series.push(
+                Series::new(*l, vec![(0.0, y + 1.0), (1.0, y + 2.0)], SeriesStyle::Line).color(k),
+            );
+            let mut b = Band::new(
+                format!("{l} spread"),
+                vec![(0.0, y), (1.0, y + 1.0)],
+                vec![(0.0, y + 2.0), (1.0, y + 3.0)],
+                k,
+            );
+            b.follows = (*l).to_string();
+            spec.bands.push(b);
+        }
+        let svg = render(&spec).unwrap().svg;
+        let at = |id: &str| svg.find(&format!("id=\"{id}-legend\"")).expect(id);
+        assert!(at("series-0") < at("band-0") && at("band-0") < at("series-1"));
+        assert!(at("series-1") < at("band-1"));
+        spec.size = Some((960, 300));
+        let c = render(&spec).unwrap();
+        assert!(c.svg.contains("height=\"300\""));
+        // PNG header: width and height, big-endian, at bytes 16..24
+        assert_eq!(&c.png[16..24], &[0, 0, 3, 192, 0, 0, 1, 44]);
     }
 }

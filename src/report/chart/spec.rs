@@ -87,6 +87,10 @@ pub struct Band {
     pub color: usize,
     /// Fill opacity (0..1).
     pub opacity: f64,
+    /// The label of the series this band belongs to (a mean's spread):
+    /// its legend entry comes right after that series' entry instead of
+    /// after every series. Empty: with the other bands, at the end.
+    pub follows: String,
 }
 
 impl Band {
@@ -103,6 +107,7 @@ impl Band {
             upper,
             color,
             opacity: 0.25,
+            follows: String::new(),
         }
     }
 }
@@ -182,6 +187,10 @@ pub struct ChartSpec {
     /// on it (y = −∞): refused requests on a chart of waits, say, which
     /// must not read as "waited 0". Empty: such points are not drawn.
     pub y_row_below: String,
+    /// The canvas (px) when not the standard [`super::SIZE`]: a compact
+    /// one for a chart of a few values (a strip of two rows, a handful of
+    /// dots), so they are not lost on a full canvas. None: the standard.
+    pub size: Option<(u32, u32)>,
 }
 
 impl ChartSpec {
@@ -215,6 +224,7 @@ impl ChartSpec {
             x_note: String::new(),
             y_note: String::new(),
             y_row_below: String::new(),
+            size: None,
         }
     }
 

@@ -22,7 +22,7 @@
 //!
 //! Modules: `classes` (the exact verdict), `replay` (one shape's
 //! decisions), `windows` (per-window errors), `targets`, `search`,
-//! `split` (`--shard`: the search split by shape),
+//! `split` (`--shard`: the search split by hash seed over the walk's shapes),
 //! `bound` (the count-min bound's reading), `report`.
 
 pub(crate) mod bound;
@@ -127,11 +127,11 @@ const UNITS_PER_REQUEST: f64 = 3.0;
 pub enum Split<'a> {
     /// Every mode searched here (the unsharded run).
     Whole,
-    /// `size --shard i/n`: only the walks of the estimate modes with index
-    /// ≡ i (mod n), written as a part; no report.
+    /// `size --shard i/n`: every mode's walk explored on the fresh seeds
+    /// with index ≡ i + 1 (mod n), written as a part; no report.
     Shard(Shard),
-    /// `merge`: every verification looked up in the shards' parts, checked
-    /// to be this job's, each mode once on the shard that owns it.
+    /// `merge`: every verification assembled from the shards' seeds,
+    /// checked to be this job's, each seed from the shard that owns it.
     Merge(&'a [(PathBuf, Shard, SizePart)]),
 }
 
@@ -139,6 +139,9 @@ pub enum Split<'a> {
 pub enum LimitOutput {
     /// The report (whole or merged).
     Report(SizeReport),
+    /// A merged report and what the merge had to replay itself (seeds no
+    /// shard held, one line each; empty when nothing).
+    Merged(SizeReport, String),
     /// A shard's walks and a few words on what it holds.
     Part(SizePart, String),
 }
@@ -147,13 +150,14 @@ pub enum LimitOutput {
 pub fn run_limit_job(job: &LimitJob, input: TraceInput) -> Result<SizeReport> {
     match run_limit_split(job, input, Split::Whole)? {
         LimitOutput::Report(r) => Ok(r),
-        LimitOutput::Part(..) => Err(Error::internal("a whole sizing returned a part")),
+        _ => Err(Error::internal("a whole sizing returned a part")),
     }
 }
 
-/// [`run_limit_job`] split as `split` says: a shard runs its modes' walks
-/// and returns them; a merge looks every verification up in the parts and
-/// renders the report, the same bytes as the whole run.
+/// [`run_limit_job`] split as `split` says: a shard explores every mode's
+/// walk on its slice of the fresh seeds and returns the replays; a merge
+/// assembles every verification from the parts and renders the report,
+/// the same bytes as the whole run.
 pub fn run_limit_split(job: &LimitJob, input: TraceInput, split: Split<'_>) -> Result<LimitOutput> {
     let targets = job
         .targets
@@ -277,7 +281,7 @@ pub fn run_limit_split(job: &LimitJob, input: TraceInput, split: Split<'_>) -> R
                 search::finish_mode(&ctx, m, b, &verify)
             }
             Some(l) => {
-                let verify = |s: RateShape, phase: &'static str| l.get(mi, s, phase);
+                let verify = |s: RateShape, phase: &'static str| l.verify(&ctx, m, mi, s, phase);
                 search::finish_mode(&ctx, m, b, &verify)
             }
         })
@@ -285,11 +289,15 @@ pub fn run_limit_split(job: &LimitJob, input: TraceInput, split: Split<'_>) -> R
     let bound = bound::limit_bound(&targets, policy, near, &windows, classes.as_ref());
     let bound_eval = bound::measure(&ctx, &bound, &job.modes)?;
     progress.finish();
-    Ok(LimitOutput::Report(report::render(&report::Inputs {
+    let report = report::render(&report::Inputs {
         job,
         ctx: &ctx,
         results: &results,
         bound: &bound,
         bound_eval: &bound_eval,
-    })))
+    });
+    Ok(match merged {
+        Some(l) => LimitOutput::Merged(report, l.note(&job.modes)),
+        None => LimitOutput::Report(report),
+    })
 }

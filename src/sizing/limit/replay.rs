@@ -499,7 +499,7 @@ fn check_shape(shape: RateShape) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// 60 keys over 8 s, key i every 20 + 7i ms (50/s down to 2.3/s), a

@@ -29,9 +29,9 @@
 //!    every other shape's the search replayed to the end) is a bug and
 //!    stops the command (exit 3).
 //!
-//! `size --shard` splits the search by estimate mode ([`super::split`]):
-//! the walk of one mode is sequential (each verification decides the
-//! next), and splitting it finer costs each shard more than the whole run.
+//! `size --shard` splits the verifications by fresh seed ([`super::split`]):
+//! each shard replays its slice of the seeds of every shape the walk may
+//! ask for, and `merge` assembles each verification from the slices.
 //!
 //! Monotone in slots only statistically (every shape has its own hash
 //! seed, as in the lab); the verification catches a lucky bisection point.
@@ -115,9 +115,6 @@ pub struct ShapeEval {
     pub exceedance: Option<Exceedance>,
 }
 
-/// The phases a [`ShapeEval`] can name.
-pub const PHASES: [&str; 6] = ["bisect", "verify", "grow", "refine", "frontier", "bound"];
-
 /// One estimate mode's answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeResult {
@@ -200,7 +197,8 @@ impl Ctx<'_> {
         }
     }
 
-    fn seed_meets(&self, s: &SeedEval, margin: f64) -> bool {
+    /// Whether seed `s` meets every target, each ceiling scaled by `margin`.
+    pub(super) fn seed_meets(&self, s: &SeedEval, margin: f64) -> bool {
         if s.figures.as_ref().is_some_and(|f| !f.complete) {
             return false;
         }
@@ -210,7 +208,7 @@ impl Ctx<'_> {
     }
 
     /// `shape` on seed index `r` (the lab seed `seed + r`), fast or through the model.
-    fn eval_seed(
+    pub(super) fn eval_seed(
         &self,
         mode: RateMode,
         shape: RateShape,
@@ -344,7 +342,8 @@ pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
 /// Phase 1 of one mode: the bisection on the first seed, for every rows
 /// in [`HASHES_ORDER`], each capped below the cheapest first-seed pass so
 /// far. Cheap (one seed, replays that stop once a target is lost) and the
-/// same on every shard: each `size --shard` runs it whole.
+/// same on every shard: each `size --shard` runs it whole, and so does
+/// `merge`.
 pub fn bisect_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<Vec<ShapeEval>> {
     let mut evaluated: Vec<ShapeEval> = Vec::new();
     let mut best: Option<usize> = None;

@@ -1,54 +1,97 @@
-//! `size --limit --shard i/n`: the search split across processes.
+//! `size --limit --shard i/n`: the search split across processes by hash
+//! seed, over the shapes the walk can ask for.
 //!
 //! Every shape's replay needs every key (one sketch is shared by all of
-//! them), so a shard cannot take a share of the keys; shapes are
-//! independent, but the search ([`super::search`]) is an adaptive walk:
-//! each verification on the claim's fresh seeds decides the next shape,
-//! and nearly all the time goes to the one to four shapes that pass (each
-//! replayed on every one of the 299 seeds of the default claim). A finer
-//! split was built and measured on a 2.7 M-request log: shards verifying
-//! the walk's ladder of shapes round-robin, each up to its first pass and
-//! that pass's refinement (so that whatever the walk needs is on some
-//! shard), cost 1.2x to 2.7x the unsharded CPU *each*, since every shard
-//! verifies a pass of its own and refines it. So the unit of the split is
-//! what is independent and whole: one estimate mode's walk.
+//! them), so a shard cannot take a share of the keys. What is independent
+//! is one replay: a shape on one hash seed. Nearly all of a search's time
+//! is verification ([`super::search`]): each shape the walk asks for is
+//! replayed on the claim's fresh seeds (299 by default), the one to four
+//! that pass on every seed. So a shard takes a fixed slice of the work
+//! matrix, shapes × seeds: the fresh seeds with index `r ≡ i + 1 (mod
+//! n)` (seed index `r` is the lab seed `seed + r`), of every shape the walk
+//! may ask for.
 //!
-//! 1. shard `i` of `n` runs the bisection and the verification walk of the
-//!    modes with index ≡ i (mod n) (`--estimate both`: docs on shard 0,
-//!    proportional on shard 1; shards past the modes have nothing to do)
-//!    on the whole trace, and writes every verification, every seed's
-//!    figures included ([`SizePart`]; floats as the shortest decimal that
-//!    reads back to the same bits, serde_json's `float_roundtrip`);
+//! Which shapes is the hard part: the walk is adaptive (each verification
+//! decides the next shape), and a shard sees only its own seeds. A failure
+//! on its seeds is a failure of the whole verification; a pass on its
+//! seeds may still fail on another shard's. So each shard runs the walk
+//! with its own verdicts and, where one of its passes is *unsure* (a seed
+//! within [`UNSURE_MARGIN`] of a ceiling, or a failure the plan still
+//! allows), the walk again with that shape failed ("flipped"), up to
+//! [`MAX_FLIPS`] flips on one path and [`MAX_PATHS`] paths. Each shape is
+//! replayed once whatever the paths, and each replay on a shard stops like
+//! the unsharded verification (chunk by chunk, after the chunk holding a
+//! failure beyond what the plan allows): a shard's own failures are never
+//! more than the whole verification's, so it stops no earlier and holds
+//! every seed of its slice that verification reads. Early stopping is kept
+//! where the shard sees the failure; where the failing seed is another
+//! shard's, this shard verifies its whole slice (the cost measured in the
+//! book's sharding chapter).
+//!
+//! 1. shard `i` of `n` runs the first-seed bisection (the same on every
+//!    shard), then the paths above for every estimate mode, and writes
+//!    every shape it replayed with its slice's seeds ([`SizePart`]; floats
+//!    as the shortest decimal that reads back to the same bits,
+//!    serde_json's `float_roundtrip`);
 //! 2. `ratelab merge` re-reads the trace for the report's facts, runs the
-//!    bisection (cheap: one seed, replays that stop once a target is
-//!    lost), checks the parts (the trace's line count, each mode on the
-//!    shard that owns it, once) and runs the walk with each verification
-//!    *looked up* in the parts instead of replayed ([`finish_mode`] with
-//!    [`Lookup::get`]): it picks, then confirms the pick through the
-//!    model. The walk is the unsharded run's, so the folder is byte for
-//!    byte the same.
+//!    bisection (one seed, replays that stop once a target is lost),
+//!    checks the parts (the trace's line count, every mode on every shard,
+//!    each seed on the shard its index names, in order, its verdict the
+//!    targets') and runs the walk with each verification *assembled* from
+//!    the parts, seed by seed in order and chunk by chunk with the same
+//!    stopping rule ([`Lookup::verify`]): it picks, then confirms the pick
+//!    through the model. The walk is the unsharded run's, so the folder is
+//!    byte for byte the same. A seed no shard holds (the walk took a path
+//!    no shard explored) is replayed by the merge, and the merge says which
+//!    shape, seeds and shard ([`Lookup::note`]).
 //!
-//! [`finish_mode`]: super::search::finish_mode
+//! With one shard (`0/1`) a shard's verdicts are the whole ones: one path.
 
 use super::replay::{mode_name, RateShape};
-use super::search::{bisect_mode, walk, Ctx, SeedEval, ShapeEval, PHASES};
+use super::search::{bisect_mode, walk, Ctx, SeedEval, ShapeEval};
 use crate::error::{Error, Result};
 use crate::lab::shard::part::Shard;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::error::SizingError;
-use crate::sizing::guarantee::Exceedance;
+use crate::sizing::guarantee::{verify_chunked, VERIFY_CHUNK};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
-/// One mode's walk in a shard: its verifications, in order.
+/// A shard re-walks a path with one of its passes failed when a seed of
+/// that pass misses a target with each ceiling scaled by this (a floor P
+/// read as 100 − this·(100 − P)): a shape that close to a ceiling on this
+/// shard's seeds may miss it on another shard's.
+pub const UNSURE_MARGIN: f64 = 0.8;
+/// Most passes failed on one explored path.
+pub const MAX_FLIPS: usize = 2;
+/// Most paths a shard explores per mode.
+pub const MAX_PATHS: usize = 32;
+
+/// One shape replayed on a shard's slice of the fresh seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapeSeeds {
+    /// The shape.
+    pub shape: RateShape,
+    /// The shard's seeds, in order, up to where the verification stops on
+    /// them (all of them when none fails beyond what the plan allows).
+    pub seeds: Vec<SeedEval>,
+}
+
+/// One mode in a shard: every shape the shard replayed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModePart {
     /// `docs` or `proportional`.
     pub mode: String,
-    /// The walk's verifications.
-    pub evals: Vec<ShapeEval>,
+    /// Paths of the walk explored.
+    pub paths: u32,
+    /// The shapes, memory then rows ascending.
+    pub shapes: Vec<ShapeSeeds>,
 }
 
 /// A `size --limit --shard` shard's payload.
@@ -57,79 +100,205 @@ pub struct ModePart {
 pub struct SizePart {
     /// Request lines of the trace.
     pub lines: u64,
-    /// The modes this shard owns, in the job's order.
+    /// Every mode of the job, in the job's order.
     pub modes: Vec<ModePart>,
 }
 
 impl SizePart {
-    /// "the docs walk: 3 verifications, 315 seed replays".
+    /// "docs: 9 shapes on 3 paths, 310 seed replays; ...".
     pub fn summary(&self) -> String {
-        if self.modes.is_empty() {
-            return "no estimate mode (every mode is on a lower shard)".into();
-        }
         let per: Vec<String> = self
             .modes
             .iter()
             .map(|m| {
                 format!(
-                    "{} walk: {} verifications, {} seed replays",
+                    "{}: {} shapes on {} paths, {} seed replays",
                     m.mode,
-                    m.evals.len(),
-                    m.evals.iter().map(|e| e.seeds.len()).sum::<usize>()
+                    m.shapes.len(),
+                    m.paths,
+                    m.shapes.iter().map(|s| s.seeds.len()).sum::<usize>()
                 )
             })
             .collect();
-        format!("the {}", per.join("; the "))
+        per.join("; ")
     }
 }
 
-/// Whether shard `sh` owns mode index `mi`.
-fn owns(sh: Shard, mi: usize) -> bool {
-    mi % sh.count as usize == sh.index as usize
+/// The shard that replays fresh seed index `r` (1-based) of `n`.
+fn owner(r: u64, n: u32) -> u32 {
+    ((r - 1) % u64::from(n)) as u32
 }
 
-/// Shard `sh`'s part: the bisection and the walk of each mode it owns.
-pub fn shard_part(ctx: &Ctx<'_>, modes: &[RateMode], lines: u64, sh: Shard) -> Result<SizePart> {
-    let owned: Vec<RateMode> = modes
-        .iter()
-        .enumerate()
-        .filter(|(mi, _)| owns(sh, *mi))
-        .map(|(_, &m)| m)
+/// The last seed index of the verification chunk holding `r`.
+fn chunk_end(r: u64, seeds: u32) -> u64 {
+    let c = VERIFY_CHUNK as u64;
+    ((r - 1) / c * c + c).min(u64::from(seeds))
+}
+
+/// A shape on a shard's seeds: the seeds (index, evaluation), whether
+/// they fail the verification, whether a pass is unsure.
+struct Local {
+    seeds: Vec<(u64, SeedEval)>,
+    fails: bool,
+    unsure: bool,
+}
+
+/// `shape` on shard `sh`'s seeds, in batches of [`VERIFY_CHUNK`] (in
+/// parallel within one), up to the end of the verification chunk holding
+/// the failure beyond what the plan allows.
+fn local_verify(ctx: &Ctx<'_>, mode: RateMode, shape: RateShape, sh: Shard) -> Result<Local> {
+    let plan = ctx.plan;
+    let own: Vec<u64> = (1..=u64::from(plan.seeds))
+        .filter(|&r| owner(r, sh.count) == sh.index)
         .collect();
-    let modes = owned
+    let mut out: Vec<(u64, SeedEval)> = Vec::new();
+    let mut end: Option<u64> = None;
+    let mut next = 0;
+    while next < own.len() {
+        let batch: Vec<u64> = own[next..]
+            .iter()
+            .take(VERIFY_CHUNK)
+            .copied()
+            .filter(|&r| end.is_none_or(|e| r <= e))
+            .collect();
+        if batch.is_empty() {
+            break;
+        }
+        next += batch.len();
+        let got: Vec<SeedEval> = batch
+            .par_iter()
+            .map(|&r| ctx.eval_seed(mode, shape, r as u32, false, 1.0))
+            .collect::<Result<_>>()?;
+        out.extend(batch.into_iter().zip(got));
+        if end.is_none() {
+            let mut failures = 0;
+            for (r, s) in &out {
+                failures += u32::from(!s.meets);
+                if plan.rejects(failures) {
+                    end = Some(chunk_end(*r, plan.seeds));
+                    break;
+                }
+            }
+        }
+    }
+    if let Some(e) = end {
+        out.retain(|(r, _)| *r <= e);
+    }
+    let fails = end.is_some();
+    let unsure = !fails
+        && sh.count > 1
+        && out
+            .iter()
+            .any(|(_, s)| !s.meets || !ctx.seed_meets(s, UNSURE_MARGIN));
+    Ok(Local {
+        seeds: out,
+        fails,
+        unsure,
+    })
+}
+
+/// Shard `sh`'s part: every mode's bisection, then the walk's paths
+/// explored on the shard's seeds (see the module docs).
+pub fn shard_part(ctx: &Ctx<'_>, modes: &[RateMode], lines: u64, sh: Shard) -> Result<SizePart> {
+    let modes = modes
         .par_iter()
-        .map(|&m| {
-            let bisect = bisect_mode(ctx, m)?;
-            let n = bisect.len();
-            let verify = |s: RateShape, phase: &'static str| ctx.verify(m, s, phase);
-            let (evaluated, _, _) = walk(ctx, bisect, &verify)?;
-            Ok(ModePart {
-                mode: mode_name(m).to_string(),
-                evals: evaluated[n..].to_vec(),
-            })
-        })
+        .map(|&m| explore(ctx, m, &bisect_mode(ctx, m)?, sh))
         .collect::<Result<_>>()?;
     Ok(SizePart { lines, modes })
 }
 
-/// Every shard's verifications, per mode, checked: what a merge's walk
-/// looks its verifications up in.
+/// The paths of one mode's walk on shard `sh`: its own verdicts, then the
+/// same with up to [`MAX_FLIPS`] unsure passes failed.
+fn explore(ctx: &Ctx<'_>, mode: RateMode, bisect: &[ShapeEval], sh: Shard) -> Result<ModePart> {
+    let memo: RefCell<BTreeMap<RateShape, Local>> = RefCell::new(BTreeMap::new());
+    let mut paths: Vec<Vec<RateShape>> = vec![Vec::new()];
+    let mut at = 0;
+    while at < paths.len() && at < MAX_PATHS {
+        let flipped = paths[at].clone();
+        at += 1;
+        let unsure: RefCell<Vec<RateShape>> = RefCell::new(Vec::new());
+        let verify = |s: RateShape, phase: &'static str| -> Result<ShapeEval> {
+            if !memo.borrow().contains_key(&s) {
+                let l = local_verify(ctx, mode, s, sh)?;
+                memo.borrow_mut().insert(s, l);
+            }
+            let m = memo.borrow();
+            let l = &m[&s];
+            let meets = !l.fails && !flipped.contains(&s);
+            if meets && l.unsure {
+                unsure.borrow_mut().push(s);
+            }
+            Ok(ShapeEval {
+                shape: s,
+                memory_bytes: s.memory(),
+                phase,
+                seeds: Vec::new(),
+                meets,
+                exceedance: None,
+            })
+        };
+        walk(ctx, bisect.to_vec(), &verify)?;
+        if flipped.len() < MAX_FLIPS {
+            for s in unsure.into_inner() {
+                let mut f = flipped.clone();
+                f.push(s);
+                f.sort();
+                if !paths.contains(&f) {
+                    paths.push(f);
+                }
+            }
+        }
+    }
+    let mut shapes: Vec<ShapeSeeds> = memo
+        .into_inner()
+        .into_iter()
+        // A shard past the plan's seeds (more shards than seeds) has none.
+        .filter(|(_, l)| !l.seeds.is_empty())
+        .map(|(shape, l)| ShapeSeeds {
+            shape,
+            seeds: l.seeds.into_iter().map(|(_, s)| s).collect(),
+        })
+        .collect();
+    shapes.sort_by_key(|s| (s.shape.memory(), s.shape.hashes, s.shape.slots));
+    Ok(ModePart {
+        mode: mode_name(mode).to_string(),
+        paths: at as u32,
+        shapes,
+    })
+}
+
+/// Per mode, per shape, per shard: the shard's seeds (index order).
+type Held = Vec<BTreeMap<RateShape, Vec<Option<Vec<SeedEval>>>>>;
+
+/// Seeds no shard held, replayed by a merge: (mode index, shape, the
+/// shard that owns them, their indexes).
+type Replayed = (usize, RateShape, u32, Vec<u64>);
+
+/// Every shard's seeds, per mode and shape, checked: what a merge's walk
+/// assembles its verifications from.
 pub struct Lookup {
-    /// Per mode: (evaluation, the file it came from).
-    modes: Vec<Vec<(ShapeEval, PathBuf)>>,
+    held: Held,
+    /// Shards.
+    n: u32,
+    /// The pieces no shard held, replayed here: (mode, shape, shard, seed
+    /// indexes).
+    replayed: Mutex<Vec<Replayed>>,
 }
 
 impl Lookup {
-    /// Checks `parts` against this merge's trace (`lines`) and modes: each
-    /// mode on the shard that owns it, once; no shape twice; evaluations
-    /// the walk can make. An error names the shard file.
+    /// Checks `parts` (shards `0..n`, in order) against this merge's trace
+    /// (`lines`) and modes: every mode on every shard, once; no shape
+    /// twice; each seed on the shard its index names, in order, within the
+    /// plan, with finite figures and the targets' verdict. An error names
+    /// the shard file.
     pub fn of(
         parts: &[(PathBuf, Shard, SizePart)],
         lines: u64,
         ctx: &Ctx<'_>,
         modes: &[RateMode],
     ) -> Result<Lookup> {
-        let mut out: Vec<Option<Vec<(ShapeEval, PathBuf)>>> = vec![None; modes.len()];
+        let n = parts.first().map_or(1, |(_, s, _)| s.count);
+        let mut held: Held = vec![BTreeMap::new(); modes.len()];
         for (path, shard, part) in parts {
             let bad = |what: String| Error::input_at(path, "field size", what);
             if part.lines != lines {
@@ -138,134 +307,326 @@ impl Lookup {
                     part.lines
                 )));
             }
+            let mut seen = vec![false; modes.len()];
             for mp in &part.modes {
                 let Some(mi) = modes.iter().position(|&m| mode_name(m) == mp.mode) else {
                     return Err(bad(format!("mode {:?}: not one the job sizes", mp.mode)));
                 };
-                if !owns(*shard, mi) {
-                    return Err(bad(format!(
-                        "mode {}: belongs to shard {} of {}, not {}",
-                        mp.mode,
-                        mi % shard.count as usize,
-                        shard.count,
-                        shard.index
-                    )));
-                }
-                let mut evals: Vec<(ShapeEval, PathBuf)> = Vec::new();
-                for e in &mp.evals {
-                    check_eval(e, ctx).map_err(|w| bad(format!("{} {w}", mp.mode)))?;
-                    if evals.iter().any(|(x, _)| x.shape == e.shape) {
-                        return Err(bad(format!("{} {}: given twice", mp.mode, e.shape.label())));
-                    }
-                    evals.push((e.clone(), path.clone()));
-                }
-                if out[mi].replace(evals).is_some() {
+                if std::mem::replace(&mut seen[mi], true) {
                     return Err(bad(format!("mode {}: given twice", mp.mode)));
                 }
+                for ss in &mp.shapes {
+                    let label = format!("{} {}", mp.mode, ss.shape.label());
+                    check_seeds(ss, *shard, ctx).map_err(|w| bad(format!("{label}: {w}")))?;
+                    let per = held[mi]
+                        .entry(ss.shape)
+                        .or_insert_with(|| vec![None; n as usize]);
+                    if per[shard.index as usize]
+                        .replace(ss.seeds.clone())
+                        .is_some()
+                    {
+                        return Err(bad(format!("{label}: given twice")));
+                    }
+                }
+            }
+            if let Some(mi) = seen.iter().position(|s| !s) {
+                return Err(bad(format!(
+                    "holds no {} walk: a shard of another job",
+                    mode_name(modes[mi])
+                )));
             }
         }
-        let modes = out
-            .into_iter()
-            .enumerate()
-            .map(|(mi, m)| {
-                m.ok_or_else(|| {
-                    Error::input(format!(
-                        "size shards: none holds the {} walk",
-                        mode_name(modes[mi])
-                    ))
-                })
-            })
-            .collect::<Result<_>>()?;
-        Ok(Lookup { modes })
-    }
-    /// The verification of `shape` in mode `mi`, as the walk asks for it
-    /// (in `phase`); an error when the shards do not hold it.
-    pub fn get(&self, mi: usize, shape: RateShape, phase: &'static str) -> Result<ShapeEval> {
-        match self.modes[mi].iter().find(|(e, _)| e.shape == shape) {
-            Some((e, _)) if e.phase == phase => Ok(e.clone()),
-            Some((e, path)) => Err(Error::input_at(
-                path,
-                "field size",
-                format!(
-                    "{}: verified as {:?}, the search asks for it as {phase:?}",
-                    shape.label(),
-                    e.phase
-                ),
-            )),
-            None => Err(Error::input(format!(
-                "size shards: none holds the verification of {} that the search needs (shards of different runs?)",
-                shape.label()
-            ))),
-        }
-    }
-}
-
-/// Refuses an evaluation the walk cannot have made: another phase, no
-/// seed or more than the plan's, a tally off its seeds, a non-finite
-/// figure.
-fn check_eval(e: &ShapeEval, ctx: &Ctx<'_>) -> std::result::Result<(), SizingError> {
-    let fine = e.memory_bytes == e.shape.memory()
-        && ["verify", "grow", "refine"].contains(&e.phase)
-        && !e.seeds.is_empty()
-        && e.seeds.len() <= ctx.plan.seeds as usize
-        && e.exceedance.is_some_and(|x| {
-            x.seeds as usize == e.seeds.len()
-                && x.holds == e.meets
-                && x.rate.is_finite()
-                && x.upper_bound.is_finite()
-        })
-        && e.seeds.iter().all(|s| {
-            s.figures.as_ref().is_none_or(|f| {
-                f.compliant_denied_pct.is_finite() && f.limited_excess_pct.is_finite()
-            }) && s.errors.iter().all(|w| w.value.is_finite())
-        });
-    if fine {
-        Ok(())
-    } else {
-        Err(SizingError::NotAVerification {
-            shape: e.shape.label(),
-            phase: e.phase.to_string(),
+        Ok(Lookup {
+            held,
+            n,
+            replayed: Mutex::new(Vec::new()),
         })
     }
-}
 
-// How a shard file's shape evaluations read back (their phase checked
-// against the search's phases).
-
-/// A [`ShapeEval`] as read back from a shard file: its phase a string.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ShapeEvalRecord {
-    shape: RateShape,
-    memory_bytes: u64,
-    phase: String,
-    seeds: Vec<SeedEval>,
-    meets: bool,
-    exceedance: Option<Exceedance>,
-}
-
-impl<'de> Deserialize<'de> for ShapeEval {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        ShapeEval::try_from(ShapeEvalRecord::deserialize(d)?).map_err(serde::de::Error::custom)
-    }
-}
-
-impl TryFrom<ShapeEvalRecord> for ShapeEval {
-    type Error = SizingError;
-    fn try_from(r: ShapeEvalRecord) -> std::result::Result<Self, SizingError> {
-        let phase = PHASES.into_iter().find(|p| *p == r.phase).ok_or_else(|| {
-            SizingError::UnknownPhase {
-                phase: r.phase.clone(),
-                expected: PHASES.join(", "),
-            }
+    /// The verification of `shape` in mode `mi` (`mode`), as the walk asks
+    /// for it (in `phase`): the shards' seeds in index order, chunk by
+    /// chunk, stopping as the unsharded verification does; a seed no shard
+    /// holds is replayed here and remembered for [`Lookup::note`].
+    pub fn verify(
+        &self,
+        ctx: &Ctx<'_>,
+        mode: RateMode,
+        mi: usize,
+        shape: RateShape,
+        phase: &'static str,
+    ) -> Result<ShapeEval> {
+        let per = self.held[mi].get(&shape);
+        let (seeds, ex) = verify_chunked(&ctx.plan, 1..=u64::from(ctx.plan.seeds), |r| {
+            let o = owner(r, self.n);
+            let k = ((r - 1) / u64::from(self.n)) as usize;
+            let s = match per
+                .and_then(|p| p[o as usize].as_ref())
+                .and_then(|v| v.get(k))
+            {
+                Some(s) => s.clone(),
+                None => {
+                    let s = ctx.eval_seed(mode, shape, r as u32, false, 1.0)?;
+                    let mut rep = self.replayed.lock().unwrap_or_else(|e| e.into_inner());
+                    match rep
+                        .iter_mut()
+                        .find(|(m, sh, on, _)| *m == mi && *sh == shape && *on == o)
+                    {
+                        Some(x) => x.3.push(r),
+                        None => rep.push((mi, shape, o, vec![r])),
+                    }
+                    s
+                }
+            };
+            let met = s.meets;
+            Ok((s, met))
         })?;
         Ok(ShapeEval {
-            shape: r.shape,
-            memory_bytes: r.memory_bytes,
+            shape,
+            memory_bytes: shape.memory(),
             phase,
-            seeds: r.seeds,
-            meets: r.meets,
-            exceedance: r.exceedance,
+            seeds,
+            meets: ex.holds,
+            exceedance: Some(ex),
         })
+    }
+
+    /// What the merge replayed because no shard held it, one line per
+    /// shape and shard ("" when nothing: the usual case).
+    pub fn note(&self, modes: &[RateMode]) -> String {
+        let mut rep = self
+            .replayed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        rep.sort();
+        rep.iter()
+            .map(|(mi, shape, o, rs)| {
+                let mut rs = rs.clone();
+                rs.sort_unstable();
+                format!(
+                    "merge replayed {} {} on {} seed(s) of shard {}/{} (seed indexes {}): no shard explored the path that needs them\n",
+                    mode_name(modes[*mi]),
+                    shape.label(),
+                    rs.len(),
+                    o,
+                    self.n,
+                    ranges(&rs)
+                )
+            })
+            .collect()
+    }
+}
+
+/// `1, 5, 9..=21` style: seed indexes of one shard step by the shard count,
+/// so runs are shown as first..=last.
+fn ranges(rs: &[u64]) -> String {
+    match rs {
+        [] => String::new(),
+        [a] => a.to_string(),
+        [a, b] => format!("{a}, {b}"),
+        [a, .., z] => format!("{a}..={z}"),
+    }
+}
+
+/// Refuses seeds the shard cannot have replayed: on another shard, out of
+/// order or of the plan, a non-finite figure, or a verdict the targets do
+/// not give.
+fn check_seeds(ss: &ShapeSeeds, sh: Shard, ctx: &Ctx<'_>) -> std::result::Result<(), SizingError> {
+    if ss.shape.hashes == 0 || ss.shape.slots == 0 || ss.seeds.is_empty() {
+        return Err(SizingError::ShardSeeds(
+            "not a shape this search replays".into(),
+        ));
+    }
+    let mut want = (1..=u64::from(ctx.plan.seeds)).filter(|&r| owner(r, sh.count) == sh.index);
+    for s in &ss.seeds {
+        let r = s.lab_seed.wrapping_sub(ctx.seed);
+        if want.next() != Some(r) {
+            return Err(SizingError::ShardSeeds(format!(
+                "lab seed {}: not the next seed of shard {} of {} (seed indexes ≡ {} mod {}, from 1 to {})",
+                s.lab_seed,
+                sh.index,
+                sh.count,
+                (sh.index + 1) % sh.count,
+                sh.count,
+                ctx.plan.seeds
+            )));
+        }
+        let finite =
+            s.figures.as_ref().is_none_or(|f| {
+                f.compliant_denied_pct.is_finite() && f.limited_excess_pct.is_finite()
+            }) && s.errors.iter().all(|w| w.value.is_finite());
+        if !finite || s.meets != ctx.seed_meets(s, 1.0) {
+            return Err(SizingError::ShardSeeds(format!(
+                "lab seed {}: figures that are not this job's (its verdict or a non-finite value)",
+                s.lab_seed
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::classes::{Classes, LimitPolicy};
+    use super::super::search::{finish_mode, search_mode};
+    use super::super::targets::LimitTarget;
+    use super::super::windows::Windows;
+    use super::*;
+    use crate::sizing::guarantee::Plan;
+
+    /// The replay tests' trace under a limit of 10 per second, a claim of
+    /// 22 seeds: a walk with failing and passing verifications.
+    fn with_ctx<T>(f: impl FnOnce(&Ctx<'_>) -> T) -> T {
+        let tr = super::super::replay::tests::trace();
+        let policy = LimitPolicy {
+            limit: 10,
+            interval_ms: 1000,
+        };
+        let classes = Classes::of(&tr, policy);
+        let windows = Windows::of_trace(&tr, policy.interval_ns());
+        let targets = [LimitTarget::parse_in("compliant_denied_pct<=2", Some(10)).unwrap()];
+        let ctx = Ctx {
+            trace: Some(&tr),
+            classes: Some(&classes),
+            windows: &windows,
+            policy,
+            near: (5, 10),
+            targets: &targets,
+            seed: 7,
+            plan: Plan::new(90.0, 90.0, 0).unwrap(),
+            max_memory: 1 << 20,
+            on_eval: &|| {},
+        };
+        f(&ctx)
+    }
+
+    fn parts(ctx: &Ctx<'_>, n: u32) -> Vec<(PathBuf, Shard, SizePart)> {
+        (0..n)
+            .map(|index| {
+                let sh = Shard { index, count: n };
+                let p = shard_part(ctx, &[RateMode::Docs], 5, sh).unwrap();
+                (PathBuf::from(format!("s{index}.json")), sh, p)
+            })
+            .collect()
+    }
+
+    fn merged(ctx: &Ctx<'_>, l: &Lookup) -> super::super::search::ModeResult {
+        let b = bisect_mode(ctx, RateMode::Docs).unwrap();
+        let verify = |s: RateShape, phase: &'static str| l.verify(ctx, RateMode::Docs, 0, s, phase);
+        finish_mode(ctx, RateMode::Docs, b, &verify).unwrap()
+    }
+
+    #[test]
+    fn shards_of_seeds_merge_to_the_whole_walk_for_1_to_4_and_25_shards() {
+        with_ctx(|ctx| {
+            let whole = search_mode(ctx, RateMode::Docs).unwrap();
+            let verified: Vec<&ShapeEval> = whole
+                .evaluated
+                .iter()
+                .filter(|e| e.exceedance.is_some())
+                .collect();
+            assert!(
+                verified.iter().any(|e| e.meets) && verified.iter().any(|e| !e.meets),
+                "a walk with a failure and a pass: {:?}",
+                verified
+                    .iter()
+                    .map(|e| (e.shape, e.meets))
+                    .collect::<Vec<_>>()
+            );
+            // 25 shards: more than the plan's 22 seeds, so some hold none.
+            for n in [1, 2, 3, 4, 25] {
+                let ps = parts(ctx, n);
+                let l = Lookup::of(&ps, 5, ctx, &[RateMode::Docs]).unwrap();
+                let m = merged(ctx, &l);
+                assert_eq!(m.evaluated, whole.evaluated, "{n} shards");
+                assert_eq!((m.pick, &m.rejected), (whole.pick, &whole.rejected));
+                // One shard's verdicts are the whole ones: its one path is
+                // the walk, and the merge replays nothing.
+                if n == 1 {
+                    assert_eq!(l.note(&[RateMode::Docs]), "");
+                    assert_eq!(ps[0].2.modes[0].paths, 1);
+                }
+                // The shards split the seed replays: none holds all of them.
+                let total: usize = ps[0].2.modes[0].shapes.iter().map(|s| s.seeds.len()).sum();
+                if n > 1 {
+                    let all: usize = verified.iter().map(|e| e.seeds.len()).sum();
+                    assert!(total < all, "{n} shards: shard 0 has {total} of {all}");
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn a_seed_no_shard_holds_is_replayed_and_named() {
+        with_ctx(|ctx| {
+            let whole = search_mode(ctx, RateMode::Docs).unwrap();
+            let mut ps = parts(ctx, 2);
+            // Shard 1 lost the pick's seeds.
+            let pick = whole.evaluated[whole.pick.unwrap()].shape;
+            ps[1].2.modes[0].shapes.retain(|s| s.shape != pick);
+            let l = Lookup::of(&ps, 5, ctx, &[RateMode::Docs]).unwrap();
+            assert_eq!(merged(ctx, &l).evaluated, whole.evaluated);
+            let note = l.note(&[RateMode::Docs]);
+            assert!(
+                note.contains(&format!(
+                    "merge replayed docs {} on 11 seed(s) of shard 1/2",
+                    pick.label()
+                )),
+                "{note}"
+            );
+        })
+    }
+
+    #[test]
+    fn parts_of_another_split_are_refused_naming_the_file() {
+        with_ctx(|ctx| {
+            let modes = [RateMode::Docs];
+            let err = |ps: &[(PathBuf, Shard, SizePart)]| match Lookup::of(ps, 5, ctx, &modes) {
+                Ok(_) => panic!("accepted"),
+                Err(e) => e.to_string(),
+            };
+            let good = parts(ctx, 2);
+            // A seed of shard 0 in shard 1's part.
+            let mut ps = good.clone();
+            let s0 = ps[0].2.modes[0].shapes[0].seeds[0].clone();
+            ps[1].2.modes[0].shapes[0].seeds.insert(0, s0);
+            let e = err(&ps);
+            assert!(
+                e.contains("s1.json") && e.contains("not the next seed of shard 1"),
+                "{e}"
+            );
+            // A shape twice.
+            let mut ps = good.clone();
+            let dup = ps[0].2.modes[0].shapes[0].clone();
+            ps[0].2.modes[0].shapes.push(dup);
+            let e = err(&ps);
+            assert!(e.contains("s0.json") && e.contains("given twice"), "{e}");
+            // A verdict the targets do not give.
+            let mut ps = good.clone();
+            let s = &mut ps[1].2.modes[0].shapes[0].seeds[0];
+            s.meets = !s.meets;
+            let e = err(&ps);
+            assert!(e.contains("s1.json") && e.contains("not this job's"), "{e}");
+            // No walk of a mode the job sizes; another trace.
+            let mut ps = good.clone();
+            ps[0].2.modes.clear();
+            assert!(err(&ps).contains("holds no docs walk"));
+            let mut ps = good;
+            ps[1].2.lines = 6;
+            assert!(err(&ps).contains("a shard of another trace"));
+        })
+    }
+
+    #[test]
+    fn seeds_go_round_robin_and_chunks_end_on_the_plan() {
+        let of4: Vec<u32> = (1..=9).map(|r| owner(r, 4)).collect();
+        assert_eq!(of4, [0, 1, 2, 3, 0, 1, 2, 3, 0]);
+        assert!((1..=299).all(|r| owner(r, 1) == 0));
+        assert_eq!(chunk_end(1, 299), 8);
+        assert_eq!(chunk_end(8, 299), 8);
+        assert_eq!(chunk_end(9, 299), 16);
+        assert_eq!(chunk_end(298, 299), 299);
+        assert_eq!(ranges(&[3]), "3");
+        assert_eq!(ranges(&[3, 7, 11]), "3..=11");
     }
 }

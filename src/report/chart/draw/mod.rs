@@ -11,7 +11,7 @@
 
 use super::error::DrawError;
 use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
-use super::{ChartSpec, Legend, SeriesStyle, SIZE};
+use super::{ChartSpec, Legend, SeriesStyle};
 use std::fmt::Write as _;
 
 mod axis;
@@ -161,8 +161,35 @@ fn band_edge_only(spec: &ChartSpec, b: &super::Band) -> bool {
             .all(|p| p.1.is_finite() && (p.1 <= 0.0 || p.1 < spec.log_floor))
 }
 
-/// The legend's rows: labelled series, then labelled bands.
+/// The legend's rows: labelled series, then labelled bands (a band that
+/// [`super::Band::follows`] a series right after that series' row).
 fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry> {
+    let band_entry = |i: usize, b: &super::Band| {
+        // A band under its series' entry is short (the series' spread,
+        // say): the chart's caption says where it is its edge alone.
+        let label = if !b.follows.is_empty() {
+            b.label.clone()
+        } else if band_edge_only(spec, b) {
+            format!("{} (lower edge 0: its top edge)", b.label)
+        } else if band_cut(spec, b) {
+            format!("{} (where its lower edge is 0: top edge)", b.label)
+        } else {
+            b.label.clone()
+        };
+        Entry {
+            label: fit_label(&plot::sign_minus(&label)),
+            target: format!("band-{i}"),
+            look: None,
+            band: Some((b.color, b.opacity)),
+            edge: band_edge_only(spec, b),
+        }
+    };
+    // A band follows the first series of its label (identical series
+    // merged into one keep the first's label at its head).
+    let follows = |b: &super::Band, label: &str| {
+        !b.follows.is_empty() && label.split(" = ").next() == Some(b.follows.as_str())
+    };
+    let mut placed = vec![false; spec.bands.len()];
     let mut entries: Vec<Entry> = Vec::new();
     for (i, p) in preps.iter().enumerate() {
         if !p.label.is_empty() {
@@ -173,37 +200,30 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
                 band: None,
                 edge: false,
             });
+            for (k, b) in spec.bands.iter().enumerate() {
+                if !placed[k] && !b.label.is_empty() && follows(b, &p.label) {
+                    placed[k] = true;
+                    entries.push(band_entry(k, b));
+                }
+            }
         }
     }
     for (i, b) in spec.bands.iter().enumerate() {
-        if !b.label.is_empty() {
-            let label = if band_edge_only(spec, b) {
-                format!("{} (lower edge 0: its top edge)", b.label)
-            } else if band_cut(spec, b) {
-                format!("{} (where its lower edge is 0: top edge)", b.label)
-            } else {
-                b.label.clone()
-            };
-            entries.push(Entry {
-                label: fit_label(&plot::sign_minus(&label)),
-                target: format!("band-{i}"),
-                look: None,
-                band: Some((b.color, b.opacity)),
-                edge: band_edge_only(spec, b),
-            });
+        if !placed[i] && !b.label.is_empty() {
+            entries.push(band_entry(i, b));
         }
     }
     entries
 }
 
-/// The SVG of `spec` on the standard canvas.
-pub(super) fn svg(spec: &ChartSpec) -> Result<String, DrawError> {
-    let mut o = plot::header(SIZE, &spec.title, &spec.caption)?;
+/// The SVG of `spec` on a `size` canvas.
+pub(super) fn svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, DrawError> {
+    let mut o = plot::header(size, &spec.title, &spec.caption)?;
     let ids = plot::Ids {
         panel: None,
         before: (0, 0),
     };
-    o.push_str(&panel(spec, SIZE, (0, 0), None, Own::Legend, &ids)?);
+    o.push_str(&panel(spec, size, (0, 0), None, Own::Legend, &ids)?);
     o.push_str("</svg>\n");
     Ok(o)
 }
@@ -490,7 +510,7 @@ mod tests {
             SeriesStyle::Line,
         ));
         spec.vlines.push((1000.0, "bound".into()));
-        let svg = svg(&spec).unwrap();
+        let svg = svg(&spec, super::super::SIZE).unwrap();
         assert!(svg.contains("bound \u{2192}"), "{svg}");
         assert!(!svg.replace('\n', "").contains(">1000</text>"));
     }
@@ -511,7 +531,7 @@ mod tests {
             .push((9.3, "pick: a label about as wide as the bound's".into()));
         spec.vlines
             .push((1000.0, "bound: 2x2647213 (40.4MiB)".into()));
-        let svg = svg(&spec).unwrap();
+        let svg = svg(&spec, super::super::SIZE).unwrap();
         let y_of = |label: &str| -> f64 {
             let at = svg.find(label).unwrap_or_else(|| panic!("{label}: {svg}"));
             let tag = &svg[svg[..at].rfind("<text").unwrap()..at];
