@@ -135,7 +135,7 @@ fn commands(c: &mut Criterion) {
                 &out,
                 "--no-progress",
             ];
-            black_box(ratelab::cli::main_with_args(
+            black_box(ratelab::main_with_args(
                 args.iter().map(Into::into).collect(),
             ))
         })
@@ -158,7 +158,7 @@ fn commands(c: &mut Criterion) {
                 "--out",
                 &out,
             ];
-            black_box(ratelab::cli::main_with_args(
+            black_box(ratelab::main_with_args(
                 args.iter().map(Into::into).collect(),
             ))
         })

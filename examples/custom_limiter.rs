@@ -90,8 +90,7 @@ fn run() -> ratelab::error::Result<bool> {
         "rows[algorithm=ours].harm.compliant_denied": "== 0",
         "rows[algorithm=ours].wrong_pct": "< 20",
     });
-    let spec = Spec::parse(Some(&expect), None)
-        .map_err(|(f, m)| ratelab::error::Error::input(format!("expect {f}: {m}")))?;
+    let spec = Spec::parse(Some(&expect), None)?;
     let findings = evaluate(&out.json, None, &spec);
     let failed = findings.iter().any(|f| f.verdict.failed());
     let rows: Vec<(String, _)> = findings

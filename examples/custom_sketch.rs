@@ -128,8 +128,7 @@ fn run() -> ratelab::error::Result<bool> {
         "ours.min_error": ">= 0",
         "ours.exact_pct": ">= 50",
     });
-    let spec = Spec::parse(Some(&expect), None)
-        .map_err(|(f, m)| ratelab::error::Error::input(format!("expect {f}: {m}")))?;
+    let spec = Spec::parse(Some(&expect), None)?;
     let findings = evaluate(&report, None, &spec);
     let mut failed = findings.iter().any(|f| f.verdict.failed());
     // Conservative update never overcounts more than the standard update.

@@ -40,6 +40,16 @@ impl Error {
         Self::input(format!("{}: {place}: {message}", file.display()))
     }
 
+    /// A floor's typed error at a place in a file (`line 7`, a field
+    /// path): its kind kept, the file and place put first.
+    pub fn located(file: &Path, place: impl fmt::Display, err: impl Into<Error>) -> Self {
+        let e = err.into();
+        Self::new(
+            e.kind,
+            format!("{}: {place}: {}", file.display(), e.message),
+        )
+    }
+
     /// A failed check.
     pub fn check(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::CheckFailed, message)
@@ -96,6 +106,43 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A scenario field (`trace.unit`, `deployment.replicas`) and what is
+/// wrong with its value: the error of code that checks parameters before
+/// it knows which file they came from. The caller that knows the file
+/// makes it an [`Error`] (`Scenario::field_error`), bad input (exit 2).
+///
+/// # Examples
+/// ```
+/// use ratelab::error::FieldError;
+/// let e = FieldError::new("trace.unit", "the alb format's times carry their own unit");
+/// assert_eq!(e.to_string(), "field trace.unit: the alb format's times carry their own unit");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field {field}: {message}")]
+pub struct FieldError {
+    /// The field's path.
+    pub field: String,
+    /// What is wrong with its value (one line).
+    pub message: String,
+}
+
+impl FieldError {
+    /// Field `field` is wrong: `message`.
+    pub fn new(field: impl Into<String>, message: impl fmt::Display) -> Self {
+        Self {
+            field: field.into(),
+            message: message.to_string(),
+        }
+    }
+}
+
+impl From<FieldError> for Error {
+    /// Bad input (exit 2), without the file (when the caller has none).
+    fn from(e: FieldError) -> Self {
+        Error::input(e.to_string())
+    }
+}
 
 #[cfg(test)]
 mod tests {

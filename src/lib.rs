@@ -55,7 +55,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
-pub mod cli;
+mod cli;
 pub mod clock;
 pub mod error;
 pub mod fleet;
@@ -65,14 +65,16 @@ pub mod lab;
 pub mod metrics;
 pub mod model;
 pub mod oracle;
-pub mod progress;
+pub(crate) mod progress;
 pub mod recommend;
-pub mod replay;
+pub(crate) mod replay;
 pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod sizing;
 pub mod strict_json;
-pub mod units;
+pub(crate) mod units;
 pub mod workload;
+
+pub use cli::main_with_args;

@@ -38,7 +38,7 @@ fn main() {
         );
         std::process::exit(3);
     }));
-    let code = ratelab::cli::main_with_args(std::env::args_os().collect());
+    let code = ratelab::main_with_args(std::env::args_os().collect());
     ratelab::report::signals::wait_if_stopping();
     std::process::exit(code);
 }

@@ -2,6 +2,7 @@
 //! value by value, within the default or the scenario's tolerances.
 
 use super::criteria::Spec;
+use super::error::RuleError;
 use super::findings::{show, Finding, Verdict};
 use super::path::{array_key, elem_label, elem_step, path_text, Step};
 use super::rules::{direction, round_to_noise, welch, Direction, Dist, ALPHA};
@@ -32,11 +33,9 @@ impl fmt::Display for Tol {
     }
 }
 
-pub(super) fn parse_tol(v: &Value) -> std::result::Result<Tol, String> {
-    let bad = || {
-        format!(
-            "value {v}: expected a relative tolerance (0.05 or \"5%\"), an absolute one (\"±3\" or \"+-3\") or \"ignore\""
-        )
+pub(super) fn parse_tol(v: &Value) -> std::result::Result<Tol, RuleError> {
+    let bad = || RuleError::Tolerance {
+        value: v.to_string(),
     };
     let nonneg = |x: f64| {
         if x.is_finite() && x >= 0.0 {

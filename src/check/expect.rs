@@ -3,6 +3,7 @@
 //! new report.
 
 use super::criteria::Spec;
+use super::error::RuleError;
 use super::findings::{show, Finding, Verdict};
 use super::path::Pattern;
 use super::rules::round_to_noise;
@@ -27,11 +28,9 @@ pub(super) enum Cond {
     Approx { target: f64, tol: f64, rel: bool },
 }
 
-pub(super) fn parse_cond(v: &Value) -> std::result::Result<Cond, String> {
-    let bad = |s: &str| {
-        format!(
-            "condition {s:?}: expected \">= N\", \"<= N\", \"> N\", \"< N\", \"== X\", \"!= X\", \"~ N ± T\" (T may end in %) or a bare number"
-        )
+pub(super) fn parse_cond(v: &Value) -> std::result::Result<Cond, RuleError> {
+    let bad = |s: &str| RuleError::Condition {
+        text: s.to_string(),
     };
     let s = match v {
         Value::String(s) => s.trim(),

@@ -39,30 +39,32 @@
 //!
 //! ## Modules
 //!
-//! * [`path`]: path patterns, concrete paths and array keys;
-//! * [`criteria`]: a scenario's `expect` and `tolerance`, parsed;
-//! * [`diff`]: the baseline diff within tolerances;
-//! * [`expect`]: the expectations on the new report;
-//! * [`findings`]: verdicts, findings and the table they are printed in;
+//! * `path`: path patterns, concrete paths and array keys;
+//! * `criteria`: a scenario's `expect` and `tolerance`, parsed;
+//! * `diff`: the baseline diff within tolerances;
+//! * `expect`: the expectations on the new report;
+//! * `findings`: verdicts, findings and the table they are printed in;
 //! * [`baseline`]: reading and validating committed reports;
 //! * [`run`](mod@run): a whole check, from the scenario names to its outcome;
-//! * [`determinism`]: the single-threaded rerun of `run --check-determinism`.
+//! * `determinism`: the single-threaded rerun of `run --check-determinism`.
 
 pub mod baseline;
-pub mod ci;
-pub mod criteria;
-pub mod determinism;
-pub mod diff;
-pub mod expect;
-pub mod findings;
-pub mod path;
-pub mod rules;
+pub(crate) mod ci;
+pub(crate) mod criteria;
+pub(crate) mod determinism;
+pub(crate) mod diff;
+mod error;
+pub(crate) mod expect;
+pub(crate) mod findings;
+pub(crate) mod path;
+pub(crate) mod rules;
 pub mod run;
 mod values;
 
 pub use baseline::{baseline_path, orphans, read_report, validate_report};
 pub use criteria::Spec;
 pub use diff::{compare, compare_reseeded, Tol};
+pub use error::{PathError, RuleError, SpecError};
 pub use expect::{evaluate, Expectation};
 pub use findings::{render_table, show, Finding, Verdict};
 pub use path::Pattern;

@@ -3,6 +3,7 @@
 //! printed in the diff table, and the key by which an array's elements are
 //! told apart.
 
+use super::error::PathError;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -36,7 +37,7 @@ impl fmt::Display for Pattern {
 
 impl Pattern {
     /// Parses `a.b[k=v,k2=v2].c[3].*` (see the module docs).
-    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+    pub fn parse(text: &str) -> std::result::Result<Self, PathError> {
         let mut units = Vec::new();
         let mut chars = text.char_indices();
         let mut name = String::new();
@@ -51,7 +52,7 @@ impl Pattern {
             match c {
                 '.' => {
                     if name.is_empty() && !after_bracket {
-                        return Err(format!("empty segment at character {}", i + 1));
+                        return Err(PathError::EmptySegment(i + 1));
                     }
                     flush(&mut name, &mut units);
                     after_bracket = false;
@@ -68,29 +69,26 @@ impl Pattern {
                         inner.push(c);
                     }
                     if !closed {
-                        return Err(format!("'[' at character {} is never closed", i + 1));
+                        return Err(PathError::Unclosed(i + 1));
                     }
                     units.push(parse_bracket(inner.trim())?);
                     after_bracket = true;
                 }
-                ']' => return Err(format!("unexpected ']' at character {}", i + 1)),
+                ']' => return Err(PathError::UnexpectedClose(i + 1)),
                 c => {
                     if after_bracket {
-                        return Err(format!(
-                            "expected '.' or '[' after ']' at character {}",
-                            i + 1
-                        ));
+                        return Err(PathError::AfterBracket(i + 1));
                     }
                     name.push(c);
                 }
             }
         }
         if text.ends_with('.') {
-            return Err("ends with '.'".into());
+            return Err(PathError::TrailingDot);
         }
         flush(&mut name, &mut units);
         if units.is_empty() {
-            return Err("empty path".into());
+            return Err(PathError::Empty);
         }
         Ok(Self {
             units,
@@ -115,7 +113,7 @@ impl Pattern {
     }
 }
 
-fn parse_bracket(inner: &str) -> std::result::Result<Unit, String> {
+fn parse_bracket(inner: &str) -> std::result::Result<Unit, PathError> {
     if inner == "*" {
         return Ok(Unit::AnyElem);
     }
@@ -125,11 +123,17 @@ fn parse_bracket(inner: &str) -> std::result::Result<Unit, String> {
     let mut pairs = Vec::new();
     for part in inner.split(',') {
         let Some((k, v)) = part.split_once('=') else {
-            return Err(format!("[{inner}]: expected [N], [*] or [field=value,...]"));
+            return Err(PathError::Bracket {
+                inner: inner.to_string(),
+                problem: "expected [N], [*] or [field=value,...]",
+            });
         };
         let (k, v) = (k.trim(), v.trim());
         if k.is_empty() {
-            return Err(format!("[{inner}]: empty field name"));
+            return Err(PathError::Bracket {
+                inner: inner.to_string(),
+                problem: "empty field name",
+            });
         }
         pairs.push((k.to_string(), v.to_string()));
     }

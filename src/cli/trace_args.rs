@@ -8,25 +8,6 @@ use crate::workload::trace::log::{self, Xff};
 use crate::workload::trace::{LogSpec, Spread, TimeUnit};
 
 /// How to read `--trace` (flattened into `size` and `replay`).
-///
-/// # Examples
-/// ```
-/// use clap::Parser;
-/// use ratelab::cli::trace_args::TraceArgs;
-///
-/// #[derive(Parser)]
-/// struct Cmd {
-///     #[arg(long)]
-///     trace: Option<std::path::PathBuf>,
-///     #[command(flatten)]
-///     read: TraceArgs,
-/// }
-/// let c = Cmd::parse_from(["x", "--trace", "a.log", "--format", "alb", "--sort-window-ms", "5000"]);
-/// let o = c.read.input_options(1)?;
-/// assert_eq!(o.sort_window_ms, Some(5000));
-/// assert_eq!(o.log.unwrap().format, "alb");
-/// # Ok::<(), ratelab::error::Error>(())
-/// ```
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TraceArgs {
     /// Format of --trace (the list is [`format_help`]'s, drawn from the
@@ -180,9 +161,9 @@ impl TraceArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
+    use clap::{CommandFactory, Parser};
 
-    #[derive(clap::Parser)]
+    #[derive(Parser)]
     struct Cmd {
         #[arg(long)]
         trace: Option<std::path::PathBuf>,
@@ -207,5 +188,21 @@ mod tests {
             assert!(long.contains(&line), "{}: {long}", row.name);
             assert_eq!(spread.contains(row.name), row.whole_seconds, "{}", row.name);
         }
+    }
+
+    #[test]
+    fn flattened_flags_become_input_options() {
+        let c = Cmd::parse_from([
+            "x",
+            "--trace",
+            "a.log",
+            "--format",
+            "alb",
+            "--sort-window-ms",
+            "5000",
+        ]);
+        let o = c.read.input_options(1).unwrap();
+        assert_eq!(o.sort_window_ms, Some(5000));
+        assert_eq!(o.log.unwrap().format, "alb");
     }
 }

@@ -29,11 +29,13 @@ use serde_json::{Map, Value};
 /// Most replicas in one fleet.
 pub const MAX_REPLICAS: u64 = 4096;
 
-/// Error as (field, message).
-pub type FieldErr = (String, String);
+pub(crate) use crate::error::FieldError;
 
-pub(crate) fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
-    (field.into(), msg.into())
+pub(crate) fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldError {
+    FieldError {
+        field: field.into(),
+        message: msg.into(),
+    }
 }
 
 /// A balancer entry: a name, or an object with `type` and its settings.
@@ -187,7 +189,7 @@ pub struct Checked {
     pub network: NetworkSpec,
 }
 
-pub(crate) fn range(field: &str, v: f64, lo: f64, hi: f64) -> std::result::Result<f64, FieldErr> {
+pub(crate) fn range(field: &str, v: f64, lo: f64, hi: f64) -> std::result::Result<f64, FieldError> {
     if v.is_finite() && v >= lo && v <= hi {
         Ok(v)
     } else {
@@ -198,7 +200,7 @@ pub(crate) fn range(field: &str, v: f64, lo: f64, hi: f64) -> std::result::Resul
     }
 }
 
-fn urange(field: &str, v: u64, lo: u64, hi: u64) -> std::result::Result<u64, FieldErr> {
+fn urange(field: &str, v: u64, lo: u64, hi: u64) -> std::result::Result<u64, FieldError> {
     if (lo..=hi).contains(&v) {
         Ok(v)
     } else {
@@ -213,7 +215,7 @@ impl Deployment {
     /// Checks every setting but the strategies'; errors name
     /// `deployment.<field>` and the value.
     pub fn check(&self, scenario: &Scenario) -> Result<Checked> {
-        let fe = |(f, m): FieldErr| scenario.field_error(f, m);
+        let fe = |e: FieldError| scenario.field_error(e.field, e.message);
         let mut replicas = Vec::new();
         for (i, &n) in self.replicas.as_slice().iter().enumerate() {
             if !(1..=MAX_REPLICAS).contains(&n) {
@@ -317,7 +319,7 @@ impl Checked {
 }
 
 /// A balancer entry checked: its kind, weights and label.
-fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec, FieldErr> {
+fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec, FieldError> {
     let ty = e.ty.as_str();
     let o = &e.settings;
     let allowed: &[&str] = match ty {

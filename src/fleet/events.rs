@@ -1,7 +1,7 @@
 //! A deployment's `events` as written and checked: a scale or a restart
 //! at a time, or an outage of the store or a replica between two times.
 
-use super::deployment::{err, FieldErr, MAX_REPLICAS};
+use super::deployment::{err, FieldError, MAX_REPLICAS};
 use super::run::{Event, EventKind};
 use crate::clock::{Nanos, SECOND};
 use crate::scenario::Scenario;
@@ -70,10 +70,10 @@ pub(crate) fn scale_max(events: &[EventEntry]) -> u64 {
 pub(crate) fn check(
     entries: &[EventEntry],
     max_replicas: u64,
-) -> std::result::Result<Vec<Event>, FieldErr> {
+) -> std::result::Result<Vec<Event>, FieldError> {
     let mut out = Vec::new();
     let secs = |x: f64| (x * SECOND as f64).round() as Nanos;
-    let time = |f: &str, v: Option<f64>, missing: &str| -> std::result::Result<f64, FieldErr> {
+    let time = |f: &str, v: Option<f64>, missing: &str| -> std::result::Result<f64, FieldError> {
         match v {
             None => Err(err(f, missing.to_string())),
             Some(x) if x.is_finite() && (0.0..=1e9).contains(&x) => Ok(x),

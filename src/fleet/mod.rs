@@ -42,7 +42,7 @@
 //! [`Fleet`] as a candidate, and implements [`UnixOrigin`] to hand the
 //! fleet the run's time origin. The fleet gives back the checked
 //! [`Deployment`], the [`Fleet`] itself, the budget estimate
-//! ([`budget`]) and the report additions ([`Fleets`]).
+//! (`budget`) and the report additions ([`Fleets`]).
 //!
 //! Modules: `deployment` (the scenario's field: a serde type, then checked),
 //! `events` (its events), `run` (one fleet
@@ -86,7 +86,7 @@
 
 mod apisix_sync;
 mod balancer;
-pub mod budget;
+pub(crate) mod budget;
 mod central;
 mod converge;
 mod deployment;
@@ -107,7 +107,7 @@ pub use balancer::{
 pub use budget::{estimate, Estimate, FleetPlan, Footprint, Load};
 pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};
 pub use converge::{time_to_converge, CONVERGE_TOLERANCE};
-pub use deployment::{BalancerEntry, BalancerSpec, Checked, Deployment, FieldErr, MAX_REPLICAS};
+pub use deployment::{BalancerEntry, BalancerSpec, Checked, Deployment, MAX_REPLICAS};
 pub use events::{check_event_times, seconds_text, Down, EventEntry};
 pub use gubernator::{
     fnv1_64, owner, owner_ring, token_bucket, Gubernator, Item, OwnerRule, TieOrder, BATCH_LIMIT,

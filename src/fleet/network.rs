@@ -4,7 +4,7 @@
 //! comes from the candidate's own seeded RNG, and the log-normal uses the
 //! `libm` crate, never the platform's libm.
 
-use super::deployment::{err, range, FieldErr};
+use super::deployment::{err, range, FieldError};
 use crate::clock::{Nanos, MILLI};
 use crate::rng::SimRng;
 use crate::scenario::Scenario;
@@ -104,9 +104,25 @@ impl Network {
     }
 }
 
+/// A CSV of round trips that does not read (the caller adds the file).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SamplesError {
+    /// A line that is not a round trip in ms.
+    #[error("line {line}: value {value:?}: expected a round trip in ms (0..=3600000)")]
+    BadValue {
+        /// Its line, from 1.
+        line: usize,
+        /// Its first field.
+        value: String,
+    },
+    /// No round trip at all.
+    #[error("no round trips: expected one number (ms) a line")]
+    Empty,
+}
+
 /// Round trips in ms from a CSV: one number a line (a header line and
 /// blank lines are skipped); the message names the line.
-pub fn parse_samples(text: &str) -> Result<Vec<Nanos>, String> {
+pub fn parse_samples(text: &str) -> Result<Vec<Nanos>, SamplesError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let field = line.split(',').next().unwrap_or("").trim();
@@ -117,15 +133,15 @@ pub fn parse_samples(text: &str) -> Result<Vec<Nanos>, String> {
             Ok(v) if (0.0..=3.6e6).contains(&v) => out.push((v * MILLI as f64).round() as Nanos),
             _ if i == 0 => continue,
             _ => {
-                return Err(format!(
-                    "line {}: value {field:?}: expected a round trip in ms (0..=3600000)",
-                    i + 1
-                ))
+                return Err(SamplesError::BadValue {
+                    line: i + 1,
+                    value: field.to_string(),
+                })
             }
         }
     }
     if out.is_empty() {
-        return Err("no round trips: expected one number (ms) a line".into());
+        return Err(SamplesError::Empty);
     }
     Ok(out)
 }
@@ -191,7 +207,7 @@ pub(crate) fn check(
     v: Option<&NetworkEntry>,
     scenario: &Scenario,
     replicas: u64,
-) -> std::result::Result<NetworkSpec, FieldErr> {
+) -> std::result::Result<NetworkSpec, FieldError> {
     let field = "deployment.network";
     let Some(o) = v else {
         return Ok(NetworkSpec {
@@ -259,7 +275,7 @@ pub(crate) fn latency(
     l: &LatencyEntry,
     scenario: &Scenario,
     f: &str,
-) -> std::result::Result<Latency, FieldErr> {
+) -> std::result::Result<Latency, FieldError> {
     let ty = l.ty.as_str();
     let allowed: &[&str] = match ty {
         "fixed" => &["type", "rtt_ms"],
@@ -367,7 +383,7 @@ mod tests {
             parse_samples("rtt_ms\n1.5\n\n2\n").unwrap(),
             vec![1_500_000, 2_000_000]
         );
-        let e = parse_samples("1\nfast\n").unwrap_err();
+        let e = parse_samples("1\nfast\n").unwrap_err().to_string();
         assert!(e.contains("line 2") && e.contains("fast"), "{e}");
     }
 }

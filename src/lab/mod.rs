@@ -9,17 +9,18 @@
 //! [`crate::kinds`]; [`RunContext`] carries the command line's settings and
 //! budgets.
 
-pub mod characterization;
+pub(crate) mod characterization;
 pub mod decision;
+mod error;
 pub mod estimator_accuracy;
-pub mod estimator_overflow;
+pub(crate) mod estimator_overflow;
 pub mod experiment;
-pub mod first_second_panic;
-pub mod inflight;
-pub mod pacer_timeline;
-pub mod proxy_example;
-pub mod rate_timeline;
-pub mod rate_vs_oracle;
+pub(crate) mod first_second_panic;
+pub(crate) mod inflight;
+pub(crate) mod pacer_timeline;
+pub(crate) mod proxy_example;
+pub(crate) mod rate_timeline;
+pub(crate) mod rate_vs_oracle;
 pub mod shard;
 pub mod trust;
 
@@ -28,6 +29,7 @@ use crate::progress::Progress;
 use crate::report::fmt::{bytes_human, cpu_human};
 use crate::scenario::Scenario;
 
+pub use error::LabError;
 pub use experiment::{Experiment, KindRow};
 
 /// A count-min sketch shape in a scenario (Rate, Inflight and the decision

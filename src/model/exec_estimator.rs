@@ -50,11 +50,6 @@ impl ExecEstimator {
         })
     }
 
-    /// Whether the child asked for key strings.
-    pub fn wants_strings(&self) -> bool {
-        self.wants_strings
-    }
-
     /// Sends `keys <n> <id> <string> …` for the ids of `items` the child
     /// has not been told yet, when it asked for strings; `name` gives an
     /// id's string.

@@ -38,7 +38,7 @@ pub mod envoy_local_rate_limit;
 pub mod estimator;
 pub mod exact;
 pub mod exec;
-pub mod exec_estimator;
+pub(crate) mod exec_estimator;
 pub mod gcra;
 pub mod governor;
 pub mod guava_smooth_bursty;

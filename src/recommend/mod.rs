@@ -6,10 +6,10 @@
 //! confirmed on later slices it never saw ([`search::split`]). Settings
 //! are decision-lab limiter objects measured with the lab's harm figures
 //! ([`search::evaluate`]), alone or as a fleet (`--replicas`); each family
-//! ([`nginx`], [`envoy_local`], [`envoy_ratelimit`], [`kong`], [`traefik`], [`governor`],
-//! [`x_time_rate`], [`guava`], [`pingora`]) says
+//! ([`nginx`], [`envoy_local`], [`envoy_ratelimit`], [`kong`], `traefik`, `governor`,
+//! `x_time_rate`, `guava`, [`pingora`]) says
 //! which settings it can express and how its config reads; the search
-//! bisects the monotone parameter ([`search::bisect`]); [`report`] writes
+//! bisects the monotone parameter ([`search::bisect`]); `report` writes
 //! `recommend.json`, `table.md`, the frontier chart and the snippet.
 //!
 //! Targets use `size`'s grammar ([`crate::sizing::limit::LimitTarget`]) on
@@ -19,17 +19,17 @@
 pub mod deploy;
 pub mod envoy_local;
 pub mod envoy_ratelimit;
-pub mod governor;
-pub mod guava;
+pub(crate) mod governor;
+pub(crate) mod guava;
 pub mod kong;
 pub mod nginx;
 pub mod pingora;
-pub mod report;
-pub mod scenario;
+pub(crate) mod report;
+pub(crate) mod scenario;
 pub mod search;
-pub mod slices;
-pub mod traefik;
-pub mod x_time_rate;
+pub(crate) mod slices;
+pub(crate) mod traefik;
+pub(crate) mod x_time_rate;
 
 use crate::error::{Error, Result};
 use crate::sizing::input::{read_trace_input, TraceInput};

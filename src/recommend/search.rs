@@ -142,7 +142,7 @@ pub fn evaluate_limiter(
     let row =
         decision::row(model).ok_or_else(|| Error::internal(format!("no model row {model}")))?;
     let args = param_grid::expand(obj, row.params, "limiter")
-        .map_err(|(f, m)| Error::internal(format!("{f}: {m}")))?;
+        .map_err(|e| Error::internal(format!("{}: {}", e.field, e.message)))?;
     let [args] = args.as_slice() else {
         return Err(Error::internal("a setting with a list"));
     };

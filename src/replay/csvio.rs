@@ -85,11 +85,6 @@ impl TraceReader {
         })
     }
 
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The header's column names.
     pub fn header(&self) -> &[String] {
         &self.header

@@ -162,8 +162,8 @@ fn from_entry(text: &str, setup: &Setup, allow_exec: bool) -> Result<Candidate> 
     crate::lab::trust::require_entry(&v, "--limiter", allow_exec)?;
     let r =
         row(model).ok_or_else(|| bad(format!("model {model:?}: expected one of {}", known())))?;
-    let mut grid =
-        param_grid::expand(obj, r.params, "limiter").map_err(|(f, m)| bad(format!("{f}: {m}")))?;
+    let mut grid = param_grid::expand(obj, r.params, "limiter")
+        .map_err(|e| bad(format!("{}: {}", e.field, e.message)))?;
     if grid.len() != 1 {
         return Err(bad(format!(
             "the lists expand to {} candidates: replay takes one (no lists)",
@@ -389,7 +389,7 @@ fn run_validation(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Resu
         Error::input(format!("{}: {m}", as_flag(f)))
     };
     v::check_with(&t, &flag)?;
-    let spec = t.log_spec().map_err(|(f, m)| flag(&f, m))?;
+    let spec = t.log_spec().map_err(|e| flag(&e.field, e.message))?;
     let loaded = v::load_from(&args.trace, &t, spec.as_ref(), u32::MAX as usize, &flag)?;
     let mut out = OutputCsv::create(&args.out)?;
     out.row([

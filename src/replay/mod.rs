@@ -2,13 +2,13 @@
 //! This is the interface conformance tests use to compare ratelab with the
 //! real libraries call for call, so its formats are a contract.
 
-pub mod csvio;
-pub mod estimator;
-pub mod go_rate_fns;
-pub mod leaky_bucket;
-pub mod limiter;
-pub mod rate;
-pub mod token_bucket;
+pub(crate) mod csvio;
+pub(crate) mod estimator;
+pub(crate) mod go_rate_fns;
+pub(crate) mod leaky_bucket;
+pub(crate) mod limiter;
+pub(crate) mod rate;
+pub(crate) mod token_bucket;
 
 use crate::error::Result;
 use clap::ValueEnum;

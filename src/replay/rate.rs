@@ -240,15 +240,6 @@ fn configure<E: FrequencyEstimator>(rate: Rate<E>, o: &Options) -> Rate<E> {
     rate.with_build(o.build).with_fixes(o.flavor.fixes())
 }
 
-/// Streams `trace` through `rate` into a temporary file renamed to `out`.
-pub fn replay<E: FrequencyEstimator + Clone>(
-    trace: &Path,
-    out: &Path,
-    rate: Rate<E>,
-) -> Result<()> {
-    replay_with(trace, out, rate, false)
-}
-
 /// `rate_with`'s inputs for a read at `now`, computed on a copy so the
 /// replayed model is not touched: `prev,curr,fraction` (the
 /// `RateComponents` the real closure would receive; the fraction printed as

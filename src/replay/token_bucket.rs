@@ -202,18 +202,39 @@ fn push_result(
     }
 }
 
+/// A limit column's value that does not read; the caller adds the line
+/// and the value. Bad input (exit 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// `--float-bits`: not 16 hex digits.
+    #[error("expected 16 hex digits of a float64 bit pattern (--float-bits)")]
+    NotBits,
+    /// Not a number nor `inf`.
+    #[error("expected a number of events per second or inf")]
+    NotANumber,
+    /// `NaN`.
+    #[error("NaN: expected a number of events per second or inf")]
+    NaN,
+    /// A decimal beyond the float64 range.
+    #[error("out of the float64 range: expected a finite number or inf")]
+    OutOfRange,
+    /// Below zero.
+    #[error("negative: expected a non-negative number of events per second")]
+    Negative,
+}
+
 /// Parses a limit: a non-negative decimal or `inf` (= `rate.Inf`); with
 /// `bits`, 16 hex digits of a float64 bit pattern (any value).
-pub fn parse_limit(s: &str, bits: bool) -> std::result::Result<Limit, String> {
+pub fn parse_limit(s: &str, bits: bool) -> std::result::Result<Limit, LimitError> {
     let t = s.trim();
     if bits {
         let hex = t.strip_prefix("0x").unwrap_or(t);
         if hex.len() != 16 {
-            return Err("expected 16 hex digits of a float64 bit pattern (--float-bits)".into());
+            return Err(LimitError::NotBits);
         }
         return u64::from_str_radix(hex, 16)
             .map(f64::from_bits)
-            .map_err(|_| "expected 16 hex digits of a float64 bit pattern (--float-bits)".into());
+            .map_err(|_| LimitError::NotBits);
     }
     if matches!(
         t.to_ascii_lowercase().as_str(),
@@ -221,17 +242,15 @@ pub fn parse_limit(s: &str, bits: bool) -> std::result::Result<Limit, String> {
     ) {
         return Ok(INF);
     }
-    let v: f64 = t
-        .parse()
-        .map_err(|_| "expected a number of events per second or inf".to_string())?;
+    let v: f64 = t.parse().map_err(|_| LimitError::NotANumber)?;
     if v.is_nan() {
-        return Err("NaN: expected a number of events per second or inf".into());
+        return Err(LimitError::NaN);
     }
     if v.is_infinite() {
-        return Err("out of the float64 range: expected a finite number or inf".into());
+        return Err(LimitError::OutOfRange);
     }
     if v < 0.0 {
-        return Err("negative: expected a non-negative number of events per second".into());
+        return Err(LimitError::Negative);
     }
     Ok(v)
 }

@@ -33,22 +33,18 @@ use std::path::{Path, PathBuf};
 /// assert!(parse_out_path("reports/../etc").is_err());
 /// assert!(parse_out_path("").is_err());
 /// ```
-pub fn parse_out_path(s: &str) -> std::result::Result<PathBuf, String> {
+pub fn parse_out_path(s: &str) -> std::result::Result<PathBuf, super::error::ReportError> {
     if s.is_empty() {
-        return Err("empty: expected a path".into());
+        return Err(super::error::ReportError::EmptyPath);
     }
     if s.chars().any(char::is_control) {
-        return Err(format!(
-            "{s:?}: control characters are not allowed in an output path"
-        ));
+        return Err(super::error::ReportError::ControlInPath(s.to_string()));
     }
     let p = PathBuf::from(s);
     if p.components()
         .any(|c| matches!(c, std::path::Component::ParentDir))
     {
-        return Err(format!(
-            "{s:?}: a `..` component is not allowed in an output path (give the folder's own path)"
-        ));
+        return Err(super::error::ReportError::ParentInPath(s.to_string()));
     }
     Ok(p)
 }
@@ -434,16 +430,14 @@ fn folder_of(path: &Path) -> &Path {
 
 /// Scenario and report names: `[a-z0-9][a-z0-9_-]{0,63}`, so a name can never
 /// climb out of the report folder or surprise a shell.
-pub fn validate_name(name: &str) -> std::result::Result<(), String> {
+pub fn validate_name(name: &str) -> std::result::Result<(), super::error::ReportError> {
     let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
     let first_ok = name
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     if name.is_empty() || name.len() > 64 || !first_ok || !name.chars().all(ok_char) {
-        return Err(format!(
-            "value {name:?}: expected 1-64 characters of a-z, 0-9, '-' or '_', starting with a letter or digit"
-        ));
+        return Err(super::error::ReportError::BadName(name.to_string()));
     }
     Ok(())
 }

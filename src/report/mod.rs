@@ -10,17 +10,19 @@
 pub mod atomic;
 pub mod builder;
 pub mod chart;
+mod error;
 pub mod findings;
 pub mod fmt;
 pub mod html;
 pub mod jobs;
 pub mod pending;
-pub mod read;
+pub(crate) mod read;
 pub mod signals;
-pub mod table;
+pub(crate) mod table;
 
 pub use builder::{Heading, ReportBuilder};
 pub use chart::{Chart, ChartSpec, Series, SeriesStyle};
+pub use error::ReportError;
 pub use table::Table;
 
 use crate::error::Result;

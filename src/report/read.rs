@@ -7,14 +7,14 @@ use serde_json::Value;
 use std::path::Path;
 
 /// Fails with a clear message when `v` is not a ratelab report.
-pub fn validate_report(v: &Value) -> std::result::Result<(), String> {
+pub fn validate_report(v: &Value) -> std::result::Result<(), super::error::ReportError> {
     match v.get("schema").and_then(Value::as_str) {
         Some(s) if s == super::SCHEMA => Ok(()),
-        Some(s) => Err(format!("schema {s:?}: expected {:?}", super::SCHEMA)),
-        None => Err(format!(
-            "no \"schema\" field: expected a ratelab report ({})",
-            super::SCHEMA
-        )),
+        Some(s) => Err(super::error::ReportError::Schema {
+            found: s.to_string(),
+            expected: super::SCHEMA,
+        }),
+        None => Err(super::error::ReportError::NoSchema(super::SCHEMA)),
     }
 }
 

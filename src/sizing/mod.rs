@@ -63,19 +63,19 @@
 //!
 //! ## Modules
 //!
-//! * [`targets`]: the targets and the meet and hold-out rules;
+//! * `targets`: the targets and the meet and hold-out rules;
 //! * [`guarantee`]: the claim (a share of seeds, with a confidence) and
 //!   how many fresh seeds back it;
-//! * [`evaluation`]: one shape on the seeds ([`Evaluator`], [`Candidate`]);
+//! * `evaluation`: one shape on the seeds ([`Evaluator`], [`Candidate`]);
 //! * [`search`](mod@search): the powers of two, the refinement and the pick;
-//! * [`bound`]: what the count-min bound would recommend;
-//! * [`workload`]: the workload from a `key,count` file, a JSON file or a distribution;
+//! * `bound`: what the count-min bound would recommend;
+//! * `workload`: the workload from a `key,count` file, a JSON file or a distribution;
 //! * [`input`]: what `--trace` reads (a time-stamped log or a `key,count`
 //!   table with any columns);
 //! * [`limit`]: sizing pingora `Rate` for a rate limit on a time-stamped
 //!   log (`--limit`), judged by the decision lab's harm figures;
-//! * [`job`]: one sizing from its inputs to its report;
-//! * [`report`]: the console text, `size.md`, `size.json` and the chart.
+//! * `job`: one sizing from its inputs to its report;
+//! * `report`: the console text, `size.md`, `size.json` and the chart.
 //!
 //! # Examples
 //!
@@ -99,20 +99,22 @@
 //! assert!(meets_all(&[target], &[stats]));
 //! ```
 
-pub mod bound;
-pub mod command;
-pub mod evaluation;
+pub(crate) mod bound;
+pub(crate) mod command;
+mod error;
+pub(crate) mod evaluation;
 pub mod guarantee;
 pub mod input;
-pub mod job;
+pub(crate) mod job;
 pub mod limit;
-pub mod report;
-pub mod scenario;
+pub(crate) mod report;
+pub(crate) mod scenario;
 pub mod search;
-pub mod targets;
-pub mod workload;
+pub(crate) mod targets;
+pub(crate) mod workload;
 
 pub use bound::{bound_pick, BoundPick, BoundTerm};
+pub use error::SizingError;
 pub use evaluation::{Candidate, Evaluator};
 pub use job::{run_job, SizeJob};
 pub use report::{

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::metrics::{summarize, ErrorStats, MeanStd, RunSummary};
+use crate::sizing::error::SizingError;
 use serde::Serialize;
 
 /// An error statistic a target constrains.
@@ -284,7 +285,8 @@ impl<M: TargetMetric> Target<M> {
         if metric.higher_is_better() != matches!(cmp, Cmp::Ge | Cmp::Gt) {
             return Err(bad(cmp.symbol(), metric.direction_hint()));
         }
-        let threshold = resolve(value, metric.relative(), scale).map_err(|m| bad(value, &m))?;
+        let threshold =
+            resolve(value, metric.relative(), scale).map_err(|m| bad(value, &m.to_string()))?;
         if threshold < 0.0 && !metric.signed() {
             return Err(bad(value, "a value >= 0"));
         }
@@ -335,7 +337,7 @@ fn names_of<M: TargetMetric>() -> String {
 
 /// A threshold: a number, or `K*u`, `u*K`, `u` for the scale's unit `u`
 /// when the metric may be relative. `Err` says what was expected.
-fn resolve(value: &str, relative: bool, scale: Scale) -> std::result::Result<f64, String> {
+fn resolve(value: &str, relative: bool, scale: Scale) -> std::result::Result<f64, SizingError> {
     let num = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite());
     let factor = |unit: &str| -> Option<Option<f64>> {
         if value == unit {
@@ -346,7 +348,7 @@ fn resolve(value: &str, relative: bool, scale: Scale) -> std::result::Result<f64
             value.strip_prefix(&format!("{unit}*")).map(num)
         }
     };
-    let expected = match (relative, scale) {
+    let what = match (relative, scale) {
         (false, _) => "a number".to_string(),
         (true, Scale::Avg(_)) => "a number, `avg`, `K*avg` or `avg*K` (avg = events/keys)".into(),
         (true, Scale::Limit(_)) => "a number, `limit`, `K*limit` or `limit*K`".into(),
@@ -354,25 +356,26 @@ fn resolve(value: &str, relative: bool, scale: Scale) -> std::result::Result<f64
     if let Some(v) = num(value) {
         return Ok(v);
     }
+    let expected = |expected: String| SizingError::Threshold { expected };
     if !relative {
-        return Err(expected);
+        return Err(expected(what));
     }
     match scale {
         Scale::Avg(avg) => match factor("avg") {
             Some(Some(k)) => Ok(k * avg),
-            _ => Err(expected),
+            _ => Err(expected(what)),
         },
         Scale::Limit(limit) => {
             if value.contains("avg") {
                 // A limit sizing has no per-key average: `avg` would resolve to 0.
-                return Err(format!(
-                    "{expected} (`avg` is for sizing a count workload, without --limit)"
-                ));
+                return Err(expected(format!(
+                    "{what} (`avg` is for sizing a count workload, without --limit)"
+                )));
             }
             match (factor("limit"), limit) {
                 (Some(Some(k)), Some(l)) => Ok(k * l as f64),
-                (Some(_), None) => Err("a number (`limit` needs --limit L)".into()),
-                _ => Err(expected),
+                (Some(_), None) => Err(expected("a number (`limit` needs --limit L)".into())),
+                _ => Err(expected(what)),
             }
         }
     }

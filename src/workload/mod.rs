@@ -14,8 +14,8 @@
 //! and skip the stream, with the same result.
 //!
 //! # What is inside
-//! * [`counts`] — count workloads ([`CountWorkload`] → [`Workload`]), their
-//!   CSV import and [`WorkloadSummary`](counts::WorkloadSummary).
+//! * `counts` — count workloads ([`CountWorkload`] → [`Workload`]), their
+//!   CSV import and `WorkloadSummary`.
 //! * [`timed`] — arrival processes in virtual time
 //!   ([`TimedWorkload`](timed::TimedWorkload)).
 //! * [`trace`] — timed events from and to users' log files.
@@ -46,7 +46,7 @@
 //! event by event.
 
 pub mod binomial;
-pub mod counts;
+pub(crate) mod counts;
 pub mod dist;
 pub mod keys;
 pub mod shuffle;

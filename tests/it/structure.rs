@@ -221,3 +221,71 @@ fn no_import_circle_spans_folders_and_no_file_outside_models_is_over_700_lines()
         "the imports were read"
     );
 }
+
+/// The second type argument of each `Result<...>` in `code` whose
+/// arguments are exactly two (nested brackets balanced), with its line.
+fn result_errors(code: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let b = code.as_bytes();
+    for (start, _) in code.match_indices("Result<") {
+        let (mut depth, mut parts, mut cur) = (1usize, Vec::new(), String::new());
+        for &c in &b[start + "Result<".len()..] {
+            match c {
+                b'<' | b'(' | b'[' => depth += 1,
+                b'>' | b')' | b']' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                break;
+            }
+            if c == b',' && depth == 1 {
+                parts.push(std::mem::take(&mut cur));
+            } else {
+                cur.push(c as char);
+            }
+        }
+        parts.push(cur);
+        if let [_, err] = parts.as_slice() {
+            let line = code[..start].matches('\n').count() + 1;
+            out.push((line, err.split_whitespace().collect::<Vec<_>>().join(" ")));
+        }
+    }
+    out
+}
+
+/// One error convention: every fallible function returns a typed error
+/// (a floor's `thiserror` enum, `error::FieldError`, or `error::Error`),
+/// never a bare message or a (field, message) tuple.
+#[test]
+fn no_result_has_a_string_or_a_tuple_of_strings_as_its_error() {
+    assert_eq!(
+        result_errors("fn f() -> Result<Vec<(u8, u8)>, String> {}\nfn g() -> Result<(), E>"),
+        [(1, "String".to_string()), (2, "E".to_string())],
+        "the reader finds the error type"
+    );
+    let src = common::root().join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut found = Vec::new();
+    let mut results = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let code: String = text
+            .lines()
+            .map(|l| l.find("//").map_or(l, |i| &l[..i]))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for (line, err) in result_errors(&code) {
+            results += 1;
+            if matches!(err.as_str(), "String" | "(String, String)") {
+                let rel = f.strip_prefix(&src).unwrap().display().to_string();
+                found.push(format!("{rel}:{line}: Result<_, {err}>"));
+            }
+        }
+    }
+    assert!(results > 100, "the results were read ({results})");
+    assert!(
+        found.is_empty(),
+        "errors as strings (give the floor's typed error): {found:?}"
+    );
+}

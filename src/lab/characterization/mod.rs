@@ -24,7 +24,6 @@ mod bins;
 mod render;
 mod trials;
 
-pub use bins::{rank_bins, RankBin};
 pub use trials::Ranked;
 
 use super::estimator_accuracy::Shape;

@@ -49,7 +49,8 @@ pub(super) fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Res
                 u.parse::<TimeUnit>()
                     .map_err(|m| scenario.field_error("trace.unit", m))?;
             }
-            t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
+            t.log_spec()
+                .map_err(|e| scenario.field_error(e.field, e.message))?;
             validation::check(scenario, t)?;
         }
         _ => {

@@ -9,10 +9,11 @@ use super::fleet_strategies::{strategies, Planned};
 use super::param_grid;
 use super::TraceSpec;
 use crate::clock::{Nanos, SECOND};
+use crate::error::FieldError;
 use crate::error::Result;
 use crate::fleet::budget::{self, FleetPlan};
 use crate::fleet::{
-    Balancer, BalancerKind, Deployment, FieldErr, Fleet, Fleets, Identity, ReplicaFeed, UnixOrigin,
+    Balancer, BalancerKind, Deployment, Fleet, Fleets, Identity, ReplicaFeed, UnixOrigin,
 };
 use crate::rng::{derive_seed, sim_rng};
 use crate::scenario::Scenario;
@@ -35,7 +36,7 @@ pub fn fleet_candidates(
     trace: Option<&TraceSpec>,
     budget: &dyn Fn(&Fleets) -> Result<()>,
 ) -> Result<(Vec<Candidate>, Fleets)> {
-    let fe = |(f, m): FieldErr| scenario.field_error(f, m);
+    let fe = |e: FieldError| scenario.field_error(e.field, e.message);
     let d = dep.check(scenario)?;
     let mut built: Vec<Planned> = Vec::new();
     for (i, s) in dep.strategies.iter().enumerate() {

@@ -12,17 +12,21 @@
 use super::candidates::{self, ModelRow, Setup};
 use super::param_grid::{self, Args, Param};
 use crate::clock::MILLI;
+use crate::error::FieldError;
 use crate::error::Result;
 use crate::fleet::budget::{self, Footprint, StrategyCost};
 use crate::fleet::{
-    ApisixSync, Central, FieldErr, Gubernator, KongSync, MakeReplica, OwnerRule, PerReplica,
-    Rounding, Store, Strategy, StrategyParams, TieOrder,
+    ApisixSync, Central, Gubernator, KongSync, MakeReplica, OwnerRule, PerReplica, Rounding, Store,
+    Strategy, StrategyParams, TieOrder,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldErr {
-    (field.into(), msg.into())
+fn err(field: impl Into<String>, msg: impl Into<String>) -> FieldError {
+    FieldError {
+        field: field.into(),
+        message: msg.into(),
+    }
 }
 
 /// Builds a grid point's strategy for a fleet of `n` replicas.
@@ -76,7 +80,7 @@ pub struct StrategyRow {
     /// interval must be a multiple of 1000 ms).
     pub whole_seconds: bool,
     /// A grid point planned.
-    pub plan: fn(&Point) -> Result<Planned, FieldErr>,
+    pub plan: fn(&Point) -> Result<Planned, FieldError>,
 }
 
 const FAILURE: Param = Param::choice(
@@ -243,7 +247,7 @@ fn n<const N: u64>() -> u64 {
 }
 
 /// A grid point's settings as `T` (an internal error names the entry).
-fn settings<T: serde::de::DeserializeOwned>(p: &Point) -> Result<T, FieldErr> {
+fn settings<T: serde::de::DeserializeOwned>(p: &Point) -> Result<T, FieldError> {
     p.args.settings().map_err(|e| err(p.field, e.message()))
 }
 
@@ -291,7 +295,7 @@ pub fn strategies(
     o: &Map<String, Value>,
     field: &str,
     setup: &Setup,
-) -> Result<Vec<Planned>, FieldErr> {
+) -> Result<Vec<Planned>, FieldError> {
     let which = o.get("strategy").and_then(Value::as_str).unwrap_or("");
     let Some(row) = STRATEGIES.iter().find(|r| r.name == which) else {
         let names: Vec<&str> = STRATEGIES.iter().map(|r| r.name).collect();
@@ -374,7 +378,7 @@ fn planned(label: String, family: String, build: Build, cost: StrategyCost) -> P
 }
 
 /// `local` and `divided`: a lab model on each replica.
-fn per_replica(p: &Point) -> Result<Planned, FieldErr> {
+fn per_replica(p: &Point) -> Result<Planned, FieldError> {
     let (setup, a) = (p.setup, p.args);
     let Some(row) = p.model else {
         return Err(err(p.field, "expected a model"));
@@ -410,7 +414,7 @@ fn per_replica(p: &Point) -> Result<Planned, FieldErr> {
 }
 
 /// `gubernator`: owners by consistent hash, forwarding or GLOBAL.
-fn gubernator(p: &Point) -> Result<Planned, FieldErr> {
+fn gubernator(p: &Point) -> Result<Planned, FieldError> {
     let a = p.args;
     let (limit, interval) = (p.setup.policy.limit, p.setup.interval_ns());
     let g: GubernatorSettings = settings(p)?;
@@ -452,7 +456,7 @@ fn gubernator(p: &Point) -> Result<Planned, FieldErr> {
 }
 
 /// `central`: a shared store decides every request.
-fn central(p: &Point) -> Result<Planned, FieldErr> {
+fn central(p: &Point) -> Result<Planned, FieldError> {
     let (limit, interval) = (p.setup.policy.limit, p.setup.interval_ns());
     let c: CentralSettings = settings(p)?;
     let fail_open = c.failure == Failure::Open;
@@ -485,7 +489,7 @@ fn central(p: &Point) -> Result<Planned, FieldErr> {
 }
 
 /// `periodic_sync`: Kong's or APISIX's counters synced every `sync_ms`.
-fn periodic_sync(p: &Point) -> Result<Planned, FieldErr> {
+fn periodic_sync(p: &Point) -> Result<Planned, FieldError> {
     let (field, setup) = (p.field, p.setup);
     let (limit, interval) = (setup.policy.limit, setup.interval_ns());
     let s: SyncSettings = settings(p)?;

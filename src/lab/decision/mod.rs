@@ -4,7 +4,7 @@
 //! Policy: at most `limit` requests per key per `interval_ms`. Every
 //! candidate sees the SAME event stream (a seeded timed workload, or a trace
 //! file streamed from disk) in one pass, and every decision is compared with
-//! two exact limiters ([`crate::oracle::limiters`]) that count **admitted**
+//! two exact limiters (`crate::oracle::limiters`) that count **admitted**
 //! requests: the sliding log (primary) and aligned fixed windows.
 //!
 //! Candidates come from a table, one row per limiter model
@@ -53,7 +53,7 @@ pub use rows::nginx_rate;
 use super::experiment::{execute, Experiment};
 use super::RunContext;
 use crate::clock::{Nanos, MILLI, SECOND};
-use crate::error::{Error, Result};
+use crate::error::{Error, FieldError, Result};
 use crate::model::estimator::EstimatorConfig;
 use crate::report::atomic::StreamingFile;
 use crate::report::fmt::bytes_human;
@@ -148,16 +148,16 @@ impl TraceSpec {
     /// one, is an error naming the field.
     pub fn log_spec(
         &self,
-    ) -> std::result::Result<Option<crate::workload::trace::LogSpec>, (String, String)> {
+    ) -> std::result::Result<Option<crate::workload::trace::LogSpec>, FieldError> {
         let unit = match &self.unit {
             Some(u) => u
                 .parse::<TimeUnit>()
-                .map_err(|m| ("trace.unit".to_string(), m))?,
+                .map_err(|m| FieldError::new("trace.unit", m))?,
             None => TimeUnit::Ns,
         };
         if let Some(s) = &self.spread {
             s.parse::<crate::workload::trace::Spread>()
-                .map_err(|m| ("trace.spread".to_string(), m))?;
+                .map_err(|m| FieldError::new("trace.spread", m))?;
         }
         match self.format.as_deref() {
             None | Some("csv") => {
@@ -169,7 +169,7 @@ impl TraceSpec {
                     (self.xff.is_some(), "xff"),
                 ] {
                     if given {
-                        return Err((
+                        return Err(FieldError::new(
                             format!("trace.{field}"),
                             format!(
                                 "applies to access-log formats (trace.format: {})",
@@ -182,14 +182,14 @@ impl TraceSpec {
             }
             Some(f) => {
                 if self.unit.is_some() && !crate::workload::trace::log::takes_unit(f) {
-                    return Err((
-                        "trace.unit".into(),
+                    return Err(FieldError::new(
+                        "trace.unit",
                         format!("the {f} format's times carry their own unit"),
                     ));
                 }
                 let xff = match &self.xff {
                     Some(v) => crate::workload::trace::log::Xff::from_json(v)
-                        .map_err(|m| ("trace.xff".to_string(), m))?,
+                        .map_err(|m| FieldError::new("trace.xff", m))?,
                     None => Default::default(),
                 };
                 let spec = crate::workload::trace::LogSpec {
@@ -203,7 +203,7 @@ impl TraceSpec {
                 };
                 // Every option checked now, before anything runs.
                 crate::workload::trace::log::LogParser::new(&spec)
-                    .map_err(|m| ("trace".to_string(), m))?;
+                    .map_err(|m| FieldError::new("trace", m))?;
                 Ok(Some(spec))
             }
         }
@@ -273,13 +273,16 @@ impl Params {
 }
 
 /// An RFC 3339 time as Unix ns (at or after 1970).
-fn parse_epoch(s: &str) -> std::result::Result<Nanos, String> {
-    let t = chrono::DateTime::parse_from_rfc3339(s).map_err(|e| {
-        format!("value {s:?}: expected an RFC 3339 time such as {DEFAULT_EPOCH} ({e})")
-    })?;
+fn parse_epoch(s: &str) -> std::result::Result<Nanos, crate::lab::error::LabError> {
+    let bad = |expected: String| crate::lab::error::LabError::Epoch {
+        value: s.to_string(),
+        expected,
+    };
+    let t = chrono::DateTime::parse_from_rfc3339(s)
+        .map_err(|e| bad(format!("an RFC 3339 time such as {DEFAULT_EPOCH} ({e})")))?;
     t.timestamp_nanos_opt()
         .and_then(|n| Nanos::try_from(n).ok())
-        .ok_or_else(|| format!("value {s:?}: expected a time from 1970 to 2554"))
+        .ok_or_else(|| bad("a time from 1970 to 2554".into()))
 }
 
 fn default_shapes() -> Vec<Shape> {
@@ -582,7 +585,7 @@ fn listed_candidates(
             ));
         };
         let args = param_grid::expand(obj, row.params, &field)
-            .map_err(|(f, m)| scenario.field_error(f, m))?;
+            .map_err(|e| scenario.field_error(e.field, e.message))?;
         if planned.len() + args.len() > param_grid::MAX_CANDIDATES {
             return Err(scenario.field_error(
                 &field,

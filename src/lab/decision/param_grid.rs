@@ -15,6 +15,7 @@
 //! of range (NaN included) or a grid over [`MAX_CANDIDATES`] is one line
 //! naming `limiters[i].field` and the value.
 
+use crate::error::FieldError;
 use serde_json::{Map, Value};
 
 /// Most candidates a scenario may expand to.
@@ -187,8 +188,7 @@ impl Param {
     }
 
     /// Checks one scalar value; the message says what was expected.
-    fn check(&self, v: &Value) -> Result<(), String> {
-        let shown = v.to_string();
+    fn check(&self, v: &Value) -> Result<(), ValueError> {
         match self.kind {
             ParamType::Argv => match v.as_array() {
                 Some(a)
@@ -197,49 +197,91 @@ impl Param {
                 {
                     Ok(())
                 }
-                _ => Err(format!(
-                    "value {shown}: expected a command line, a non-empty list of non-empty strings"
+                _ => Err(ValueError::expected(
+                    v,
+                    "a command line, a non-empty list of non-empty strings",
                 )),
             },
             ParamType::Fields { reserved } => check_fields(v, reserved),
             ParamType::Text => match v.as_str() {
                 Some(s) if !s.trim().is_empty() && !s.contains(['\n', '\r']) => Ok(()),
-                _ => Err(format!(
-                    "value {shown}: expected a non-empty string on one line"
-                )),
+                _ => Err(ValueError::expected(v, "a non-empty string on one line")),
             },
             ParamType::Int { min, max } => match v.as_i64() {
                 Some(i) if (min..=max).contains(&i) => Ok(()),
-                _ => Err(format!(
-                    "value {shown}: expected a whole number in {min}..={max}"
+                _ => Err(ValueError::expected(
+                    v,
+                    format!("a whole number in {min}..={max}"),
                 )),
             },
             ParamType::Float { above, max } => match v.as_f64() {
                 Some(f) if f.is_finite() && f > above && f <= max => Ok(()),
-                _ => Err(format!(
-                    "value {shown}: expected a finite number > {above} and <= {max:e}"
+                _ => Err(ValueError::expected(
+                    v,
+                    format!("a finite number > {above} and <= {max:e}"),
                 )),
             },
             ParamType::Bool => match v {
                 Value::Bool(_) => Ok(()),
-                _ => Err(format!("value {shown}: expected true or false")),
+                _ => Err(ValueError::expected(v, "true or false")),
             },
             ParamType::Choice(words) => match v.as_str() {
                 Some(s) if words.contains(&s) => Ok(()),
-                _ => Err(format!(
-                    "value {shown}: expected one of {}",
-                    words.join(", ")
+                _ => Err(ValueError::expected(
+                    v,
+                    format!("one of {}", words.join(", ")),
                 )),
             },
         }
     }
 }
 
+/// A parameter value that does not fit its [`ParamType`]: the value and
+/// what was expected. `expand` puts the field in front
+/// ([`FieldError`]); bad input (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// The value is not of the parameter's type or range.
+    #[error("value {value}: expected {expected}")]
+    Expected {
+        /// The value (JSON).
+        value: String,
+        /// What the parameter takes.
+        expected: String,
+    },
+    /// A name in a `Fields` object that may not be used.
+    #[error("name {name:?}: {problem}")]
+    Name {
+        /// The name.
+        name: String,
+        /// Why not.
+        problem: String,
+    },
+    /// A value inside a `Fields` object.
+    #[error("{name}: {source}")]
+    Entry {
+        /// Its name.
+        name: String,
+        /// What is wrong with it.
+        source: Box<ValueError>,
+    },
+}
+
+impl ValueError {
+    fn expected(value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
+        ValueError::Expected {
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+}
+
 /// Checks a [`ParamType::Fields`] value.
-fn check_fields(v: &Value, reserved: &[&str]) -> Result<(), String> {
+fn check_fields(v: &Value, reserved: &[&str]) -> Result<(), ValueError> {
     let Some(o) = v.as_object() else {
-        return Err(format!(
-            "value {v}: expected an object of named values, e.g. {{\"burst\": 5}}"
+        return Err(ValueError::expected(
+            v,
+            "an object of named values, e.g. {\"burst\": 5}",
         ));
     };
     for (k, x) in o {
@@ -249,15 +291,19 @@ fn check_fields(v: &Value, reserved: &[&str]) -> Result<(), String> {
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !ok_name {
-            return Err(format!(
-                "name {k:?}: expected letters, digits and _ (not starting with a digit)"
-            ));
+            return Err(ValueError::Name {
+                name: k.clone(),
+                problem: "expected letters, digits and _ (not starting with a digit)".into(),
+            });
         }
         if reserved.contains(&k.as_str()) {
-            return Err(format!(
-                "name {k:?}: reserved for the hello's own fields ({})",
-                reserved.join(", ")
-            ));
+            return Err(ValueError::Name {
+                name: k.clone(),
+                problem: format!(
+                    "reserved for the hello's own fields ({})",
+                    reserved.join(", ")
+                ),
+            });
         }
         let scalar = match x {
             Value::Number(_) | Value::Bool(_) => true,
@@ -265,9 +311,13 @@ fn check_fields(v: &Value, reserved: &[&str]) -> Result<(), String> {
             _ => false,
         };
         if !scalar {
-            return Err(format!(
-                "{k}: value {x}: expected a number, true/false or a string on one line"
-            ));
+            return Err(ValueError::Entry {
+                name: k.clone(),
+                source: Box::new(ValueError::expected(
+                    x,
+                    "a number, true/false or a string on one line",
+                )),
+            });
         }
     }
     Ok(())
@@ -460,7 +510,7 @@ pub fn expand(
     entry: &Map<String, Value>,
     params: &[Param],
     field: &str,
-) -> Result<Vec<Args>, (String, String)> {
+) -> Result<Vec<Args>, FieldError> {
     let mut axes: Vec<(String, Vec<Value>, bool)> = Vec::new();
     let mut points: usize = 1;
     for (k, v) in entry {
@@ -469,7 +519,7 @@ pub fn expand(
         }
         let Some(p) = params.iter().find(|p| p.name == k) else {
             let known: Vec<&str> = params.iter().map(|p| p.name).collect();
-            return Err((
+            return Err(FieldError::new(
                 format!("{field}.{k}"),
                 format!(
                     "unknown parameter: expected one of {}",
@@ -486,9 +536,9 @@ pub fn expand(
                 (vec![v.clone()], false)
             }
             Value::Array(a) if a.is_empty() => {
-                return Err((
+                return Err(FieldError::new(
                     format!("{field}.{k}"),
-                    "empty list: expected at least one value".into(),
+                    "empty list: expected at least one value",
                 ))
             }
             Value::Array(a) => (a.clone(), true),
@@ -500,12 +550,12 @@ pub fn expand(
             } else {
                 format!("{field}.{k}")
             };
-            p.check(x).map_err(|m| (place, m))?;
+            p.check(x).map_err(|m| FieldError::new(place, m))?;
         }
         points = points.saturating_mul(values.len());
         if points > MAX_CANDIDATES {
-            return Err((
-                field.to_string(),
+            return Err(FieldError::new(
+                field,
                 format!("the lists expand to more than {MAX_CANDIDATES} candidates: expected at most {MAX_CANDIDATES}"),
             ));
         }
@@ -598,7 +648,10 @@ mod tests {
             ),
         ];
         for (v, field, msg) in cases {
-            let (f, m) = expand(&entry(v.clone()), PARAMS, "limiters[1]").unwrap_err();
+            let FieldError {
+                field: f,
+                message: m,
+            } = expand(&entry(v.clone()), PARAMS, "limiters[1]").unwrap_err();
             assert_eq!(f, field, "{v}");
             assert!(m.contains(msg), "{v}: {m}");
         }
@@ -618,7 +671,10 @@ mod tests {
         let e = entry(
             json!({"burst": big, "rate_per_s": (1..=1000).map(f64::from).collect::<Vec<_>>()}),
         );
-        let (f, m) = expand(&e, PARAMS, "limiters[0]").unwrap_err();
+        let FieldError {
+            field: f,
+            message: m,
+        } = expand(&e, PARAMS, "limiters[0]").unwrap_err();
         assert_eq!(f, "limiters[0]");
         assert!(m.contains("more than 512"), "{m}");
     }

@@ -115,7 +115,9 @@ impl Source {
                 owner: Vec::new(),
             },
             (None, Some(t)) if super::validation::wanted(t) => {
-                let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
+                let spec = t
+                    .log_spec()
+                    .map_err(|e| scenario.field_error(e.field, e.message))?;
                 let keys = usize::try_from(ctx.max_memory / PER_KEY_BYTES)
                     .unwrap_or(usize::MAX)
                     .min(u32::MAX as usize);
@@ -488,7 +490,9 @@ fn trace_reading(
         None => None,
     };
     let opts = TraceOptions::of(unit, t.sort_window_ms, t.skip_late, spread, seed);
-    let spec = t.log_spec().map_err(|(f, m)| scenario.field_error(f, m))?;
+    let spec = t
+        .log_spec()
+        .map_err(|e| scenario.field_error(e.field, e.message))?;
     if spec.is_none() && t.spread.is_some() {
         return Err(scenario.field_error(
             "trace.spread",

@@ -220,23 +220,27 @@ impl Tally {
     /// Adds one shard's part; its key `i` is key `ids[i]` here. Err: what
     /// is wrong with the part (lengths that do not fit, a watched key's
     /// figure given by two shards).
-    pub(super) fn absorb(&mut self, part: &TallyPart, ids: &[u32]) -> Result<(), String> {
+    pub(super) fn absorb(
+        &mut self,
+        part: &TallyPart,
+        ids: &[u32],
+    ) -> Result<(), crate::lab::error::LabError> {
         if part.denied.len() != ids.len() || part.wrong.len() != ids.len() {
-            return Err(format!(
+            return Err(crate::lab::error::LabError::PartMismatch(format!(
                 "{} denied and {} wrong counts for {} keys",
                 part.denied.len(),
                 part.wrong.len(),
                 ids.len()
-            ));
+            )));
         }
         if part.bins.len() != self.bins.len() || part.onset.len() != self.onset.len() {
-            return Err(format!(
+            return Err(crate::lab::error::LabError::PartMismatch(format!(
                 "{} timeline and {} onset bins: expected {} and {}",
                 part.bins.len(),
                 part.onset.len(),
                 self.bins.len(),
                 self.onset.len()
-            ));
+            )));
         }
         for (mine, theirs, what) in [
             (&mut self.last_leak, part.last_leak, "last_leak"),
@@ -245,9 +249,9 @@ impl Tally {
             if let Some(v) = theirs
                 && mine.replace(v).is_some()
             {
-                return Err(format!(
+                return Err(crate::lab::error::LabError::PartMismatch(format!(
                     "{what} given by two shards: only the watched key's shard has one"
-                ));
+                )));
             }
         }
         self.allowed = self.allowed.saturating_add(part.allowed);

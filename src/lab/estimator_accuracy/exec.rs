@@ -81,7 +81,8 @@ pub fn entries(scenario: &Scenario, list: &[Map<String, Value>]) -> Result<Vec<E
                     ))
                 }
             }
-            let mut grid = expand(e, PARAMS, &place).map_err(|(f, m)| scenario.field_error(f, m))?;
+            let mut grid =
+                expand(e, PARAMS, &place).map_err(|e| scenario.field_error(e.field, e.message))?;
             if grid.len() != 1 {
                 return Err(scenario.field_error(&place, "lists expand to several sketches: give one entry per sketch"));
             }

@@ -9,7 +9,7 @@
 //! processes ([`run_cells`], [`merge_output`]; see [`crate::lab::shard`]).
 
 mod evaluator;
-pub mod exec;
+pub(crate) mod exec;
 mod params;
 mod render;
 mod replay;

@@ -38,7 +38,7 @@ pub struct Params {
     pub backends: Vec<Backend>,
     /// Sketches of your own, each a child process speaking the estimator
     /// role of `docs/book/src/protocol.md`: `{"model": "exec", "command": [...],
-    /// "name": "ours"}` (checked by [`super::exec::entries`]). Each gets
+    /// "name": "ours"}` (checked by `super::exec::entries`). Each gets
     /// every shape and run of the sweep, after the backends' rows.
     #[serde(default)]
     pub estimators: Vec<serde_json::Map<String, serde_json::Value>>,

@@ -9,7 +9,7 @@ use crate::lab::experiment::Experiment;
 use crate::lab::RunContext;
 use crate::metrics::{error_stats, ErrorStats};
 use crate::model::estimator::EstimatorConfig;
-use crate::model::inflight::{Guard, Inflight, INFLIGHT_HASHES, INFLIGHT_SLOTS};
+use crate::model::inflight::{Guard, Inflight};
 use crate::report::chart::{ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::fmt::{kib, pct_one_decimal};
 use crate::report::{Output, ReportBuilder, Table};
@@ -483,10 +483,11 @@ fn merge_exact_points(series: &mut [Series]) {
     }
 }
 
-/// The real defaults, for scenario authors and tests.
-pub const DEFAULT_SHAPE: Shape = Shape {
-    hashes: INFLIGHT_HASHES,
-    slots: INFLIGHT_SLOTS,
+/// The real defaults (the tests' shape).
+#[cfg(test)]
+const DEFAULT_SHAPE: Shape = Shape {
+    hashes: crate::model::inflight::INFLIGHT_HASHES,
+    slots: crate::model::inflight::INFLIGHT_SLOTS,
 };
 
 #[cfg(test)]

@@ -18,11 +18,11 @@
 //! so every sketch shape and every share `p` sees the same requests; sketch
 //! hashes from `derive_seed(seed, [HASH, run])`.
 
-pub mod accuracy;
-pub mod guard_leak;
+pub(crate) mod accuracy;
+pub(crate) mod guard_leak;
 
-pub use accuracy::{AccuracyParams, InflightAccuracy, DEFAULT_SHAPE};
-pub use guard_leak::{drift, exact_sequence, Drift, GuardLeak, LeakParams};
+pub use accuracy::InflightAccuracy;
+pub use guard_leak::GuardLeak;
 
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::model::estimator::FrequencyEstimator;

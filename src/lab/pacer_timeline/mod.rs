@@ -25,10 +25,8 @@ mod params;
 mod render;
 mod run;
 
-pub use params::{
-    BucketSpec, CallerSpec, Case, LimitSpec, MultiSpec, PacerSpec, Params, StepSpec, TimeFormat,
-};
-pub use run::{compute, Admission, CaseResult};
+pub use params::{Params, TimeFormat};
+pub use run::{compute, CaseResult};
 
 use super::experiment::Experiment;
 use super::RunContext;

@@ -50,8 +50,10 @@ pub fn key_shard(key: &str, count: u32) -> u32 {
 }
 
 /// Parses `i/n` (0 <= i < n).
-pub fn parse_shard(s: &str) -> std::result::Result<Shard, String> {
-    let err = || format!("{s:?}: expected i/n with 0 <= i < n, e.g. 0/4");
+pub fn parse_shard(s: &str) -> std::result::Result<Shard, crate::lab::error::LabError> {
+    let err = || crate::lab::error::LabError::Shard {
+        text: s.to_string(),
+    };
     let (i, n) = s.split_once('/').ok_or_else(err)?;
     let index: u32 = i.trim().parse().map_err(|_| err())?;
     let count: u32 = n.trim().parse().map_err(|_| err())?;

@@ -62,7 +62,7 @@
 
 use std::fmt;
 
-pub mod sometimes;
+pub(crate) mod sometimes;
 
 /// Which behaviour of `golang.org/x/time/rate` to model (see the module
 /// documentation for what changed and where).

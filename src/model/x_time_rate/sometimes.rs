@@ -37,11 +37,6 @@ impl Sometimes {
         }
     }
 
-    /// Calls to `Do` so far.
-    pub fn count(&self) -> i64 {
-        self.count
-    }
-
     /// `Do(f)` at `time.Unix(0, t_ns)`: whether `f` runs.
     pub fn do_at(&mut self, t_ns: i64) -> bool {
         let now = GoTime::from_unix_nanos(t_ns);

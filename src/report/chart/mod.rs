@@ -63,11 +63,13 @@
 //! ```
 
 mod draw;
+mod error;
 mod spec;
 pub mod style;
 
 use crate::error::{Error, Result};
 
+pub use error::DrawError;
 pub use spec::{Band, ChartSpec, Legend, Series, SeriesStyle};
 pub use style::PALETTE;
 
@@ -150,11 +152,11 @@ pub fn render_grid(
     } else {
         (SIZE.0, top + rows * PANEL_HEIGHT)
     };
-    let fail = |e: String| Error::internal(format!("chart {name}: {e}"));
+    let fail = |e: DrawError| Error::internal(format!("chart {name}: {e}"));
     let panels = shared_axes_noted(panels);
     let svg = draw::svg_grid(title, caption, &panels, cols, size).map_err(fail)?;
     let rgb = style::rasterise(&svg, size).map_err(fail)?;
-    let png = encode_png(&rgb, size).map_err(|e| fail(e.to_string()))?;
+    let png = encode_png(&rgb, size).map_err(|e| fail(DrawError::Raster(e.to_string())))?;
     Ok(Chart {
         name: name.to_string(),
         svg,

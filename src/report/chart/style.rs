@@ -272,10 +272,11 @@ pub fn usvg_options() -> resvg::usvg::Options<'static> {
 }
 
 /// Rasterises `svg` (w x h px) to RGB bytes with the embedded font.
-pub fn rasterise(svg: &str, (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
-    let tree = resvg::usvg::Tree::from_str(svg, &usvg_options()).map_err(|e| e.to_string())?;
-    let mut pixmap =
-        resvg::tiny_skia::Pixmap::new(w, h).ok_or_else(|| format!("bad size {w}x{h}"))?;
+pub fn rasterise(svg: &str, (w, h): (u32, u32)) -> Result<Vec<u8>, super::error::DrawError> {
+    let tree = resvg::usvg::Tree::from_str(svg, &usvg_options())
+        .map_err(|e| super::error::DrawError::Raster(e.to_string()))?;
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(w, h)
+        .ok_or_else(|| super::error::DrawError::Raster(format!("bad size {w}x{h}")))?;
     pixmap.fill(resvg::tiny_skia::Color::WHITE);
     resvg::render(
         &tree,

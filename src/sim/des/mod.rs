@@ -7,9 +7,9 @@
 //! says which, so a run is a pure function of its input.
 //!
 //! # What is inside
-//! * [`script`] — the input, what each agent does ([`AgentScript`], [`Step`])
+//! * `script` — the input, what each agent does ([`AgentScript`], [`Step`])
 //!   and the limiters they share ([`World`]).
-//! * [`record`] — the output, one [`AgentRecord`] per agent with a
+//! * `record` — the output, one [`AgentRecord`] per agent with a
 //!   [`StepRecord`] per step, the processed [`EventRecord`]s, and
 //!   [`SimError`].
 //! * `engine`: [`run`], the event loop.
@@ -80,8 +80,8 @@
 
 mod agent;
 mod engine;
-pub mod record;
-pub mod script;
+pub(crate) mod record;
+pub(crate) mod script;
 #[cfg(test)]
 mod tests;
 

@@ -9,13 +9,13 @@
 //! A thread whose step faults has panicked and stops for good.
 //!
 //! # What is inside
-//! * [`config`] — [`RaceConfig`] (threads, interval, clock, build),
+//! * `config` — [`RaceConfig`] (threads, interval, clock, build),
 //!   [`Scheduler`] and [`RaceError`].
-//! * [`interleaved`] — the Lockstep and Random schedulers
+//! * `interleaved` — the Lockstep and Random schedulers
 //!   ([`run_lockstep`], [`run_random`], [`RaceReport`]).
-//! * [`exhaustive`] — every interleaving ([`explore_exhaustive`],
+//! * `exhaustive` — every interleaving ([`explore_exhaustive`],
 //!   [`ExhaustiveReport`]).
-//! * [`table`] — [`run`] for any scheduler, and [`panic_table`], the panics
+//! * `table` — [`run`] for any scheduler, and [`panic_table`], the panics
 //!   over thread counts and intervals.
 //!
 //! # Time model
@@ -76,10 +76,10 @@
 //! # Ok::<(), ratelab::sim::race::RaceError>(())
 //! ```
 
-pub mod config;
-pub mod exhaustive;
-pub mod interleaved;
-pub mod table;
+pub(crate) mod config;
+pub(crate) mod exhaustive;
+pub(crate) mod interleaved;
+pub(crate) mod table;
 #[cfg(test)]
 mod tests;
 

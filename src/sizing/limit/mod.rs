@@ -6,33 +6,33 @@
 //! keys" but *how big must the sketch be so that well-behaved keys are
 //! (almost) never denied because of collisions?* So:
 //!
-//! * the trace is classified once by the exact sliding log ([`classes`]):
+//! * the trace is classified once by the exact sliding log (`classes`):
 //!   compliant keys never exceed the limit in any window, limited keys do;
 //! * a shape is judged by what `Rate` with that shape does on the trace, in
 //!   the docs' pattern or with the proportional estimate — the decision
-//!   lab's harm figures, request for request ([`replay`]);
+//!   lab's harm figures, request for request (`replay`);
 //! * error targets (`p99<=0.05*limit`) are measured per aligned window over
-//!   the keys near the limit only ([`windows`]), so the long tail of
+//!   the keys near the limit only (`windows`), so the long tail of
 //!   singletons no longer decides the answer;
-//! * the search ([`search`](mod@search)) bisects on one hash seed with a
+//! * the search (`search`) bisects on one hash seed with a
 //!   replay that stops once a target is lost, verifies the pick on as many
 //!   fresh seeds as its claim needs ("meets the targets on >= 99% of hash
 //!   seeds, 95% confidence": [`crate::sizing::guarantee`]), and confirms the pick and the frontier through the decision
 //!   lab's own `RateLimiter::sketch`.
 //!
-//! Modules: [`classes`] (the exact verdict), [`replay`] (one shape's
-//! decisions), [`windows`] (per-window errors), [`targets`], [`search`](mod@search),
-//! [`split`] (`--shard`: the search split by hash seed over the walk's shapes),
-//! [`bound`](mod@bound) (the count-min bound's reading), [`report`].
+//! Modules: `classes` (the exact verdict), `replay` (one shape's
+//! decisions), `windows` (per-window errors), `targets`, `search`,
+//! `split` (`--shard`: the search split by hash seed over the walk's shapes),
+//! `bound` (the count-min bound's reading), `report`.
 
-pub mod bound;
-pub mod classes;
-pub mod replay;
-pub mod report;
-pub mod search;
-pub mod split;
-pub mod targets;
-pub mod windows;
+pub(crate) mod bound;
+pub(crate) mod classes;
+pub(crate) mod replay;
+pub(crate) mod report;
+pub(crate) mod search;
+pub(crate) mod split;
+pub(crate) mod targets;
+pub(crate) mod windows;
 
 pub use classes::{Classes, LimitPolicy};
 pub use replay::{

@@ -115,9 +115,6 @@ pub struct ShapeEval {
     pub exceedance: Option<Exceedance>,
 }
 
-/// The phases a [`ShapeEval`] can name.
-pub const PHASES: [&str; 6] = ["bisect", "verify", "grow", "refine", "frontier", "bound"];
-
 /// One estimate mode's answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeResult {

@@ -52,6 +52,7 @@ use super::search::{bisect_mode, walk, Ctx, SeedEval, ShapeEval};
 use crate::error::{Error, Result};
 use crate::lab::shard::part::Shard;
 use crate::model::rate_limiter::RateMode;
+use crate::sizing::error::SizingError;
 use crate::sizing::guarantee::{verify_chunked, VERIFY_CHUNK};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -430,15 +431,17 @@ fn ranges(rs: &[u64]) -> String {
 /// Refuses seeds the shard cannot have replayed: on another shard, out of
 /// order or of the plan, a non-finite figure, or a verdict the targets do
 /// not give.
-fn check_seeds(ss: &ShapeSeeds, sh: Shard, ctx: &Ctx<'_>) -> std::result::Result<(), String> {
+fn check_seeds(ss: &ShapeSeeds, sh: Shard, ctx: &Ctx<'_>) -> std::result::Result<(), SizingError> {
     if ss.shape.hashes == 0 || ss.shape.slots == 0 || ss.seeds.is_empty() {
-        return Err("not a shape this search replays".into());
+        return Err(SizingError::ShardSeeds(
+            "not a shape this search replays".into(),
+        ));
     }
     let mut want = (1..=u64::from(ctx.plan.seeds)).filter(|&r| owner(r, sh.count) == sh.index);
     for s in &ss.seeds {
         let r = s.lab_seed.wrapping_sub(ctx.seed);
         if want.next() != Some(r) {
-            return Err(format!(
+            return Err(SizingError::ShardSeeds(format!(
                 "lab seed {}: not the next seed of shard {} of {} (seed indexes ≡ {} mod {}, from 1 to {})",
                 s.lab_seed,
                 sh.index,
@@ -446,17 +449,17 @@ fn check_seeds(ss: &ShapeSeeds, sh: Shard, ctx: &Ctx<'_>) -> std::result::Result
                 (sh.index + 1) % sh.count,
                 sh.count,
                 ctx.plan.seeds
-            ));
+            )));
         }
         let finite =
             s.figures.as_ref().is_none_or(|f| {
                 f.compliant_denied_pct.is_finite() && f.limited_excess_pct.is_finite()
             }) && s.errors.iter().all(|w| w.value.is_finite());
         if !finite || s.meets != ctx.seed_meets(s, 1.0) {
-            return Err(format!(
+            return Err(SizingError::ShardSeeds(format!(
                 "lab seed {}: figures that are not this job's (its verdict or a non-finite value)",
                 s.lab_seed
-            ));
+            )));
         }
     }
     Ok(())

@@ -8,13 +8,13 @@
 //! under Zipf); flash-crowd and attack keys get ids past the background ones.
 //!
 //! # What is inside
-//! * [`arrivals`] — [`TimedWorkload`], the arrival processes a scenario
+//! * `arrivals` — [`TimedWorkload`], the arrival processes a scenario
 //!   can name, with their key space and event bound.
 //! * `validate`: [`TimedWorkload::validate`], each shape's rules in order.
 //! * `source`: the draws of those processes (modulated Poisson, thinned
 //!   diurnal, a single key, attack keys round-robin), each on its own
 //!   seeded stream.
-//! * [`events`] — [`TimedEvents`], the sources merged in time order.
+//! * `events` — [`TimedEvents`], the sources merged in time order.
 //!
 //! # Examples
 //! A Poisson workload from its scenario JSON, validated and streamed:
@@ -37,8 +37,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod arrivals;
-pub mod events;
+pub(crate) mod arrivals;
+pub(crate) mod events;
 mod source;
 #[cfg(test)]
 mod tests;

@@ -472,7 +472,7 @@ fn parse_block(
                 (t, KeyRec::At(start, c.keys.len() as u32), w)
             }
             Err(m) => {
-                c.err = Some((n, m));
+                c.err = Some((n, m.to_string()));
                 break;
             }
         };

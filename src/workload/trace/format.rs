@@ -30,16 +30,16 @@ pub enum TimeUnit {
 }
 
 impl std::str::FromStr for TimeUnit {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = super::error::ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, super::error::ParseError> {
         match s {
             "ns" => Ok(Self::Ns),
             "ms" => Ok(Self::Ms),
             "s" => Ok(Self::S),
             "rfc3339" => Ok(Self::Rfc3339),
-            other => Err(format!(
+            other => Err(super::error::ParseError::Option(format!(
                 "unknown time unit {other:?}: expected ns, ms, s or rfc3339"
-            )),
+            ))),
         }
     }
 }
@@ -188,15 +188,15 @@ impl Spread {
 }
 
 impl std::str::FromStr for Spread {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = super::error::ParseError;
+    fn from_str(s: &str) -> std::result::Result<Self, super::error::ParseError> {
         match s {
             "none" => Ok(Spread::None),
             "even" => Ok(Spread::Even),
             "uniform" => Ok(Spread::Uniform),
-            other => Err(format!(
+            other => Err(super::error::ParseError::Option(format!(
                 "unknown spread {other:?}: expected uniform, even or none"
-            )),
+            ))),
         }
     }
 }

@@ -19,13 +19,13 @@
 //! # What is inside
 //! * [`format`](mod@format) — [`TraceEvent`], [`TraceFormat`], [`TimeUnit`],
 //!   [`Disorder`] and [`TraceOptions`].
-//! * [`parse`] — one field at a time ([`parse_decimal_ns`], RFC 3339, weights,
+//! * `parse` — one field at a time ([`parse_decimal_ns`], RFC 3339, weights,
 //!   time-column names).
-//! * [`reader`] — [`TraceReader`], lines in and events out; `line` parses one
+//! * `reader` — [`TraceReader`], lines in and events out; `line` parses one
 //!   CSV or JSON line, `sort` hands events out in time order (as owned
 //!   [`TraceEvent`]s, or with the key borrowed: [`TraceReader::next_ref`]).
-//! * [`intern`] — [`KeyInterner`], keys to dense ids from borrowed bytes.
-//! * [`writer`] — [`TraceWriter`].
+//! * `intern` — [`KeyInterner`], keys to dense ids from borrowed bytes.
+//! * `writer` — [`TraceWriter`].
 //!
 //! # Examples
 //! ```
@@ -42,22 +42,24 @@
 //! ```
 
 mod block;
+mod error;
 pub mod format;
 pub mod input;
-pub mod intern;
+pub(crate) mod intern;
 mod line;
 pub mod log;
 pub mod parquet;
-pub mod parse;
+pub(crate) mod parse;
 pub mod parts;
-pub mod reader;
+pub(crate) mod reader;
 mod sort;
 pub mod spread;
 #[cfg(test)]
 mod tests;
-pub mod writer;
+pub(crate) mod writer;
 
 pub use block::{KeyCap, KeyFilter};
+pub use error::ParseError;
 pub use format::{
     spread_seed, Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE,
 };

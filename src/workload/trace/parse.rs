@@ -1,11 +1,12 @@
 //! Parsing one field: exact decimal times in any unit, RFC 3339 timestamps,
 //! weights, and which header names are time columns.
 
+use super::error::ParseError;
 use super::format::TimeUnit;
 
 /// Parses a non-negative decimal number of `unit`s into nanoseconds exactly.
 #[inline]
-pub fn parse_decimal_ns(text: &str, scale_ns: u64) -> std::result::Result<u64, String> {
+pub fn parse_decimal_ns(text: &str, scale_ns: u64) -> Result<u64, ParseError> {
     let b = text.as_bytes();
     if !b.is_empty()
         && b.len() <= 19
@@ -62,7 +63,7 @@ fn eight_digits(b: [u8; 8]) -> Option<u64> {
 /// [`parse_decimal_ns`] of any text: a fraction, spaces around, or an
 /// error.
 #[cold]
-fn parse_decimal_general(text: &str, scale_ns: u64) -> std::result::Result<u64, String> {
+fn parse_decimal_general(text: &str, scale_ns: u64) -> Result<u64, ParseError> {
     let t = text.trim();
     let (int, frac) = match t.split_once('.') {
         Some((i, f)) => (i, f),
@@ -70,49 +71,54 @@ fn parse_decimal_general(text: &str, scale_ns: u64) -> std::result::Result<u64, 
     };
     let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if int.is_empty() && frac.is_empty() || !digits_only(int) || !digits_only(frac) {
-        return Err(format!("{t:?} is not a non-negative decimal number"));
+        return Err(ParseError::Value(format!(
+            "{t:?} is not a non-negative decimal number"
+        )));
     }
     let whole: u64 = if int.is_empty() {
         0
     } else {
-        int.parse().map_err(|_| format!("{t:?} is too large"))?
+        int.parse()
+            .map_err(|_| ParseError::Value(format!("{t:?} is too large")))?
     };
     let mut ns = whole
         .checked_mul(scale_ns)
-        .ok_or_else(|| format!("{t:?} overflows u64 nanoseconds"))?;
+        .ok_or_else(|| ParseError::Value(format!("{t:?} overflows u64 nanoseconds")))?;
     // fractional part: digits beyond the scale's precision must be zero
     let mut unit = scale_ns;
     for (i, b) in frac.bytes().enumerate() {
         let d = u64::from(b - b'0');
         if !unit.is_multiple_of(10) {
             if d != 0 {
-                return Err(format!(
+                return Err(ParseError::Value(format!(
                     "{t:?} has more precision than a nanosecond (digit {})",
                     i + 1
-                ));
+                )));
             }
             continue;
         }
         unit /= 10;
         ns = ns
             .checked_add(d * unit)
-            .ok_or_else(|| format!("{t:?} overflows u64 nanoseconds"))?;
+            .ok_or_else(|| ParseError::Value(format!("{t:?} overflows u64 nanoseconds")))?;
     }
     Ok(ns)
 }
 
-pub(crate) fn parse_time(value: &str, unit: TimeUnit) -> std::result::Result<u64, String> {
+pub(crate) fn parse_time(value: &str, unit: TimeUnit) -> Result<u64, ParseError> {
     match unit {
         TimeUnit::Ns => parse_decimal_ns(value, 1),
         TimeUnit::Ms => parse_decimal_ns(value, 1_000_000),
         TimeUnit::S => parse_decimal_ns(value, 1_000_000_000),
         TimeUnit::Rfc3339 => {
-            let dt = chrono::DateTime::parse_from_rfc3339(value.trim())
-                .map_err(|e| format!("{value:?} is not an RFC 3339 date-time ({e})"))?;
+            let dt = chrono::DateTime::parse_from_rfc3339(value.trim()).map_err(|e| {
+                ParseError::Value(format!("{value:?} is not an RFC 3339 date-time ({e})"))
+            })?;
             let ns = dt
                 .timestamp_nanos_opt()
-                .ok_or_else(|| format!("{value:?} is out of range"))?;
-            u64::try_from(ns).map_err(|_| format!("{value:?} is before 1970-01-01"))
+                .ok_or_else(|| ParseError::Value(format!("{value:?} is out of range")))?;
+            u64::try_from(ns)
+                .map_err(|_| ParseError::Value(format!("{value:?} is before 1970-01-01")))
         }
     }
 }
@@ -138,13 +144,13 @@ pub(crate) fn time_column(name: &str, default: TimeUnit) -> Option<TimeUnit> {
     }
 }
 
-pub(crate) fn parse_weight(text: &str) -> std::result::Result<u64, String> {
+pub(crate) fn parse_weight(text: &str) -> Result<u64, ParseError> {
     match text.trim().parse::<u64>() {
         Ok(w) if (1..=MAX_WEIGHT).contains(&w) => Ok(w),
-        _ => Err(format!(
+        _ => Err(ParseError::Value(format!(
             "weight {:?}: expected a whole number >= 1 (at most {MAX_WEIGHT})",
             text.trim()
-        )),
+        ))),
     }
 }
 

@@ -436,9 +436,9 @@ fn line_by_line(
     let mut held = String::new();
     let mut out = Vec::new();
     for (i, raw) in text.split_inclusive(|&b| b == b'\n').enumerate() {
-        let err = |m: String| Some(format!("t.log: line {}: {m}", i + 1));
+        let err = |m: &dyn std::fmt::Display| Some(format!("t.log: line {}: {m}", i + 1));
         if raw.len() > MAX_LINE {
-            return (out, err(format!("longer than {MAX_LINE} bytes")));
+            return (out, err(&format!("longer than {MAX_LINE} bytes")));
         }
         let mut line = raw;
         while let [head @ .., b'\n' | b'\r'] = line {
@@ -448,7 +448,7 @@ fn line_by_line(
             Ok(l) => l,
             Err(e) => {
                 let at = e.valid_up_to() + 1;
-                return (out, err(format!("not valid UTF-8 (byte {at})")));
+                return (out, err(&format!("not valid UTF-8 (byte {at})")));
             }
         };
         if line.trim().is_empty() {
@@ -468,7 +468,7 @@ fn line_by_line(
                 let k = r.map_or(held.clone(), |r| line[r].to_string());
                 out.push((t, keep.then_some(k), w))
             }
-            Err(m) => return (out, err(m)),
+            Err(m) => return (out, err(&m)),
         }
     }
     (out, None)

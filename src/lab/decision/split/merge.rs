@@ -2,6 +2,7 @@
 //! in the unsharded run's key order and rendered as one report.
 
 use super::*;
+use crate::lab::error::LabError;
 
 /// Merges the parts of shards `0..n` (in shard order, each once, of one
 /// identity: the caller checked) into the unsharded run's report.
@@ -326,7 +327,7 @@ pub(crate) fn merge(
     for &(path, idx, d) in shards {
         if let Some(s) = &d.shared {
             shared_tallies(s, &all, shards, (idx, n, d), &mut tallies, &mut memory)
-                .map_err(|m| bad(path, "shared", m))?;
+                .map_err(|m| bad(path, "shared", m.to_string()))?;
         }
     }
     let expect_watch = p.watch.is_some()
@@ -403,17 +404,19 @@ fn shared_tallies(
     (idx, n, head): (u32, u32, &DecisionPart),
     tallies: &mut [Tally],
     memory: &mut [u64],
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), LabError> {
     let k = &s.keys;
     if !k.consistent() {
-        return Err("keys: columns of different lengths".into());
+        return Err(LabError::PartMismatch(
+            "keys: columns of different lengths".into(),
+        ));
     }
     if k.order.len() != all.len() {
-        return Err(format!(
+        return Err(LabError::PartMismatch(format!(
             "{} keys, but the shards have {} together",
             k.order.len(),
             all.len()
-        ));
+        )));
     }
     let mut by_order: Vec<usize> = (0..k.order.len()).collect();
     by_order.sort_unstable_by_key(|&i| k.place(i));
@@ -421,10 +424,10 @@ fn shared_tallies(
     for (dense, (&i, &(o, si, j))) in by_order.iter().zip(all).enumerate() {
         let d = shards[si].2;
         if k.place(i) != o || k.name[i] != d.keys.name[j] || k.requests[i] != d.keys.requests[j] {
-            return Err(format!(
+            return Err(LabError::PartMismatch(format!(
                 "key {:?} ({} requests) where the shards have {:?} ({} requests)",
                 k.name[i], k.requests[i], d.keys.name[j], d.keys.requests[j]
-            ));
+            )));
         }
         ids[i] = dense as u32;
     }
@@ -435,16 +438,19 @@ fn shared_tallies(
         .map(|(_, i)| i)
         .collect();
     if s.tallies.len() != at.len() {
-        return Err(format!(
+        return Err(LabError::PartMismatch(format!(
             "{} tallies for {} shared-state candidates",
             s.tallies.len(),
             at.len()
-        ));
+        )));
     }
     for (&c, part) in at.iter().zip(&s.tallies) {
         tallies[c]
             .absorb(part, &ids)
-            .map_err(|m| format!("{}: {m}", head.candidates[c].name))?;
+            .map_err(|m| LabError::Candidate {
+                candidate: head.candidates[c].name.clone(),
+                source: Box::new(m),
+            })?;
         memory[c] = head.candidates[c].memory_bytes;
     }
     Ok(())

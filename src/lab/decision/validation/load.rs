@@ -53,14 +53,17 @@ fn log_lines(
         if line.trim().is_empty() {
             continue;
         }
-        let (t_log, key_at, w) = match parser.parse(line, &mut held).map_err(|m| at(line_no, m))? {
+        let (t_log, key_at, w) = match parser
+            .parse(line, &mut held)
+            .map_err(|m| at(line_no, m.to_string()))?
+        {
             Parsed::Header => {
-                side.header(line).map_err(|m| at(line_no, m))?;
+                side.header(line).map_err(|m| at(line_no, m.to_string()))?;
                 continue;
             }
             Parsed::Event(t, k, w) | Parsed::Elsewhere(t, k, w) => (t, k, w),
         };
-        side.header(line).map_err(|m| at(line_no, m))?;
+        side.header(line).map_err(|m| at(line_no, m.to_string()))?;
         if let Some((tf, true)) = parser.time_field() {
             return Err(ferr(
                 field_error,
@@ -102,7 +105,7 @@ fn log_lines(
             Some(r) => line.get(r.clone()).unwrap_or_default(),
             None => held.as_str(),
         };
-        let split = side.split(line).map_err(|m| at(line_no, m))?;
+        let split = side.split(line).map_err(|m| at(line_no, m.to_string()))?;
         each(
             line_no,
             t_log,
@@ -211,7 +214,9 @@ fn csv_lines(
         let t_log = parse_time(rec.get(time).unwrap_or_default(), tunit)
             .map_err(|m| at(line, format!("{} {m}", header[time])))?;
         let w = match weight {
-            Some(i) => parse_weight(rec.get(i).unwrap_or_default()).map_err(|m| at(line, m))?,
+            Some(i) => {
+                parse_weight(rec.get(i).unwrap_or_default()).map_err(|m| at(line, m.to_string()))?
+            }
             None => 1,
         };
         each(

@@ -40,6 +40,7 @@
 use super::TraceSpec;
 use crate::clock::{Nanos, SECOND};
 use crate::error::{Error, Result};
+use crate::lab::error::LabError;
 use crate::scenario::Scenario;
 use crate::workload::trace::log::{LogParser, LogSpec, Parsed};
 use crate::workload::trace::{parse_decimal_ns, KeyInterner};
@@ -144,17 +145,19 @@ impl OutcomeReader {
 
     /// Whether the deployed limiter admitted a request whose field held
     /// `v`; Err: what is wrong with the value.
-    pub fn admitted(&mut self, v: &str) -> std::result::Result<bool, String> {
+    pub fn admitted(&mut self, v: &str) -> std::result::Result<bool, LabError> {
         let v = v.trim();
         if v.is_empty() {
-            return Err("empty: expected what the deployed limiter answered".into());
+            return Err(LabError::Outcome(
+                "empty: expected what the deployed limiter answered".into(),
+            ));
         }
         let kind = match self.kind {
             Some(k) => k,
             None if v == "-" && self.denied.is_none() => return Ok(true),
             None => {
                 let k = self.detect(v).ok_or_else(|| {
-                    format!("value {v:?}: expected an HTTP status, nginx $limit_req_status (PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN) or Envoy %RESPONSE_FLAGS% (RL = rate limited); give trace.denied_values to read any other field")
+                    LabError::Outcome(format!("value {v:?}: expected an HTTP status, nginx $limit_req_status (PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN) or Envoy %RESPONSE_FLAGS% (RL = rate limited); give trace.denied_values to read any other field"))
                 })?;
                 self.kind = Some(k);
                 k
@@ -164,9 +167,9 @@ impl OutcomeReader {
             OutcomeKind::Listed => Ok(!self.listed(v)),
             OutcomeKind::Status => {
                 if !is_status(v) {
-                    return Err(format!(
+                    return Err(LabError::Outcome(format!(
                         "value {v:?}: expected an HTTP status (the field's first value was one)"
-                    ));
+                    )));
                 }
                 Ok(match &self.denied {
                     Some(_) => !self.listed(v),
@@ -176,13 +179,13 @@ impl OutcomeReader {
             OutcomeKind::LimitReqStatus => match v {
                 "-" | "PASSED" | "DELAYED" | "DELAYED_DRY_RUN" => Ok(true),
                 "REJECTED" | "REJECTED_DRY_RUN" => Ok(false),
-                _ => Err(format!("value {v:?}: expected nginx $limit_req_status: PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN or -")),
+                _ => Err(LabError::Outcome(format!("value {v:?}: expected nginx $limit_req_status: PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN or -"))),
             },
             OutcomeKind::EnvoyFlags => {
                 if v != "-" && !is_envoy_flags(v) {
-                    return Err(format!(
+                    return Err(LabError::Outcome(format!(
                         "value {v:?}: expected Envoy %RESPONSE_FLAGS% (upper-case flags separated by commas, or -)"
-                    ));
+                    )));
                 }
                 Ok(!v.split(',').any(|f| f == "RL"))
             }
@@ -256,8 +259,8 @@ pub(crate) fn wanted(t: &TraceSpec) -> bool {
 /// the user gave it (the scenario's field, or a command-line flag).
 pub(crate) type FieldError<'a> = &'a dyn Fn(&str, String) -> Error;
 
-fn ferr(field_error: FieldError, field: impl AsRef<str>, m: impl Into<String>) -> Error {
-    field_error(field.as_ref(), m.into())
+fn ferr(field_error: FieldError, field: impl AsRef<str>, m: impl std::fmt::Display) -> Error {
+    field_error(field.as_ref(), m.to_string())
 }
 
 /// Checks the validation fields of a trace in a scenario.

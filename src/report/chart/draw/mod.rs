@@ -9,6 +9,7 @@
 //! SVG in drawing order, and `legend` (`legend-<k>`) holding one group
 //! `series-<n>-legend` / `band-<n>-legend` per entry.
 
+use super::error::DrawError;
 use super::style::{self, size, Look, Marker, Want, DASHES, GRID, INK, MUTED};
 use super::{ChartSpec, Legend, SeriesStyle};
 use std::fmt::Write as _;
@@ -216,7 +217,7 @@ fn legend_entries(spec: &ChartSpec, preps: &[Prep], looks: &[Look]) -> Vec<Entry
 }
 
 /// The SVG of `spec` on a `size` canvas.
-pub(super) fn svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, String> {
+pub(super) fn svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, DrawError> {
     let mut o = plot::header(size, &spec.title, &spec.caption)?;
     let ids = plot::Ids {
         panel: None,
@@ -238,7 +239,7 @@ pub(super) fn svg_grid(
     panels: &[ChartSpec],
     cols: usize,
     size: (u32, u32),
-) -> Result<String, String> {
+) -> Result<String, DrawError> {
     let cols = cols.max(1);
     let rows = panels.len().div_ceil(cols).max(1);
     let shared = shared_legend(panels);
@@ -362,7 +363,7 @@ fn panel(
     grid: Option<(usize, (u32, u32))>,
     own: Own,
     ids: &plot::Ids,
-) -> Result<String, String> {
+) -> Result<String, DrawError> {
     let (xs, ys, floor) = scales(spec);
     let mut preps = prepare_series(spec, xs, ys, floor);
     let looks = style::assign_looks(&preps.iter().map(|p| p.want).collect::<Vec<_>>());

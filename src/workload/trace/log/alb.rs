@@ -10,6 +10,7 @@
 //! IPv6 client without brackets (`2001:db8::5:8080` is `2001:db8::5` port
 //! 8080), so the last colon is the only separator that is always right.
 
+use super::ParseError;
 use super::{Fields, LogFormat, Span, TimeKind, ABSENT};
 
 /// The documented fields, in order.
@@ -72,7 +73,7 @@ impl Default for Alb {
 
 /// Splits `line` at spaces outside double quotes into `spans` (quotes
 /// excluded from a span); `Err` for an unclosed quote.
-pub(super) fn tokens(line: &str, spans: &mut [Span]) -> Result<usize, String> {
+pub(super) fn tokens(line: &str, spans: &mut [Span]) -> Result<usize, ParseError> {
     let b = line.as_bytes();
     let (mut p, mut n) = (0usize, 0usize);
     while p < b.len() {
@@ -85,11 +86,11 @@ pub(super) fn tokens(line: &str, spans: &mut [Span]) -> Result<usize, String> {
             loop {
                 match memchr::memchr2(b'"', b'\\', &b[q..]) {
                     None => {
-                        return Err(format!(
+                        return Err(ParseError::Line(format!(
                             "field {}: the quote at byte {} is never closed",
                             n + 1,
                             p + 1
-                        ))
+                        )))
                     }
                     Some(i) if b[q + i] == b'\\' => q += i + 2,
                     Some(i) => {
@@ -122,13 +123,13 @@ impl LogFormat for Alb {
     fn names(&self) -> Vec<String> {
         FIELDS.iter().map(|s| s.to_string()).collect()
     }
-    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
         self.spans.fill((ABSENT, ABSENT));
         let n = tokens(line, &mut self.spans)?;
         if n < REQUIRED {
-            return Err(format!(
+            return Err(ParseError::Line(format!(
                 "{n} fields: an ALB log line has at least {REQUIRED} (type time elb client:port ... \"request\" \"user_agent\")"
-            ));
+            )));
         }
         Ok(Fields {
             text: line,

@@ -12,6 +12,7 @@
 //! Lines format (`envoy-json` defaults its time to `start_time`).
 
 use super::template::{Seg, Template};
+use super::ParseError;
 use super::{Fields, LogFormat, TimeKind};
 
 /// Envoy's default access-log format (without its final newline).
@@ -33,7 +34,7 @@ impl Envoy {
     /// let k = f.field("REQ(X-API-KEY)").unwrap();
     /// assert_eq!(f.split("[2016-04-15T20:17:00.310Z] abc").unwrap().get(k), "abc");
     /// ```
-    pub fn new(format: &str) -> Result<Envoy, String> {
+    pub fn new(format: &str) -> Result<Envoy, ParseError> {
         let format = format.trim_end_matches('\n').trim_end_matches("\\n");
         let (mut segs, mut names) = (Vec::new(), Vec::<String>::new());
         let mut rest = format;
@@ -49,20 +50,22 @@ impl Envoy {
                 rest = tail;
                 continue;
             }
-            let end = after
-                .find('%')
-                .ok_or_else(|| format!("format: '%' at {:?} is never closed", &rest[i..]))?;
+            let end = after.find('%').ok_or_else(|| {
+                ParseError::Option(format!("format: '%' at {:?} is never closed", &rest[i..]))
+            })?;
             let op = &after[..end];
             if op.is_empty() || (op.contains(' ') && !op.contains('(')) {
-                return Err(format!("format: {op:?} is not a command operator"));
+                return Err(ParseError::Option(format!(
+                    "format: {op:?} is not a command operator"
+                )));
             }
             if op.starts_with("START_TIME(") {
-                return Err(format!(
+                return Err(ParseError::Option(format!(
                     "format: %{op}% has a custom time format; only %START_TIME% (ISO 8601) is read"
-                ));
+                )));
             }
             if !seen.insert(op) {
-                return Err(format!("format: %{op}% appears twice"));
+                return Err(ParseError::Option(format!("format: %{op}% appears twice")));
             }
             segs.push(Seg::Lit(std::mem::take(&mut lit)));
             segs.push(Seg::Field(names.len()));
@@ -71,7 +74,7 @@ impl Envoy {
         }
         lit.push_str(rest);
         segs.push(Seg::Lit(lit));
-        let t = Template::new(segs, names).map_err(|m| format!("format: {m}"))?;
+        let t = Template::new(segs, names).map_err(|m| m.within("format"))?;
         Ok(Envoy { t })
     }
 
@@ -129,13 +132,17 @@ impl LogFormat for Envoy {
     fn names(&self) -> Vec<String> {
         self.t.names.clone()
     }
-    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
         self.t.split(line)
     }
     fn prefix_stop(&self, fields: &[usize]) -> Option<usize> {
         self.t.prefix_stop(fields)
     }
-    fn split_prefix<'a>(&'a mut self, line: &'a str, stop: usize) -> Result<Fields<'a>, String> {
+    fn split_prefix<'a>(
+        &'a mut self,
+        line: &'a str,
+        stop: usize,
+    ) -> Result<Fields<'a>, ParseError> {
         self.t.split_upto(line, stop)
     }
     fn has_port(&self, field: usize) -> bool {

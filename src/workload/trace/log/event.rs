@@ -1,6 +1,7 @@
 //! One parsed line's event: its time (any of the formats' time kinds,
 //! or a bare number in the stated unit) and its weight.
 
+use super::ParseError;
 use super::*;
 
 /// The time, key and weight of a split line (the time through `cache`).
@@ -10,11 +11,11 @@ pub(super) fn event_of(
     f: &Fields,
     line: &str,
     held: &mut String,
-) -> Result<(Nanos, Option<std::ops::Range<usize>>, u64), String> {
+) -> Result<(Nanos, Option<std::ops::Range<usize>>, u64), ParseError> {
     // The time, through the cache.
     let text = f
         .opt(b.time)
-        .ok_or_else(|| format!("field {}: missing", b.time_name))?;
+        .ok_or_else(|| ParseError::Value("missing".into()).in_field(&b.time_name))?;
     let t = if cache.0 == text && !cache.0.is_empty() {
         cache.1
     } else {
@@ -25,7 +26,7 @@ pub(super) fn event_of(
             TimeKind::W3c { time_field } => time::parse_w3c(text, f.get(time_field)),
             TimeKind::Auto(unit) => auto_time(text, unit),
         }
-        .map_err(|m| format!("field {}: {m}", b.time_name))?;
+        .map_err(|m| m.in_field(&b.time_name))?;
         if !matches!(b.kind, TimeKind::W3c { .. }) {
             cache.0.clear();
             cache.0.push_str(text);
@@ -35,7 +36,7 @@ pub(super) fn event_of(
     };
     let w = match &b.weight {
         None => 1,
-        Some((i, name)) => weight_of(f.get(*i)).map_err(|m| format!("field {name}: {m}"))?,
+        Some((i, name)) => weight_of(f.get(*i)).map_err(|m| m.in_field(name))?,
     };
     let key = b.key.eval(f, held)?;
     let at = match key {
@@ -55,7 +56,7 @@ pub(super) fn event_of(
 }
 
 /// A JSON time: a decimal number in `unit`, or an ISO 8601 string.
-fn auto_time(text: &str, unit: TimeUnit) -> Result<Nanos, String> {
+fn auto_time(text: &str, unit: TimeUnit) -> Result<Nanos, ParseError> {
     let numeric = text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
     match unit {
         TimeUnit::Rfc3339 => time::parse_iso8601(text),
@@ -68,7 +69,7 @@ fn auto_time(text: &str, unit: TimeUnit) -> Result<Nanos, String> {
 
 /// A weight field: a whole number; `-`, empty or 0 count as 1 (a request
 /// costs at least one unit: nginx logs 0 body bytes for a 304).
-fn weight_of(text: &str) -> Result<u64, String> {
+fn weight_of(text: &str) -> Result<u64, ParseError> {
     let t = text.trim();
     if t.is_empty() || t == "-" {
         return Ok(1);
@@ -76,12 +77,12 @@ fn weight_of(text: &str) -> Result<u64, String> {
     let w = t
         .parse::<u64>()
         .map(|w| w.max(1))
-        .map_err(|_| format!("{t:?} is not a whole number (a weight)"))?;
+        .map_err(|_| ParseError::Value(format!("{t:?} is not a whole number (a weight)")))?;
     if w > crate::workload::trace::parse::MAX_WEIGHT {
-        return Err(format!(
+        return Err(ParseError::Value(format!(
             "{t:?}: a weight over {} (sums of weights would overflow)",
             crate::workload::trace::parse::MAX_WEIGHT
-        ));
+        )));
     }
     Ok(w)
 }

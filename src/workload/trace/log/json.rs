@@ -6,6 +6,7 @@
 //! A time field that is a string is ISO 8601 / RFC 3339 unless it is a
 //! plain decimal number, which is in `--time-unit` like a number.
 
+use super::ParseError;
 use super::{Fields, LogFormat, Span, TimeKind, ABSENT};
 use crate::workload::trace::TimeUnit;
 use serde_json::Value;
@@ -86,10 +87,13 @@ impl LogFormat for Json {
     fn names(&self) -> Vec<String> {
         self.wanted.clone()
     }
-    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| format!("malformed JSON at column {}: {e}", e.column()))?;
-        let obj = v.as_object().ok_or("expected a JSON object")?;
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            ParseError::Line(format!("malformed JSON at column {}: {e}", e.column()))
+        })?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| ParseError::Line("expected a JSON object".into()))?;
         self.scratch.clear();
         for (i, name) in self.wanted.iter().enumerate() {
             let start = self.scratch.len() as u32;
@@ -106,11 +110,11 @@ impl LogFormat for Json {
                     let _ = write!(self.scratch, "{b}");
                 }
                 Some(other) => {
-                    return Err(format!(
+                    return Err(ParseError::Line(format!(
                         "field {name}: {} is an {}, expected a string or a number",
                         other,
                         if other.is_array() { "array" } else { "object" }
-                    ))
+                    )))
                 }
             }
             self.spans[i] = (start, self.scratch.len() as u32);

@@ -22,6 +22,7 @@
 //! `10.1.2.3 /users/:id`.
 
 use super::Fields;
+use super::ParseError;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
@@ -65,11 +66,11 @@ impl KeyExpr {
     /// assert_eq!(k.terms[1], Term::Field("route".into(), Transform::Route));
     /// assert!(KeyExpr::parse("ip/33x").is_err());
     /// ```
-    pub fn parse(text: &str) -> Result<KeyExpr, String> {
+    pub fn parse(text: &str) -> Result<KeyExpr, ParseError> {
         let mut terms = Vec::new();
         for raw in text.split('+') {
             let t = raw.trim();
-            let bad = |m: &str| format!("key {text:?}: term {t:?}: {m}");
+            let bad = |m: &str| ParseError::Option(format!("key {text:?}: term {t:?}: {m}"));
             if t.is_empty() {
                 return Err(bad(
                     "empty (expected NAME, ip, ip/24, header:NAME or route)",
@@ -78,7 +79,7 @@ impl KeyExpr {
             let (name, prefix) = match t.split_once('/') {
                 Some((n, p)) => {
                     let nums: Vec<&str> = p.split('/').collect();
-                    let parse = |s: &str, max: u8| -> Result<u8, String> {
+                    let parse = |s: &str, max: u8| -> Result<u8, ParseError> {
                         s.parse::<u8>().ok().filter(|&b| b <= max).ok_or_else(|| {
                             bad(&format!(
                                 "prefix {s:?}: expected a number of bits 0..={max}"
@@ -176,23 +177,23 @@ impl Xff {
     /// assert_eq!("2".parse::<Xff>(), Ok(Xff::TrustedHops(2)));
     /// assert!("middle".parse::<Xff>().is_err());
     /// ```
-    pub fn parse_text(s: &str) -> Result<Xff, String> {
+    pub fn parse_text(s: &str) -> Result<Xff, ParseError> {
         match s.trim() {
             "last" => Ok(Xff::Last),
             "first" => Ok(Xff::First),
             n => n.parse::<u32>().map(Xff::TrustedHops).map_err(|_| {
-                format!(
+                ParseError::Option(format!(
                     "{s:?}: expected last, first or a number of trusted hops (as Envoy's xff_num_trusted_hops)"
-                )
+                ))
             }),
         }
     }
 
     /// From a trace's JSON `xff`: `"last"`, `"first"` or
     /// `{"trusted_hops": N}`.
-    pub fn from_json(v: &serde_json::Value) -> Result<Xff, String> {
+    pub fn from_json(v: &serde_json::Value) -> Result<Xff, ParseError> {
         let bad = || {
-            format!("{v}: expected \"last\", \"first\" or {{\"trusted_hops\": N}} (as Envoy's xff_num_trusted_hops)")
+            ParseError::Option(format!("{v}: expected \"last\", \"first\" or {{\"trusted_hops\": N}} (as Envoy's xff_num_trusted_hops)"))
         };
         match v {
             serde_json::Value::String(s) if s == "last" || s == "first" => Xff::parse_text(s),
@@ -217,8 +218,8 @@ impl Xff {
 }
 
 impl std::str::FromStr for Xff {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Xff, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Xff, ParseError> {
         Xff::parse_text(s)
     }
 }
@@ -255,11 +256,11 @@ impl BoundKey {
     /// the field's index and name; `Err` says why not).
     pub fn bind(
         expr: &KeyExpr,
-        mut resolve: impl FnMut(&Term) -> Result<(usize, String), String>,
-    ) -> Result<BoundKey, String> {
+        mut resolve: impl FnMut(&Term) -> Result<(usize, String), ParseError>,
+    ) -> Result<BoundKey, ParseError> {
         let mut parts = Vec::new();
         for t in &expr.terms {
-            let (i, name) = resolve(t).map_err(|m| format!("key {:?}: {m}", expr.text))?;
+            let (i, name) = resolve(t).map_err(|m| m.within(format!("key {:?}", expr.text)))?;
             let tr = match t {
                 Term::Field(_, tr) | Term::Header(_, tr) => *tr,
             };
@@ -299,14 +300,19 @@ impl BoundKey {
     /// The key of a line: borrowed from the fields when it is one field as
     /// written (or an IPv4 address already written as the key writes it),
     /// else built in `out` (None returned).
-    pub fn eval<'a>(&self, f: &Fields<'a>, out: &mut String) -> Result<Option<&'a str>, String> {
+    pub fn eval<'a>(
+        &self,
+        f: &Fields<'a>,
+        out: &mut String,
+    ) -> Result<Option<&'a str>, ParseError> {
         match self.parts.as_slice() {
             // A key field that is missing, null or "" would make every
             // such line one key "" (one client for all of them).
             [(i, Transform::Verbatim, name)] if f.get(*i).is_empty() => {
-                return Err(format!(
-                    "field {name}: missing, null or empty: expected the request's key"
-                ))
+                return Err(ParseError::Value(
+                    "missing, null or empty: expected the request's key".into(),
+                )
+                .in_field(name))
             }
             [(i, Transform::Verbatim, _)] => return Ok(Some(f.get(*i))),
             [(i, Transform::Prefix(32, _), _)] if is_dotted_quad(f.get(*i)) => {
@@ -323,8 +329,9 @@ impl BoundKey {
             let rule = self.rules.get(n).copied().unwrap_or_default();
             match tr {
                 Transform::Verbatim => out.push_str(v),
-                Transform::Prefix(b4, b6) => write_prefix_with(v, *b4, *b6, rule, out)
-                    .map_err(|m| format!("field {name}: {m}"))?,
+                Transform::Prefix(b4, b6) => {
+                    write_prefix_with(v, *b4, *b6, rule, out).map_err(|m| m.in_field(name))?
+                }
                 Transform::Route => write_route(v, out),
             }
         }
@@ -397,8 +404,9 @@ pub fn address_with(v: &str, rule: AddrRule) -> Option<IpAddr> {
 }
 
 #[cfg(test)]
-fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), String> {
-    let addr = address_of(v).ok_or_else(|| format!("{v:?} is not an IP address"))?;
+fn write_prefix(v: &str, b4: u8, b6: u8, out: &mut String) -> Result<(), ParseError> {
+    let addr =
+        address_of(v).ok_or_else(|| ParseError::Value(format!("{v:?} is not an IP address")))?;
     write_masked(addr, b4, b6, out);
     Ok(())
 }
@@ -413,16 +421,16 @@ fn write_prefix_with(
     b6: u8,
     rule: AddrRule,
     out: &mut String,
-) -> Result<(), String> {
+) -> Result<(), ParseError> {
     match address_with(v, rule) {
         Some(a) => write_masked(a, b4, b6, out),
         None if rule.xff.is_some() => out.push_str(v.trim()),
         None if rule.port => {
-            return Err(format!(
+            return Err(ParseError::Value(format!(
                 "{v:?} is not an address:port (an IPv4 or IPv6 address, then a colon and the port)"
-            ))
+            )))
         }
-        None => return Err(format!("{v:?} is not an IP address")),
+        None => return Err(ParseError::Value(format!("{v:?} is not an IP address"))),
     }
     Ok(())
 }

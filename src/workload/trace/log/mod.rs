@@ -20,19 +20,20 @@
 //! let mut held = String::new();
 //! let Parsed::Event(t, _, w) = p.parse(line, &mut held)? else { panic!() };
 //! assert_eq!((t, held.as_str(), w), (971_211_336_000_000_000, "203.0.113.0/24", 1));
-//! # Ok::<(), String>(())
+//! # Ok::<(), ratelab::workload::trace::ParseError>(())
 //! ```
 
-pub mod alb;
+pub(crate) mod alb;
 pub mod envoy;
 mod event;
-pub mod json;
+pub(crate) mod json;
 pub mod key;
 pub mod nginx;
-pub mod template;
+pub(crate) mod template;
 pub mod time;
-pub mod w3c;
+pub(crate) mod w3c;
 
+pub use super::error::ParseError;
 use super::format::TimeUnit;
 use super::parse::parse_decimal_ns;
 use crate::clock::Nanos;
@@ -107,7 +108,7 @@ pub trait LogFormat: Send {
     /// The format's name (as in [`FORMATS`]).
     fn name(&self) -> &str;
     /// Consumes a header or comment line (true), or says it is data (false).
-    fn header(&mut self, _line: &str) -> Result<bool, String> {
+    fn header(&mut self, _line: &str) -> Result<bool, ParseError> {
         Ok(false)
     }
     /// Whether a header line since the last call changed the fields (their
@@ -121,7 +122,7 @@ pub trait LogFormat: Send {
     /// The field names (for messages).
     fn names(&self) -> Vec<String>;
     /// Splits a data line.
-    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String>;
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError>;
     /// Where a split may stop once `fields` are known (an opaque mark for
     /// [`split_prefix`](Self::split_prefix)); None: only whole lines split.
     fn prefix_stop(&self, _fields: &[usize]) -> Option<usize> {
@@ -131,7 +132,11 @@ pub trait LogFormat: Send {
     /// the fields asked for then are right, the rest of the line is not
     /// checked (the others' spans are stale); an error is one
     /// [`split`](Self::split) would give.
-    fn split_prefix<'a>(&'a mut self, line: &'a str, _stop: usize) -> Result<Fields<'a>, String> {
+    fn split_prefix<'a>(
+        &'a mut self,
+        line: &'a str,
+        _stop: usize,
+    ) -> Result<Fields<'a>, ParseError> {
         self.split(line)
     }
     /// Whether every value of field `field` is `address:port` (the port
@@ -178,7 +183,7 @@ pub struct FormatRow {
     /// The key when none is given.
     pub default_key: &'static str,
     /// Builds the line format.
-    pub build: fn(&LogSpec) -> Result<Box<dyn LogFormat>, String>,
+    pub build: fn(&LogSpec) -> Result<Box<dyn LogFormat>, ParseError>,
     /// Every line reads the same whatever came before it (no header that
     /// changes the fields): its lines may be parsed in parallel.
     pub lines_stand_alone: bool,
@@ -191,12 +196,12 @@ pub struct FormatRow {
     pub takes_unit: bool,
 }
 
-fn no_log_format(s: &LogSpec) -> Result<(), String> {
+fn no_log_format(s: &LogSpec) -> Result<(), ParseError> {
     match &s.log_format {
-        Some(_) => Err(format!(
+        Some(_) => Err(ParseError::Option(format!(
             "a log format string is for formats nginx and envoy, not {}",
             s.format
-        )),
+        ))),
         None => Ok(()),
     }
 }
@@ -235,7 +240,7 @@ pub const FORMATS: &[FormatRow] = &[
         build: |s| {
             match &s.log_format {
             Some(f) => Ok(Box::new(nginx::Nginx::new("nginx", f)?)),
-            None => Err("format nginx needs its log_format string (--log-format '$remote_addr ... [$time_local] ...')".into()),
+            None => Err(ParseError::Option("format nginx needs its log_format string (--log-format '$remote_addr ... [$time_local] ...')".into())),
         }
         },
         whole_seconds: true,
@@ -360,12 +365,12 @@ pub fn takes_unit(name: &str) -> bool {
 }
 
 /// The row of a format name.
-pub fn row(name: &str) -> Result<&'static FormatRow, String> {
+pub fn row(name: &str) -> Result<&'static FormatRow, ParseError> {
     FORMATS.iter().find(|r| r.name == name).ok_or_else(|| {
-        format!(
+        ParseError::Option(format!(
             "unknown format {name:?}: expected one of {}",
             format_names()
-        )
+        ))
     })
 }
 
@@ -407,7 +412,7 @@ pub struct LogParser {
 
 impl LogParser {
     /// The parser for a spec; errors name the bad option.
-    pub fn new(spec: &LogSpec) -> Result<LogParser, String> {
+    pub fn new(spec: &LogSpec) -> Result<LogParser, ParseError> {
         let row = row(&spec.format)?;
         let fmt = (row.build)(spec)?;
         let key = KeyExpr::parse(spec.key.as_deref().unwrap_or(row.default_key))?;
@@ -452,60 +457,60 @@ impl LogParser {
             .map(|b| (b.time_name.as_str(), b.kind.whole_seconds()))
     }
 
-    fn resolve(&mut self, name: &str) -> Result<usize, String> {
+    fn resolve(&mut self, name: &str) -> Result<usize, ParseError> {
         self.fmt.field(name).ok_or_else(|| {
-            format!(
+            ParseError::Option(format!(
                 "the {} format has no field {name:?} (fields: {})",
                 self.fmt.name(),
                 self.fmt.names().join(" ")
-            )
+            ))
         })
     }
 
-    fn bind(&mut self) -> Result<(), String> {
+    fn bind(&mut self) -> Result<(), ParseError> {
         let time_name = match &self.spec.time {
             Some(t) => t.clone(),
-            None => self
-                .fmt
-                .default_field("time")
-                .ok_or_else(|| format!("the {} format logs no time field", self.fmt.name()))?,
+            None => self.fmt.default_field("time").ok_or_else(|| {
+                ParseError::Option(format!("the {} format logs no time field", self.fmt.name()))
+            })?,
         };
         let time = self.resolve(&time_name)?;
         let kind = self.fmt.time_kind(time).ok_or_else(|| {
-            format!(
+            ParseError::Option(format!(
                 "time field {time_name:?} is not a time in the {} format",
                 self.fmt.name()
-            )
+            ))
         })?;
         let key = self.key.clone();
         let mut bound = BoundKey::bind(&key, |t| match t {
             Term::Field(n, _) if n == "ip" || n == "route" => {
-                let f = self
-                    .fmt
-                    .default_field(n)
-                    .ok_or_else(|| format!("the {} format logs no {n} field", self.fmt.name()))?;
+                let f = self.fmt.default_field(n).ok_or_else(|| {
+                    ParseError::Option(format!("the {} format logs no {n} field", self.fmt.name()))
+                })?;
                 Ok((self.resolve(&f)?, f))
             }
             Term::Field(n, _) => Ok((self.resolve(n)?, n.clone())),
             Term::Header(h, _) => {
                 let f = self.fmt.header_field(h).ok_or_else(|| {
-                    format!(
+                    ParseError::Option(format!(
                         "the {} format logs no request header {h:?}",
                         self.fmt.name()
-                    )
+                    ))
                 })?;
-                let i = self.resolve(&f).map_err(|m| format!("header {h:?}: {m}"))?;
+                let i = self
+                    .resolve(&f)
+                    .map_err(|m| m.within(format!("header {h:?}")))?;
                 Ok((i, f))
             }
         })?;
         let fmt = &self.fmt;
         bound.set_rules(|i| fmt.has_port(i), self.spec.xff);
         if self.spec.xff != Xff::default() && !bound.reads_xff() {
-            return Err(format!(
+            return Err(ParseError::Option(format!(
                 "xff {}: the key {:?} reads no X-Forwarded-For address (the rule applies to a key such as ip or http_x_forwarded_for/24 that reads that header)",
                 self.spec.xff.name(),
                 self.key.text
-            ));
+            )));
         }
         let weight = match &self.spec.weight {
             None => None,
@@ -538,7 +543,7 @@ impl LogParser {
 
     /// True when `line` is the format's header; else the format's fields
     /// are bound to their roles (once, at the first event line).
-    fn header_or_bind(&mut self, line: &str) -> Result<bool, String> {
+    fn header_or_bind(&mut self, line: &str) -> Result<bool, ParseError> {
         if self.fmt.header(line)? {
             if self.fmt.take_changed() {
                 self.bound = None;
@@ -554,12 +559,12 @@ impl LogParser {
     /// Parses one line (without its line ending): a header, or an event
     /// whose key is borrowed from the line or written into `held`. An
     /// error names the field and what was wrong.
-    pub fn parse(&mut self, line: &str, held: &mut String) -> Result<Parsed, String> {
+    pub fn parse(&mut self, line: &str, held: &mut String) -> Result<Parsed, ParseError> {
         if self.header_or_bind(line)? {
             return Ok(Parsed::Header);
         }
         let Some(b) = &self.bound else {
-            return Err("internal: format not bound".into());
+            return Err(ParseError::Internal("format not bound"));
         };
         let f = self.fmt.split(line)?;
         let (t, at, w) = event_of(b, &mut self.cache, &f, line, held)?;
@@ -577,12 +582,12 @@ impl LogParser {
         line: &str,
         held: &mut String,
         owns: &dyn Fn(&str) -> bool,
-    ) -> Result<Parsed, String> {
+    ) -> Result<Parsed, ParseError> {
         if self.header_or_bind(line)? {
             return Ok(Parsed::Header);
         }
         let Some(b) = &self.bound else {
-            return Err("internal: format not bound".into());
+            return Err(ParseError::Internal("format not bound"));
         };
         let Some(stop) = b.prefix else {
             // No early stop: the whole line, then the filter.

@@ -8,6 +8,7 @@
 //! `X-Api-Key` is the variable `$http_x_api_key`.
 
 use super::template::{Seg, Template};
+use super::ParseError;
 use super::{Fields, LogFormat, TimeKind};
 
 /// nginx's predefined `combined` format (the nginx documentation of
@@ -36,7 +37,7 @@ impl Nginx {
     /// let fields = f.split("10.0.0.1 [10/Oct/2000:13:55:36 -0700] 200").unwrap();
     /// assert_eq!(fields.get(i), "200");
     /// ```
-    pub fn new(name: &'static str, format: &str) -> Result<Nginx, String> {
+    pub fn new(name: &'static str, format: &str) -> Result<Nginx, ParseError> {
         let b = format.as_bytes();
         let (mut segs, mut names) = (Vec::new(), Vec::<String>::new());
         let mut lit = String::new();
@@ -48,7 +49,10 @@ impl Nginx {
             if b[i] == b'$' {
                 let (var, next) = if b.get(i + 1) == Some(&b'{') {
                     let close = format[i..].find('}').ok_or_else(|| {
-                        format!("log format: '${{' at byte {} is never closed", i + 1)
+                        ParseError::Option(format!(
+                            "log format: '${{' at byte {} is never closed",
+                            i + 1
+                        ))
                     })?;
                     (&format[i + 2..i + close], i + close + 1)
                 } else {
@@ -59,13 +63,15 @@ impl Nginx {
                     (&format[i + 1..i + 1 + n], i + 1 + n)
                 };
                 if var.is_empty() || !var.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
-                    return Err(format!(
+                    return Err(ParseError::Option(format!(
                         "log format: '$' at byte {} is not followed by a variable name",
                         i + 1
-                    ));
+                    )));
                 }
                 if !seen.insert(var) {
-                    return Err(format!("log format: ${var} appears twice"));
+                    return Err(ParseError::Option(format!(
+                        "log format: ${var} appears twice"
+                    )));
                 }
                 segs.push(Seg::Lit(std::mem::take(&mut lit)));
                 segs.push(Seg::Field(names.len()));
@@ -82,7 +88,7 @@ impl Nginx {
             }
         }
         segs.push(Seg::Lit(lit));
-        let t = Template::new(segs, names).map_err(|m| format!("log format: {m}"))?;
+        let t = Template::new(segs, names).map_err(|m| m.within("log format"))?;
         Ok(Nginx { name, t })
     }
 }
@@ -97,13 +103,17 @@ impl LogFormat for Nginx {
     fn names(&self) -> Vec<String> {
         self.t.names.clone()
     }
-    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
         self.t.split(line)
     }
     fn prefix_stop(&self, fields: &[usize]) -> Option<usize> {
         self.t.prefix_stop(fields)
     }
-    fn split_prefix<'a>(&'a mut self, line: &'a str, stop: usize) -> Result<Fields<'a>, String> {
+    fn split_prefix<'a>(
+        &'a mut self,
+        line: &'a str,
+        stop: usize,
+    ) -> Result<Fields<'a>, ParseError> {
         self.t.split_upto(line, stop)
     }
     fn time_kind(&self, field: usize) -> Option<TimeKind> {

@@ -3,6 +3,7 @@
 //! walks the template once: each field ends where the next literal starts
 //! (found with `memchr`), so a line is split without allocating.
 
+use super::ParseError;
 use super::{Fields, Span, ABSENT};
 
 /// A piece of a template.
@@ -27,24 +28,24 @@ pub struct Template {
 impl Template {
     /// A template of `segs` over `names`; two adjacent fields cannot be
     /// told apart and are refused.
-    pub fn new(segs: Vec<Seg>, names: Vec<String>) -> Result<Template, String> {
+    pub fn new(segs: Vec<Seg>, names: Vec<String>) -> Result<Template, ParseError> {
         // Merge adjacent literals; refuse adjacent fields.
         let mut out: Vec<Seg> = Vec::new();
         for s in segs {
             match (out.last_mut(), s) {
                 (Some(Seg::Lit(a)), Seg::Lit(b)) => a.push_str(&b),
                 (Some(Seg::Field(a)), Seg::Field(b)) => {
-                    return Err(format!(
+                    return Err(ParseError::Option(format!(
                         "fields {:?} and {:?} are adjacent with nothing between them: a line cannot be split there",
                         names[*a], names[b]
-                    ))
+                    )))
                 }
                 (_, Seg::Lit(b)) if b.is_empty() => {}
                 (_, s) => out.push(s),
             }
         }
         if !out.iter().any(|s| matches!(s, Seg::Field(_))) {
-            return Err("the format has no fields".into());
+            return Err(ParseError::Option("the format has no fields".into()));
         }
         let n = names.len();
         Ok(Template {
@@ -61,7 +62,7 @@ impl Template {
 
     /// Splits a line into the template's fields; an error names the
     /// literal or field where the line stopped matching.
-    pub fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
+    pub fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
         self.split_upto(line, self.segs.len())
     }
 
@@ -84,7 +85,11 @@ impl Template {
     /// the fields they hold get their spans, the rest of the line is not
     /// looked at (its fields keep stale spans). Where the line fails in
     /// those segments, the error is [`split`](Self::split)'s.
-    pub fn split_upto<'a>(&'a mut self, line: &'a str, stop: usize) -> Result<Fields<'a>, String> {
+    pub fn split_upto<'a>(
+        &'a mut self,
+        line: &'a str,
+        stop: usize,
+    ) -> Result<Fields<'a>, ParseError> {
         let b = line.as_bytes();
         let mut p = 0usize;
         let mut i = 0;
@@ -97,11 +102,11 @@ impl Template {
                             Some(Seg::Field(f)) => format!("after field {}", self.names[*f]),
                             _ => "at the start".to_string(),
                         };
-                        return Err(format!(
+                        return Err(ParseError::Line(format!(
                             "expected {l:?} {what} at byte {}, found {:?}",
                             p + 1,
                             snippet(&line[p..])
-                        ));
+                        )));
                     }
                     p += l.len();
                 }
@@ -111,12 +116,12 @@ impl Template {
                         Some(Seg::Lit(next)) => find_end(&b[p..], next.as_bytes())
                             .map(|e| p + e)
                             .ok_or_else(|| {
-                            format!(
+                            ParseError::Line(format!(
                                 "field {}: no {:?} after it (the line ends at byte {})",
                                 self.names[*f],
                                 next,
                                 b.len()
-                            )
+                            ))
                         })?,
                         Some(Seg::Field(_)) => unreachable!("adjacent fields are refused"),
                     };
@@ -127,11 +132,11 @@ impl Template {
             i += 1;
         }
         if stop == self.segs.len() && p != b.len() {
-            return Err(format!(
+            return Err(ParseError::Line(format!(
                 "unexpected text after the last field at byte {}: {:?}",
                 p + 1,
                 snippet(&line[p..])
-            ));
+            )));
         }
         Ok(Fields {
             text: line,

@@ -10,13 +10,13 @@ fn parser(format: &str, key: Option<&str>) -> LogParser {
 }
 
 /// (time, key, weight) of a data line.
-fn event(p: &mut LogParser, line: &str) -> Result<(Nanos, String, u64), String> {
+fn event(p: &mut LogParser, line: &str) -> Result<(Nanos, String, u64), ParseError> {
     let mut held = String::new();
     match p.parse(line, &mut held)? {
-        Parsed::Header => Err("header".into()),
+        Parsed::Header => Err(ParseError::Line("header".into())),
         Parsed::Event(t, Some(r), w) => Ok((t, line[r].to_string(), w)),
         Parsed::Event(t, None, w) => Ok((t, held, w)),
-        Parsed::Elsewhere(..) => Err("elsewhere".into()),
+        Parsed::Elsewhere(..) => Err(ParseError::Line("elsewhere".into())),
     }
 }
 
@@ -55,7 +55,10 @@ fn weights_from_a_field() {
     let zero = COMBINED_LINE.replace(" 2326 ", " 0 ");
     assert_eq!(event(&mut p, &zero).unwrap().2, 1);
     let bad = COMBINED_LINE.replace(" 2326 ", " lots ");
-    assert!(event(&mut p, &bad).unwrap_err().contains("body_bytes_sent"));
+    assert!(event(&mut p, &bad)
+        .unwrap_err()
+        .to_string()
+        .contains("body_bytes_sent"));
 }
 
 #[test]
@@ -70,11 +73,13 @@ fn malformed_lines_name_the_field() {
         (COMBINED_LINE[..60].to_string(), "field request"),
         (format!("{COMBINED_LINE} extra"), "after the last field"),
     ] {
-        let e = event(&mut p, &line).unwrap_err();
+        let e = event(&mut p, &line).unwrap_err().to_string();
         assert!(e.contains(want), "{line}: {e}");
     }
     let mut ip = parser("combined", Some("ip/24"));
-    let e = event(&mut ip, &COMBINED_LINE.replace("192.0.2.10", "localhost")).unwrap_err();
+    let e = event(&mut ip, &COMBINED_LINE.replace("192.0.2.10", "localhost"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("remote_addr") && e.contains("localhost"), "{e}");
 }
 
@@ -113,7 +118,7 @@ fn custom_nginx_formats_read_iso_and_msec_times() {
         ("$remote_addr $status", "ip", "no time field"),
         ("$remote_addr [$time_local] $", "ip", "variable name"),
     ] {
-        let e = LogParser::new(&spec(f, key)).err().unwrap();
+        let e = LogParser::new(&spec(f, key)).err().unwrap().to_string();
         assert!(e.contains(want), "{f}: {e}");
     }
     let e = LogParser::new(&LogSpec {
@@ -121,7 +126,8 @@ fn custom_nginx_formats_read_iso_and_msec_times() {
         ..LogSpec::default()
     })
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(e.contains("log_format"), "{e}");
 }
 
@@ -160,13 +166,16 @@ fn json_lines_with_mapped_fields() {
         event(&mut p, line),
         Ok((1_460_751_420_310_000_000, "10.0.0.0/24".into(), 3))
     );
-    let e = event(&mut p, r#"{"x_forwarded_for":"1.2.3.4"}"#).unwrap_err();
+    let e = event(&mut p, r#"{"x_forwarded_for":"1.2.3.4"}"#)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("start_time") && e.contains("missing"), "{e}");
     let e = event(
         &mut p,
         r#"{"start_time":"2016-04-15","x_forwarded_for":"1.2.3.4"}"#,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("start_time"), "{e}");
 }
 
@@ -182,7 +191,9 @@ fn alb_and_cloudfront() {
             1
         ))
     );
-    let e = event(&mut p, "https 2018-07-02T22:23:00.186641Z app/x 1.2.3.4:5").unwrap_err();
+    let e = event(&mut p, "https 2018-07-02T22:23:00.186641Z app/x 1.2.3.4:5")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("4 fields"), "{e}");
 
     let mut p = parser("cloudfront", None);
@@ -205,7 +216,9 @@ fn alb_and_cloudfront() {
         Ok((1_575_493_351_000_000_000, "192.0.2.100".into(), 1))
     );
     assert_eq!(p.time_field(), Some(("date", true)));
-    let e = event(&mut p, "2019-12-04\t21:02:31\t192.0.2.100").unwrap_err();
+    let e = event(&mut p, "2019-12-04\t21:02:31\t192.0.2.100")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("3 tab-separated fields"), "{e}");
 }
 
@@ -259,7 +272,9 @@ fn alb_client_port_splits_at_the_last_colon() {
     let b = event(&mut p, &alb_line("2001:db8::5:8081")).unwrap().1;
     assert_eq!(a, b);
     for bad in ["localhost:80", "2001:db8::5:port", "-"] {
-        let e = event(&mut parser("alb", None), &alb_line(bad)).unwrap_err();
+        let e = event(&mut parser("alb", None), &alb_line(bad))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("client:port") && e.contains(bad), "{bad}: {e}");
     }
 }
@@ -343,7 +358,10 @@ fn cloudfront_fields_may_change_between_concatenated_files() {
     }
     p.parse("#Fields: date time cs-uri-stem", &mut held)
         .unwrap();
-    let e = p.parse("2019-12-04\t21:02:33\t/b", &mut held).unwrap_err();
+    let e = p
+        .parse("2019-12-04\t21:02:33\t/b", &mut held)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no ip field"), "{e}");
 }
 
@@ -355,7 +373,8 @@ fn an_xff_rule_the_key_does_not_read_is_refused() {
         ..LogSpec::default()
     })
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(
         e.contains("xff trusted_hops 1") && e.contains("\"ip\""),
         "{e}"
@@ -385,7 +404,8 @@ fn unknown_formats_and_options_are_refused() {
         ..LogSpec::default()
     })
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(e.contains("combined") && e.contains("cloudfront"), "{e}");
     let e = LogParser::new(&LogSpec {
         format: "alb".into(),
@@ -393,7 +413,8 @@ fn unknown_formats_and_options_are_refused() {
         ..LogSpec::default()
     })
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(e.contains("nginx and envoy"), "{e}");
     let e = LogParser::new(&LogSpec {
         format: "combined".into(),
@@ -401,7 +422,8 @@ fn unknown_formats_and_options_are_refused() {
         ..LogSpec::default()
     })
     .err()
-    .unwrap();
+    .unwrap()
+    .to_string();
     assert!(e.contains("not a time"), "{e}");
 }
 
@@ -503,12 +525,13 @@ fn formats_with_very_many_variables_compile_and_duplicates_are_found() {
     let mut f = nginx::Nginx::new("nginx", &nginx).unwrap();
     assert_eq!(f.field(&format!("v{}", n - 1)).map(|_| ()), Some(()));
     let dup = format!("{nginx}$v0");
-    let e = nginx::Nginx::new("nginx", &dup).err().unwrap();
+    let e = nginx::Nginx::new("nginx", &dup).err().unwrap().to_string();
     assert!(e.contains("$v0 appears twice"), "{e}");
     let envoy: String = (0..n).map(|i| format!("%REQ(H{i})% ")).collect();
     assert!(envoy::Envoy::new(&envoy).is_ok());
     let e = envoy::Envoy::new(&format!("{envoy}%REQ(H7)%"))
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(e.contains("%REQ(H7)% appears twice"), "{e}");
 }

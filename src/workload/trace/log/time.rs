@@ -10,6 +10,7 @@
 //! * W3C `date` + `time` fields (CloudFront): `2019-12-04` and `21:02:31`, UTC.
 //! * Decimal seconds (`$msec`): `1555072412.123`.
 
+use super::ParseError;
 use crate::clock::Nanos;
 
 const NS: i128 = 1_000_000_000;
@@ -61,15 +62,19 @@ fn days_in_month(y: i64, m: u32) -> u32 {
 }
 
 /// Seconds since the epoch of a civil date and time, checked.
-fn civil_seconds(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Result<i64, String> {
+fn civil_seconds(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Result<i64, ParseError> {
     if !(1..=12).contains(&mo) {
-        return Err(format!("month {mo} is not 1..12"));
+        return Err(ParseError::Value(format!("month {mo} is not 1..12")));
     }
     if d == 0 || d > days_in_month(y, mo) {
-        return Err(format!("day {d} is not in month {mo} of {y}"));
+        return Err(ParseError::Value(format!(
+            "day {d} is not in month {mo} of {y}"
+        )));
     }
     if h > 23 || mi > 59 || s > 60 {
-        return Err(format!("time {h:02}:{mi:02}:{s:02} is not a time of day"));
+        return Err(ParseError::Value(format!(
+            "time {h:02}:{mi:02}:{s:02} is not a time of day"
+        )));
     }
     Ok(
         days_from_civil(y, mo, d) * 86_400
@@ -79,12 +84,13 @@ fn civil_seconds(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Result<i64
     )
 }
 
-fn to_nanos(secs: i64, frac_ns: u32, offset_s: i64) -> Result<Nanos, String> {
+fn to_nanos(secs: i64, frac_ns: u32, offset_s: i64) -> Result<Nanos, ParseError> {
     let ns = (i128::from(secs) - i128::from(offset_s)) * NS + i128::from(frac_ns);
     if ns < 0 {
-        return Err("is before 1970-01-01T00:00:00Z".into());
+        return Err(ParseError::Value("is before 1970-01-01T00:00:00Z".into()));
     }
-    u64::try_from(ns).map_err(|_| "is after the year 2554 (u64 nanoseconds)".into())
+    u64::try_from(ns)
+        .map_err(|_| ParseError::Value("is after the year 2554 (u64 nanoseconds)".into()))
 }
 
 /// `+hhmm`, `-hhmm`, `+hh:mm`, `Z`: the offset east of UTC in seconds.
@@ -118,12 +124,16 @@ fn offset(b: &[u8]) -> Option<i64> {
 /// assert_eq!(parse_clf("10/Oct/2000:13:55:36 -0700"), Ok(971_211_336_000_000_000));
 /// assert!(parse_clf("10/Foo/2000:13:55:36 -0700").is_err());
 /// ```
-pub fn parse_clf(text: &str) -> Result<Nanos, String> {
+pub fn parse_clf(text: &str) -> Result<Nanos, ParseError> {
     let t = text
         .trim_start_matches('[')
         .trim_end_matches(']')
         .as_bytes();
-    let bad = || format!("{text:?} is not a Common Log Format time (dd/Mon/yyyy:hh:mm:ss +zzzz)");
+    let bad = || {
+        ParseError::Value(format!(
+            "{text:?} is not a Common Log Format time (dd/Mon/yyyy:hh:mm:ss +zzzz)"
+        ))
+    };
     if t.len() != 26
         || t[2] != b'/'
         || t[6] != b'/'
@@ -136,19 +146,20 @@ pub fn parse_clf(text: &str) -> Result<Nanos, String> {
     }
     let d = digits(&t[0..2]).ok_or_else(bad)?;
     let mo = month_of(&t[3..6]).ok_or_else(|| {
-        format!(
+        ParseError::Value(format!(
             "{text:?}: unknown month {:?}",
             String::from_utf8_lossy(&t[3..6])
-        )
+        ))
     })?;
     let y = digits(&t[7..11]).ok_or_else(bad)?;
     let h = digits(&t[12..14]).ok_or_else(bad)?;
     let mi = digits(&t[15..17]).ok_or_else(bad)?;
     let s = digits(&t[18..20]).ok_or_else(bad)?;
-    let off = offset(&t[21..26]).ok_or_else(|| format!("{text:?}: bad UTC offset"))?;
-    let secs =
-        civil_seconds(i64::from(y), mo, d, h, mi, s).map_err(|m| format!("{text:?}: {m}"))?;
-    to_nanos(secs, 0, off).map_err(|m| format!("{text:?} {m}"))
+    let off =
+        offset(&t[21..26]).ok_or_else(|| ParseError::Value(format!("{text:?}: bad UTC offset")))?;
+    let secs = civil_seconds(i64::from(y), mo, d, h, mi, s)
+        .map_err(|m| ParseError::Value(format!("{text:?}: {m}")))?;
+    to_nanos(secs, 0, off).map_err(|m| ParseError::Value(format!("{text:?} {m}")))
 }
 
 /// Parses an ISO 8601 / RFC 3339 date-time with a UTC offset or `Z`, and up
@@ -160,10 +171,13 @@ pub fn parse_clf(text: &str) -> Result<Nanos, String> {
 /// assert_eq!(parse_iso8601("1970-01-01T00:00:01.5Z"), Ok(1_500_000_000));
 /// assert_eq!(parse_iso8601("2000-10-10T13:55:36-07:00"), Ok(971_211_336_000_000_000));
 /// ```
-pub fn parse_iso8601(text: &str) -> Result<Nanos, String> {
+pub fn parse_iso8601(text: &str) -> Result<Nanos, ParseError> {
     let t = text.as_bytes();
-    let bad =
-        || format!("{text:?} is not an ISO 8601 date-time (yyyy-mm-ddThh:mm:ss[.fff]Z or +hh:mm)");
+    let bad = || {
+        ParseError::Value(format!(
+            "{text:?} is not an ISO 8601 date-time (yyyy-mm-ddThh:mm:ss[.fff]Z or +hh:mm)"
+        ))
+    };
     if t.len() < 20
         || t[4] != b'-'
         || t[7] != b'-'
@@ -184,31 +198,43 @@ pub fn parse_iso8601(text: &str) -> Result<Nanos, String> {
     if let [b'.', tail @ ..] = rest {
         let n = tail.iter().take_while(|b| b.is_ascii_digit()).count();
         if n == 0 || n > 9 {
-            return Err(format!("{text:?}: expected 1 to 9 fraction digits"));
+            return Err(ParseError::Value(format!(
+                "{text:?}: expected 1 to 9 fraction digits"
+            )));
         }
         frac_ns = digits(&tail[..n]).ok_or_else(bad)? * 10u32.pow(9 - n as u32);
         rest = &tail[n..];
     }
-    let off = offset(rest)
-        .ok_or_else(|| format!("{text:?}: expected a UTC offset (Z or +hh:mm) at the end"))?;
-    let secs =
-        civil_seconds(i64::from(y), mo, d, h, mi, s).map_err(|m| format!("{text:?}: {m}"))?;
-    to_nanos(secs, frac_ns, off).map_err(|m| format!("{text:?} {m}"))
+    let off = offset(rest).ok_or_else(|| {
+        ParseError::Value(format!(
+            "{text:?}: expected a UTC offset (Z or +hh:mm) at the end"
+        ))
+    })?;
+    let secs = civil_seconds(i64::from(y), mo, d, h, mi, s)
+        .map_err(|m| ParseError::Value(format!("{text:?}: {m}")))?;
+    to_nanos(secs, frac_ns, off).map_err(|m| ParseError::Value(format!("{text:?} {m}")))
 }
 
 /// Parses W3C `date` (`2019-12-04`) and `time` (`21:02:31`, optionally with
 /// a fraction) fields, UTC.
-pub fn parse_w3c(date: &str, time: &str) -> Result<Nanos, String> {
+pub fn parse_w3c(date: &str, time: &str) -> Result<Nanos, ParseError> {
     let d = date.as_bytes();
     let t = time.as_bytes();
     if d.len() != 10 || d[4] != b'-' || d[7] != b'-' {
-        return Err(format!("date {date:?} is not yyyy-mm-dd"));
+        return Err(ParseError::Value(format!(
+            "date {date:?} is not yyyy-mm-dd"
+        )));
     }
     if t.len() < 8 || t[2] != b':' || t[5] != b':' {
-        return Err(format!("time {time:?} is not hh:mm:ss"));
+        return Err(ParseError::Value(format!("time {time:?} is not hh:mm:ss")));
     }
     let num = |b: &[u8], what: &str| {
-        digits(b).ok_or_else(|| format!("{what} {:?}: not a number", String::from_utf8_lossy(b)))
+        digits(b).ok_or_else(|| {
+            ParseError::Value(format!(
+                "{what} {:?}: not a number",
+                String::from_utf8_lossy(b)
+            ))
+        })
     };
     let (y, mo, dd) = (
         num(&d[0..4], "date")?,
@@ -226,12 +252,16 @@ pub fn parse_w3c(date: &str, time: &str) -> Result<Nanos, String> {
             [b'.', f @ ..] if !f.is_empty() && f.len() <= 9 => {
                 frac_ns = num(f, "time")? * 10u32.pow(9 - f.len() as u32);
             }
-            _ => return Err(format!("time {time:?} is not hh:mm:ss[.fff]")),
+            _ => {
+                return Err(ParseError::Value(format!(
+                    "time {time:?} is not hh:mm:ss[.fff]"
+                )))
+            }
         }
     }
-    let secs =
-        civil_seconds(i64::from(y), mo, dd, h, mi, s).map_err(|m| format!("{date} {time}: {m}"))?;
-    to_nanos(secs, frac_ns, 0).map_err(|m| format!("{date} {time} {m}"))
+    let secs = civil_seconds(i64::from(y), mo, dd, h, mi, s)
+        .map_err(|m| ParseError::Value(format!("{date} {time}: {m}")))?;
+    to_nanos(secs, frac_ns, 0).map_err(|m| ParseError::Value(format!("{date} {time} {m}")))
 }
 
 #[cfg(test)]
@@ -270,14 +300,16 @@ mod tests {
             ("01/Jan/2024:00:00:00 x0000", "offset"),
             ("01/Jan/1969:23:59:59 +0000", "before 1970"),
         ] {
-            let e = parse_clf(t).unwrap_err();
+            let e = parse_clf(t).unwrap_err().to_string();
             assert!(e.contains(want), "{t}: {e}");
         }
         assert!(parse_iso8601("2024-01-01T00:00:00X")
             .unwrap_err()
+            .to_string()
             .contains("offset"));
         assert!(parse_iso8601("2024-01-01T00:00:00.1234567890Z")
             .unwrap_err()
+            .to_string()
             .contains("fraction"));
         assert!(parse_w3c("2024/01/01", "00:00:00").is_err());
     }

@@ -9,6 +9,7 @@
 //! is `c-ip`; request headers CloudFront logs are `cs(Host)`,
 //! `cs(Referer)`, `cs(User-Agent)`, `cs(Cookie)`.
 
+use super::ParseError;
 use super::{Fields, LogFormat, Span, TimeKind, ABSENT};
 
 /// CloudFront's standard log fields, in order.
@@ -82,14 +83,14 @@ impl LogFormat for W3c {
     /// lets a directive change how the next lines read, and files
     /// concatenated as delivered (`zcat *.gz`) repeat `#Version:` and
     /// `#Fields:` at each file's start.
-    fn header(&mut self, line: &str) -> Result<bool, String> {
+    fn header(&mut self, line: &str) -> Result<bool, ParseError> {
         let Some(directive) = line.strip_prefix('#') else {
             return Ok(false);
         };
         if let Some(list) = directive.strip_prefix("Fields:") {
             let names: Vec<String> = list.split_whitespace().map(str::to_string).collect();
             if names.is_empty() {
-                return Err("#Fields: names no fields".into());
+                return Err(ParseError::Line("#Fields: names no fields".into()));
             }
             if names != self.names {
                 self.names = names;
@@ -108,7 +109,7 @@ impl LogFormat for W3c {
     fn names(&self) -> Vec<String> {
         self.names.clone()
     }
-    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, String> {
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
         let mut n = 0;
         let mut start = 0usize;
         for end in memchr::memchr_iter(b'\t', line.as_bytes()).chain(std::iter::once(line.len())) {
@@ -119,10 +120,10 @@ impl LogFormat for W3c {
             start = end + 1;
         }
         if n != self.names.len() {
-            return Err(format!(
+            return Err(ParseError::Line(format!(
                 "{n} tab-separated fields: the #Fields: list names {}",
                 self.names.len()
-            ));
+            )));
         }
         Ok(Fields {
             text: line,

@@ -24,7 +24,7 @@ pub(super) fn markers<DB: DrawingBackend, X, Y>(
     pts: &[(f64, f64)],
     (sx, sy): (f64, f64),
     c: RGBColor,
-) -> Result<(), String>
+) -> Result<(), DrawError>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
@@ -76,7 +76,7 @@ pub(super) fn edge_arrows<DB: DrawingBackend, X, Y>(
     ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
     on_x: bool,
     c: RGBColor,
-) -> Result<(), String>
+) -> Result<(), DrawError>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,

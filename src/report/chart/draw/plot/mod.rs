@@ -33,7 +33,8 @@ const LEGEND_MARGIN: i32 = 6;
 type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
 
 /// Draws one layer of a chart (see [`layer`]).
-type Layer<'a> = dyn Fn(&dyn Fn(&Area<'_>) -> Result<(), String>) -> Result<String, String> + 'a;
+type Layer<'a> =
+    dyn Fn(&dyn Fn(&Area<'_>) -> Result<(), DrawError>) -> Result<String, DrawError> + 'a;
 
 /// The group ids of one chart, or of panel `k` of small multiples: series
 /// and bands are numbered over the whole SVG in drawing order (a panel's
@@ -176,15 +177,20 @@ pub(super) fn sign_minus(text: &str) -> String {
     out
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
+fn err<E: std::fmt::Display>(e: E) -> DrawError {
+    DrawError::plot(e)
 }
 
 /// One plotters drawing on a `size` canvas, of the part at `at` of
 /// `part` px, without its `<svg>` wrapper.
-fn layer<F>(size: (u32, u32), at: (i32, i32), part: (u32, u32), draw: F) -> Result<String, String>
+fn layer<F>(
+    size: (u32, u32),
+    at: (i32, i32),
+    part: (u32, u32),
+    draw: F,
+) -> Result<String, DrawError>
 where
-    F: FnOnce(&Area<'_>) -> Result<(), String>,
+    F: FnOnce(&Area<'_>) -> Result<(), DrawError>,
 {
     let mut s = String::new();
     {
@@ -214,7 +220,7 @@ fn group_with(o: &mut String, id: &str, attrs: &[(&str, &str)], body: &str) {
 }
 
 /// The `<svg>` element's start: size, font, title and description.
-pub(super) fn header((w, h): (u32, u32), title: &str, caption: &str) -> Result<String, String> {
+pub(super) fn header((w, h): (u32, u32), title: &str, caption: &str) -> Result<String, DrawError> {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -232,7 +238,7 @@ pub(super) fn header((w, h): (u32, u32), title: &str, caption: &str) -> Result<S
 }
 
 /// A grid's title, centred in its strip.
-pub(super) fn grid_title(size: (u32, u32), title: &str) -> Result<String, String> {
+pub(super) fn grid_title(size: (u32, u32), title: &str) -> Result<String, DrawError> {
     layer(size, (0, 0), size, |root| {
         let t = fit(
             Txt::new(title, f64::from(size.0) / 2.0, 26.0, size::TITLE, "middle"),
@@ -256,7 +262,7 @@ pub(super) fn row_legend_width(entries: &[Entry]) -> f64 {
 
 /// A legend as one row centred on the canvas at height `y` (a grid's
 /// shared legend), in the `legend` group.
-pub(super) fn row_legend(size: (u32, u32), y: f64, entries: &[Entry]) -> Result<String, String> {
+pub(super) fn row_legend(size: (u32, u32), y: f64, entries: &[Entry]) -> Result<String, DrawError> {
     let mut body = String::new();
     let mut x = (f64::from(size.0) - row_legend_width(entries)) / 2.0;
     for e in entries {
@@ -284,7 +290,7 @@ pub(super) fn row_legend(size: (u32, u32), y: f64, entries: &[Entry]) -> Result<
 }
 
 /// Texts placed by the layout (baseline and anchor) as plotters texts.
-fn texts<'t>(root: &Area<'_>, ts: impl Iterator<Item = &'t Txt>) -> Result<(), String> {
+fn texts<'t>(root: &Area<'_>, ts: impl Iterator<Item = &'t Txt>) -> Result<(), DrawError> {
     for t in ts {
         let h = match t.anchor {
             "middle" => HPos::Center,
@@ -326,7 +332,7 @@ pub(super) fn legend_size(entries: &[Entry]) -> (f64, f64) {
 impl Ctx<'_> {
     /// The chart's coordinate system on `root`: the plot rectangle of the
     /// layout, axis units, our ticks.
-    fn chart<'a, 'b>(&self, root: &'a Area<'b>, f: &Frame) -> Result<Chart2<'a, 'b>, String> {
+    fn chart<'a, 'b>(&self, root: &'a Area<'b>, f: &Frame) -> Result<Chart2<'a, 'b>, DrawError> {
         let p = f.plot;
         let x_area_bottom = (f.x_label_y + 4.0).round();
         let ticked = |dom: (f64, f64), ticks: &[(f64, String)]| Ticked {
@@ -356,7 +362,7 @@ impl Ctx<'_> {
 
     /// Grid, axes, ticks and their labels, the axis titles, and the break
     /// above a log axis' zero row.
-    fn mesh(&self, root: &Area<'_>, f: &Frame) -> Result<(), String> {
+    fn mesh(&self, root: &Area<'_>, f: &Frame) -> Result<(), DrawError> {
         let mut chart = self.chart(root, f)?;
         let label = |ticks: &[(f64, String)], v: f64| {
             ticks
@@ -416,7 +422,7 @@ impl Ctx<'_> {
 
     /// Series `i`: its line (solid, dashed or none), markers and point
     /// labels.
-    fn series(&self, root: &Area<'_>, f: &Frame, i: usize, look: &Look) -> Result<(), String> {
+    fn series(&self, root: &Area<'_>, f: &Frame, i: usize, look: &Look) -> Result<(), DrawError> {
         let mut chart = self.chart(root, f)?;
         let c = palette(look.color);
         let line: Vec<(f64, f64)> = f.lines[i].iter().map(|&q| Self::to_u(f, q)).collect();
@@ -466,7 +472,7 @@ impl Ctx<'_> {
         entries: &[Entry],
         layer: &Layer<'_>,
         ids: &Ids,
-    ) -> Result<String, String> {
+    ) -> Result<String, DrawError> {
         let font = text_style(size::LEGEND, INK, false);
         let (x0, y0) = (r.x0.round() as i32, r.y0.round() as i32);
         let mut text = MultiLineText::<BackendCoord, &str>::new(
@@ -513,13 +519,14 @@ impl Ctx<'_> {
         at: (i32, i32),
         grid: Option<(usize, (u32, u32))>,
         ids: &Ids,
-    ) -> Result<String, String> {
+    ) -> Result<String, DrawError> {
         let spec = self.spec;
         let p = f.plot;
         let part = (self.w as u32, self.h as u32);
         let canvas = grid.map_or(part, |g| g.1);
-        let layer =
-            |draw: &dyn Fn(&Area<'_>) -> Result<(), String>| layer(canvas, at, part, |a| draw(a));
+        let layer = |draw: &dyn Fn(&Area<'_>) -> Result<(), DrawError>| {
+            layer(canvas, at, part, |a| draw(a))
+        };
         let mut o = String::new();
         let plot_rect = layer(&|root| {
             root.draw(&Rectangle::new(
