@@ -29,12 +29,14 @@
 //! also grouped by key (each key's requests in time order): the tallies,
 //! the exact limiters and every candidate whose keys are independent
 //! ([`crate::model::Admit::keys_independent`]) walk their per-key state in
-//! key order, which is what makes a pass over many keys fast (`pass`).
+//! key order, which is what makes a pass over many keys fast (`pass`; the
+//! grouping's radix sort is `group`).
 
 mod candidates;
 mod checks;
 pub(crate) mod fleet;
 mod fleet_strategies;
+mod group;
 pub mod param_grid;
 mod pass;
 mod render;

@@ -133,7 +133,7 @@ fn radix_grouping_is_the_stable_sort_by_key() {
             }
             let mut want: Vec<usize> = (0..n).collect();
             want.sort_by_key(|&i| by_time[i].0);
-            pass::group_by_key(&by_time, (&mut by_key, &mut index), &mut scratch);
+            group::group_by_key(&by_time, (&mut by_key, &mut index), &mut scratch);
             let want_records: Vec<_> = want.iter().map(|&i| by_time[i]).collect();
             assert_eq!(by_key, want_records, "{bits} bits, {n} records");
             let got: Vec<usize> = index.iter().map(|&i| i as usize).collect();

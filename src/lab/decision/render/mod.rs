@@ -16,12 +16,14 @@ use serde_json::{json, Value};
 mod charts;
 mod cost;
 mod families;
+mod panels;
 mod timeline;
 
 pub(super) use cost::add_cost_chart;
 
 use charts::*;
 use families::*;
+use panels::*;
 use timeline::*;
 
 fn pct(n: u64, d: u64) -> f64 {
