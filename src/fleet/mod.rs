@@ -51,7 +51,8 @@
 //! `divided`), `central` (a shared store per decision), `kong_sync` and
 //! `apisix_sync` (periodic sync), `gubernator` (owner by consistent hash,
 //! forwarding or GLOBAL), `converge` (time to converge), `budget` (the
-//! grid's cost before it runs), `render` (the fleet tables and charts).
+//! grid's cost before it runs), `render` (the fleet tables and charts),
+//! `charts` (its two multi-panel charts: the sync sweep, the scale event).
 //! Each fleet is decided in time order by one thread, so reports are the
 //! same at any thread count.
 //!
@@ -88,6 +89,7 @@ mod apisix_sync;
 mod balancer;
 pub(crate) mod budget;
 mod central;
+mod charts;
 mod converge;
 mod deployment;
 mod events;

@@ -8,6 +8,7 @@
 //! report does not depend on the thread count. The cells can be split across
 //! processes ([`run_cells`], [`merge_output`]; see [`crate::lab::shard`]).
 
+mod agreement;
 mod evaluator;
 pub(crate) mod exec;
 mod params;
