@@ -537,15 +537,21 @@ pub(super) fn harm_chart(
     // A second axis for compliant denied needs two candidates off its "0"
     // row: with one, it would be a single point on an empty axis.
     if denying < 2 || fams.len() > MAX_LINES {
+        // Room left of the exact limiter's line for an arrow's value: the
+        // zoomed axis starts further left when a value is off it there.
+        let zoom = zoom.map(|(lo, hi)| {
+            if xs.iter().any(|&x| x < lo) {
+                (lo - 0.14 * (hi - lo), hi)
+            } else {
+                (lo, hi)
+            }
+        });
         let mut order: Vec<usize> = (0..cands.len()).collect();
         order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(a.cmp(&b)));
         let mut c = ChartSpec::new("harm", title, x_label, "");
         let row = |i: usize| order.iter().position(|&o| o == i).unwrap_or(0) as f64;
         let label = |i: usize| {
             let mut parts = Vec::new();
-            if at_edge(zoom, xs[i]).1 {
-                parts.push(signed_pct(xs[i]));
-            }
             if hs[i].1 > 0.0 {
                 parts.push(format!("{} of compliant denied", fmt_pct(hs[i].1)));
             }
@@ -583,6 +589,9 @@ pub(super) fn harm_chart(
                 SeriesStyle::Points,
             );
             s.at_edge = rows.iter().map(|&i| at_edge(zoom, xs[i]).1).collect();
+            // Each dot says its value (an arrow's is its true one): the
+            // rows name the candidates, the labels what the axis reads.
+            s.point_labels = Some(rows.iter().map(|&i| signed_pct(xs[i])).collect());
             look.dress(&mut s);
             c.series.push(s);
         }
@@ -598,7 +607,7 @@ pub(super) fn harm_chart(
             "A candidate that denied compliant keys' requests says how many beside its name (too many families for one line each)"
         };
         c.caption = format!(
-            "requests of limited keys admitted beyond the exact sliding log (% of what it admitted), one row per candidate, sorted. {denied}: right of the exact limiter's 0 abusers get more through, left of it they are locked out beyond the policy (also harm).{zoomed}"
+            "requests of limited keys admitted beyond the exact sliding log (% of what it admitted), one row per candidate, sorted, each dot labelled with its value. {denied}: right of the exact limiter's 0 abusers get more through, left of it they are locked out beyond the policy (also harm).{zoomed}"
         );
         return c;
     }

@@ -420,7 +420,8 @@ pub(super) fn cost_spec(
             SeriesStyle::Dashed,
         );
         zero.color = Some(6);
-        c.series.push(zero);
+        // Drawn first: a fleet exactly at 0 sits on the line, not under it.
+        c.series.insert(0, zero);
         panels.push(c);
     }
     let same: Vec<&str> = (0..COSTS.len())
