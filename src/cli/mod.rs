@@ -34,7 +34,6 @@ pub mod run;
 pub mod run_trace;
 
 pub mod size;
-pub mod trace_args;
 
 use crate::error::{Error, Result};
 use clap::{Parser, Subcommand};

@@ -3,10 +3,10 @@
 //! flags become a `decision_accuracy` scenario (the same one a file would
 //! hold), so the run, its report and its errors are the lab's own.
 
-use super::trace_args::TraceArgs;
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
-use serde_json::{json, Map, Value};
+use crate::workload::trace::TraceSpec;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The flags of `run --trace`.
@@ -18,9 +18,9 @@ pub struct RunTrace {
     /// and Spark write them; with --shard each shard reads only its own partitions).
     #[arg(long, conflicts_with = "scenario", value_name = "LOG")]
     pub trace: Option<PathBuf>,
-    /// How to read --trace.
+    /// How to read --trace: the scenario's `"trace"` object, as flags.
     #[command(flatten)]
-    pub read: TraceArgs,
+    pub read: TraceSpec,
     /// With --trace: the policy, at most this many requests per key per --interval-ms.
     #[arg(long, requires = "trace")]
     pub limit: Option<u64>,
@@ -32,29 +32,12 @@ pub struct RunTrace {
     /// entries ('[{"model": "nginx_limit_req", "burst": [0, 10, 50]}]'; lists expand to a grid).
     #[arg(long, requires = "trace", value_name = "LIST")]
     pub candidates: Option<String>,
-    /// With --trace: the access log's field holding the time (default: the format's).
-    #[arg(long, requires = "trace")]
-    pub time_field: Option<String>,
-    /// With --trace: the field holding what your deployed limiter answered (status,
-    /// limit_req_status, an Envoy response-flags field, or any field with
-    /// --denied-values): every candidate is compared with it, request by request.
-    #[arg(long, requires = "trace")]
-    pub outcome: Option<String>,
-    /// With --outcome: the values meaning denied, comma-separated (default for statuses: 429,503).
-    #[arg(long, requires = "outcome", value_delimiter = ',')]
-    pub denied_values: Option<Vec<String>>,
-    /// With --trace: what the log's time is: start (the arrival; default) or end (completion,
-    /// as nginx's $msec of a delayed request: arrival = time - --duration).
-    #[arg(long, requires = "trace")]
-    pub time_is: Option<String>,
-    /// With --time-is end: the field holding each request's duration in seconds (nginx: request_time).
-    #[arg(long, requires = "trace")]
-    pub duration: Option<String>,
 }
 
 impl RunTrace {
     /// The scenario the flags describe, as if read from a file in the
-    /// working directory (a relative `--trace` is read from there).
+    /// working directory (a relative `--trace` is read from there): the
+    /// trace options are the scenario's `"trace"` object, field for field.
     pub fn scenario(&self, seed: Option<u64>) -> Result<Option<Scenario>> {
         let Some(trace) = &self.trace else {
             self.read.refuse_without_trace()?;
@@ -69,49 +52,19 @@ impl RunTrace {
         };
         let limit = need(self.limit, "--limit")?;
         let interval_ms = need(self.interval_ms, "--interval-ms")?;
-        if let Some(c) = &self.read.columns {
-            return Err(Error::input(format!(
-                "--columns {c}: the decision lab reads a CSV trace's time column by its name (t_ns, t_ms, t_s, time or timestamp) and `key`; with --format jsonl or an access-log format, name fields with --time-field and --key"
-            )));
-        }
-        let r = &self.read;
-        let mut t = Map::new();
-        t.insert("path".into(), json!(trace.display().to_string()));
-        let mut put = |k: &str, v: Option<Value>| {
-            if let Some(v) = v {
-                t.insert(k.into(), v);
-            }
-        };
-        put("format", r.format.clone().map(Value::from));
-        put("log_format", r.log_format.clone().map(Value::from));
-        put("key", r.key.clone().map(Value::from));
-        put("weight", r.weight.clone().map(Value::from));
-        put("time_field", self.time_field.clone().map(Value::from));
-        put("spread", r.spread.clone().map(Value::from));
-        put("unit", r.time_unit.clone().map(Value::from));
-        put("sort_window_ms", r.sort_window_ms.map(Value::from));
-        put("skip_late", r.skip_late.then_some(Value::Bool(true)));
-        put(
-            "xff",
-            r.xff.as_deref().map(|x| match x.parse::<u64>() {
-                Ok(n) => json!({ "trusted_hops": n }),
-                Err(_) => json!(x),
-            }),
-        );
-        put("outcome", self.outcome.clone().map(Value::from));
-        put(
-            "denied_values",
-            self.denied_values.clone().map(|v| json!(v)),
-        );
-        put("time_is", self.time_is.clone().map(Value::from));
-        put("duration", self.duration.clone().map(Value::from));
+        let mut read = self.read.clone();
+        read.path = trace.display().to_string();
+        // Checked here so that the error names the flag, not the field.
+        crate::lab::decision::checks::trace_reading(&read, 0).map_err(TraceSpec::flag_error)?;
+        let t = serde_json::to_value(&read)
+            .map_err(|e| Error::internal(format!("trace options as JSON: {e}")))?;
         let mut s = json!({
             "name": name_of(trace),
             "kind": "decision_accuracy",
             "description": format!("{} through the decision lab (ratelab run --trace)", trace.display()),
             "seed": seed.unwrap_or(1),
             "policy": {"limit": limit, "interval_ms": interval_ms},
-            "trace": Value::Object(t),
+            "trace": t,
         });
         if let Some(c) = &self.candidates {
             s["limiters"] = candidates(c)?;

@@ -56,7 +56,7 @@
 //! `failure_mode_deny` (default false: admit), Kong's `fault_tolerant`
 //! (default true: admit).
 
-use super::strategy::{admit_settled, Env, Strategy};
+use super::strategy::{admit_settled, Env, OwnTickets, Strategy};
 use super::FastMap;
 use crate::clock::{Nanos, MILLI, SECOND};
 use crate::error::Result;
@@ -204,7 +204,7 @@ pub struct Central {
     seq: u64,
     pending: usize,
     resolved: Vec<(u64, bool)>,
-    own_tickets: u64,
+    own_tickets: OwnTickets,
 }
 
 impl Central {
@@ -235,7 +235,7 @@ impl Central {
             seq: 0,
             pending: 0,
             resolved: Vec::new(),
-            own_tickets: 0,
+            own_tickets: OwnTickets::default(),
         }
     }
 
@@ -317,8 +317,7 @@ impl Strategy for Central {
     }
 
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
-        self.own_tickets += 1;
-        let ticket = u64::MAX - self.own_tickets;
+        let ticket = self.own_tickets.next();
         admit_settled(self, r, key, w, t, env, ticket)
     }
 

@@ -50,7 +50,7 @@
 //! a request that arrives then; otherwise in the order they were sent.
 
 use super::central::Counters;
-use super::strategy::{admit_settled, Env, Strategy};
+use super::strategy::{admit_settled, Env, OwnTickets, Strategy};
 use super::FastMap;
 use crate::clock::{Nanos, SECOND};
 use crate::error::Result;
@@ -110,7 +110,7 @@ pub struct KongSync {
     seq: u64,
     pending: usize,
     resolved: Vec<(u64, bool)>,
-    own_tickets: u64,
+    own_tickets: OwnTickets,
     store: Counters,
     /// The next worker's epoch (a replica added again must not inherit
     /// the timers of the one removed).
@@ -138,7 +138,7 @@ impl KongSync {
             seq: 0,
             pending: 0,
             resolved: Vec::new(),
-            own_tickets: 0,
+            own_tickets: OwnTickets::default(),
             store: Counters::default(),
             epochs: 0,
         }
@@ -260,8 +260,7 @@ impl Strategy for KongSync {
     }
 
     fn admit(&mut self, r: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
-        self.own_tickets += 1;
-        let ticket = u64::MAX - self.own_tickets;
+        let ticket = self.own_tickets.next();
         admit_settled(self, r, key, w, t, env, ticket)
     }
 

@@ -115,6 +115,20 @@ impl Env {
     }
 }
 
+/// The tickets a strategy gives its own direct [`Strategy::admit`] calls:
+/// counted down from the top of the range, so they never meet the
+/// fleet's, counted up from 1.
+#[derive(Debug, Default)]
+pub(crate) struct OwnTickets(u64);
+
+impl OwnTickets {
+    /// The next ticket.
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 += 1;
+        u64::MAX - self.0
+    }
+}
+
 /// [`Strategy::admit`] of a strategy that decides through tickets: the
 /// request under `ticket` (the strategies count their own down from the
 /// top of the range, the fleet's up from 1), settled at once if its

@@ -58,7 +58,7 @@ pub struct RecommendArgs {
     pub trace: PathBuf,
     /// How to read --trace (the options `size` and `run --trace` take).
     #[command(flatten)]
-    pub read: crate::cli::trace_args::TraceArgs,
+    pub read: crate::workload::trace::TraceSpec,
     /// The intent: at most this many requests per key per --interval-ms.
     #[arg(long)]
     pub limit: u64,
@@ -257,7 +257,7 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
             Ok(t)
         })
         .collect::<Result<Vec<_>>>()?;
-    let opts = a.read.input_options(a.seed)?;
+    let opts = a.read.arrival_options("recommend", a.seed)?;
     let TraceInput::Timed(trace) = read_trace_input(&a.trace, &opts)? else {
         return Err(Error::input(format!(
             "--trace {}: a key,count table has no times; a recommendation replays a time-stamped log",

@@ -218,24 +218,14 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     super::reject_unused(args, "limiter", TAKES)?;
     let setup = setup(args)?;
     let mut cand = pick(args, &setup)?;
-    let validate = args.outcome.is_some()
-        || args.denied_values.is_some()
-        || args.time_is.is_some()
-        || args.duration.is_some();
-    if validate {
-        return run_validation(
-            args,
-            args.read.format.as_deref().unwrap_or("csv"),
-            &mut cand,
-        );
+    if args.read.validates() {
+        return run_validation(args, &mut cand);
     }
     // A plain `t_ns,key[,weight]` CSV keeps its rows in the output (the
     // conformance contract); any option of how to read a trace reads it
     // as `size` and the decision lab do.
     let read = args.read.given();
-    if read.iter().any(|f| *f != "--format")
-        || args.read.format.as_deref().is_some_and(|f| f != "csv")
-        || args.time_field.is_some()
+    if read.iter().any(|f| *f != "--format") || args.read.format.is_some_and(|f| f.row().is_some())
     {
         return run_read(args, &mut cand);
     }
@@ -289,18 +279,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
 /// request, with times since the first request (as the decision lab
 /// replays a trace).
 fn run_read(args: &ReplayArgs, cand: &mut Candidate) -> Result<()> {
-    let mut opts = args.read.input_options(args.seed)?;
-    if let Some(f) = &args.time_field {
-        match opts.log.as_mut() {
-            Some(log) => log.time = Some(f.clone()),
-            None => {
-                return Err(Error::input(format!(
-                    "--time-field {f:?}: applies to access logs (--format {}); a CSV's time column is renamed with --columns time=NAME",
-                    crate::workload::trace::log::format_names()
-                )))
-            }
-        }
-    }
+    let opts = args.read.arrival_options("replay", args.seed)?;
     let mut input = crate::sizing::input::open_timed(&args.trace, &opts)?;
     let mut out = OutputCsv::create(&args.out)?;
     out.row(["t_ns", "key", "weight", "allowed", "delay_ns"])?;
@@ -337,59 +316,14 @@ fn run_read(args: &ReplayArgs, cand: &mut Candidate) -> Result<()> {
 /// row per request in that order with what the deployed limiter did and
 /// whether the model's decision sat at its clock granularity; the
 /// agreement is printed (see [`crate::lab::decision::validation`]).
-fn run_validation(args: &ReplayArgs, format: &str, cand: &mut Candidate) -> Result<()> {
+fn run_validation(args: &ReplayArgs, cand: &mut Candidate) -> Result<()> {
     use crate::lab::decision::validation::{self as v, Agreement};
-    use crate::lab::decision::TraceSpec;
-    if args.read.columns.is_some() {
-        return Err(Error::input(
-            "--columns with --outcome: a validated log names its fields with --key, --time-field, --outcome and --duration",
-        ));
-    }
-    let t = TraceSpec {
-        path: args.trace.display().to_string(),
-        unit: args.read.time_unit.clone(),
-        sort_window_ms: args.read.sort_window_ms,
-        skip_late: args.read.skip_late,
-        format: Some(format.to_string()),
-        log_format: args.read.log_format.clone(),
-        key: args.read.key.clone(),
-        weight: args.read.weight.clone(),
-        time_field: args.time_field.clone(),
-        spread: args.read.spread.clone(),
-        xff: args.read.xff.as_deref().map(|x| match x.parse::<u64>() {
-            Ok(n) => serde_json::json!({ "trusted_hops": n }),
-            Err(_) => serde_json::json!(x),
-        }),
-        outcome: args.outcome.clone(),
-        denied_values: args.denied_values.clone(),
-        time_is: args.time_is.clone(),
-        duration: args.duration.clone(),
-    };
-    // The scenario's field names, as the flags that set them.
-    let as_flag = |f: &str| {
-        format!(
-            "--{}",
-            f.strip_prefix("trace.").unwrap_or(f).replace('_', "-")
-        )
-    };
-    let flag = |f: &str, m: String| {
-        let mut m = m;
-        for field in [
-            "trace.outcome",
-            "trace.denied_values",
-            "trace.time_is",
-            "trace.duration",
-            "trace.time_field",
-            "trace.sort_window_ms",
-            "trace.spread",
-            "trace.skip_late",
-        ] {
-            m = m.replace(field, &as_flag(field));
-        }
-        Error::input(format!("{}: {m}", as_flag(f)))
-    };
-    v::check_with(&t, &flag)?;
-    let spec = t.log_spec().map_err(|e| flag(&e.field, e.message))?;
+    use crate::workload::trace::TraceSpec;
+    let mut t = args.read.clone();
+    t.path = args.trace.display().to_string();
+    let (_, spec) = crate::lab::decision::checks::trace_reading(&t, args.seed)
+        .map_err(TraceSpec::flag_error)?;
+    let flag = |f: &str, m: String| TraceSpec::flag_error(crate::error::FieldError::new(f, m));
     let loaded = v::load_from(&args.trace, &t, spec.as_ref(), u32::MAX as usize, &flag)?;
     let mut out = OutputCsv::create(&args.out)?;
     out.row([

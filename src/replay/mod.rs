@@ -126,22 +126,7 @@ pub struct ReplayArgs {
     /// --format (the formats table's), --columns, --time-unit, --sort-window-ms,
     /// --skip-late, ... (output t_ns since the first request,key,weight,allowed,delay_ns).
     #[command(flatten)]
-    pub read: crate::cli::trace_args::TraceArgs,
-    /// limiter: the access log's field holding the time (default: the format's; nginx: time_local, else time_iso8601, else msec).
-    #[arg(long)]
-    pub time_field: Option<String>,
-    /// limiter: the access log's field holding what the deployed limiter answered (status, limit_req_status, an Envoy response-flags field, or any field with --denied-values): the output adds deployed_allowed and each request's class, and the agreement is printed.
-    #[arg(long)]
-    pub outcome: Option<String>,
-    /// limiter: the values of --outcome meaning denied, comma-separated (default for statuses: 429,503).
-    #[arg(long, value_delimiter = ',')]
-    pub denied_values: Option<Vec<String>>,
-    /// limiter: what the log's time is: start (the arrival; default) or end (completion: arrival = time - --duration).
-    #[arg(long)]
-    pub time_is: Option<String>,
-    /// limiter: the field holding each request's duration in seconds (nginx: request_time), with --time-is end.
-    #[arg(long)]
-    pub duration: Option<String>,
+    pub read: crate::workload::trace::TraceSpec,
 }
 
 /// Runs a replay.
@@ -184,11 +169,6 @@ fn reject_unused(args: &ReplayArgs, algo: &str, takes: &[&str]) -> Result<()> {
         ("--first", args.first.is_some()),
         ("--every", args.every.is_some()),
         ("--interval-ns", args.interval_ns.is_some()),
-        ("--time-field", args.time_field.is_some()),
-        ("--outcome", args.outcome.is_some()),
-        ("--denied-values", args.denied_values.is_some()),
-        ("--time-is", args.time_is.is_some()),
-        ("--duration", args.duration.is_some()),
     ];
     let read = args.read.given();
     match given

@@ -13,10 +13,11 @@ use crate::hash::HasherKind;
 use crate::model::estimator::Variant;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::Plan;
-use crate::sizing::input::{read_trace_input, InputOptions, TraceInput};
+use crate::sizing::input::{read_trace_input, TraceInput};
 use crate::sizing::limit::{parse_near, run_limit_split, LimitJob, LimitOutput, Split};
 use crate::sizing::{run_job, Generated, SizeJob, SizeReport, WorkloadSource};
 use crate::units::parse_size;
+use crate::workload::trace::InputOptions;
 use crate::workload::Workload;
 use serde_json::json;
 use std::path::PathBuf;
@@ -48,7 +49,7 @@ pub struct SizeArgs {
     /// How --trace is read (the options `replay` and the decision lab's
     /// `"trace"` take too).
     #[command(flatten)]
-    pub read: crate::cli::trace_args::TraceArgs,
+    pub read: crate::workload::trace::TraceSpec,
     /// The rate limit: requests per key per --interval-ms (enables compliant_denied_pct, compliant_keys_denied, excess_pct and `K*limit`).
     #[arg(long, requires = "trace")]
     pub limit: Option<u64>,
@@ -224,7 +225,7 @@ pub fn compute_trace_split(a: &SizeArgs, split: Split<'_>) -> Result<Option<Limi
 
 /// How to read `--trace`: every option checked, alone and together.
 pub fn input_options(a: &SizeArgs) -> Result<InputOptions> {
-    a.read.input_options(a.seed)
+    a.read.arrival_options("size", a.seed)
 }
 
 /// Parses every option, whichever path (count search, limit search) will

@@ -9,77 +9,13 @@
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
 use crate::workload::counts::{MAX_EVENTS, MAX_KEYS};
-use crate::workload::trace::{LogSpec, Spread, TimeUnit, TraceFormat, TraceOptions, TraceReader};
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Cursor, Read};
-use std::path::Path;
-
-/// The roles a `--columns` entry may rename.
-const ROLES: [&str; 4] = ["time", "key", "weight", "count"];
+use crate::workload::trace::{InputOptions, TraceFormat, TraceReader};
 
 /// Most requests a time-stamped trace may hold in memory (16 bytes each).
 pub const MAX_REQUESTS: u64 = 400_000_000;
-
-/// `--columns role=name,...`: which header name plays which role.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Columns(Vec<(String, String)>);
-
-impl Columns {
-    /// Parses `key=ip,count=hits` (roles: time, key, weight, count).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ratelab::sizing::input::Columns;
-    ///
-    /// let c = Columns::parse("key=ip, count=hits").unwrap();
-    /// assert_eq!(c.rename("hits"), "count");
-    /// assert_eq!(c.rename("other"), "other");
-    /// assert!(Columns::parse("colour=ip").is_err());
-    /// ```
-    pub fn parse(s: &str) -> Result<Columns> {
-        let mut out: Vec<(String, String)> = Vec::new();
-        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = |m: &str| Error::input(format!("--columns {s:?}: at {part:?}: {m}"));
-            let (role, name) = part
-                .split_once('=')
-                .ok_or_else(|| bad("expected ROLE=NAME, e.g. key=ip"))?;
-            let (role, name) = (role.trim(), name.trim());
-            if !ROLES.contains(&role) {
-                return Err(bad("expected a role: time, key, weight or count"));
-            }
-            if name.is_empty() {
-                return Err(bad("expected a column name after '='"));
-            }
-            if out.iter().any(|(r, _)| r == role) {
-                return Err(bad("this role is given twice"));
-            }
-            out.push((role.to_string(), name.to_string()));
-        }
-        if out.is_empty() {
-            return Err(Error::input(format!(
-                "--columns {s:?}: expected ROLE=NAME pairs, e.g. key=ip,count=hits"
-            )));
-        }
-        Ok(Columns(out))
-    }
-
-    /// The name given to a role, if any.
-    pub fn get(&self, role: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(r, _)| r == role)
-            .map(|(_, n)| n.as_str())
-    }
-
-    /// The role a header name plays (itself when not renamed).
-    pub fn rename<'a>(&'a self, name: &'a str) -> &'a str {
-        self.0
-            .iter()
-            .find(|(_, n)| n == name)
-            .map_or(name, |(r, _)| r.as_str())
-    }
-}
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Cursor, Read};
+use std::path::Path;
 
 /// A time-stamped trace in memory: requests in time order, times relative
 /// to the first request, keys as dense ids in order of first appearance
@@ -189,79 +125,6 @@ pub enum TraceInput {
         /// Their counts.
         counts: Vec<u64>,
     },
-}
-
-/// How to read a `--trace` file.
-#[derive(Debug, Clone, Default)]
-pub struct InputOptions {
-    /// Renamed columns (for an access-log format: the fields playing the
-    /// time, key and weight roles).
-    pub columns: Option<Columns>,
-    /// Unit of a `time`/`timestamp` column (None: ns, and not given).
-    pub unit: Option<TimeUnit>,
-    /// Sort lines out of order by up to this many ms (default: reject).
-    pub sort_window_ms: Option<u64>,
-    /// An access-log format (None: CSV or JSON Lines by extension).
-    pub log: Option<LogSpec>,
-    /// Skip and count lines older than the reorder window allows.
-    pub skip_late: bool,
-    /// Spread of whole-second times (None: the default).
-    pub spread: Option<Spread>,
-    /// Seed of the uniform spread.
-    pub seed: u64,
-}
-
-impl InputOptions {
-    /// The trace reader's options.
-    fn trace_options(&self) -> TraceOptions {
-        TraceOptions::of(
-            self.unit.unwrap_or_default(),
-            self.sort_window_ms,
-            self.skip_late,
-            self.spread,
-            self.seed,
-        )
-    }
-
-    /// The access-log spec, with `--columns` roles folded in; a plain
-    /// JSON Lines file with `--columns` is read as format `jsonl`.
-    fn log_spec(&self, path: &Path) -> Result<Option<LogSpec>> {
-        let json =
-            TraceFormat::from_path(&crate::workload::trace::input::without_compression(path))
-                == TraceFormat::JsonLines;
-        let mut spec = match (&self.log, &self.columns) {
-            (Some(l), _) => l.clone(),
-            (None, Some(_)) if json => LogSpec {
-                format: "jsonl".into(),
-                ..LogSpec::default()
-            },
-            (None, _) => return Ok(None),
-        };
-        spec.unit = self.unit.unwrap_or_default();
-        if let Some(c) = &self.columns {
-            if let Some(n) = c.get("count") {
-                return Err(Error::input(format!(
-                    "--columns count={n}: a {} log is time-stamped, not a key,count table",
-                    spec.format
-                )));
-            }
-            let set = |slot: &mut Option<String>, role: &str, flag: &str| -> Result<()> {
-                if let Some(n) = c.get(role) {
-                    if slot.is_some() {
-                        return Err(Error::input(format!(
-                            "--columns {role}={n} and {flag} both name the {role}: give one"
-                        )));
-                    }
-                    *slot = Some(n.to_string());
-                }
-                Ok(())
-            };
-            set(&mut spec.time, "time", "--columns")?;
-            set(&mut spec.key, "key", "--key")?;
-            set(&mut spec.weight, "weight", "--weight")?;
-        }
-        Ok(Some(spec))
-    }
 }
 
 /// A `--trace` file opened: a time-stamped trace's reader, or a
@@ -374,7 +237,7 @@ pub fn open_trace_input(path: &Path, opts: &InputOptions) -> Result<Opened> {
     let line_no = blanks + 1;
     let raw: Vec<&str> = header.trim_end_matches(['\n', '\r']).split(',').collect();
     if let Some(cols) = &opts.columns {
-        for (role, name) in &cols.0 {
+        for (role, name) in cols.pairs() {
             if !raw.iter().any(|h| h.trim() == name) {
                 return Err(Error::input_at(
                     path,
@@ -567,6 +430,7 @@ fn read_counts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::trace::{Columns, LogSpec};
     use std::io::Write;
 
     fn file(text: &str, ext: &str) -> tempfile::NamedTempFile {

@@ -7,8 +7,9 @@
 
 use crate::common::*;
 use chrono::{DateTime, FixedOffset, Utc};
-use ratelab::sizing::input::{read_trace_input, Columns, InputOptions, TimedTrace, TraceInput};
+use ratelab::sizing::input::{read_trace_input, TimedTrace, TraceInput};
 use ratelab::workload::trace::LogSpec;
+use ratelab::workload::trace::{Columns, InputOptions};
 use serde_json::Value;
 use std::path::Path;
 

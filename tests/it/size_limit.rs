@@ -6,8 +6,9 @@
 
 use crate::common::*;
 use ratelab::model::rate_limiter::RateMode;
-use ratelab::sizing::input::{read_trace_input, InputOptions, TraceInput};
+use ratelab::sizing::input::{read_trace_input, TraceInput};
 use ratelab::sizing::limit::{replay_fast, replay_model, Classes, LimitPolicy, RateShape, Stop};
+use ratelab::workload::trace::InputOptions;
 use serde_json::Value;
 use std::path::Path;
 

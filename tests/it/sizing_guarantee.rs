@@ -12,9 +12,10 @@ use ratelab::model::estimator::Variant;
 use ratelab::model::rate_limiter::RateMode;
 use ratelab::rng::derive_seed;
 use ratelab::sizing::guarantee::{upper_bound, Plan};
-use ratelab::sizing::input::{read_trace_input, InputOptions, TraceInput};
+use ratelab::sizing::input::{read_trace_input, TraceInput};
 use ratelab::sizing::limit::{replay_model, Classes, LimitPolicy, RateShape};
 use ratelab::sizing::{run_job, seed_meets, Evaluator, Generated, SizeJob, Target, WorkloadSource};
+use ratelab::workload::trace::InputOptions;
 use serde_json::Value;
 use std::path::Path;
 

@@ -78,7 +78,7 @@
 //! the order in which the owner's workers take a batch's requests (here
 //! the batch's order).
 
-use super::strategy::{admit_settled, Env, Strategy};
+use super::strategy::{admit_settled, Env, OwnTickets, Strategy};
 use super::FastMap;
 use crate::clock::{Nanos, MILLI};
 use crate::error::Result;
@@ -351,7 +351,7 @@ pub struct Gubernator {
     pending: usize,
     resolved: Vec<(u64, bool)>,
     /// Tickets of direct [`Strategy::admit`] calls.
-    own_tickets: u64,
+    own_tickets: OwnTickets,
     peak: Vec<usize>,
 }
 
@@ -390,7 +390,7 @@ impl Gubernator {
             seq: 0,
             pending: 0,
             resolved: Vec::new(),
-            own_tickets: 0,
+            own_tickets: OwnTickets::default(),
             peak: Vec::new(),
         };
         g.set_peers(n);
@@ -476,8 +476,7 @@ impl Strategy for Gubernator {
     }
 
     fn admit(&mut self, p: usize, key: u32, w: u64, t: Nanos, env: &mut Env) -> Result<Decision> {
-        self.own_tickets += 1;
-        let ticket = u64::MAX - self.own_tickets;
+        let ticket = self.own_tickets.next();
         admit_settled(self, p, key, w, t, env, ticket)
     }
 

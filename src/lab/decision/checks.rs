@@ -4,6 +4,49 @@
 
 use super::*;
 
+/// How the lab reads a trace (every option checked before anything
+/// runs): the reader's options and the access-log spec, if any. On top of
+/// [`TraceSpec::resolve`], what the lab reads differently from `size`: a
+/// CSV's columns by their own names, `spread` on access logs only, a
+/// log's options checked by building its parser, and the validation
+/// fields ([`validation::check`]).
+pub(crate) fn trace_reading(
+    t: &crate::workload::trace::TraceSpec,
+    seed: u64,
+) -> std::result::Result<
+    (
+        crate::workload::trace::TraceOptions,
+        Option<crate::workload::trace::LogSpec>,
+    ),
+    FieldError,
+> {
+    if let Some(c) = &t.columns {
+        return Err(FieldError::new(
+            "trace.columns",
+            format!("{c}: the decision lab reads a CSV trace's time column by its name (t_ns, t_ms, t_s, time or timestamp) and `key`; with trace.format jsonl or an access-log format, name fields with trace.time_field and trace.key"),
+        ));
+    }
+    let o = t.resolve(seed)?;
+    match &o.log {
+        Some(spec) => {
+            crate::workload::trace::log::LogParser::new(spec)
+                .map_err(|m| FieldError::new("trace", m))?;
+        }
+        None if t.spread.is_some() => {
+            return Err(FieldError::new(
+                "trace.spread",
+                format!(
+                    "applies to access logs with whole-second times (trace.format {})",
+                    crate::workload::trace::log::whole_second_formats()
+                ),
+            ))
+        }
+        None => {}
+    }
+    validation::check(t)?;
+    Ok((o.trace_options(), o.log))
+}
+
 /// Checks every field before anything is built.
 pub(super) fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
     if p.policy.limit == 0 || p.policy.limit > u64::from(u32::MAX) {
@@ -45,13 +88,7 @@ pub(super) fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Res
                     "empty: expected a trace file (relative to the scenario) or - for standard input",
                 ));
             }
-            if let Some(u) = &t.unit {
-                u.parse::<TimeUnit>()
-                    .map_err(|m| scenario.field_error("trace.unit", m))?;
-            }
-            t.log_spec()
-                .map_err(|e| scenario.field_error(e.field, e.message))?;
-            validation::check(scenario, t)?;
+            trace_reading(t, ctx.seed).map_err(|e| scenario.field_error(e.field, e.message))?;
         }
         _ => {
             return Err(

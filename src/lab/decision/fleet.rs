@@ -7,7 +7,6 @@
 use super::candidates::{Candidate, Origin, Setup};
 use super::fleet_strategies::{strategies, Planned};
 use super::param_grid;
-use super::TraceSpec;
 use crate::clock::{Nanos, SECOND};
 use crate::error::FieldError;
 use crate::error::Result;
@@ -17,6 +16,7 @@ use crate::fleet::{
 };
 use crate::rng::{derive_seed, sim_rng};
 use crate::scenario::Scenario;
+use crate::workload::trace::TraceSpec;
 
 impl UnixOrigin for Origin {
     fn unix_ns(&self) -> Option<Nanos> {
@@ -153,11 +153,9 @@ fn replica_feed(
     let field = if !field.is_empty() {
         field
     } else {
-        match t.format.as_deref() {
-            None | Some("csv") | Some("jsonl") => "replica",
-            Some(f) if f.starts_with("envoy") && f != "envoy-json" => "UPSTREAM_HOST",
-            Some(_) => "upstream_addr",
-        }
+        t.format
+            .and_then(|f| f.row())
+            .map_or("replica", |r| r.replica_field)
     };
     let input = match shared {
         Some(s) => s.input(),

@@ -33,7 +33,7 @@
 //! grouping's radix sort is `group`).
 
 mod candidates;
-mod checks;
+pub(crate) mod checks;
 pub(crate) mod fleet;
 mod fleet_strategies;
 mod group;
@@ -62,7 +62,6 @@ use crate::report::fmt::bytes_human;
 use crate::report::Output;
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
-use crate::workload::trace::TimeUnit;
 use checks::{check_budget, unseen_watch, validate, watch_after_end};
 use pass::Lab;
 use serde::Deserialize;
@@ -79,137 +78,6 @@ pub struct Policy {
     pub limit: u64,
     /// Interval, ms.
     pub interval_ms: u64,
-}
-
-/// A trace file as the event source.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceSpec {
-    /// Path (relative to the scenario file).
-    pub path: String,
-    /// Unit of a `time`/`timestamp` column: ns, ms, s, rfc3339.
-    #[serde(default)]
-    pub unit: Option<String>,
-    /// Sort out-of-order lines within this many ms (default: reject them).
-    #[serde(default)]
-    pub sort_window_ms: Option<u64>,
-    /// Skip (and count) lines older than the window allows instead of an
-    /// error naming the first.
-    #[serde(default)]
-    pub skip_late: bool,
-    /// An access-log format (`combined`, `nginx`, `envoy`, `alb`, ...; see
-    /// [`crate::workload::trace::log`]); default: CSV or JSON Lines by
-    /// extension.
-    #[serde(default)]
-    pub format: Option<String>,
-    /// The nginx `log_format` or Envoy format string of `format`.
-    #[serde(default)]
-    pub log_format: Option<String>,
-    /// The key expression of an access log (`ip/24`, `header:x-api-key`,
-    /// `ip+route`, a field name).
-    #[serde(default)]
-    pub key: Option<String>,
-    /// The field holding each request's weight (e.g. `body_bytes_sent`).
-    #[serde(default)]
-    pub weight: Option<String>,
-    /// The field holding the time (default: the format's).
-    #[serde(default)]
-    pub time_field: Option<String>,
-    /// Spread of whole-second times: `uniform` (default, seeded by the
-    /// run's seed), `even` or `none`.
-    #[serde(default)]
-    pub spread: Option<String>,
-    /// Which `X-Forwarded-For` entry is the client when the key reads that
-    /// header: `"last"` (default, as Envoy), `"first"` or
-    /// `{"trusted_hops": N}` (Envoy's `xff_num_trusted_hops`).
-    #[serde(default)]
-    pub xff: Option<serde_json::Value>,
-    /// The field holding what the deployed limiter answered (an HTTP
-    /// status, nginx's `limit_req_status`, Envoy's response flags, or any
-    /// field with `denied_values`): every candidate is then compared with
-    /// it ([`validation`]).
-    #[serde(default)]
-    pub outcome: Option<String>,
-    /// The values of `outcome` meaning denied (default for statuses: 429
-    /// and 503).
-    #[serde(default)]
-    pub denied_values: Option<Vec<String>>,
-    /// What the time field is: `start` (the request's arrival, the
-    /// default) or `end` (its completion: arrival = time − `duration`).
-    #[serde(default)]
-    pub time_is: Option<String>,
-    /// The field holding each request's duration in seconds (nginx's
-    /// `request_time`), with `time_is: "end"`.
-    #[serde(default)]
-    pub duration: Option<String>,
-}
-
-impl TraceSpec {
-    /// The access-log spec, when `format` names one (None for CSV/JSON
-    /// Lines); an option that only an access log reads, given without
-    /// one, is an error naming the field.
-    pub fn log_spec(
-        &self,
-    ) -> std::result::Result<Option<crate::workload::trace::LogSpec>, FieldError> {
-        let unit = match &self.unit {
-            Some(u) => u
-                .parse::<TimeUnit>()
-                .map_err(|m| FieldError::new("trace.unit", m))?,
-            None => TimeUnit::Ns,
-        };
-        if let Some(s) = &self.spread {
-            s.parse::<crate::workload::trace::Spread>()
-                .map_err(|m| FieldError::new("trace.spread", m))?;
-        }
-        match self.format.as_deref() {
-            None | Some("csv") => {
-                for (given, field) in [
-                    (self.log_format.is_some(), "log_format"),
-                    (self.key.is_some(), "key"),
-                    (self.weight.is_some(), "weight"),
-                    (self.time_field.is_some(), "time_field"),
-                    (self.xff.is_some(), "xff"),
-                ] {
-                    if given {
-                        return Err(FieldError::new(
-                            format!("trace.{field}"),
-                            format!(
-                                "applies to access-log formats (trace.format: {})",
-                                crate::workload::trace::log::format_names()
-                            ),
-                        ));
-                    }
-                }
-                Ok(None)
-            }
-            Some(f) => {
-                if self.unit.is_some() && !crate::workload::trace::log::takes_unit(f) {
-                    return Err(FieldError::new(
-                        "trace.unit",
-                        format!("the {f} format's times carry their own unit"),
-                    ));
-                }
-                let xff = match &self.xff {
-                    Some(v) => crate::workload::trace::log::Xff::from_json(v)
-                        .map_err(|m| FieldError::new("trace.xff", m))?,
-                    None => Default::default(),
-                };
-                let spec = crate::workload::trace::LogSpec {
-                    format: f.to_string(),
-                    log_format: self.log_format.clone(),
-                    key: self.key.clone(),
-                    weight: self.weight.clone(),
-                    time: self.time_field.clone(),
-                    unit,
-                    xff,
-                };
-                // Every option checked now, before anything runs.
-                crate::workload::trace::log::LogParser::new(&spec)
-                    .map_err(|m| FieldError::new("trace", m))?;
-                Ok(Some(spec))
-            }
-        }
-    }
 }
 
 pub use super::Shape;
@@ -235,7 +103,7 @@ pub struct Params {
     pub workload: Option<TimedWorkload>,
     /// A trace file (or `workload`).
     #[serde(default)]
-    pub trace: Option<TraceSpec>,
+    pub trace: Option<crate::workload::trace::TraceSpec>,
     /// Sketch shapes of the pingora candidates (exact counters are added).
     #[serde(default = "default_shapes")]
     pub shapes: Vec<Shape>,

@@ -10,7 +10,7 @@ use crate::rng::{derive_seed, stream};
 use crate::scenario::Scenario;
 use crate::workload::timed::TimedWorkload;
 use crate::workload::trace::parts::PartPlan;
-use crate::workload::trace::{KeyCap, Spread, TimeUnit, TraceOptions, TraceReader};
+use crate::workload::trace::{KeyCap, TraceOptions, TraceReader};
 
 /// How a shard reads the source: which keys are its own, and whether the
 /// other shards' keys get ids too (a shard that replays a shared-state
@@ -115,9 +115,7 @@ impl Source {
                 owner: Vec::new(),
             },
             (None, Some(t)) if super::validation::wanted(t) => {
-                let spec = t
-                    .log_spec()
-                    .map_err(|e| scenario.field_error(e.field, e.message))?;
+                let (_, spec) = trace_reading(scenario, t, ctx.seed)?;
                 let keys = usize::try_from(ctx.max_memory / PER_KEY_BYTES)
                     .unwrap_or(usize::MAX)
                     .min(u32::MAX as usize);
@@ -370,7 +368,7 @@ impl Source {
 /// reader of the same pass), else it is opened here.
 pub(super) fn open_trace(
     scenario: &Scenario,
-    t: &super::TraceSpec,
+    t: &crate::workload::trace::TraceSpec,
     seed: u64,
     key: Option<&str>,
     input: Option<crate::workload::trace::input::Input>,
@@ -405,7 +403,7 @@ pub(super) fn open_trace(
 /// started where the whole trace starts.
 fn open_part(
     scenario: &Scenario,
-    t: &super::TraceSpec,
+    t: &crate::workload::trace::TraceSpec,
     ctx: &RunContext,
     Split { shard, all_keys }: Split,
     plan: PartPlan,
@@ -469,44 +467,21 @@ fn two_parts(plan: &PartPlan, key: &str, a: u32, b: u32) -> crate::error::Error 
     ))
 }
 
-/// How the lab reads the scenario's trace: the options (unit, reordering,
-/// spread seeded from `seed`) and the access-log format, if any.
+/// How the lab reads the scenario's trace ([`super::checks::trace_reading`]),
+/// an error naming the scenario's field.
 fn trace_reading(
     scenario: &Scenario,
-    t: &super::TraceSpec,
+    t: &crate::workload::trace::TraceSpec,
     seed: u64,
 ) -> Result<(TraceOptions, Option<crate::workload::trace::LogSpec>)> {
-    let unit = match &t.unit {
-        Some(u) => u
-            .parse::<TimeUnit>()
-            .map_err(|m| scenario.field_error("trace.unit", m))?,
-        None => TimeUnit::Ns,
-    };
-    let spread = match &t.spread {
-        Some(s) => Some(
-            s.parse::<Spread>()
-                .map_err(|m| scenario.field_error("trace.spread", m))?,
-        ),
-        None => None,
-    };
-    let opts = TraceOptions::of(unit, t.sort_window_ms, t.skip_late, spread, seed);
-    let spec = t
-        .log_spec()
-        .map_err(|e| scenario.field_error(e.field, e.message))?;
-    if spec.is_none() && t.spread.is_some() {
-        return Err(scenario.field_error(
-            "trace.spread",
-            format!(
-                "applies to access logs with whole-second times (trace.format {})",
-                crate::workload::trace::log::whole_second_formats()
-            ),
-        ));
-    }
-    Ok((opts, spec))
+    super::checks::trace_reading(t, seed).map_err(|e| scenario.field_error(e.field, e.message))
 }
 
 /// The file a scenario's trace names (relative to the scenario), or `-`.
-pub(super) fn trace_path(scenario: &Scenario, t: &super::TraceSpec) -> std::path::PathBuf {
+pub(super) fn trace_path(
+    scenario: &Scenario,
+    t: &crate::workload::trace::TraceSpec,
+) -> std::path::PathBuf {
     if crate::workload::trace::input::is_stdin(std::path::Path::new(&t.path)) {
         std::path::PathBuf::from("-")
     } else {

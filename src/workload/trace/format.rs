@@ -44,6 +44,18 @@ impl std::str::FromStr for TimeUnit {
     }
 }
 
+impl std::fmt::Display for TimeUnit {
+    /// As `--time-unit` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Ns => "ns",
+            Self::Ms => "ms",
+            Self::S => "s",
+            Self::Rfc3339 => "rfc3339",
+        })
+    }
+}
+
 /// File format of a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceFormat {
@@ -184,6 +196,12 @@ impl Spread {
             Spread::Even => "even",
             Spread::Uniform => "uniform",
         }
+    }
+}
+
+impl std::fmt::Display for Spread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

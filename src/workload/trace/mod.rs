@@ -42,6 +42,7 @@
 //! ```
 
 mod block;
+mod columns;
 mod error;
 pub mod format;
 pub mod input;
@@ -56,9 +57,11 @@ mod sort;
 pub mod spread;
 #[cfg(test)]
 mod tests;
+mod trace_spec;
 pub(crate) mod writer;
 
 pub use block::{KeyCap, KeyFilter};
+pub use columns::Columns;
 pub use error::ParseError;
 pub use format::{
     spread_seed, Disorder, Spread, TimeUnit, TraceEvent, TraceFormat, TraceOptions, MAX_LINE,
@@ -67,4 +70,5 @@ pub use intern::KeyInterner;
 pub use log::{LogSpec, FORMATS};
 pub use parse::parse_decimal_ns;
 pub use reader::TraceReader;
+pub use trace_spec::{format_help, spread_help, Format, InputOptions, TimeIs, TraceSpec};
 pub use writer::TraceWriter;

@@ -136,12 +136,7 @@ fn csv_lines(
     each: &mut LineFn,
 ) -> Result<(String, String)> {
     use crate::workload::trace::parse::{parse_time, parse_weight, time_column};
-    let unit = match &t.unit {
-        Some(u) => u
-            .parse::<crate::workload::trace::TimeUnit>()
-            .map_err(|m| ferr(field_error, "trace.unit", m))?,
-        None => crate::workload::trace::TimeUnit::Ns,
-    };
+    let unit = t.unit.unwrap_or_default();
     let at = |line: u64, m: String| Error::input_at(path, format!("line {line}"), m);
     let input = crate::workload::trace::input::open(path)?;
     let mut r = csv::ReaderBuilder::new()

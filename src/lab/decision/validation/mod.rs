@@ -37,13 +37,13 @@
 //! of the same key disagreed (the model's state and the deployed one have
 //! parted), else **unexplained**.
 
-use super::TraceSpec;
 use crate::clock::{Nanos, SECOND};
 use crate::error::{Error, Result};
 use crate::lab::error::LabError;
 use crate::scenario::Scenario;
 use crate::workload::trace::log::{LogParser, LogSpec, Parsed};
 use crate::workload::trace::{parse_decimal_ns, KeyInterner};
+use crate::workload::trace::{TimeIs, TraceSpec};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -254,33 +254,29 @@ pub(crate) fn wanted(t: &TraceSpec) -> bool {
     t.outcome.is_some() || t.time_is.is_some() || t.duration.is_some()
 }
 
-/// Where an error about a validation field goes: the field as a scenario
-/// names it (`trace.outcome`) and the message, to an error naming it as
-/// the user gave it (the scenario's field, or a command-line flag).
+/// Where an error about a validation field goes while the log is read:
+/// the field as a scenario names it (`trace.outcome`) and the message, to
+/// an error naming it as the user gave it (the scenario's field, or a
+/// command-line flag).
 pub(crate) type FieldError<'a> = &'a dyn Fn(&str, String) -> Error;
 
 fn ferr(field_error: FieldError, field: impl AsRef<str>, m: impl std::fmt::Display) -> Error {
     field_error(field.as_ref(), m.to_string())
 }
 
-/// Checks the validation fields of a trace in a scenario.
-pub(crate) fn check(scenario: &Scenario, t: &TraceSpec) -> Result<()> {
-    check_with(t, &|f, m| scenario.field_error(f, m))
-}
-
 /// Checks the validation fields of a trace (before anything runs).
-pub(crate) fn check_with(t: &TraceSpec, field_error: FieldError) -> Result<()> {
+pub(crate) fn check(t: &TraceSpec) -> std::result::Result<(), crate::error::FieldError> {
+    use crate::error::FieldError as E;
     if !wanted(t) {
         if t.denied_values.is_some() {
-            return Err(field_error(
+            return Err(E::new(
                 "trace.denied_values",
-                "applies with trace.outcome (the field holding what the deployed limiter answered)"
-                    .into(),
+                "applies with trace.outcome (the field holding what the deployed limiter answered)",
             ));
         }
         return Ok(());
     }
-    let csv = matches!(t.format.as_deref(), None | Some("csv"));
+    let csv = t.format.and_then(|f| f.row()).is_none();
     if csv
         && crate::workload::trace::TraceFormat::from_path(
             &crate::workload::trace::input::without_compression(std::path::Path::new(&t.path)),
@@ -291,43 +287,33 @@ pub(crate) fn check_with(t: &TraceSpec, field_error: FieldError) -> Result<()> {
         } else {
             "trace.time_is"
         };
-        return Err(ferr(
-            field_error,
+        return Err(E::new(
             field,
             "a JSON Lines trace is compared as an access log: give \"format\": \"jsonl\" (time and key fields: time_field, key)",
         ));
     }
-    match (t.time_is.as_deref(), &t.duration) {
-        (None | Some("start"), None) | (Some("end"), Some(_)) => {}
-        (Some("end"), None) => {
-            return Err(ferr(
-                field_error,
+    match (t.time_is.unwrap_or_default(), &t.duration) {
+        (TimeIs::Start, None) | (TimeIs::End, Some(_)) => {}
+        (TimeIs::End, None) => {
+            return Err(E::new(
                 "trace.time_is",
                 "\"end\" needs trace.duration, the field holding how long each request took (nginx: request_time)",
             ))
         }
-        (None | Some("start"), Some(_)) => {
-            return Err(ferr(
-                field_error,
+        (TimeIs::Start, Some(_)) => {
+            return Err(E::new(
                 "trace.duration",
                 "applies with \"time_is\": \"end\" (arrival = time - duration)",
-            ))
-        }
-        (Some(v), _) => {
-            return Err(ferr(
-                field_error,
-                "trace.time_is",
-                format!("value {v:?}: expected \"start\" (the default: the time is the request's arrival) or \"end\""),
             ))
         }
     }
     for (given, field) in [
         (t.spread.is_some(), "trace.spread"),
         (t.skip_late, "trace.skip_late"),
+        (t.columns.is_some(), "trace.columns"),
     ] {
         if given {
-            return Err(ferr(
-                field_error,
+            return Err(E::new(
                 field,
                 "not with trace.outcome or trace.time_is: a validated log is read whole, every line compared",
             ));
@@ -336,8 +322,7 @@ pub(crate) fn check_with(t: &TraceSpec, field_error: FieldError) -> Result<()> {
     if let Some(d) = &t.denied_values
         && (d.is_empty() || d.iter().any(|v| v.trim().is_empty()))
     {
-        return Err(ferr(
-            field_error,
+        return Err(E::new(
             "trace.denied_values",
             "expected a non-empty list of non-empty values",
         ));

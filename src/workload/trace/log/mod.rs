@@ -191,6 +191,10 @@ pub struct FormatRow {
     /// `date time`): requests sharing a second are spread within it
     /// (`spread`).
     pub whole_seconds: bool,
+    /// The field a fleet's `from_trace` balancer reads each request's
+    /// replica from when the deployment names none (nginx's
+    /// `$upstream_addr`, Envoy's `%UPSTREAM_HOST%`).
+    pub replica_field: &'static str,
     /// Its times may be bare numbers whose unit the user states
     /// (`--time-unit` / `trace.unit`); other formats' times carry theirs.
     pub takes_unit: bool,
@@ -219,6 +223,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: true,
         takes_unit: false,
+        replica_field: "upstream_addr",
         lines_stand_alone: true,
     },
     FormatRow {
@@ -231,6 +236,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: true,
         takes_unit: false,
+        replica_field: "upstream_addr",
         lines_stand_alone: true,
     },
     FormatRow {
@@ -245,6 +251,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: true,
         takes_unit: false,
+        replica_field: "upstream_addr",
         lines_stand_alone: true,
     },
     FormatRow {
@@ -258,6 +265,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: false,
         takes_unit: false,
+        replica_field: "UPSTREAM_HOST",
         lines_stand_alone: true,
     },
     FormatRow {
@@ -274,6 +282,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: false,
         takes_unit: true,
+        replica_field: "upstream_addr",
         lines_stand_alone: true,
     },
     FormatRow {
@@ -286,6 +295,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: false,
         takes_unit: true,
+        replica_field: "replica",
         lines_stand_alone: true,
     },
     FormatRow {
@@ -298,6 +308,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: false,
         takes_unit: true,
+        replica_field: "upstream_addr",
         lines_stand_alone: true,
     },
     FormatRow {
@@ -310,6 +321,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: false,
         takes_unit: false,
+        replica_field: "upstream_addr",
         lines_stand_alone: true,
     },
     FormatRow {
@@ -322,6 +334,7 @@ pub const FORMATS: &[FormatRow] = &[
         },
         whole_seconds: true,
         takes_unit: false,
+        replica_field: "upstream_addr",
         lines_stand_alone: false,
     },
 ];
