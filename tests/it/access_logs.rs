@@ -891,8 +891,14 @@ fn a_trace_through_a_pipe_gives_the_files_pick() {
     let log = dir.path().join("access.log");
     std::fs::write(&log, &c.text).unwrap();
     let bin = env!("CARGO_BIN_EXE_ratelab");
+    // A 90% claim verifies on 29 seeds, not 299: the same search, a tenth
+    // of the replays (what is compared is file against pipe).
     let run = |trace: &str, out: &Path, extra: &[&str]| -> Value {
-        let cmd = format!("{bin} {}", size_args(trace, out, extra));
+        let cmd = format!(
+            "{bin} {} --coverage 90 {}",
+            size_args(trace, out, &[]),
+            extra.join(" ")
+        );
         let o = std::process::Command::new("bash")
             .args(["-c", &cmd])
             .current_dir(root())
