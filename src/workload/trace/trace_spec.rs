@@ -424,8 +424,8 @@ impl TraceSpec {
                         return Err(FieldError::new(
                             format!("trace.{field}"),
                             format!(
-                                "applies to access-log formats (trace.format: {}); a CSV trace's time, key and weight are its columns (rename with trace.columns)",
-                                log::format_names()
+                                "applies to access-log formats (trace.format {}); a CSV trace's time, key and weight are its columns (rename with trace.columns)",
+                                log::log_format_names()
                             ),
                         ));
                     }

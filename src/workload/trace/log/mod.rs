@@ -346,6 +346,12 @@ pub fn format_names() -> String {
     v.join(", ")
 }
 
+/// The names of the access-log formats (the table's rows), for messages.
+pub fn log_format_names() -> String {
+    let v: Vec<&str> = FORMATS.iter().map(|r| r.name).collect();
+    v.join(", ")
+}
+
 /// The formats whose times are whole seconds, for messages: `combined,
 /// common, ...`.
 ///
