@@ -77,7 +77,13 @@ pub(crate) fn check(
         match v {
             None => Err(err(f, missing.to_string())),
             Some(x) if x.is_finite() && (0.0..=1e9).contains(&x) => Ok(x),
-            Some(x) => Err(err(f, format!("value {x}: expected a number in 0..=1e9"))),
+            Some(x) => Err(err(
+                f,
+                format!(
+                    "value {}: expected a number in 0..=1e9",
+                    super::deployment::shown(x)
+                ),
+            )),
         }
     };
     let replica = |f: String, r: u64| {
