@@ -95,6 +95,10 @@ pub enum Disorder {
 pub struct TraceOptions {
     /// Unit of a `time`/`timestamp` column.
     pub unit: TimeUnit,
+    /// The unit was stated (not the default): a header whose time column
+    /// names another unit (`t_ms` with `s`) is then a contradiction, an
+    /// error, not a silent choice.
+    pub unit_given: bool,
     /// Out-of-order handling.
     pub disorder: Disorder,
     /// Most events held for sorting (bounds memory; default 1,000,000).
@@ -119,19 +123,21 @@ impl TraceOptions {
     /// # Examples
     /// ```
     /// use ratelab::workload::trace::{Disorder, TimeUnit, TraceOptions};
-    /// let o = TraceOptions::of(TimeUnit::Ms, Some(5), false, None, 1);
+    /// let o = TraceOptions::of(Some(TimeUnit::Ms), Some(5), false, None, 1);
     /// assert_eq!(o.disorder, Disorder::SortWithin(5_000_000));
+    /// assert_eq!((o.unit, o.unit_given), (TimeUnit::Ms, true));
     /// assert_eq!(o.max_buffered, None);
     /// ```
     pub fn of(
-        unit: TimeUnit,
+        unit: Option<TimeUnit>,
         sort_window_ms: Option<u64>,
         skip_late: bool,
         spread: Option<Spread>,
         seed: u64,
     ) -> Self {
         TraceOptions {
-            unit,
+            unit: unit.unwrap_or_default(),
+            unit_given: unit.is_some(),
             disorder: match sort_window_ms {
                 Some(ms) => Disorder::SortWithin(ms.saturating_mul(crate::clock::MILLI)),
                 None => Disorder::Reject,

@@ -19,6 +19,12 @@ impl TraceReader {
         let mut weight = None;
         for (i, n) in names.iter().enumerate() {
             if let Some(unit) = time_column(n, self.opts.unit) {
+                if self.opts.unit_given && unit != self.opts.unit {
+                    return Err(self.err(format!(
+                        "header {line:?}: column {n} is in {unit}, and the trace's unit is {}: the unit is for a time or timestamp column; drop it or rename the column",
+                        self.opts.unit
+                    )));
+                }
                 time = Some((i, unit));
             } else if *n == self.key_column {
                 key = Some(i);

@@ -489,7 +489,7 @@ impl InputOptions {
     /// The trace reader's options.
     pub fn trace_options(&self) -> TraceOptions {
         TraceOptions::of(
-            self.unit.unwrap_or_default(),
+            self.unit,
             self.sort_window_ms,
             self.skip_late,
             self.spread,
