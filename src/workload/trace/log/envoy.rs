@@ -129,22 +129,7 @@ impl LogFormat for Envoy {
     fn field(&mut self, name: &str) -> Option<usize> {
         self.find(name)
     }
-    fn names(&self) -> Vec<String> {
-        self.t.names.clone()
-    }
-    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
-        self.t.split(line)
-    }
-    fn prefix_stop(&self, fields: &[usize]) -> Option<usize> {
-        self.t.prefix_stop(fields)
-    }
-    fn split_prefix<'a>(
-        &'a mut self,
-        line: &'a str,
-        stop: usize,
-    ) -> Result<Fields<'a>, ParseError> {
-        self.t.split_upto(line, stop)
-    }
+    super::template::split_by_template!(t);
     fn has_port(&self, field: usize) -> bool {
         // Envoy writes an address with its port as `1.2.3.4:80` or
         // `[2001:db8::1]:80` (Address::Ipv6Instance::asString).

@@ -100,22 +100,7 @@ impl LogFormat for Nginx {
     fn field(&mut self, name: &str) -> Option<usize> {
         self.t.index(name.strip_prefix('$').unwrap_or(name))
     }
-    fn names(&self) -> Vec<String> {
-        self.t.names.clone()
-    }
-    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
-        self.t.split(line)
-    }
-    fn prefix_stop(&self, fields: &[usize]) -> Option<usize> {
-        self.t.prefix_stop(fields)
-    }
-    fn split_prefix<'a>(
-        &'a mut self,
-        line: &'a str,
-        stop: usize,
-    ) -> Result<Fields<'a>, ParseError> {
-        self.t.split_upto(line, stop)
-    }
+    super::template::split_by_template!(t);
     fn time_kind(&self, field: usize) -> Option<TimeKind> {
         match self.t.names[field].as_str() {
             "time_local" => Some(TimeKind::Clf),

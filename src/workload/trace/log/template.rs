@@ -190,3 +190,28 @@ fn snippet(s: &str) -> &str {
     }
     &s[..end]
 }
+
+/// The [`LogFormat`](super::LogFormat) methods of a format whose lines
+/// are split by the [`Template`] in its field `$t` (nginx's `log_format`,
+/// Envoy's format string): its names, its split and its prefix split.
+macro_rules! split_by_template {
+    ($t:ident) => {
+        fn names(&self) -> Vec<String> {
+            self.$t.names.clone()
+        }
+        fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
+            self.$t.split(line)
+        }
+        fn prefix_stop(&self, fields: &[usize]) -> Option<usize> {
+            self.$t.prefix_stop(fields)
+        }
+        fn split_prefix<'a>(
+            &'a mut self,
+            line: &'a str,
+            stop: usize,
+        ) -> Result<Fields<'a>, ParseError> {
+            self.$t.split_upto(line, stop)
+        }
+    };
+}
+pub(super) use split_by_template;
