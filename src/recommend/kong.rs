@@ -250,13 +250,11 @@ mod tests {
 
     fn ctx(limit: u64, interval_ms: u64, replicas: Option<u64>) -> FamilyCtx {
         FamilyCtx {
-            policy: LimitPolicy { limit, interval_ms },
-            keys: 10,
-            key_expr: None,
             deploy: replicas.map(|n| Deploy {
                 replicas: n,
                 balancer: json!("round_robin"),
             }),
+            ..FamilyCtx::for_test(limit, interval_ms, None)
         }
     }
 

@@ -125,26 +125,16 @@ impl Family for Traefik {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sizing::limit::LimitPolicy;
-
-    fn ctx(limit: u64, interval_ms: u64, key: Option<&str>) -> FamilyCtx {
-        FamilyCtx {
-            policy: LimitPolicy { limit, interval_ms },
-            keys: 10,
-            key_expr: key.map(str::to_string),
-            deploy: None,
-        }
-    }
 
     #[test]
     fn lines_ladder_the_average_over_the_intents_period() {
-        let lines = Traefik.lines(&ctx(10, 1000, None));
+        let lines = Traefik.lines(&FamilyCtx::for_test(10, 1000, None));
         assert_eq!(lines.len(), RATE_FACTORS.len());
         assert!(lines.iter().any(|l| l.base["average"] == json!(10)));
         assert!(lines.iter().all(|l| l.base["period_ms"] == json!(1000)));
         assert!(lines.iter().all(|l| l.lo == 1 && l.hi == 40));
         // A small limit rounds several factors onto one average.
-        assert!(Traefik.lines(&ctx(2, 1000, None)).len() < RATE_FACTORS.len());
+        assert!(Traefik.lines(&FamilyCtx::for_test(2, 1000, None)).len() < RATE_FACTORS.len());
     }
 
     #[test]
@@ -153,7 +143,7 @@ mod tests {
             json!({"model": "traefik_rate_limit", "average": 450, "period_ms": 60000, "burst": 7});
         let s = Traefik.snippet(
             &pick,
-            &ctx(450, 60000, Some("header:X-Api-Key")),
+            &FamilyCtx::for_test(450, 60000, Some("header:X-Api-Key")),
             &["hi".into()],
         );
         assert!(s.starts_with("# hi\n"), "{s}");
