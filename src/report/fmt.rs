@@ -151,28 +151,6 @@ pub fn go_duration(d: i64) -> String {
     format!("{sign}{body}")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_durations() {
-        const MS: i64 = 1_000_000;
-        assert_eq!(go_duration(10 * MS), "10ms");
-        assert_eq!(go_duration(333_333_333), "333.333333ms");
-        assert_eq!(go_duration(1_500), "1.5µs");
-        assert_eq!(go_duration(-7), "-7ns");
-    }
-
-    #[test]
-    fn cpu_times() {
-        assert_eq!(cpu_human(0.5e9), "under 1 s");
-        assert_eq!(cpu_human(180e9), "about 3 min");
-        assert_eq!(cpu_human(3.0 * 3600e9), "about 3 h");
-        assert_eq!(cpu_human(3.0 * 86_400e9), "about 3 days");
-    }
-}
-
 /// `s` as markup text: `&`, `<`, `>` and `"` as entities, `'` as `apos`
 /// when given (HTML's `&#39;`, XML's `&apos;`; an SVG text leaves it), and
 /// with `blank_controls` the control characters XML 1.0 forbids (all but
@@ -199,4 +177,26 @@ pub fn escape_markup(s: &str, apos: Option<&str>, blank_controls: bool) -> Strin
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        const MS: i64 = 1_000_000;
+        assert_eq!(go_duration(10 * MS), "10ms");
+        assert_eq!(go_duration(333_333_333), "333.333333ms");
+        assert_eq!(go_duration(1_500), "1.5µs");
+        assert_eq!(go_duration(-7), "-7ns");
+    }
+
+    #[test]
+    fn cpu_times() {
+        assert_eq!(cpu_human(0.5e9), "under 1 s");
+        assert_eq!(cpu_human(180e9), "about 3 min");
+        assert_eq!(cpu_human(3.0 * 3600e9), "about 3 h");
+        assert_eq!(cpu_human(3.0 * 86_400e9), "about 3 days");
+    }
 }
