@@ -20,7 +20,7 @@
 //!   (`nginx_zone_nodes`: a full zone evicts its least recently used key,
 //!   which forgets that key's excess).
 
-use super::search::{Family, FamilyCtx, Line};
+use super::search::{factor_lines, Family, FamilyCtx, Line};
 use crate::model::nginx_limit_req::nginx_zone_nodes;
 use serde_json::{json, Map, Value};
 
@@ -84,25 +84,15 @@ impl Family for Nginx {
         let p = ctx.policy;
         let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
         let zone = zone_mib(ctx.keys);
-        let mut out: Vec<Line> = Vec::new();
-        for f in super::search::rate_factors(ctx) {
+        factor_lines(ctx, "burst", (0, p.limit.saturating_mul(4).max(8)), |f| {
             let (field, r) = rate_field(per_s * f);
             let mut base = Map::new();
             base.insert("model".into(), json!("nginx_limit_req"));
             base.insert(field.into(), json!(r));
             base.insert("nodelay".into(), json!(true));
             base.insert("zone_mib".into(), json!(zone));
-            if out.iter().any(|l| l.base == base) {
-                continue;
-            }
-            out.push(Line {
-                base,
-                axis: "burst",
-                lo: 0,
-                hi: p.limit.saturating_mul(4).max(8),
-            });
-        }
-        out
+            Some(base)
+        })
     }
 
     /// `r/s` before `r/m`, then the smaller burst.

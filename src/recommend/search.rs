@@ -542,6 +542,31 @@ pub fn rate_ladder(p: LimitPolicy) -> Vec<f64> {
         .collect()
 }
 
+/// The largest burst (or bucket) a line tries by default: four times the
+/// limit, at least 8, at most `u32::MAX`.
+pub(crate) fn burst_top(p: LimitPolicy) -> u64 {
+    p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX))
+}
+
+/// One line per factor of [`rate_factors`], in order: `base(f)` the line's
+/// fixed parameters (`None`: no line at that factor), a base already
+/// lined up skipped, `axis` bisected over `lo..=hi`.
+pub(crate) fn factor_lines(
+    ctx: &FamilyCtx,
+    axis: &'static str,
+    (lo, hi): (u64, u64),
+    base: impl Fn(f64) -> Option<Map<String, Value>>,
+) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::new();
+    for f in rate_factors(ctx) {
+        let Some(base) = base(f) else { continue };
+        if !out.iter().any(|l| l.base == base) {
+            out.push(Line { base, axis, lo, hi });
+        }
+    }
+    out
+}
+
 /// One line per rate of the ladder ([`rate_factors`] of the intent's rate,
 /// rounded to a millionth): `model` with `rate_field` set to the rate,
 /// `axis` bisected over `lo..=max(4 × limit, 8)`.
@@ -554,27 +579,15 @@ pub fn rate_lines(
 ) -> Vec<Line> {
     let p = ctx.policy;
     let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
-    let mut rates: Vec<f64> = Vec::new();
-    for f in rate_factors(ctx) {
+    factor_lines(ctx, axis, (lo, burst_top(p)), |f| {
         let r = libm::round(per_s * f * 1e6) / 1e6;
-        if r > 0.0 && !rates.contains(&r) {
-            rates.push(r);
-        }
-    }
-    rates
-        .into_iter()
-        .map(|r| {
+        (r > 0.0).then(|| {
             let mut base = Map::new();
             base.insert("model".into(), Value::from(model));
             base.insert(rate_field.into(), Value::from(r));
-            Line {
-                base,
-                axis,
-                lo,
-                hi: p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX)),
-            }
+            base
         })
-        .collect()
+    })
 }
 
 /// A number as a program literal: `10` for a whole one, else `7.5`.

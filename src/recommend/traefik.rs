@@ -22,7 +22,7 @@
 use super::envoy_local::duration;
 #[cfg(test)]
 use super::search::RATE_FACTORS;
-use super::search::{Family, FamilyCtx, Line};
+use super::search::{burst_top, factor_lines, Family, FamilyCtx, Line};
 use serde_json::{json, Map, Value};
 
 /// Traefik's in-memory `rateLimit` middleware.
@@ -59,24 +59,14 @@ impl Family for Traefik {
 
     fn lines(&self, ctx: &FamilyCtx) -> Vec<Line> {
         let p = ctx.policy;
-        let mut out: Vec<Line> = Vec::new();
-        for f in super::search::rate_factors(ctx) {
+        factor_lines(ctx, "burst", (1, burst_top(p)), |f| {
             let average = (libm::round(p.limit as f64 * f) as u64).clamp(1, u64::from(u32::MAX));
             let mut base = Map::new();
             base.insert("model".into(), json!("traefik_rate_limit"));
             base.insert("average".into(), json!(average));
             base.insert("period_ms".into(), json!(p.interval_ms));
-            if out.iter().any(|l| l.base == base) {
-                continue;
-            }
-            out.push(Line {
-                base,
-                axis: "burst",
-                lo: 1,
-                hi: p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX)),
-            });
-        }
-        out
+            Some(base)
+        })
     }
 
     /// A period of whole seconds, then the smaller burst.
