@@ -72,10 +72,7 @@ impl Family for EnvoyLocal {
         let per_fill = pick["tokens_per_fill"].as_u64().unwrap_or(1);
         let fill = pick["fill_interval_ms"].as_u64().unwrap_or(1000);
         let key = ctx.key_expr.as_deref().unwrap_or("the client address");
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         s.push_str(&format!(
             "# One bucket per key ({key}): the token bucket below applies per descriptor;\n# attach descriptors for the key through the route's rate_limits actions.\n"
         ));

@@ -112,10 +112,7 @@ impl Family for EnvoyRatelimit {
                 )),
             ),
         };
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         s.push_str("# envoyproxy/ratelimit service config (its RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/config/).\n");
         match note {
             Some(n) => s.push_str(&format!("# Descriptors come from {n}.\n")),

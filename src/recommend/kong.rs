@@ -172,10 +172,7 @@ impl Family for Kong {
         let policy = pick["policy"].as_str().unwrap_or("local");
         let sync = super::search::num(&pick["sync_rate"]);
         let (by, header_name, note) = limit_by(ctx.key_expr.as_deref());
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         if let Some(n) = note {
             s.push_str(&format!("# {n}\n"));
         }

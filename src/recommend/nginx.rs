@@ -116,10 +116,7 @@ impl Family for Nginx {
         let burst = pick["burst"].as_u64().unwrap_or(0);
         let zone = pick["zone_mib"].as_u64().unwrap_or(10);
         let (var, note) = key_var(ctx.key_expr.as_deref());
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         if let Some(n) = note {
             s.push_str(&format!("# {n}\n"));
         }

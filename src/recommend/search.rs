@@ -542,6 +542,19 @@ pub fn rate_ladder(p: LimitPolicy) -> Vec<f64> {
         .collect()
 }
 
+/// A snippet's opening comment block: each line of `header` after the
+/// comment mark `mark` (`#`, `//`) and a space.
+pub(crate) fn comments(header: &[String], mark: &str) -> String {
+    header.iter().map(|h| format!("{mark} {h}\n")).collect()
+}
+
+/// A setting of a rate per second and a burst, simpler first: a whole
+/// rate, then the smaller burst.
+pub(crate) fn whole_rate_then_burst(l: &Value) -> (u64, u64) {
+    let whole = l["rate_per_s"].as_f64().is_some_and(|r| r.fract() == 0.0);
+    (u64::from(!whole), l["burst"].as_u64().unwrap_or(0))
+}
+
 /// The largest burst (or bucket) a line tries by default: four times the
 /// limit, at least 8, at most `u32::MAX`.
 pub(crate) fn burst_top(p: LimitPolicy) -> u64 {

@@ -84,10 +84,7 @@ impl Family for Traefik {
         let period = pick["period_ms"].as_u64().unwrap_or(1000);
         let burst = pick["burst"].as_u64().unwrap_or(1);
         let (criterion, note) = source_criterion(ctx.key_expr.as_deref());
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         if let Some(n) = note {
             s.push_str(&format!("# {n}\n"));
         }
