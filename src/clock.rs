@@ -18,6 +18,9 @@
 //! overflow in practice; code that adds durations *saturates* rather than
 //! wraps, and code that must detect overflow uses the `checked_*` forms.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 /// Virtual nanoseconds since the simulation epoch: the one time type at
 /// module boundaries.
 pub type Nanos = u64;
@@ -26,6 +29,31 @@ pub type Nanos = u64;
 pub const MILLI: Nanos = 1_000_000;
 /// One second in nanoseconds.
 pub const SECOND: Nanos = 1_000_000_000;
+
+/// The earliest entry of a time-ordered queue (a min-heap of tuples that
+/// start with their time), taken off when `due` says it is due: `while let
+/// Some(e) = pop_due(&mut queue, |e| e.0 <= t)` runs, in time order, what
+/// is due by `t`.
+///
+/// ```
+/// use std::cmp::Reverse;
+/// use std::collections::BinaryHeap;
+/// let mut q = BinaryHeap::from([Reverse((5u64, 'b')), Reverse((2, 'a')), Reverse((9, 'c'))]);
+/// let mut ran = Vec::new();
+/// while let Some((_, e)) = ratelab::clock::pop_due(&mut q, |e| e.0 <= 5) {
+///     ran.push(e);
+/// }
+/// assert_eq!((ran, q.len()), (vec!['a', 'b'], 1));
+/// ```
+pub fn pop_due<T: Ord>(
+    queue: &mut BinaryHeap<Reverse<T>>,
+    due: impl FnOnce(&T) -> bool,
+) -> Option<T> {
+    if !due(&queue.peek()?.0) {
+        return None;
+    }
+    queue.pop().map(|Reverse(e)| e)
+}
 
 #[cfg(test)]
 mod tests {

@@ -212,6 +212,57 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// A `size` or `recommend` scenario's `args` (the command line it runs,
+/// as typed) parsed as the command `C` named `name` parses them, with
+/// `tail` appended (a required flag whose value the run replaces). A flag
+/// in `run_flags` is refused, `why(flag)` saying why; a parse error is
+/// clap's message on one line ([`args_message`]).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::scenario::{parse_args, Scenario};
+///
+/// #[derive(clap::Parser)]
+/// struct Cmd {
+///     #[arg(long)]
+///     keys: u64,
+/// }
+/// let sc = Scenario::parse(
+///     std::path::Path::new("s.json"),
+///     r#"{"name": "s", "kind": "size", "args": []}"#,
+/// )
+/// .unwrap();
+/// let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+/// let why = |_: &str| "it belongs to the run";
+/// let c: Cmd = parse_args(&sc, "size", &args(&["--keys", "5"]), &[], &["--out"], why).unwrap();
+/// assert_eq!(c.keys, 5);
+/// let e = parse_args::<Cmd>(&sc, "size", &args(&["--out=x"]), &[], &["--out"], why);
+/// assert_eq!(
+///     e.err().unwrap().message(),
+///     "s.json: field args: \"--out=x\": not allowed here: it belongs to the run"
+/// );
+/// ```
+pub fn parse_args<C: clap::Parser>(
+    sc: &Scenario,
+    name: &str,
+    args: &[String],
+    tail: &[&str],
+    run_flags: &[&str],
+    why: impl Fn(&str) -> &'static str,
+) -> Result<C> {
+    for a in args {
+        let flag = a.split('=').next().unwrap_or(a);
+        if run_flags.contains(&flag) {
+            return Err(sc.field_error("args", format!("{a:?}: not allowed here: {}", why(flag))));
+        }
+    }
+    let argv = std::iter::once(name.to_string())
+        .chain(args.iter().cloned())
+        .chain(tail.iter().map(|t| t.to_string()));
+    C::try_parse_from(argv).map_err(|e| sc.field_error("args", args_message(&e)))
+}
+
 /// A parse error of a scenario's `args` (the command line a `size` or
 /// `recommend` scenario runs) as one line: clap's message without its
 /// usage line and help hint, so it fits the one-line error of a field.

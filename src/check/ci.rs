@@ -7,19 +7,7 @@ use super::run::ScenarioResult;
 use std::fmt::Write as _;
 
 fn xml_escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => o.push(' '),
-            c => o.push(c),
-        }
-    }
-    o
+    crate::report::fmt::escape_markup(s, Some("&apos;"), true)
 }
 
 fn line(f: &Finding) -> String {

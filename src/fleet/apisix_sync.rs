@@ -62,7 +62,7 @@
 
 use super::strategy::{Env, Strategy};
 use super::FastMap;
-use crate::clock::{Nanos, MILLI};
+use crate::clock::{pop_due, Nanos, MILLI};
 use crate::error::Result;
 use crate::model::Decision;
 use std::cmp::Reverse;
@@ -267,11 +267,7 @@ fn alive(m: &FastMap<u32, (i64, Nanos)>, key: u32, t: Nanos) -> Option<i64> {
 
 impl Strategy for ApisixSync {
     fn advance(&mut self, t: Nanos, env: &mut Env) -> Result<()> {
-        while let Some(&Reverse((at, due, r, epoch))) = self.timers.peek() {
-            if at > t {
-                break;
-            }
-            self.timers.pop();
+        while let Some((at, due, r, epoch)) = pop_due(&mut self.timers, |e| e.0 <= t) {
             if r >= self.nodes.len() || self.nodes[r].epoch != epoch {
                 continue;
             }

@@ -58,7 +58,7 @@
 
 use super::strategy::{admit_settled, Env, OwnTickets, Strategy};
 use super::FastMap;
-use crate::clock::{Nanos, MILLI, SECOND};
+use crate::clock::{pop_due, Nanos, MILLI, SECOND};
 use crate::error::Result;
 use crate::model::Decision;
 use std::cmp::Reverse;
@@ -306,11 +306,7 @@ impl Central {
 
 impl Strategy for Central {
     fn advance(&mut self, t: Nanos, env: &mut Env) -> Result<()> {
-        while let Some(&Reverse((at, _, ev))) = self.events.peek() {
-            if at > t {
-                break;
-            }
-            self.events.pop();
+        while let Some((at, _, ev)) = pop_due(&mut self.events, |e| e.0 <= t) {
             self.command(at, ev, env);
         }
         Ok(())

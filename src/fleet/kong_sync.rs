@@ -52,7 +52,7 @@
 use super::central::Counters;
 use super::strategy::{admit_settled, Env, OwnTickets, Strategy};
 use super::FastMap;
-use crate::clock::{Nanos, SECOND};
+use crate::clock::{pop_due, Nanos, SECOND};
 use crate::error::Result;
 use crate::model::Decision;
 use std::cmp::Reverse;
@@ -249,11 +249,7 @@ impl KongSync {
 
 impl Strategy for KongSync {
     fn advance(&mut self, t: Nanos, env: &mut Env) -> Result<()> {
-        while let Some(&Reverse((at, _, r, epoch, due))) = self.timers.peek() {
-            if at > t {
-                break;
-            }
-            self.timers.pop();
+        while let Some((at, _, r, epoch, due)) = pop_due(&mut self.timers, |e| e.0 <= t) {
             self.handle(at, r, epoch, due, env);
         }
         Ok(())

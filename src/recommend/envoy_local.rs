@@ -16,7 +16,7 @@
 //! The YAML is checked only for its shape in ratelab's tests (no Envoy
 //! binary is installable here): the field names and types of the proto.
 
-use super::search::{Family, FamilyCtx, Line};
+use super::search::{burst_top, factor_lines, Family, FamilyCtx, Line};
 use serde_json::{json, Map, Value};
 
 /// Envoy's local rate limit filter.
@@ -48,24 +48,14 @@ impl Family for EnvoyLocal {
         let p = ctx.policy;
         let fill = p.interval_ms.max(50);
         let per_fill = p.limit as f64 * fill as f64 / p.interval_ms as f64;
-        let mut out: Vec<Line> = Vec::new();
-        for f in super::search::rate_factors(ctx) {
+        factor_lines(ctx, "max_tokens", (1, burst_top(p)), |f| {
             let tokens = (libm::round(per_fill * f) as u64).clamp(1, u64::from(u32::MAX));
             let mut base = Map::new();
             base.insert("model".into(), json!("envoy_local_rate_limit"));
             base.insert("tokens_per_fill".into(), json!(tokens));
             base.insert("fill_interval_ms".into(), json!(fill));
-            if out.iter().any(|l| l.base == base) {
-                continue;
-            }
-            out.push(Line {
-                base,
-                axis: "max_tokens",
-                lo: 1,
-                hi: p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX)),
-            });
-        }
-        out
+            Some(base)
+        })
     }
 
     /// The smaller bucket.
@@ -82,10 +72,7 @@ impl Family for EnvoyLocal {
         let per_fill = pick["tokens_per_fill"].as_u64().unwrap_or(1);
         let fill = pick["fill_interval_ms"].as_u64().unwrap_or(1000);
         let key = ctx.key_expr.as_deref().unwrap_or("the client address");
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         s.push_str(&format!(
             "# One bucket per key ({key}): the token bucket below applies per descriptor;\n# attach descriptors for the key through the route's rate_limits actions.\n"
         ));

@@ -112,10 +112,7 @@ impl Family for EnvoyRatelimit {
                 )),
             ),
         };
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         s.push_str("# envoyproxy/ratelimit service config (its RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/config/).\n");
         match note {
             Some(n) => s.push_str(&format!("# Descriptors come from {n}.\n")),
@@ -162,22 +159,13 @@ impl Family for EnvoyRatelimit {
 mod tests {
     use super::*;
 
-    fn ctx(limit: u64, interval_ms: u64, key: Option<&str>) -> FamilyCtx {
-        FamilyCtx {
-            policy: LimitPolicy { limit, interval_ms },
-            keys: 10,
-            key_expr: key.map(str::to_string),
-            deploy: None,
-        }
-    }
-
     #[test]
     fn only_units_at_least_the_interval_are_offered() {
-        let l = EnvoyRatelimit.lines(&ctx(10, 1000, None));
+        let l = EnvoyRatelimit.lines(&FamilyCtx::for_test(10, 1000, None));
         assert_eq!(l.len(), 4);
         assert_eq!(l[1].base["window_ms"], json!(60_000));
         assert_eq!((l[0].hi, l[1].hi), (40, 2400));
-        let l = EnvoyRatelimit.lines(&ctx(100, 120_000, None));
+        let l = EnvoyRatelimit.lines(&FamilyCtx::for_test(100, 120_000, None));
         let units: Vec<_> = l.iter().map(|l| l.base["window_ms"].clone()).collect();
         assert_eq!(units, vec![json!(3_600_000), json!(86_400_000)]);
         assert!(l
@@ -203,7 +191,7 @@ mod tests {
     fn a_line_counts_per_clock_unit_as_the_services_cache_key_does() {
         // requests_per_unit 3 per minute; virtual zero is Unix 119.5 s, so a
         // new minute (cache key ..._120) starts half a second in.
-        let l = &EnvoyRatelimit.lines(&ctx(10, 1000, None))[1];
+        let l = &EnvoyRatelimit.lines(&FamilyCtx::for_test(10, 1000, None))[1];
         let mut m = built(l.at(3), 119_500_000_000);
         let s = 1_000_000_000u64;
         let got: Vec<bool> = [0, 1, 2, 3, s / 4]
@@ -225,7 +213,7 @@ mod tests {
         let pick = json!({"model": "fixed_window_counter", "align": "aligned", "window_ms": 60000, "requests": 42});
         let s = EnvoyRatelimit.snippet(
             &pick,
-            &ctx(1, 1000, Some("header:X-Api-Key")),
+            &FamilyCtx::for_test(1, 1000, Some("header:X-Api-Key")),
             &["hi".into()],
         );
         assert!(s.starts_with("# hi\n"), "{s}");

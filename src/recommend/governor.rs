@@ -28,8 +28,7 @@ impl Family for Governor {
     }
 
     fn simplicity(&self, l: &Value) -> (u64, u64) {
-        let whole = l["rate_per_s"].as_f64().is_some_and(|r| r.fract() == 0.0);
-        (u64::from(!whole), l["burst"].as_u64().unwrap_or(0))
+        super::search::whole_rate_then_burst(l)
     }
 
     fn snippet_file(&self) -> &'static str {
@@ -39,10 +38,7 @@ impl Family for Governor {
     fn snippet(&self, pick: &Value, _ctx: &FamilyCtx, header: &[String]) -> String {
         let rate = pick["rate_per_s"].as_f64().unwrap_or(1.0);
         let burst = pick["burst"].as_u64().unwrap_or(1);
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("// {h}\n"));
-        }
+        let mut s = super::search::comments(header, "//");
         let quota = if rate.fract() == 0.0 && rate >= 1.0 {
             format!(
                 "Quota::per_second(NonZeroU32::new({}).unwrap())",

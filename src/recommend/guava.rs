@@ -46,10 +46,7 @@ impl Family for Guava {
     }
 
     fn snippet(&self, pick: &Value, _ctx: &FamilyCtx, header: &[String]) -> String {
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("// {h}\n"));
-        }
+        let mut s = super::search::comments(header, "//");
         s.push_str(&format!(
             "import com.google.common.util.concurrent.RateLimiter;\n\n// one per key, e.g. a LoadingCache<String, RateLimiter>\nRateLimiter limiter = RateLimiter.create({}.0);\n// per request: limiter.tryAcquire()\n",
             num(&pick["permits_per_s"])

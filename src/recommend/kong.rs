@@ -172,10 +172,7 @@ impl Family for Kong {
         let policy = pick["policy"].as_str().unwrap_or("local");
         let sync = super::search::num(&pick["sync_rate"]);
         let (by, header_name, note) = limit_by(ctx.key_expr.as_deref());
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         if let Some(n) = note {
             s.push_str(&format!("# {n}\n"));
         }
@@ -250,13 +247,11 @@ mod tests {
 
     fn ctx(limit: u64, interval_ms: u64, replicas: Option<u64>) -> FamilyCtx {
         FamilyCtx {
-            policy: LimitPolicy { limit, interval_ms },
-            keys: 10,
-            key_expr: None,
             deploy: replicas.map(|n| Deploy {
                 replicas: n,
                 balancer: json!("round_robin"),
             }),
+            ..FamilyCtx::for_test(limit, interval_ms, None)
         }
     }
 

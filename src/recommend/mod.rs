@@ -5,11 +5,11 @@
 //! The log is cut by time: the setting is chosen on its first part and
 //! confirmed on later slices it never saw ([`search::split`]). Settings
 //! are decision-lab limiter objects measured with the lab's harm figures
-//! ([`search::evaluate`]), alone or as a fleet (`--replicas`); each family
+//! ([`search::Probe::evaluate`]), alone or as a fleet (`--replicas`); each family
 //! ([`nginx`], [`envoy_local`], [`envoy_ratelimit`], [`kong`], `traefik`, `governor`,
 //! `x_time_rate`, `guava`, [`pingora`]) says
 //! which settings it can express and how its config reads; the search
-//! bisects the monotone parameter ([`search::bisect`]); `report` writes
+//! bisects the monotone parameter ([`search::Probe::bisect`]); `report` writes
 //! `recommend.json`, `table.md`, the frontier chart and the snippet.
 //!
 //! Targets use `size`'s grammar ([`crate::sizing::limit::LimitTarget`]) on
@@ -278,19 +278,19 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
         key_expr: a.read.key.clone(),
         deploy: deploy_checked,
     };
+    let probe = search::Probe {
+        fam,
+        ctx: &ctx,
+        targets: &targets,
+        seed: a.seed,
+    };
     let evals = match fam.searched(&split.choose, &ctx, &targets, a.seed) {
-        Some(settings) => {
-            search::search_settings(&settings?, &split.choose, fam, &ctx, &targets, a.seed)?
-        }
-        None => {
-            let lines = fam.lines(&ctx);
-            search::search_lines(&lines, &split.choose, fam, &ctx, &targets, a.seed)?
-        }
+        Some(settings) => probe.search_settings(&settings?, &split.choose)?,
+        None => probe.search_lines(&fam.lines(&ctx), &split.choose)?,
     };
     let ranked = search::ranked(&evals, |l| fam.simplicity(l));
-    let (picked, rejected) = search::choose(&evals, &ranked, |l| {
-        search::confirm(&split, fam, &ctx, l, &targets, a.seed, a.confidence)
-    })?;
+    let (picked, rejected) =
+        search::choose(&evals, &ranked, |l| probe.confirm(&split, l, a.confidence))?;
     let (pick, held_out) = match picked {
         Some((i, h)) => (Some(i), Some(h)),
         None => (None, None),

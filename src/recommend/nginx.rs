@@ -20,7 +20,7 @@
 //!   (`nginx_zone_nodes`: a full zone evicts its least recently used key,
 //!   which forgets that key's excess).
 
-use super::search::{Family, FamilyCtx, Line};
+use super::search::{factor_lines, Family, FamilyCtx, Line};
 use crate::model::nginx_limit_req::nginx_zone_nodes;
 use serde_json::{json, Map, Value};
 
@@ -84,25 +84,15 @@ impl Family for Nginx {
         let p = ctx.policy;
         let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
         let zone = zone_mib(ctx.keys);
-        let mut out: Vec<Line> = Vec::new();
-        for f in super::search::rate_factors(ctx) {
+        factor_lines(ctx, "burst", (0, p.limit.saturating_mul(4).max(8)), |f| {
             let (field, r) = rate_field(per_s * f);
             let mut base = Map::new();
             base.insert("model".into(), json!("nginx_limit_req"));
             base.insert(field.into(), json!(r));
             base.insert("nodelay".into(), json!(true));
             base.insert("zone_mib".into(), json!(zone));
-            if out.iter().any(|l| l.base == base) {
-                continue;
-            }
-            out.push(Line {
-                base,
-                axis: "burst",
-                lo: 0,
-                hi: p.limit.saturating_mul(4).max(8),
-            });
-        }
-        out
+            Some(base)
+        })
     }
 
     /// `r/s` before `r/m`, then the smaller burst.
@@ -126,10 +116,7 @@ impl Family for Nginx {
         let burst = pick["burst"].as_u64().unwrap_or(0);
         let zone = pick["zone_mib"].as_u64().unwrap_or(10);
         let (var, note) = key_var(ctx.key_expr.as_deref());
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         if let Some(n) = note {
             s.push_str(&format!("# {n}\n"));
         }

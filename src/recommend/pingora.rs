@@ -85,10 +85,7 @@ impl Family for Pingora {
 
     fn snippet(&self, pick: &Value, ctx: &FamilyCtx, header: &[String]) -> String {
         let p = ctx.policy;
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("// {h}\n"));
-        }
+        let mut s = super::search::comments(header, "//");
         let exact = pick["counters"] == "exact";
         if exact {
             s.push_str("// Exact counters: no sketch has fewer false denials; in pingora-limits,\n// the largest sketch your memory allows comes closest.\n");

@@ -131,6 +131,16 @@ fn held_out_json(h: &HeldOut) -> Value {
     })
 }
 
+/// The pick's figures, as table.md and the console both state them.
+fn pick_text(p: &Eval) -> String {
+    format!(
+        "compliant denied {}, limited excess {:+.2}%, memory {}",
+        pct(p.figures.compliant_denied_pct),
+        p.figures.limited_excess_pct,
+        bytes_human(p.memory_bytes)
+    )
+}
+
 fn held_out_text(h: &HeldOut) -> String {
     format!(
         "holds on {} of {} later slices; miss probability <= {:.1}% at {}% confidence (slices taken as independent draws of the traffic)",
@@ -281,11 +291,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
     match (pick, inp.held_out) {
         (Some(p), Some(h)) => {
             md.push_str(&format!(
-                "**Pick**: `{}` — compliant denied {}, limited excess {:+.2}%, memory {}. Held out: {}.\n\n",
+                "**Pick**: `{}` — {}. Held out: {}.\n\n",
                 label(&p.limiter),
-                pct(p.figures.compliant_denied_pct),
-                p.figures.limited_excess_pct,
-                bytes_human(p.memory_bytes),
+                pick_text(p),
                 held_out_text(h)
             ));
             if let Some(b) = &below {
@@ -365,11 +373,9 @@ pub fn render(inp: &Inputs) -> Recommendation {
     match (pick, inp.held_out) {
         (Some(p), Some(h)) => {
             console.push_str(&format!(
-                "   pick: {} (compliant denied {}, limited excess {:+.2}%, memory {})\n   held out: {}\n",
+                "   pick: {} ({})\n   held out: {}\n",
                 label(&p.limiter),
-                pct(p.figures.compliant_denied_pct),
-                p.figures.limited_excess_pct,
-                bytes_human(p.memory_bytes),
+                pick_text(p),
                 held_out_text(h)
             ));
             if let Some(b) = &below {

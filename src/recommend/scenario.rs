@@ -44,23 +44,16 @@ impl Experiment for RecommendScenario {
     type Outcome = Recommendation;
 
     fn validate(sc: &Scenario, p: Params, ctx: &RunContext) -> Result<RecommendArgs> {
-        for a in &p.args {
-            let flag = a.split('=').next().unwrap_or(a);
-            if RUN_FLAGS.contains(&flag) {
-                return Err(sc.field_error(
-                    "args",
-                    format!("{a:?}: not allowed here: the seed is the scenario's `seed`; --out and --threads belong to the run"),
-                ));
-            }
-        }
         // --out is required by the command; the run's folder replaces it.
-        let argv = std::iter::once("recommend".to_string())
-            .chain(p.args.iter().cloned())
-            .chain(["--out".to_string(), "unused".to_string()]);
-        let mut a = match Command::try_parse_from(argv) {
-            Ok(c) => c.args,
-            Err(e) => return Err(sc.field_error("args", crate::scenario::args_message(&e))),
-        };
+        let mut a = crate::scenario::parse_args::<Command>(
+            sc,
+            "recommend",
+            &p.args,
+            &["--out", "unused"],
+            &RUN_FLAGS,
+            |_| "the seed is the scenario's `seed`; --out and --threads belong to the run",
+        )?
+        .args;
         let dir = sc.path.parent().unwrap_or(std::path::Path::new(""));
         if a.trace.as_os_str() == "-" {
             return Err(sc.field_error(

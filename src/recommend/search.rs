@@ -71,53 +71,69 @@ fn meets_ceilings(targets: &[LimitTarget], f: &Figures) -> bool {
         .all(|t| t.holds(value(t, f)))
 }
 
-/// Measures the setting `limiter` of `fam` on `part` as the decision lab
-/// would: as a `limiters` entry, or as the fleet its [`Family::lab_form`]
-/// says.
-pub fn evaluate(
-    part: &Part,
-    fam: &dyn Family,
-    ctx: &FamilyCtx,
-    limiter: &Value,
-    targets: &[LimitTarget],
-    seed: u64,
-) -> Result<Eval> {
-    let policy = ctx.policy;
-    let (figures, memory_bytes, fleet) = match fam.lab_form(limiter, ctx)? {
-        LabForm::Limiter(obj) => {
-            let (f, m) = evaluate_limiter(part, policy, &obj, seed)?;
-            (f, m, None)
-        }
-        LabForm::Fleet { strategy, enforced } => {
-            let deploy = ctx.deploy.clone().unwrap_or(Deploy {
-                replicas: 1,
-                balancer: Value::from("round_robin"),
-            });
-            let (decided, memory) = run_fleet(part, policy, &deploy, &strategy, enforced, seed)?;
-            let admitted = decided.iter().filter(|&&a| a).count() as u64;
-            let mut d = Decided(decided.into_iter());
-            let f = replay_admit(&part.trace, &part.classes, policy, &mut d)?;
-            (
-                f,
-                memory,
-                Some((deployment_json(&deploy, &strategy), enforced, admitted)),
-            )
-        }
-    };
-    let meets = targets.iter().all(|t| t.holds(value(t, &figures)));
-    let (deployment, enforced, admitted) = match fleet {
-        Some((d, e, a)) => (Some(d), e, Some(a)),
-        None => (None, None, None),
-    };
-    Ok(Eval {
-        limiter: limiter.clone(),
-        figures,
-        memory_bytes,
-        meets,
-        deployment,
-        enforced,
-        admitted,
-    })
+/// What every measurement of one search shares: the family, the user's
+/// setup, the targets and the seed.
+#[derive(Clone, Copy)]
+pub struct Probe<'a> {
+    /// The family whose settings are measured.
+    pub fam: &'a dyn Family,
+    /// The user's setup.
+    pub ctx: &'a FamilyCtx,
+    /// The targets a setting must meet.
+    pub targets: &'a [LimitTarget],
+    /// The lab's seed.
+    pub seed: u64,
+}
+
+impl Probe<'_> {
+    /// Measures the setting `limiter` of `fam` on `part` as the decision lab
+    /// would: as a `limiters` entry, or as the fleet its [`Family::lab_form`]
+    /// says.
+    pub fn evaluate(&self, part: &Part, limiter: &Value) -> Result<Eval> {
+        let Probe {
+            fam,
+            ctx,
+            targets,
+            seed,
+        } = *self;
+        let policy = ctx.policy;
+        let (figures, memory_bytes, fleet) = match fam.lab_form(limiter, ctx)? {
+            LabForm::Limiter(obj) => {
+                let (f, m) = evaluate_limiter(part, policy, &obj, seed)?;
+                (f, m, None)
+            }
+            LabForm::Fleet { strategy, enforced } => {
+                let deploy = ctx.deploy.clone().unwrap_or(Deploy {
+                    replicas: 1,
+                    balancer: Value::from("round_robin"),
+                });
+                let (decided, memory) =
+                    run_fleet(part, policy, &deploy, &strategy, enforced, seed)?;
+                let admitted = decided.iter().filter(|&&a| a).count() as u64;
+                let mut d = Decided(decided.into_iter());
+                let f = replay_admit(&part.trace, &part.classes, policy, &mut d)?;
+                (
+                    f,
+                    memory,
+                    Some((deployment_json(&deploy, &strategy), enforced, admitted)),
+                )
+            }
+        };
+        let meets = targets.iter().all(|t| t.holds(value(t, &figures)));
+        let (deployment, enforced, admitted) = match fleet {
+            Some((d, e, a)) => (Some(d), e, Some(a)),
+            None => (None, None, None),
+        };
+        Ok(Eval {
+            limiter: limiter.clone(),
+            figures,
+            memory_bytes,
+            meets,
+            deployment,
+            enforced,
+            admitted,
+        })
+    }
 }
 
 /// The lab's setup for building one candidate under `policy` (recommend
@@ -176,48 +192,44 @@ impl Line {
     }
 }
 
-/// Bisects one line on the choosing part: every setting evaluated, in the
-/// order evaluated.
-pub fn bisect(
-    line: &Line,
-    part: &Part,
-    fam: &dyn Family,
-    ctx: &FamilyCtx,
-    targets: &[LimitTarget],
-    seed: u64,
-) -> Result<Vec<Eval>> {
-    let ev = |v: u64| evaluate(part, fam, ctx, &line.at(v), targets, seed);
-    let mut out = Vec::new();
-    let top = ev(line.hi)?;
-    let top_ok = meets_ceilings(targets, &top.figures);
-    out.push(top);
-    if !top_ok || line.lo >= line.hi {
-        // Nothing on this line meets the ceilings (or it is one point):
-        // its cheapest end still shows on the frontier.
-        if line.lo < line.hi {
-            out.push(ev(line.lo)?);
+impl Probe<'_> {
+    /// Bisects one line on the choosing part: every setting evaluated, in the
+    /// order evaluated.
+    pub fn bisect(&self, line: &Line, part: &Part) -> Result<Vec<Eval>> {
+        let targets = self.targets;
+        let ev = |v: u64| self.evaluate(part, &line.at(v));
+        let mut out = Vec::new();
+        let top = ev(line.hi)?;
+        let top_ok = meets_ceilings(targets, &top.figures);
+        out.push(top);
+        if !top_ok || line.lo >= line.hi {
+            // Nothing on this line meets the ceilings (or it is one point):
+            // its cheapest end still shows on the frontier.
+            if line.lo < line.hi {
+                out.push(ev(line.lo)?);
+            }
+            return Ok(out);
         }
-        return Ok(out);
-    }
-    let bottom = ev(line.lo)?;
-    let bottom_ok = meets_ceilings(targets, &bottom.figures);
-    out.push(bottom);
-    if bottom_ok {
-        return Ok(out);
-    }
-    // Invariant: lo fails, hi meets.
-    let (mut lo, mut hi) = (line.lo, line.hi);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        let e = ev(mid)?;
-        if meets_ceilings(targets, &e.figures) {
-            hi = mid;
-        } else {
-            lo = mid;
+        let bottom = ev(line.lo)?;
+        let bottom_ok = meets_ceilings(targets, &bottom.figures);
+        out.push(bottom);
+        if bottom_ok {
+            return Ok(out);
         }
-        out.push(e);
+        // Invariant: lo fails, hi meets.
+        let (mut lo, mut hi) = (line.lo, line.hi);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let e = ev(mid)?;
+            if meets_ceilings(targets, &e.figures) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+            out.push(e);
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// The held-out confirmation of a pick.
@@ -234,72 +246,49 @@ pub struct HeldOut {
     pub confidence_pct: f64,
 }
 
-/// Measures `pick` on every held-out slice.
-pub fn confirm(
-    split: &Split,
-    fam: &dyn Family,
-    ctx: &FamilyCtx,
-    pick: &Value,
-    targets: &[LimitTarget],
-    seed: u64,
-    confidence_pct: f64,
-) -> Result<HeldOut> {
-    let slices: Vec<(f64, f64, Eval)> = split
-        .held_out
-        .par_iter()
-        .map(|p| evaluate(p, fam, ctx, pick, targets, seed).map(|e| (p.start_s, p.end_s, e)))
-        .collect::<Result<_>>()?;
-    let n = slices.len() as u32;
-    let holds_on = slices.iter().filter(|s| s.2.meets).count() as u32;
-    Ok(HeldOut {
-        miss_bound: upper_bound(n - holds_on, n, confidence_pct),
-        slices,
-        holds_on,
-        confidence_pct,
-    })
-}
+impl Probe<'_> {
+    /// Measures `pick` on every held-out slice.
+    pub fn confirm(&self, split: &Split, pick: &Value, confidence_pct: f64) -> Result<HeldOut> {
+        let slices: Vec<(f64, f64, Eval)> = split
+            .held_out
+            .par_iter()
+            .map(|p| self.evaluate(p, pick).map(|e| (p.start_s, p.end_s, e)))
+            .collect::<Result<_>>()?;
+        let n = slices.len() as u32;
+        let holds_on = slices.iter().filter(|s| s.2.meets).count() as u32;
+        Ok(HeldOut {
+            miss_bound: upper_bound(n - holds_on, n, confidence_pct),
+            slices,
+            holds_on,
+            confidence_pct,
+        })
+    }
 
-/// Every line bisected (in parallel; results in line order), duplicates
-/// dropped.
-pub fn search_lines(
-    lines: &[Line],
-    part: &Part,
-    fam: &dyn Family,
-    ctx: &FamilyCtx,
-    targets: &[LimitTarget],
-    seed: u64,
-) -> Result<Vec<Eval>> {
-    let per_line: Vec<Vec<Eval>> = lines
-        .par_iter()
-        .map(|l| bisect(l, part, fam, ctx, targets, seed))
-        .collect::<Result<_>>()?;
-    let mut seen = std::collections::HashSet::new();
-    Ok(per_line
-        .into_iter()
-        .flatten()
-        .filter(|e| seen.insert(e.limiter.to_string()))
-        .collect())
-}
+    /// Every line bisected (in parallel; results in line order), duplicates
+    /// dropped.
+    pub fn search_lines(&self, lines: &[Line], part: &Part) -> Result<Vec<Eval>> {
+        let per_line: Vec<Vec<Eval>> = lines
+            .par_iter()
+            .map(|l| self.bisect(l, part))
+            .collect::<Result<_>>()?;
+        let mut seen = std::collections::HashSet::new();
+        Ok(per_line
+            .into_iter()
+            .flatten()
+            .filter(|e| seen.insert(e.limiter.to_string()))
+            .collect())
+    }
 
-/// Every setting of `settings` measured on `part` (in parallel; results
-/// in order), duplicates dropped.
-pub fn search_settings(
-    settings: &[Value],
-    part: &Part,
-    fam: &dyn Family,
-    ctx: &FamilyCtx,
-    targets: &[LimitTarget],
-    seed: u64,
-) -> Result<Vec<Eval>> {
-    let mut seen = std::collections::HashSet::new();
-    let unique: Vec<&Value> = settings
-        .iter()
-        .filter(|s| seen.insert(s.to_string()))
-        .collect();
-    unique
-        .par_iter()
-        .map(|s| evaluate(part, fam, ctx, s, targets, seed))
-        .collect()
+    /// Every setting of `settings` measured on `part` (in parallel; results
+    /// in order), duplicates dropped.
+    pub fn search_settings(&self, settings: &[Value], part: &Part) -> Result<Vec<Eval>> {
+        let mut seen = std::collections::HashSet::new();
+        let unique: Vec<&Value> = settings
+            .iter()
+            .filter(|s| seen.insert(s.to_string()))
+            .collect();
+        unique.par_iter().map(|s| self.evaluate(part, s)).collect()
+    }
 }
 
 /// The settings meeting every target, best first: the least limited
@@ -417,6 +406,20 @@ pub struct FamilyCtx {
     pub key_expr: Option<String>,
     /// `--replicas N --balancer B`, when given.
     pub deploy: Option<Deploy>,
+}
+
+#[cfg(test)]
+impl FamilyCtx {
+    /// The families' unit tests' context: at most `limit` per key per
+    /// `interval_ms`, ten keys, the key expression `key`, no fleet.
+    pub(crate) fn for_test(limit: u64, interval_ms: u64, key: Option<&str>) -> Self {
+        FamilyCtx {
+            policy: LimitPolicy { limit, interval_ms },
+            keys: 10,
+            key_expr: key.map(str::to_string),
+            deploy: None,
+        }
+    }
 }
 
 /// A product or library whose setting the user writes: its parameter space
@@ -539,6 +542,44 @@ pub fn rate_ladder(p: LimitPolicy) -> Vec<f64> {
         .collect()
 }
 
+/// A snippet's opening comment block: each line of `header` after the
+/// comment mark `mark` (`#`, `//`) and a space.
+pub(crate) fn comments(header: &[String], mark: &str) -> String {
+    header.iter().map(|h| format!("{mark} {h}\n")).collect()
+}
+
+/// A setting of a rate per second and a burst, simpler first: a whole
+/// rate, then the smaller burst.
+pub(crate) fn whole_rate_then_burst(l: &Value) -> (u64, u64) {
+    let whole = l["rate_per_s"].as_f64().is_some_and(|r| r.fract() == 0.0);
+    (u64::from(!whole), l["burst"].as_u64().unwrap_or(0))
+}
+
+/// The largest burst (or bucket) a line tries by default: four times the
+/// limit, at least 8, at most `u32::MAX`.
+pub(crate) fn burst_top(p: LimitPolicy) -> u64 {
+    p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX))
+}
+
+/// One line per factor of [`rate_factors`], in order: `base(f)` the line's
+/// fixed parameters (`None`: no line at that factor), a base already
+/// lined up skipped, `axis` bisected over `lo..=hi`.
+pub(crate) fn factor_lines(
+    ctx: &FamilyCtx,
+    axis: &'static str,
+    (lo, hi): (u64, u64),
+    base: impl Fn(f64) -> Option<Map<String, Value>>,
+) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::new();
+    for f in rate_factors(ctx) {
+        let Some(base) = base(f) else { continue };
+        if !out.iter().any(|l| l.base == base) {
+            out.push(Line { base, axis, lo, hi });
+        }
+    }
+    out
+}
+
 /// One line per rate of the ladder ([`rate_factors`] of the intent's rate,
 /// rounded to a millionth): `model` with `rate_field` set to the rate,
 /// `axis` bisected over `lo..=max(4 × limit, 8)`.
@@ -551,27 +592,15 @@ pub fn rate_lines(
 ) -> Vec<Line> {
     let p = ctx.policy;
     let per_s = p.limit as f64 * 1000.0 / p.interval_ms as f64;
-    let mut rates: Vec<f64> = Vec::new();
-    for f in rate_factors(ctx) {
+    factor_lines(ctx, axis, (lo, burst_top(p)), |f| {
         let r = libm::round(per_s * f * 1e6) / 1e6;
-        if r > 0.0 && !rates.contains(&r) {
-            rates.push(r);
-        }
-    }
-    rates
-        .into_iter()
-        .map(|r| {
+        (r > 0.0).then(|| {
             let mut base = Map::new();
             base.insert("model".into(), Value::from(model));
             base.insert(rate_field.into(), Value::from(r));
-            Line {
-                base,
-                axis,
-                lo,
-                hi: p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX)),
-            }
+            base
         })
-        .collect()
+    })
 }
 
 /// A number as a program literal: `10` for a whole one, else `7.5`.

@@ -22,7 +22,7 @@
 use super::envoy_local::duration;
 #[cfg(test)]
 use super::search::RATE_FACTORS;
-use super::search::{Family, FamilyCtx, Line};
+use super::search::{burst_top, factor_lines, Family, FamilyCtx, Line};
 use serde_json::{json, Map, Value};
 
 /// Traefik's in-memory `rateLimit` middleware.
@@ -59,24 +59,14 @@ impl Family for Traefik {
 
     fn lines(&self, ctx: &FamilyCtx) -> Vec<Line> {
         let p = ctx.policy;
-        let mut out: Vec<Line> = Vec::new();
-        for f in super::search::rate_factors(ctx) {
+        factor_lines(ctx, "burst", (1, burst_top(p)), |f| {
             let average = (libm::round(p.limit as f64 * f) as u64).clamp(1, u64::from(u32::MAX));
             let mut base = Map::new();
             base.insert("model".into(), json!("traefik_rate_limit"));
             base.insert("average".into(), json!(average));
             base.insert("period_ms".into(), json!(p.interval_ms));
-            if out.iter().any(|l| l.base == base) {
-                continue;
-            }
-            out.push(Line {
-                base,
-                axis: "burst",
-                lo: 1,
-                hi: p.limit.saturating_mul(4).clamp(8, u64::from(u32::MAX)),
-            });
-        }
-        out
+            Some(base)
+        })
     }
 
     /// A period of whole seconds, then the smaller burst.
@@ -94,10 +84,7 @@ impl Family for Traefik {
         let period = pick["period_ms"].as_u64().unwrap_or(1000);
         let burst = pick["burst"].as_u64().unwrap_or(1);
         let (criterion, note) = source_criterion(ctx.key_expr.as_deref());
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("# {h}\n"));
-        }
+        let mut s = super::search::comments(header, "#");
         if let Some(n) = note {
             s.push_str(&format!("# {n}\n"));
         }
@@ -125,26 +112,16 @@ impl Family for Traefik {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sizing::limit::LimitPolicy;
-
-    fn ctx(limit: u64, interval_ms: u64, key: Option<&str>) -> FamilyCtx {
-        FamilyCtx {
-            policy: LimitPolicy { limit, interval_ms },
-            keys: 10,
-            key_expr: key.map(str::to_string),
-            deploy: None,
-        }
-    }
 
     #[test]
     fn lines_ladder_the_average_over_the_intents_period() {
-        let lines = Traefik.lines(&ctx(10, 1000, None));
+        let lines = Traefik.lines(&FamilyCtx::for_test(10, 1000, None));
         assert_eq!(lines.len(), RATE_FACTORS.len());
         assert!(lines.iter().any(|l| l.base["average"] == json!(10)));
         assert!(lines.iter().all(|l| l.base["period_ms"] == json!(1000)));
         assert!(lines.iter().all(|l| l.lo == 1 && l.hi == 40));
         // A small limit rounds several factors onto one average.
-        assert!(Traefik.lines(&ctx(2, 1000, None)).len() < RATE_FACTORS.len());
+        assert!(Traefik.lines(&FamilyCtx::for_test(2, 1000, None)).len() < RATE_FACTORS.len());
     }
 
     #[test]
@@ -153,7 +130,7 @@ mod tests {
             json!({"model": "traefik_rate_limit", "average": 450, "period_ms": 60000, "burst": 7});
         let s = Traefik.snippet(
             &pick,
-            &ctx(450, 60000, Some("header:X-Api-Key")),
+            &FamilyCtx::for_test(450, 60000, Some("header:X-Api-Key")),
             &["hi".into()],
         );
         assert!(s.starts_with("# hi\n"), "{s}");

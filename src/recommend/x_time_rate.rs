@@ -26,8 +26,7 @@ impl Family for XTimeRate {
     }
 
     fn simplicity(&self, l: &Value) -> (u64, u64) {
-        let whole = l["rate_per_s"].as_f64().is_some_and(|r| r.fract() == 0.0);
-        (u64::from(!whole), l["burst"].as_u64().unwrap_or(0))
+        super::search::whole_rate_then_burst(l)
     }
 
     fn snippet_file(&self) -> &'static str {
@@ -36,10 +35,7 @@ impl Family for XTimeRate {
 
     fn snippet(&self, pick: &Value, _ctx: &FamilyCtx, header: &[String]) -> String {
         let burst = pick["burst"].as_u64().unwrap_or(0);
-        let mut s = String::new();
-        for h in header {
-            s.push_str(&format!("// {h}\n"));
-        }
+        let mut s = super::search::comments(header, "//");
         s.push_str(&format!(
             "import \"golang.org/x/time/rate\"\n\n// one per key, e.g. in a map guarded by a mutex\nfunc newLimiter() *rate.Limiter {{\n\treturn rate.NewLimiter(rate.Limit({}), {burst})\n}}\n\n// per request: limiterFor(key).Allow()\n",
             num(&pick["rate_per_s"])

@@ -145,6 +145,15 @@ pub fn console(findings: &[String]) -> String {
 /// The terminal's width for findings (columns).
 const CONSOLE_WIDTH: usize = 118;
 
+/// The items of `items` with the least and the most `key` (the first of
+/// equal least, the last of equal most, as `min_by` and `max_by` pick
+/// them); `None` when there are none.
+fn extremes<T>(items: &[T], key: impl Fn(&T) -> f64) -> Option<(&T, &T)> {
+    let lo = items.iter().min_by(|a, b| key(a).total_cmp(&key(b)))?;
+    let hi = items.iter().max_by(|a, b| key(a).total_cmp(&key(b)))?;
+    Some((lo, hi))
+}
+
 /// Inserts the findings under the report's first heading (`# name`).
 pub fn insert_markdown(table_md: &str, findings: &[String]) -> String {
     let md = markdown(findings);
@@ -435,14 +444,7 @@ pub(crate) fn decision(v: &Value) -> Vec<String> {
         .filter_map(|x| x.store_ops_s.map(|o| (x, o)))
         .collect();
     if !ops.is_empty() {
-        let lo = ops
-            .iter()
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .expect("not empty");
-        let hi = ops
-            .iter()
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .expect("not empty");
+        let (lo, hi) = extremes(&ops, |o| o.1).expect("not empty");
         let lat: Vec<f64> = c.iter().filter_map(|x| x.latency_ms).collect();
         let (l0, l1) = lat
             .iter()
@@ -524,14 +526,7 @@ fn estimator(v: &Value) -> Vec<String> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let lo = rows
-        .iter()
-        .min_by(|a, b| a.2.total_cmp(&b.2))
-        .expect("rows");
-    let hi = rows
-        .iter()
-        .max_by(|a, b| a.2.total_cmp(&b.2))
-        .expect("rows");
+    let (lo, hi) = extremes(&rows, |r| r.2).expect("rows");
     out.push(format!(
         "Keys counted exactly range from {} ({}, {}) to {} ({}, {}).",
         pct(lo.2),
@@ -541,14 +536,7 @@ fn estimator(v: &Value) -> Vec<String> {
         hi.0,
         bytes_human(hi.1)
     ));
-    let mlo = rows
-        .iter()
-        .min_by(|a, b| a.3.total_cmp(&b.3))
-        .expect("rows");
-    let mhi = rows
-        .iter()
-        .max_by(|a, b| a.3.total_cmp(&b.3))
-        .expect("rows");
+    let (mlo, mhi) = extremes(&rows, |r| r.3).expect("rows");
     out.push(format!(
         "The mean overcount ranges from {:.2} ({}) to {:.1} ({}).",
         mlo.3, mlo.0, mhi.3, mhi.0
@@ -560,14 +548,7 @@ fn estimator(v: &Value) -> Vec<String> {
     for m in mems {
         let same: Vec<&(String, u64, f64, f64)> = rows.iter().filter(|r| r.1 == m).collect();
         if same.len() >= 2 {
-            let b = same
-                .iter()
-                .max_by(|a, b| a.2.total_cmp(&b.2))
-                .expect("same");
-            let w = same
-                .iter()
-                .min_by(|a, b| a.2.total_cmp(&b.2))
-                .expect("same");
+            let (w, b) = extremes(&same, |r| r.2).expect("same");
             if b.2 > w.2 {
                 out.push(format!(
                     "At {} the split matters: {} counts {} of keys exactly, {} only {}.",

@@ -1,5 +1,5 @@
-//! Number formatting shared by the reports, the sizing search and error
-//! messages. Every function here is part of the byte-identical contract of
+//! Number formatting (and markup escaping) shared by the reports, the
+//! sizing search and error messages. Every function here is part of the byte-identical contract of
 //! the committed reports: change one and the reports change.
 
 /// The noun for a count of `n`: `one` for 1, `many` otherwise (`1
@@ -149,6 +149,34 @@ pub fn go_duration(d: i64) -> String {
         }
     };
     format!("{sign}{body}")
+}
+
+/// `s` as markup text: `&`, `<`, `>` and `"` as entities, `'` as `apos`
+/// when given (HTML's `&#39;`, XML's `&apos;`; an SVG text leaves it), and
+/// with `blank_controls` the control characters XML 1.0 forbids (all but
+/// tab, newline and carriage return) as spaces.
+///
+/// ```
+/// use ratelab::report::fmt::escape_markup;
+/// assert_eq!(escape_markup("a<b & 'c'", Some("&#39;"), false), "a&lt;b &amp; &#39;c&#39;");
+/// assert_eq!(escape_markup("\"x\"\u{1}\n", None, true), "&quot;x&quot; \n");
+/// ```
+pub fn escape_markup(s: &str, apos: Option<&str>, blank_controls: bool) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str(apos.unwrap_or("'")),
+            c if blank_controls && (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => {
+                o.push(' ')
+            }
+            c => o.push(c),
+        }
+    }
+    o
 }
 
 #[cfg(test)]

@@ -21,16 +21,23 @@ pub fn validate_report(v: &Value) -> std::result::Result<(), super::error::Repor
 /// Largest report.json read (committed reports are a few MB at most).
 pub const MAX_REPORT_BYTES: u64 = 256 << 20;
 
-/// Reads a report.json; any problem is bad input naming the file.
-pub fn read_report(path: &Path) -> Result<Value> {
-    let bytes = super::pending::read_bounded(path, MAX_REPORT_BYTES, "a report.json")?;
-    let v: Value = crate::strict_json::from_slice(&bytes).map_err(|e| {
+/// Reads the JSON file `path` (`what` it is, for the error when it is over
+/// [`MAX_REPORT_BYTES`]); any problem is bad input naming the file (and
+/// the line and column of malformed JSON).
+pub(crate) fn read_json(path: &Path, what: &str) -> Result<Value> {
+    let bytes = super::pending::read_bounded(path, MAX_REPORT_BYTES, what)?;
+    crate::strict_json::from_slice(&bytes).map_err(|e| {
         Error::input_at(
             path,
             format!("line {} column {}", e.line(), e.column()),
             "malformed JSON",
         )
-    })?;
+    })
+}
+
+/// Reads a report.json; any problem is bad input naming the file.
+pub fn read_report(path: &Path) -> Result<Value> {
+    let v = read_json(path, "a report.json")?;
     validate_report(&v).map_err(|m| Error::input_at(path, "field schema", m))?;
     Ok(v)
 }

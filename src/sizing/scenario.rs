@@ -69,22 +69,15 @@ impl Experiment for SizeScenario {
     type Outcome = SizeReport;
 
     fn validate(sc: &Scenario, p: Params, ctx: &RunContext) -> Result<SizeArgs> {
-        for a in &p.args {
-            let flag = a.split('=').next().unwrap_or(a);
-            if RUN_FLAGS.contains(&flag) {
-                let why = if flag == "--seed" {
-                    "the scenario's `seed` field is the seed"
-                } else {
-                    "it belongs to the run (ratelab run/reproduce), not to the scenario"
-                };
-                return Err(sc.field_error("args", format!("{a:?}: not allowed here: {why}")));
+        let why = |flag: &str| {
+            if flag == "--seed" {
+                "the scenario's `seed` field is the seed"
+            } else {
+                "it belongs to the run (ratelab run/reproduce), not to the scenario"
             }
-        }
-        let argv = std::iter::once("size".to_string()).chain(p.args.iter().cloned());
-        let mut a = match Command::try_parse_from(argv) {
-            Ok(c) => c.args,
-            Err(e) => return Err(sc.field_error("args", crate::scenario::args_message(&e))),
         };
+        let mut a =
+            crate::scenario::parse_args::<Command>(sc, "size", &p.args, &[], &RUN_FLAGS, why)?.args;
         let dir = sc.path.parent().unwrap_or(std::path::Path::new(""));
         for p in [&mut a.trace, &mut a.workload].into_iter().flatten() {
             if p.is_relative() && p.as_os_str() != "-" {

@@ -80,7 +80,7 @@
 
 use super::strategy::{admit_settled, Env, OwnTickets, Strategy};
 use super::FastMap;
-use crate::clock::{Nanos, MILLI};
+use crate::clock::{pop_due, Nanos, MILLI};
 use crate::error::Result;
 use crate::model::Decision;
 use md5::{Digest, Md5};
@@ -465,11 +465,9 @@ impl Strategy for Gubernator {
     fn advance(&mut self, t: Nanos, env: &mut Env) -> Result<()> {
         // Ticks at exactly `t` wait for the requests of the instant (they
         // come through `maybe_tick_first`).
-        while let Some(&Reverse((at, class, _, ev))) = self.timers.peek() {
-            if at > t || (at == t && class == 1) {
-                break;
-            }
-            self.timers.pop();
+        while let Some((at, _, _, ev)) =
+            pop_due(&mut self.timers, |e| e.0 < t || (e.0 == t && e.1 != 1))
+        {
             self.handle(at, ev, env)?;
         }
         Ok(())

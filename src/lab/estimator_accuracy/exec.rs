@@ -5,9 +5,9 @@
 //! row of that run, and measured against the same exact counts.
 
 use super::params::Backend;
-use super::replay::{errors_by_rank, outcome_of, rank_order, CellOutcome};
+use super::replay::{count_until_error, errors_by_rank, outcome_of, rank_order, CellOutcome};
 use super::sweep::{rows, Row};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::lab::decision::param_grid::{expand, Args, Param};
 use crate::model::estimator::EstimatorConfig;
 use crate::model::exec::{ExecConfig, DEFAULT_TIMEOUT};
@@ -138,24 +138,17 @@ pub fn replay_exec(
     // A key's string, for a child that asked for them: its name from the
     // trace or counts file, else its id in decimal.
     let name = |k: u32| workload.key_text(k as usize).into_owned();
-    let mut truth = vec![0u64; workload.key_space()];
     let mut buf: Vec<(u32, i64)> = Vec::with_capacity(BATCH);
-    let mut failed: Option<Error> = None;
-    workload.for_each_event(workload_seed, |k| {
-        if failed.is_some() {
-            return;
-        }
-        truth[k as usize] += 1;
+    let (truth, failed) = count_until_error(workload, workload_seed, |k| {
         buf.push((k, 1));
-        if buf.len() == BATCH {
-            if let Err(e) = est
-                .name_keys(&buf, &name)
-                .and_then(|()| est.incr_batch(&buf))
-            {
-                failed = Some(e);
-            }
-            buf.clear();
+        if buf.len() < BATCH {
+            return Ok(());
         }
+        let sent = est
+            .name_keys(&buf, &name)
+            .and_then(|()| est.incr_batch(&buf));
+        buf.clear();
+        sent
     });
     if let Some(e) = failed {
         return Err(e);

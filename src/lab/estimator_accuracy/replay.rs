@@ -80,20 +80,34 @@ pub fn replay_cell(
     let h = config.hashes;
     // Hash every key once: per event, only the adds remain.
     let table = key_table(&sketch, workload);
-    let mut truth = vec![0u64; workload.key_space()];
-    let mut fault = None;
-    workload.for_each_event(workload_seed, |k| {
-        if fault.is_some() {
-            return;
-        }
+    let (truth, fault) = count_until_error(workload, workload_seed, |k| {
         let k = k as usize;
-        truth[k] += 1;
-        if let Err(f) = sketch.incr_cells(&table[k * h..k * h + h], 1) {
-            fault = Some(f);
-        }
+        sketch.incr_cells(&table[k * h..k * h + h], 1).map(drop)
     });
     let order = rank_order(&truth);
     finish_cell(&sketch, &table, &truth, &order, fault)
+}
+
+/// Feeds `workload`'s events (order seeded by `workload_seed`) to `step`
+/// one by one until it fails: each key's exact count of the events fed
+/// (the failing one included), and the error that stopped them.
+pub(super) fn count_until_error<E>(
+    workload: &Workload,
+    workload_seed: u64,
+    mut step: impl FnMut(u32) -> Result<(), E>,
+) -> (Vec<u64>, Option<E>) {
+    let mut truth = vec![0u64; workload.key_space()];
+    let mut error = None;
+    workload.for_each_event(workload_seed, |k| {
+        if error.is_some() {
+            return;
+        }
+        truth[k as usize] += 1;
+        if let Err(e) = step(k) {
+            error = Some(e);
+        }
+    });
+    (truth, error)
 }
 
 /// Every key's cells, key-major (`table[k*h..k*h+h]`).
@@ -270,17 +284,8 @@ pub fn replay_estimator(
     workload_seed: u64,
 ) -> CellOutcome {
     let keys = owned_keys(workload);
-    let mut truth = vec![0u64; keys.len()];
-    let mut fault = None;
-    workload.for_each_event(workload_seed, |k| {
-        if fault.is_some() {
-            return;
-        }
-        let k = k as usize;
-        truth[k] += 1;
-        if let Err(f) = estimator.incr(&keys[k][..], 1) {
-            fault = Some(f);
-        }
+    let (truth, fault) = count_until_error(workload, workload_seed, |k| {
+        estimator.incr(&keys[k as usize][..], 1).map(drop)
     });
     let order = rank_order(&truth);
     let errors = errors_by_rank(&truth, &order, |k| estimator.get(&keys[k][..]));

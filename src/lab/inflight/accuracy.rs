@@ -3,7 +3,7 @@
 //! several sketch shapes and load levels.
 
 use super::requests;
-use crate::clock::{Nanos, SECOND};
+use crate::clock::{pop_due, Nanos, SECOND};
 use crate::error::Result;
 use crate::lab::experiment::Experiment;
 use crate::lab::RunContext;
@@ -110,11 +110,7 @@ pub(super) fn timeline(p: &AccuracyParams, seed: u64, load: usize, run: u64) -> 
     let mut ends: BinaryHeap<Reverse<(Nanos, u32)>> = BinaryHeap::new();
     let (mut total, mut total_sum, mut n) = (0i64, 0f64, 0u64);
     for (i, r) in reqs.iter().enumerate() {
-        while let Some(&Reverse((end, j))) = ends.peek() {
-            if end > r.at {
-                break;
-            }
-            ends.pop();
+        while let Some((_, j)) = pop_due(&mut ends, |e| e.0 <= r.at) {
             steps.push(Step {
                 index: j | Step::END,
                 key: reqs[j as usize].key,

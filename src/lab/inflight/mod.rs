@@ -24,7 +24,7 @@ pub(crate) mod guard_leak;
 pub use accuracy::InflightAccuracy;
 pub use guard_leak::GuardLeak;
 
-use crate::clock::{Nanos, MILLI, SECOND};
+use crate::clock::{pop_due, Nanos, MILLI, SECOND};
 use crate::model::estimator::FrequencyEstimator;
 use crate::model::inflight::{Guard, Inflight};
 use crate::rng::{sim_rng, SimRng};
@@ -94,11 +94,7 @@ fn drive<E: FrequencyEstimator>(
                       ends: &mut BinaryHeap<Reverse<(Nanos, usize)>>,
                       guards: &mut Vec<Option<Guard>>,
                       truth: &mut Vec<i64>| {
-        while let Some(&Reverse((end, i))) = ends.peek() {
-            if end > t {
-                break;
-            }
-            ends.pop();
+        while let Some((_, i)) = pop_due(ends, |e| e.0 <= t) {
             if let Some(g) = guards.get_mut(i).and_then(Option::take) {
                 inflight.drop_guard(g);
                 if let Some(c) = truth.get_mut(reqs[i].key as usize) {

@@ -147,18 +147,7 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
 /// A `ratelab size` result as an entry's JSON: kind `size`, a description
 /// naming the targets and the pick.
 fn size_json(path: &Path) -> Result<Value> {
-    let bytes = crate::report::pending::read_bounded(
-        path,
-        crate::report::read::MAX_REPORT_BYTES,
-        "a size report",
-    )?;
-    let v: Value = crate::strict_json::from_slice(&bytes).map_err(|e| {
-        Error::input_at(
-            path,
-            format!("line {} column {}", e.line(), e.column()),
-            "malformed JSON",
-        )
-    })?;
+    let v = crate::report::read::read_json(path, "a size report")?;
     let mut m = serde_json::Map::new();
     let limit = v.get("schema").and_then(Value::as_str) == Some(crate::report::LIMIT_SIZE_SCHEMA);
     m.insert(
@@ -197,18 +186,7 @@ fn svg_desc(path: &Path) -> Option<String> {
 
 /// Escapes text for HTML content and attributes.
 pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
+    crate::report::fmt::escape_markup(s, Some("&#39;"), false)
 }
 
 /// Standard base64 (for data URIs).
@@ -269,6 +247,16 @@ fn grouped(entries: &[Entry]) -> Vec<(&'static jobs::Job, Vec<&Entry>)> {
         .collect()
 }
 
+/// A link to a job's section (`id="g-…"`), its title the text.
+fn job_link(job: &jobs::Job) -> String {
+    format!("<a href=\"#g-{}\">{}</a>", job.id, esc(job.title))
+}
+
+/// A link to a scenario's section (`id="s-…"`), its name the text.
+fn scenario_link(e: &Entry) -> String {
+    format!("<a href=\"#s-{n}\">{n}</a>", n = esc(&e.name))
+}
+
 /// The contents, a `<nav>` of class `class`: the findings, then every job
 /// and its scenarios.
 fn toc(groups: &[(&'static jobs::Job, Vec<&Entry>)], class: &str, head: &str) -> String {
@@ -276,14 +264,9 @@ fn toc(groups: &[(&'static jobs::Job, Vec<&Entry>)], class: &str, head: &str) ->
         "<nav class=\"{class}\" aria-label=\"Contents\">{head}\n<a class=\"top-link\" href=\"#findings\">Findings</a>\n<ol>\n"
     );
     for (job, mine) in groups {
-        let _ = writeln!(
-            h,
-            "<li><a href=\"#g-{}\">{}</a>\n<ol>",
-            job.id,
-            esc(job.title)
-        );
+        let _ = writeln!(h, "<li>{}\n<ol>", job_link(job));
         for e in mine {
-            let _ = writeln!(h, "<li><a href=\"#s-{n}\">{n}</a></li>", n = esc(&e.name));
+            let _ = writeln!(h, "<li>{}</li>", scenario_link(e));
         }
         h.push_str("</ol></li>\n");
     }
@@ -327,19 +310,14 @@ fn findings(groups: &[(&'static jobs::Job, Vec<&Entry>)]) -> String {
         "<section id=\"findings\">\n<h2>Findings</h2>\n<p class=\"sub\">One line per scenario: what it shows, with its numbers, written from its <code>report.json</code>. The name links to its section; each job's section opens with all its scenarios' findings.</p>\n",
     );
     for (job, mine) in groups {
-        let _ = writeln!(
-            h,
-            "<h3><a href=\"#g-{}\">{}</a></h3>\n<ul class=\"findings\">",
-            job.id,
-            esc(job.title)
-        );
+        let _ = writeln!(h, "<h3>{}</h3>\n<ul class=\"findings\">", job_link(job));
         for e in mine {
             let f = found(e);
             let _ = writeln!(
                 h,
-                "<li><a href=\"#s-{n}\">{n}</a><span class=\"verdict\">{v}</span></li>",
-                n = esc(&e.name),
-                v = inline(&summary_line(&f)),
+                "<li>{}<span class=\"verdict\">{}</span></li>",
+                scenario_link(e),
+                inline(&summary_line(&f)),
             );
         }
         h.push_str("</ul>\n");
@@ -497,8 +475,8 @@ pub fn render(entries: &[Entry], embed: bool) -> Result<String> {
                 .collect();
             let _ = writeln!(
                 h,
-                "<li><a href=\"#s-{n}\">{n}</a><ul class=\"all\">{all}</ul></li>",
-                n = esc(&e.name),
+                "<li>{}<ul class=\"all\">{all}</ul></li>",
+                scenario_link(e)
             );
         }
         h.push_str("</ul>\n");

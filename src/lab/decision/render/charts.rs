@@ -383,14 +383,19 @@ pub(super) fn burst_charts(
         .take(cands.len())
         .map(|t| harm(lab, t))
         .collect();
+    // What both charts' captions say of their lines.
+    const LINES: &str = "one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value";
     let chart = |name: &str,
-                 title: String,
+                 what: &str,
                  y_label: &str,
                  y: &dyn Fn(&Harm) -> f64,
                  fmt: &dyn Fn(f64) -> String| {
         let mut c = ChartSpec::new(
             name,
-            title,
+            format!(
+                "{what} vs burst ({} per key per {} ms)",
+                p.policy.limit, p.policy.interval_ms
+            ),
             "burst (requests, log₂: each step doubles)",
             y_label,
         );
@@ -442,10 +447,7 @@ pub(super) fn burst_charts(
     );
     let mut excess = chart(
         "excess_vs_burst",
-        format!(
-            "Limited excess vs burst ({} per key per {} ms)",
-            p.policy.limit, p.policy.interval_ms
-        ),
+        "Limited excess",
         "limited keys: admitted beyond the exact limiter (%)",
         &|h| excess_pct(h),
         &signed_pct,
@@ -464,7 +466,7 @@ pub(super) fn burst_charts(
         excess.y_label = "limited keys: admitted beyond the exact limiter (%, log₂)".into();
     }
     excess.caption = format!(
-        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted) against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value. The burst axis is log₂ (each step doubles it){}.",
+        "requests of limited keys admitted beyond the exact sliding log (% of what it admitted) against the burst, {LINES}. The burst axis is log₂ (each step doubles it){}.",
         if excess.y_log2 {
             ", and so is the excess: a straight line of slope 1 means the excess grows in proportion to the burst"
         } else {
@@ -473,16 +475,13 @@ pub(super) fn burst_charts(
     );
     let mut worst = chart(
         "worst_window_vs_burst",
-        format!(
-            "Worst window vs burst ({} per key per {} ms)",
-            p.policy.limit, p.policy.interval_ms
-        ),
+        "Worst window",
         "most admitted for one key in one interval / limit",
         &|h| h.worst_window_ratio,
         &|v| format!("{v:.2}"),
     );
     worst.caption = format!(
-        "the most requests admitted for one key in one aligned {} ms interval, over the limit ({}), against the burst, one line per family swept over bursts (families that coincide drawn once, names joined), each point labelled with its value: the dashed line at 1 is the policy, 1 + burst/limit a full bucket on top of it. The burst axis is log₂ (each step doubles it).",
+        "the most requests admitted for one key in one aligned {} ms interval, over the limit ({}), against the burst, {LINES}: the dashed line at 1 is the policy, 1 + burst/limit a full bucket on top of it. The burst axis is log₂ (each step doubles it).",
         p.policy.interval_ms, p.policy.limit
     );
     let mut policy = Series::new(

@@ -165,21 +165,36 @@ pub(super) fn group_of(is_fleet: bool) -> impl Fn(&Line) -> String {
     }
 }
 
-/// The panels of lines packed several to a panel: each line in its colour,
-/// named in its panel's legend with how it compares with the exact limiter;
-/// a panel titled with the words its candidates' names share (a fleet's
-/// strategy), or a lone line's name. `base` makes a panel's spec with its
-/// axes and references; its flag says whether the references are named
-/// (the first panel's legend names them for all). Also the grid's columns:
-/// one when a legend names a line at length and the panels are few enough
-/// to stand one a row; else two, long names cut (the caption lists them).
-fn overlay_panels(
+/// The panels of a chart, and the grid's columns. When no two lines can
+/// share a panel: one per line, titled with its name and `note` (how it
+/// compares with the exact limiter), a shared legend, two columns. Else
+/// lines packed several to a panel: each line in its colour, named in its
+/// panel's legend with its note; a panel titled with the words its
+/// candidates' names share (a fleet's strategy), or a lone line's name;
+/// one column when a legend names a line at length and the panels are few
+/// enough to stand one a row, else two, long names cut (the caption lists
+/// them). `base(ci, title, labelled)` makes a panel's spec with its axes
+/// and references; `labelled` says whether the references are named (the
+/// first panel's legend names them for all).
+pub(super) fn panels_for(
     lines: &[Line],
     packs: &[Vec<usize>],
     color: &dyn Fn(usize) -> usize,
     note: &dyn Fn(&Line) -> String,
     base: &dyn Fn(usize, String, bool) -> ChartSpec,
 ) -> (Vec<ChartSpec>, usize) {
+    if packs.iter().all(|p| p.len() == 1) {
+        let panels = lines
+            .iter()
+            .enumerate()
+            .map(|(ci, l)| {
+                let mut c = base(ci, format!("{}{}", l.name(), note(l)), true);
+                c.series.push(candidate_line(l.pts.clone()));
+                c
+            })
+            .collect();
+        return (panels, PANEL_COLS);
+    }
     let named: Vec<(String, Vec<(String, String)>)> = packs
         .iter()
         .map(|p| {
@@ -342,34 +357,6 @@ pub(super) fn staircase(r: &[f64], to_s: impl Fn(usize) -> f64) -> Vec<(f64, f64
         .enumerate()
         .flat_map(|(b, &v)| [(to_s(b), v), (to_s(b + 1), v)])
         .collect()
-}
-
-/// The panels of a chart: one per line, a shared legend, when no two
-/// lines can share a panel; else lines packed several to a panel
-/// ([`overlay_panels`]). `base(ci, title, labelled)` makes a panel with
-/// its axes and references; `note` says how a line compares with the
-/// exact limiter.
-pub(super) fn panels_for(
-    lines: &[Line],
-    packs: &[Vec<usize>],
-    color: &dyn Fn(usize) -> usize,
-    note: &dyn Fn(&Line) -> String,
-    base: &dyn Fn(usize, String, bool) -> ChartSpec,
-) -> (Vec<ChartSpec>, usize) {
-    if packs.iter().all(|p| p.len() == 1) {
-        let panels = lines
-            .iter()
-            .enumerate()
-            .map(|(ci, l)| {
-                let mut c = base(ci, format!("{}{}", l.name(), note(l)), true);
-                c.series.push(candidate_line(l.pts.clone()));
-                c
-            })
-            .collect();
-        (panels, PANEL_COLS)
-    } else {
-        overlay_panels(lines, packs, color, note, base)
-    }
 }
 
 /// A line's colour: its family's (the same on every chart of the

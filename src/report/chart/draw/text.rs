@@ -76,10 +76,7 @@ impl Txt {
 }
 
 pub(super) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    crate::report::fmt::escape_markup(s, None, false)
 }
 
 /// Shrinks `t` until it is at most `max` wide (not below 9 px); a text
