@@ -40,7 +40,7 @@ pub struct KeyInterner {
     /// `[tag << 32 | (id + 1), bytes 0..8, bytes 8..16]` (see
     /// [`slot_of`]); 0 is an empty slot. The length is a power of two, at
     /// most half full.
-    slots: Vec<Slot>,
+    slots: Slots,
     /// Most keys accepted (`u32::MAX` when unset).
     cap: Option<usize>,
 }
@@ -179,8 +179,7 @@ impl KeyInterner {
     fn grow(&mut self) {
         let n = (self.slots.len() * 2).max(16);
         let mask = n - 1;
-        let mut slots = vec![[0u64; 3]; n];
-        advise_huge_pages(&mut slots);
+        let mut slots = Slots::zeroed(n);
         // In chunks: every key's new slot asked for before the chunk is
         // placed (on a big table each placement is a cache miss).
         const CHUNK: u32 = 32;
@@ -236,32 +235,158 @@ pub(super) enum AheadKey {
 /// the parsing of the lines after it.
 pub(super) const AHEAD: usize = 32;
 
-/// Asks Linux to back the 2 MiB-aligned part of a big table with huge
-/// pages (transparent huge pages, where the system allows them on
-/// request). A table of half a million slots spans 3,000 small pages, more
-/// than the TLB holds: each lookup was a page walk as well as a cache miss
-/// (the prefetch of its slot stalled behind the walk: half of what
-/// interning cost, `perf annotate`), and each page a fault. A hint only,
-/// made before the table is written: its contents and every id are the
-/// same without it.
-fn advise_huge_pages<T>(table: &mut [T]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = table.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(table);
-        let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if to > from {
-            // SAFETY: `[from, to)` lies inside `table`'s allocation, which
-            // stays mapped for the call; MADV_HUGEPAGE changes how pages are
-            // backed, never their contents. A refusal (no THP) is ignored.
-            unsafe {
-                libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
-            }
+/// The table's slots, zeroed (every slot empty). A big table is memory
+/// mapped on its own, 2 MiB-aligned and backed by huge pages where the
+/// system allows them on request (transparent huge pages): a table of half
+/// a million slots spans 3,000 small pages, more than the TLB holds, so
+/// each lookup was a page walk as well as a cache miss (the prefetch of its
+/// slot stalled behind the walk: half of what interning cost, `perf
+/// annotate`), and each page a fault. Asking for huge pages on memory
+/// from the allocator did not do it: a table often reuses memory freed
+/// before, already backed by small pages (none of a run's table was in
+/// huge pages, `/proc/PID/smaps`). A small table, or a system that refuses
+/// the mapping, gets an ordinary vector. Where the slots live changes
+/// nothing in them: every id is the same either way.
+#[derive(Default)]
+struct Slots {
+    /// The slots when they are not mapped on their own.
+    heap: Vec<Slot>,
+    /// The mapped slots (null: `heap`'s), how many, and the mapping's
+    /// start and length in bytes.
+    mapped: Option<Mapped>,
+}
+
+/// Slots in a mapping of their own ([`Slots`]).
+struct Mapped {
+    slots: std::ptr::NonNull<Slot>,
+    len: usize,
+    base: *mut u8,
+    bytes: usize,
+}
+
+// SAFETY: `Mapped` owns its mapping alone (nothing else points into it), as
+// a `Vec` owns its buffer.
+unsafe impl Send for Mapped {}
+// SAFETY: shared access only reads, as a `Vec`'s.
+unsafe impl Sync for Mapped {}
+
+/// Huge page size asked for (x86-64's, and aarch64's with 4 KiB pages).
+const HUGE: usize = 2 << 20;
+
+impl Slots {
+    /// `n` empty slots.
+    fn zeroed(n: usize) -> Self {
+        let bytes = n * std::mem::size_of::<Slot>();
+        if bytes >= HUGE
+            && let Some(mapped) = Mapped::zeroed(n)
+        {
+            return Slots {
+                heap: Vec::new(),
+                mapped: Some(mapped),
+            };
+        }
+        Slots {
+            heap: vec![[0; 3]; n],
+            mapped: None,
         }
     }
+}
+
+impl Mapped {
+    /// `n` zeroed slots in a fresh anonymous mapping whose 2 MiB-aligned
+    /// part holds them, asked for in huge pages before any is touched (None:
+    /// not on Linux, or the system refused the mapping).
+    #[cfg(target_os = "linux")]
+    fn zeroed(n: usize) -> Option<Self> {
+        let size = n.checked_mul(std::mem::size_of::<Slot>())?;
+        let span = size.checked_next_multiple_of(HUGE)?;
+        let bytes = span.checked_add(HUGE)?;
+        // SAFETY: a fresh private anonymous mapping: no file, no address
+        // asked for; the result is checked before use.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return None;
+        }
+        let base = base.cast::<u8>();
+        let skip = (base as usize).next_multiple_of(HUGE) - base as usize;
+        // SAFETY: `skip < HUGE` and `skip + span <= bytes`: inside the
+        // mapping, which is page-aligned, zero-filled and writable.
+        let start = unsafe { base.add(skip) };
+        // SAFETY: `[start, start + span)` is inside the mapping; MADV_HUGEPAGE
+        // changes how pages are backed, never their contents. A refusal (no
+        // THP) is ignored.
+        unsafe {
+            libc::madvise(start.cast(), span, libc::MADV_HUGEPAGE);
+        }
+        Some(Mapped {
+            slots: std::ptr::NonNull::new(start.cast::<Slot>())?,
+            len: n,
+            base,
+            bytes,
+        })
+    }
+
     #[cfg(not(target_os = "linux"))]
-    let _ = table;
+    fn zeroed(_: usize) -> Option<Self> {
+        None
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: `base` and `bytes` are the mapping made in
+        // `Mapped::zeroed`, unmapped once, here; no slice of it outlives
+        // `self`.
+        unsafe {
+            libc::munmap(self.base.cast(), self.bytes);
+        }
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Slot];
+    fn deref(&self) -> &[Slot] {
+        match &self.mapped {
+            // SAFETY: `len` initialized (zero-filled) slots, owned by
+            // `self` and borrowed with it.
+            Some(m) => unsafe { std::slice::from_raw_parts(m.slots.as_ptr(), m.len) },
+            None => &self.heap,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Slots {
+    fn deref_mut(&mut self) -> &mut [Slot] {
+        match &mut self.mapped {
+            // SAFETY: as in `deref`, borrowed mutably with `self`.
+            Some(m) => unsafe { std::slice::from_raw_parts_mut(m.slots.as_ptr(), m.len) },
+            None => &mut self.heap,
+        }
+    }
+}
+
+impl Clone for Slots {
+    fn clone(&self) -> Self {
+        let mut copy = Slots::zeroed(self.len());
+        copy.copy_from_slice(self);
+        copy
+    }
+}
+
+impl std::fmt::Debug for Slots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} slots", self.len())
+    }
 }
 
 /// A prefetch hint for the cache line holding `*p` (x86-64; elsewhere
@@ -365,6 +490,26 @@ mod tests {
         assert_eq!(k.intern(&long), Some(14));
         assert_eq!(k.intern(&longer), Some(15));
         assert_eq!(k.get(&long), Some(14));
+    }
+
+    #[test]
+    fn a_mapped_table_keeps_ids_and_clones() {
+        // 100,000 keys: the table passes 2 MiB and is mapped on its own
+        // (where the system allows it), its copy too.
+        let mut k = KeyInterner::new();
+        for i in 0..100_000u32 {
+            assert_eq!(k.intern(&format!("key{i}")), Some(i));
+        }
+        assert!(k.slots.len() * std::mem::size_of::<Slot>() >= HUGE);
+        #[cfg(target_os = "linux")]
+        assert!(k.slots.mapped.is_some());
+        let copy = k.clone();
+        drop(k);
+        for i in (0..100_000u32).step_by(7) {
+            assert_eq!(copy.get(&format!("key{i}")), Some(i));
+        }
+        assert_eq!(copy.get("key100000"), None);
+        assert_eq!(copy.len(), 100_000);
     }
 
     #[test]
