@@ -43,6 +43,9 @@ pub struct KeyInterner {
     slots: Slots,
     /// Most keys accepted (`u32::MAX` when unset).
     cap: Option<usize>,
+    /// Keys at and past this id were added by [`KeyInterner::push_name`]
+    /// and are not in `slots` yet (the table is made on first use).
+    unindexed: Option<u32>,
 }
 
 impl KeyInterner {
@@ -80,7 +83,54 @@ impl KeyInterner {
 
     /// The id of `key`, if it was interned.
     pub fn get(&self, key: &str) -> Option<u32> {
-        self.find(key, xxh3_64(key.as_bytes())).ok()
+        if let Ok(id) = self.find(key, xxh3_64(key.as_bytes())) {
+            return Some(id);
+        }
+        // Names not in the table yet: looked through (a table of them is
+        // made only when a key is interned).
+        let from = self.unindexed?;
+        (from..self.len() as u32).find(|&id| self.bytes(id) == key.as_bytes())
+    }
+
+    /// Adds `key` as the next id without looking it up: for a caller whose
+    /// keys were already told apart by another interner (an access log's
+    /// blocks intern their keys as they are parsed, and the reader keeps
+    /// only their names). Its table is made when a key is next interned
+    /// ([`KeyInterner::intern`]); until then [`KeyInterner::get`] looks
+    /// through the names added so. Making that table while reading was a
+    /// second hash table of every key, its growth and its page faults: a
+    /// tenth and more of reading a log of many clients. None past the cap.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::KeyInterner;
+    ///
+    /// let mut keys = KeyInterner::with_cap(2);
+    /// assert_eq!(keys.push_name("alice"), Some(0));
+    /// assert_eq!(keys.push_name("bob"), Some(1));
+    /// assert_eq!(keys.push_name("carol"), None);
+    /// assert_eq!(keys.get("bob"), Some(1));
+    /// assert_eq!(keys.intern("alice"), Some(0));
+    /// assert_eq!(keys.name(1), Some("bob"));
+    /// ```
+    pub fn push_name(&mut self, key: &str) -> Option<u32> {
+        let max = self.cap.unwrap_or(usize::MAX).min(u32::MAX as usize - 1);
+        if self.len() >= max {
+            return None;
+        }
+        let id = self.len() as u32;
+        self.arena.push_str(key);
+        self.ends.push(self.arena.len());
+        self.unindexed.get_or_insert(id);
+        Some(id)
+    }
+
+    /// Puts the names added by [`KeyInterner::push_name`] in the table.
+    fn index(&mut self) {
+        if self.unindexed.take().is_some() {
+            let n = (2 * self.len() + 1).next_power_of_two().max(16);
+            self.rebuild(n);
+        }
     }
 
     /// The id of `key`, a new one (the next integer) if it is new; None when
@@ -123,6 +173,7 @@ impl KeyInterner {
 
     /// [`KeyInterner::intern`] of `key` whose [`KeyInterner::hash`] is `h`.
     pub fn intern_hashed(&mut self, key: &str, h: u64) -> Option<u32> {
+        self.index();
         if self.slots.is_empty() {
             self.grow();
         }
@@ -177,7 +228,12 @@ impl KeyInterner {
 
     /// Doubles the table (16 slots at first) and reinserts every key.
     fn grow(&mut self) {
-        let n = (self.slots.len() * 2).max(16);
+        self.rebuild((self.slots.len() * 2).max(16));
+    }
+
+    /// Makes the table `n` slots (a power of two, more than twice the
+    /// keys) and inserts every key.
+    fn rebuild(&mut self, n: usize) {
         let mask = n - 1;
         // Every key is placed again from the arena: the old slots are only
         // emptied, in place when their mapping has room for the new ones.
@@ -590,6 +646,29 @@ mod tests {
             );
             assert_eq!(head(key), want, "{n} bytes");
         }
+    }
+
+    #[test]
+    fn names_pushed_unlooked_are_found_and_interned_alike() {
+        let mut k = KeyInterner::new();
+        assert_eq!(k.intern("a"), Some(0));
+        for i in 1..3000u32 {
+            assert_eq!(k.push_name(&format!("n{i}")), Some(i));
+        }
+        assert_eq!(k.get("a"), Some(0));
+        assert_eq!(k.get("n2999"), Some(2999));
+        assert_eq!(k.get("n3000"), None);
+        // Interning makes the table of every name.
+        assert_eq!(k.intern("n17"), Some(17));
+        assert_eq!(k.intern("new"), Some(3000));
+        assert!(k.unindexed.is_none() && k.slots.len() > 2 * k.len());
+        for i in 1..3000u32 {
+            assert_eq!(
+                k.find(&format!("n{i}"), KeyInterner::hash(&format!("n{i}"))),
+                Ok(i)
+            );
+        }
+        assert_eq!(k.name(3000), Some("new"));
     }
 
     #[test]
