@@ -99,6 +99,7 @@ impl Tally {
     /// per key sees only that key's requests: the tally is the same whatever
     /// order different keys' requests come in, as long as each key's own
     /// requests come in time order. The lab feeds it requests grouped by key.
+    #[inline(always)]
     pub(super) fn record(&mut self, r: &Request, allow: bool, lim: Limits) {
         let ki = r.key as usize;
         if ki >= self.keys.len() {
@@ -119,6 +120,7 @@ impl Tally {
     }
 
     /// Worst window and the watched key's leaks, for an admitted request.
+    #[inline]
     fn admitted(&mut self, r: &Request, lim: Limits) {
         let slot = &mut self.keys[r.key as usize];
         if slot.window != r.window + 1 {
@@ -144,6 +146,7 @@ impl Tally {
     }
 
     /// Agreement with the two exact limiters, request by request.
+    #[inline]
     fn agreement(&mut self, r: &Request, allow: bool) {
         if allow {
             self.allowed += 1;

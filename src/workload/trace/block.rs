@@ -243,14 +243,11 @@ impl Blocks {
             };
             match msg {
                 Some(Msg::Block(p)) => {
-                    for (j, &(id, a, b, h)) in p.new.iter().enumerate() {
-                        // Mostly new keys, each a cache miss in a big
-                        // table: asked for some keys ahead.
-                        if let Some(&(_, _, _, ahead)) = p.new.get(j + PREFETCH) {
-                            names.prefetch(ahead);
-                        }
+                    for &(id, a, b, _) in &p.new {
+                        // New keys, told apart while parsing: only their
+                        // names are kept (`push_name`).
                         let name = p.keys.get(a as usize..b as usize).unwrap_or_default();
-                        if names.intern_hashed(name, h) != Some(id) {
+                        if names.push_name(name) != Some(id) {
                             self.feed = Feed::Done;
                             return Some(Err(Stop::Io(Error::internal(format!(
                                 "key {name:?} interned as {id} while reading, not in order"

@@ -40,9 +40,12 @@ pub struct KeyInterner {
     /// `[tag << 32 | (id + 1), bytes 0..8, bytes 8..16]` (see
     /// [`slot_of`]); 0 is an empty slot. The length is a power of two, at
     /// most half full.
-    slots: Vec<Slot>,
+    slots: Slots,
     /// Most keys accepted (`u32::MAX` when unset).
     cap: Option<usize>,
+    /// Keys at and past this id were added by [`KeyInterner::push_name`]
+    /// and are not in `slots` yet (the table is made on first use).
+    unindexed: Option<u32>,
 }
 
 impl KeyInterner {
@@ -80,7 +83,54 @@ impl KeyInterner {
 
     /// The id of `key`, if it was interned.
     pub fn get(&self, key: &str) -> Option<u32> {
-        self.find(key, xxh3_64(key.as_bytes())).ok()
+        if let Ok(id) = self.find(key, xxh3_64(key.as_bytes())) {
+            return Some(id);
+        }
+        // Names not in the table yet: looked through (a table of them is
+        // made only when a key is interned).
+        let from = self.unindexed?;
+        (from..self.len() as u32).find(|&id| self.bytes(id) == key.as_bytes())
+    }
+
+    /// Adds `key` as the next id without looking it up: for a caller whose
+    /// keys were already told apart by another interner (an access log's
+    /// blocks intern their keys as they are parsed, and the reader keeps
+    /// only their names). Its table is made when a key is next interned
+    /// ([`KeyInterner::intern`]); until then [`KeyInterner::get`] looks
+    /// through the names added so. Making that table while reading was a
+    /// second hash table of every key, its growth and its page faults: a
+    /// tenth and more of reading a log of many clients. None past the cap.
+    ///
+    /// # Examples
+    /// ```
+    /// use ratelab::workload::trace::KeyInterner;
+    ///
+    /// let mut keys = KeyInterner::with_cap(2);
+    /// assert_eq!(keys.push_name("alice"), Some(0));
+    /// assert_eq!(keys.push_name("bob"), Some(1));
+    /// assert_eq!(keys.push_name("carol"), None);
+    /// assert_eq!(keys.get("bob"), Some(1));
+    /// assert_eq!(keys.intern("alice"), Some(0));
+    /// assert_eq!(keys.name(1), Some("bob"));
+    /// ```
+    pub fn push_name(&mut self, key: &str) -> Option<u32> {
+        let max = self.cap.unwrap_or(usize::MAX).min(u32::MAX as usize - 1);
+        if self.len() >= max {
+            return None;
+        }
+        let id = self.len() as u32;
+        self.arena.push_str(key);
+        self.ends.push(self.arena.len());
+        self.unindexed.get_or_insert(id);
+        Some(id)
+    }
+
+    /// Puts the names added by [`KeyInterner::push_name`] in the table.
+    fn index(&mut self) {
+        if self.unindexed.take().is_some() {
+            let n = (2 * self.len() + 1).next_power_of_two().max(16);
+            self.rebuild(n);
+        }
     }
 
     /// The id of `key`, a new one (the next integer) if it is new; None when
@@ -123,6 +173,7 @@ impl KeyInterner {
 
     /// [`KeyInterner::intern`] of `key` whose [`KeyInterner::hash`] is `h`.
     pub fn intern_hashed(&mut self, key: &str, h: u64) -> Option<u32> {
+        self.index();
         if self.slots.is_empty() {
             self.grow();
         }
@@ -177,10 +228,17 @@ impl KeyInterner {
 
     /// Doubles the table (16 slots at first) and reinserts every key.
     fn grow(&mut self) {
-        let n = (self.slots.len() * 2).max(16);
+        self.rebuild((self.slots.len() * 2).max(16));
+    }
+
+    /// Makes the table `n` slots (a power of two, more than twice the
+    /// keys) and inserts every key.
+    fn rebuild(&mut self, n: usize) {
         let mask = n - 1;
-        let mut slots = vec![[0u64; 3]; n];
-        advise_huge_pages(&mut slots);
+        // Every key is placed again from the arena: the old slots are only
+        // emptied, in place when their mapping has room for the new ones.
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.empty_to(n);
         // In chunks: every key's new slot asked for before the chunk is
         // placed (on a big table each placement is a cache miss).
         const CHUNK: u32 = 32;
@@ -236,32 +294,191 @@ pub(super) enum AheadKey {
 /// the parsing of the lines after it.
 pub(super) const AHEAD: usize = 32;
 
-/// Asks Linux to back the 2 MiB-aligned part of a big table with huge
-/// pages (transparent huge pages, where the system allows them on
-/// request). A table of half a million slots spans 3,000 small pages, more
-/// than the TLB holds: each lookup was a page walk as well as a cache miss
-/// (the prefetch of its slot stalled behind the walk: half of what
-/// interning cost, `perf annotate`), and each page a fault. A hint only,
-/// made before the table is written: its contents and every id are the
-/// same without it.
-fn advise_huge_pages<T>(table: &mut [T]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = table.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(table);
-        let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if to > from {
-            // SAFETY: `[from, to)` lies inside `table`'s allocation, which
-            // stays mapped for the call; MADV_HUGEPAGE changes how pages are
-            // backed, never their contents. A refusal (no THP) is ignored.
-            unsafe {
-                libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
-            }
+/// The table's slots, zeroed (every slot empty). A big table is memory
+/// mapped on its own, 2 MiB-aligned and backed by huge pages where the
+/// system allows them on request (transparent huge pages): a table of half
+/// a million slots spans 3,000 small pages, more than the TLB holds, so
+/// each lookup was a page walk as well as a cache miss (the prefetch of its
+/// slot stalled behind the walk: half of what interning cost, `perf
+/// annotate`), and each page a fault. Asking for huge pages on memory
+/// from the allocator did not do it: a table often reuses memory freed
+/// before, already backed by small pages (none of a run's table was in
+/// huge pages, `/proc/PID/smaps`). A small table, or a system that refuses
+/// the mapping, gets an ordinary vector. Where the slots live changes
+/// nothing in them: every id is the same either way.
+#[derive(Default)]
+struct Slots {
+    /// The slots when they are not mapped on their own.
+    heap: Vec<Slot>,
+    /// The mapped slots (null: `heap`'s), how many, and the mapping's
+    /// start and length in bytes.
+    mapped: Option<Mapped>,
+}
+
+/// Slots in a mapping of their own ([`Slots`]).
+struct Mapped {
+    slots: std::ptr::NonNull<Slot>,
+    len: usize,
+    base: *mut u8,
+    bytes: usize,
+}
+
+// SAFETY: `Mapped` owns its mapping alone (nothing else points into it), as
+// a `Vec` owns its buffer.
+unsafe impl Send for Mapped {}
+// SAFETY: shared access only reads, as a `Vec`'s.
+unsafe impl Sync for Mapped {}
+
+/// Huge page size asked for (x86-64's, and aarch64's with 4 KiB pages).
+const HUGE: usize = 2 << 20;
+
+impl Slots {
+    /// `n` empty slots.
+    fn zeroed(n: usize) -> Self {
+        let bytes = n * std::mem::size_of::<Slot>();
+        if bytes >= HUGE
+            && let Some(mapped) = Mapped::zeroed(n)
+        {
+            return Slots {
+                heap: Vec::new(),
+                mapped: Some(mapped),
+            };
+        }
+        Slots {
+            heap: vec![[0; 3]; n],
+            mapped: None,
         }
     }
+}
+
+impl Slots {
+    /// Makes these `n` empty slots: in place when they are mapped and the
+    /// mapping has room for `n` (the old slots emptied, the pages already
+    /// backed reused), else in new memory. A table that doubles in place
+    /// has the system zero only its last size's pages: zeroing each new
+    /// table's huge pages was a tenth of a one-candidate run (`perf`:
+    /// `clear_page_erms` under `grow`).
+    fn empty_to(&mut self, n: usize) {
+        if let Some(m) = self.mapped.as_mut()
+            && m.room() >= n
+        {
+            // SAFETY: the first `m.len` slots were written; the mapping
+            // holds `room() >= n` slots from `m.slots`, zero-filled past
+            // what was written.
+            unsafe { std::ptr::write_bytes(m.slots.as_ptr(), 0, m.len) };
+            m.len = n;
+            return;
+        }
+        *self = Slots::zeroed(n);
+    }
+}
+
+/// Bytes a table's mapping reserves at least (address space only: a page
+/// is backed once written), so that it doubles in place up to this size.
+const RESERVE: usize = 128 << 20;
+
+impl Mapped {
+    /// Slots the mapping holds from `slots`.
+    fn room(&self) -> usize {
+        (self.base as usize + self.bytes - self.slots.as_ptr() as usize)
+            / std::mem::size_of::<Slot>()
+    }
+
+    /// `n` zeroed slots in a fresh anonymous mapping whose 2 MiB-aligned
+    /// part holds them (and room for the table to grow to [`RESERVE`]
+    /// bytes), asked for in huge pages before any is touched (None: not on
+    /// Linux, or the system refused the mapping).
+    #[cfg(target_os = "linux")]
+    fn zeroed(n: usize) -> Option<Self> {
+        let size = n.checked_mul(std::mem::size_of::<Slot>())?;
+        let span = size.max(RESERVE).checked_next_multiple_of(HUGE)?;
+        let bytes = span.checked_add(HUGE)?;
+        // SAFETY: a fresh private anonymous mapping: no file, no address
+        // asked for; the result is checked before use.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return None;
+        }
+        let base = base.cast::<u8>();
+        let skip = (base as usize).next_multiple_of(HUGE) - base as usize;
+        // SAFETY: `skip < HUGE` and `skip + span <= bytes`: inside the
+        // mapping, which is page-aligned, zero-filled and writable.
+        let start = unsafe { base.add(skip) };
+        // SAFETY: `[start, start + span)` is inside the mapping; MADV_HUGEPAGE
+        // changes how pages are backed, never their contents. A refusal (no
+        // THP) is ignored.
+        unsafe {
+            libc::madvise(start.cast(), span, libc::MADV_HUGEPAGE);
+        }
+        Some(Mapped {
+            slots: std::ptr::NonNull::new(start.cast::<Slot>())?,
+            len: n,
+            base,
+            bytes,
+        })
+    }
+
     #[cfg(not(target_os = "linux"))]
-    let _ = table;
+    fn zeroed(_: usize) -> Option<Self> {
+        None
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: `base` and `bytes` are the mapping made in
+        // `Mapped::zeroed`, unmapped once, here; no slice of it outlives
+        // `self`.
+        unsafe {
+            libc::munmap(self.base.cast(), self.bytes);
+        }
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Slot];
+    fn deref(&self) -> &[Slot] {
+        match &self.mapped {
+            // SAFETY: `len` initialized (zero-filled) slots, owned by
+            // `self` and borrowed with it.
+            Some(m) => unsafe { std::slice::from_raw_parts(m.slots.as_ptr(), m.len) },
+            None => &self.heap,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Slots {
+    fn deref_mut(&mut self) -> &mut [Slot] {
+        match &mut self.mapped {
+            // SAFETY: as in `deref`, borrowed mutably with `self`.
+            Some(m) => unsafe { std::slice::from_raw_parts_mut(m.slots.as_ptr(), m.len) },
+            None => &mut self.heap,
+        }
+    }
+}
+
+impl Clone for Slots {
+    fn clone(&self) -> Self {
+        let mut copy = Slots::zeroed(self.len());
+        copy.copy_from_slice(self);
+        copy
+    }
+}
+
+impl std::fmt::Debug for Slots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} slots", self.len())
+    }
 }
 
 /// A prefetch hint for the cache line holding `*p` (x86-64; elsewhere
@@ -293,15 +510,44 @@ const HEAD: usize = 16;
 fn slot_of(h: u64, key: &[u8], id: u32) -> Slot {
     let len = key.len().min(255) as u64;
     let tag = (h >> 40) << 8 | len;
-    let mut head = [0u8; HEAD];
-    let n = key.len().min(HEAD);
-    head[..n].copy_from_slice(&key[..n]);
-    let word = |i: usize| {
+    let (a, b) = head(key);
+    [tag << 32 | (u64::from(id) + 1), a, b]
+}
+
+/// The first 16 bytes of `key`, zero-padded, as two little-endian words,
+/// read as at most two overlapping loads each (the bytes read twice are
+/// the same bytes in the same places). Copied into a zeroed buffer and read
+/// back, they were a call to `memcpy` and a stalled load (the load could not
+/// be forwarded from the copy's stores) in every lookup: half of what
+/// `find` cost (`perf annotate`).
+#[inline]
+fn head(key: &[u8]) -> (u64, u64) {
+    let word = |at: usize| {
         let mut w = [0u8; 8];
-        w.copy_from_slice(&head[i..i + 8]);
+        w.copy_from_slice(&key[at..at + 8]);
         u64::from_le_bytes(w)
     };
-    [tag << 32 | (u64::from(id) + 1), word(0), word(8)]
+    let half = |at: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&key[at..at + 4]);
+        u64::from(u32::from_le_bytes(w))
+    };
+    let n = key.len();
+    match n {
+        16.. => (word(0), word(8)),
+        // Bytes 8..n at the bottom of the word ending at n.
+        9..=15 => (word(0), word(n - 8) >> (8 * (16 - n))),
+        8 => (word(0), 0),
+        // Bytes n-4..n moved up to their places over bytes 0..4.
+        4..=7 => (half(0) | half(n - 4) << (8 * (n - 4)), 0),
+        _ => {
+            let mut w = 0u64;
+            for (i, &b) in key.iter().enumerate() {
+                w |= u64::from(b) << (8 * i);
+            }
+            (w, 0)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -365,6 +611,64 @@ mod tests {
         assert_eq!(k.intern(&long), Some(14));
         assert_eq!(k.intern(&longer), Some(15));
         assert_eq!(k.get(&long), Some(14));
+    }
+
+    #[test]
+    fn a_mapped_table_keeps_ids_and_clones() {
+        // 100,000 keys: the table passes 2 MiB and is mapped on its own
+        // (where the system allows it), its copy too.
+        let mut k = KeyInterner::new();
+        for i in 0..100_000u32 {
+            assert_eq!(k.intern(&format!("key{i}")), Some(i));
+        }
+        assert!(k.slots.len() * std::mem::size_of::<Slot>() >= HUGE);
+        #[cfg(target_os = "linux")]
+        assert!(k.slots.mapped.is_some());
+        let copy = k.clone();
+        drop(k);
+        for i in (0..100_000u32).step_by(7) {
+            assert_eq!(copy.get(&format!("key{i}")), Some(i));
+        }
+        assert_eq!(copy.get("key100000"), None);
+        assert_eq!(copy.len(), 100_000);
+    }
+
+    #[test]
+    fn the_head_words_are_the_zero_padded_bytes() {
+        let bytes: Vec<u8> = (1..=40u8).map(|b| b.wrapping_mul(37)).collect();
+        for n in 0..=bytes.len() {
+            let key = &bytes[..n];
+            let mut padded = [0u8; HEAD];
+            padded[..n.min(HEAD)].copy_from_slice(&key[..n.min(HEAD)]);
+            let want = (
+                u64::from_le_bytes(padded[..8].try_into().unwrap()),
+                u64::from_le_bytes(padded[8..].try_into().unwrap()),
+            );
+            assert_eq!(head(key), want, "{n} bytes");
+        }
+    }
+
+    #[test]
+    fn names_pushed_unlooked_are_found_and_interned_alike() {
+        let mut k = KeyInterner::new();
+        assert_eq!(k.intern("a"), Some(0));
+        for i in 1..3000u32 {
+            assert_eq!(k.push_name(&format!("n{i}")), Some(i));
+        }
+        assert_eq!(k.get("a"), Some(0));
+        assert_eq!(k.get("n2999"), Some(2999));
+        assert_eq!(k.get("n3000"), None);
+        // Interning makes the table of every name.
+        assert_eq!(k.intern("n17"), Some(17));
+        assert_eq!(k.intern("new"), Some(3000));
+        assert!(k.unindexed.is_none() && k.slots.len() > 2 * k.len());
+        for i in 1..3000u32 {
+            assert_eq!(
+                k.find(&format!("n{i}"), KeyInterner::hash(&format!("n{i}"))),
+                Ok(i)
+            );
+        }
+        assert_eq!(k.name(3000), Some("new"));
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! Reading one data line: a CSV header, a CSV record (plain or quoted), or a
 //! JSON object, into an event's time, key and weight.
 
+use super::format::MAX_LINE;
+use super::intern::AheadKey;
 use super::parse::{parse_time, parse_weight, time_column, Columns};
 use super::reader::TraceReader;
 use crate::clock::Nanos;
 use crate::error::Result;
 use std::borrow::Cow;
+use std::io::BufRead;
 
 /// An event of one line: its time, its key (borrowed from the line when the
 /// line holds it verbatim) and its weight.
@@ -195,4 +198,106 @@ impl TraceReader {
         };
         Ok((t, Cow::Owned(key), weight))
     }
+}
+
+impl TraceReader {
+    /// Reads ahead the plain lines already in the input's buffer
+    /// ([`TraceReader::read_ahead`] of a trace that `plain_csv` allows),
+    /// straight from it: each line is split, parsed, ordered, its key
+    /// copied, hashed and its interner slot prefetched, up to `ahead`
+    /// events in all. It stops, the line unread, at the first one it does
+    /// not read exactly as the line-at-a-time path does (a line across the
+    /// buffer's end, a blank or malformed or quoted one, one with a
+    /// carriage return or invalid UTF-8, a late one) and leaves that line
+    /// to that path, which gives its event or its message: the events,
+    /// line numbers and errors are the same either way. Copying each line
+    /// out of the buffer, checking it and passing its event on by value
+    /// through three functions cost as much as splitting and parsing it.
+    pub(super) fn read_ahead_buffered(&mut self, c: Columns, ahead: usize) {
+        if self.done {
+            return;
+        }
+        let buf = match self.lines.fill_buf() {
+            Ok(b) => b,
+            // The line-at-a-time path reads it again, and says what failed.
+            Err(_) => return,
+        };
+        let mut used = 0usize;
+        let mut last = self.last_emitted;
+        while self.ahead.events.len() < ahead {
+            let rest = &buf[used..];
+            let Some(nl) = memchr::memchr(b'\n', rest) else {
+                break;
+            };
+            let line = &rest[..nl];
+            if nl >= MAX_LINE || !line.first().is_some_and(u8::is_ascii_graphic) {
+                break;
+            }
+            let Ok(line) = std::str::from_utf8(line) else {
+                break;
+            };
+            let Some((t, key, w)) = plain_event(line, c) else {
+                break;
+            };
+            if last.is_some_and(|l| t < l) {
+                break;
+            }
+            last = Some(t);
+            self.line_no += 1;
+            let hash = super::intern::KeyInterner::hash(key);
+            self.keys.prefetch(hash);
+            let start = self.ahead.text.len();
+            self.ahead.text.push_str(key);
+            let end = self.ahead.text.len();
+            let e = (t, AheadKey::Text { start, end, hash }, w, self.line_no);
+            self.ahead.events.push_back(e);
+            used += nl + 1;
+        }
+        self.last_emitted = last;
+        self.lines.consume(used);
+    }
+}
+
+/// The event of a plain CSV line (no quote, no carriage return) when
+/// [`TraceReader::parse_csv`] reads it without an error: the same fields,
+/// split on commas, and the same parses of the time and the weight. None
+/// for any line that is not such a line, or that is wrong.
+#[inline]
+fn plain_event<'l>(line: &'l str, c: Columns) -> Option<(Nanos, &'l str, u64)> {
+    let (mut time, mut key, mut weight) = ("", "", "");
+    let (mut i, mut start) = (0usize, 0usize);
+    let b = line.as_bytes();
+    let mut field = |i: usize, f: &'l str| {
+        if i == c.time {
+            time = f;
+        }
+        if i == c.key {
+            key = f;
+        }
+        if Some(i) == c.weight {
+            weight = f;
+        }
+    };
+    for (j, &x) in b.iter().enumerate() {
+        match x {
+            // A comma is one byte of UTF-8: `j` is a char boundary.
+            b',' => {
+                field(i, &line[start..j]);
+                i += 1;
+                start = j + 1;
+            }
+            b'"' | b'\r' => return None,
+            _ => {}
+        }
+    }
+    field(i, &line[start..]);
+    if i + 1 != c.width {
+        return None;
+    }
+    let t = parse_time(time, c.unit).ok()?;
+    let w = match c.weight {
+        Some(_) => parse_weight(weight).ok()?,
+        None => 1,
+    };
+    Some((t, key, w))
 }

@@ -570,6 +570,14 @@ impl TraceReader {
         let ahead = if self.parts.is_some() { 1 } else { AHEAD };
         let plain = self.plain_csv();
         while self.ahead.events.len() < ahead {
+            if let Some(c) = plain {
+                // Straight from the input's buffer while its lines allow;
+                // a line it leaves is read below.
+                self.read_ahead_buffered(c, ahead);
+                if self.ahead.events.len() >= ahead {
+                    break;
+                }
+            }
             let next = match plain {
                 Some(c) => self.next_plain(c),
                 None => self.next_event(),

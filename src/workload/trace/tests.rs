@@ -668,3 +668,103 @@ fn ids_interned_while_parsing_are_in_first_appearance_order() {
         }
     }
 }
+
+/// `next_id` of a CSV trace (its lines read straight from the input's
+/// buffer while they are plain) hands out what the iterator does, the
+/// same events with keys numbered in order of first appearance and the
+/// same error at the same line, whatever the buffer's size (lines cut at
+/// its end, the odd line left to the line-at-a-time path).
+#[test]
+fn next_id_reads_csv_as_the_iterator_at_any_buffer_size() {
+    let mut long = String::from("t_ns,key,weight\n");
+    for i in 0..400u64 {
+        let line = match i % 37 {
+            5 => String::new(),
+            9 => format!("{},\"q,{}\",2", 1000 + i, i % 7),
+            13 => format!("{},k{}é,1\r", 1000 + i, i % 11),
+            21 => "   ".to_string(),
+            _ => format!("{},k{},{}", 1000 + i, (i * 7) % 23, 1 + i % 3),
+        };
+        long.push_str(&line);
+        long.push('\n');
+    }
+    let mut cases: Vec<(Vec<u8>, TraceOptions)> = [
+        "t_ms,key,weight\n1.5,a,2\n\n3,\"b,c\",1\n4,d,3\n",
+        "key,t_ns\nx,5\ny,4\n",
+        "t_ns,key\n5,a\nabc,b\n",
+        "t_ns,key\n5,a\n9,\n12,é\n",
+        "t_ns,key\n5,a\n30,b\n2,c\n7\n",
+        "t_ns,key,weight\n5,a,1\n6,b,0\n",
+        "t_ns,key\n5,a,x\n",
+        "t_ns,key\n5,a\n6,b",
+        &long,
+    ]
+    .iter()
+    .map(|t| (t.as_bytes().to_vec(), TraceOptions::default()))
+    .collect();
+    cases.push((
+        b"t_ns,key\n1,a\n2,\xff\n3,c\n".to_vec(),
+        TraceOptions::default(),
+    ));
+    let skip = TraceOptions {
+        skip_late: true,
+        ..Default::default()
+    };
+    cases.push((b"t_ns,key\n5,a\n3,b\n7,c\n6,a\n9,b\n".to_vec(), skip));
+    let mut events = 0;
+    for (text, opts) in &cases {
+        let reader = |cap: usize| {
+            TraceReader::new(
+                Path::new("t.csv"),
+                TraceFormat::Csv,
+                Box::new(std::io::BufReader::with_capacity(
+                    cap,
+                    std::io::Cursor::new(text.clone()),
+                )),
+                *opts,
+            )
+        };
+        let mut want: Vec<std::result::Result<(u64, String, u64), String>> = reader(1 << 16)
+            .map(|e| {
+                e.map(|e| (e.t_ns, e.key, e.weight))
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        // Up to the first error: `next_id`'s caller stops there.
+        if let Some(at) = want.iter().position(|e| e.is_err()) {
+            want.truncate(at + 1);
+        }
+        events += want.iter().filter(|e| e.is_ok()).count();
+        for cap in [1, 5, 16, 64, 1 << 16] {
+            let mut r = reader(cap);
+            r.intern_keys(block::KeyCap {
+                keys: usize::MAX,
+                bytes_per_key: 512,
+            });
+            let mut got = Vec::new();
+            let mut ids = std::collections::HashMap::new();
+            while let Some(e) = r.next_id() {
+                got.push(match e {
+                    Ok((t, Some(id), w)) => {
+                        let key = r.key_name(id).unwrap().to_string();
+                        let next = ids.len() as u32;
+                        assert_eq!(*ids.entry(key.clone()).or_insert(next), id, "{key}");
+                        Ok((t, key, w))
+                    }
+                    Ok((_, None, _)) => panic!("no filter, yet a key without an id"),
+                    Err(e) => Err(e.to_string()),
+                });
+                if got.last().is_some_and(|e| e.is_err()) {
+                    break;
+                }
+            }
+            assert_eq!(
+                got,
+                want,
+                "{:?} at a {cap}-byte buffer",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+    assert!(events > 350, "the cases hold events: {events}");
+}
