@@ -65,6 +65,7 @@ pub mod lab;
 pub mod metrics;
 pub mod model;
 pub mod oracle;
+pub(crate) mod prefetch;
 pub(crate) mod progress;
 pub mod recommend;
 pub(crate) mod replay;

@@ -94,7 +94,7 @@ pub(super) fn group_by_key(
             const AHEAD: usize = 8;
             for (j, &v) in src.iter().enumerate() {
                 if let Some(&u) = src.get(j + AHEAD) {
-                    prefetch_read(&by_time[u as u32 as usize]);
+                    crate::prefetch::read(&by_time[u as u32 as usize]);
                 }
                 let i = v as u32;
                 let d = (((v >> 32) as u32 >> shift) & mask) as usize;
@@ -111,19 +111,4 @@ pub(super) fn group_by_key(
             std::mem::swap(src, dst);
         }
     }
-}
-
-/// A prefetch hint for the cache line holding `*p` (x86-64; elsewhere
-/// nothing: the order is the same, only found slower).
-#[inline]
-fn prefetch_read<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and reads nothing into the program;
-    // `p` is a valid reference besides.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((p as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }

@@ -256,7 +256,7 @@ impl Windows2 {
     fn prefetch(&self, k: u32) {
         let at = k as usize * 2 * self.h;
         if let Some(p) = self.table.get(at) {
-            prefetch_read(p);
+            crate::prefetch::read(p);
         }
     }
 
@@ -304,21 +304,6 @@ impl Windows2 {
         }
         self.touched[s].clear();
     }
-}
-
-/// A prefetch hint for the cache line holding `*p` (x86-64; elsewhere
-/// nothing: the replay is the same, only slower on big key sets).
-#[inline]
-fn prefetch_read<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and reads nothing into the program;
-    // `p` is a valid reference besides.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((p as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// The fast replay of `shape` with the decision lab's hash seed for

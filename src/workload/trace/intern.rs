@@ -167,7 +167,7 @@ impl KeyInterner {
             .slots
             .get(h as usize & self.slots.len().wrapping_sub(1))
         {
-            prefetch_read(slot);
+            crate::prefetch::read(slot);
         }
     }
 
@@ -248,7 +248,7 @@ impl KeyInterner {
             let ids = from..(from + CHUNK).min(len);
             for (id, h) in ids.clone().zip(hashes.iter_mut()) {
                 *h = xxh3_64(self.bytes(id));
-                prefetch_read(&slots[*h as usize & mask]);
+                crate::prefetch::read(&slots[*h as usize & mask]);
             }
             for (id, &h) in ids.zip(hashes.iter()) {
                 let mut i = h as usize & mask;
@@ -479,21 +479,6 @@ impl std::fmt::Debug for Slots {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} slots", self.len())
     }
-}
-
-/// A prefetch hint for the cache line holding `*p` (x86-64; elsewhere
-/// nothing: the ids are the same, only found slower on big key sets).
-#[inline]
-fn prefetch_read<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and reads nothing into the program;
-    // `p` is a valid reference besides.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((p as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// A table slot: `[tag << 32 | (id + 1), bytes 0..8, bytes 8..16]`.

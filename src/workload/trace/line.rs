@@ -82,21 +82,8 @@ impl TraceReader {
                 weight = Some(f);
             }
         };
-        let (mut i, mut start) = (0usize, 0usize);
-        for (j, &b) in line.as_bytes().iter().enumerate() {
-            match b {
-                // A comma is one byte of UTF-8: `j` is a char boundary.
-                b',' => {
-                    field(i, &line[start..j]);
-                    i += 1;
-                    start = j + 1;
-                }
-                b'"' | b'\r' => return None,
-                _ => {}
-            }
-        }
-        field(i, &line[start..]);
-        Some(self.event_of(c, time, key, weight, i + 1))
+        let width = split_plain(line, &mut field)?;
+        Some(self.event_of(c, time, key, weight, width))
     }
 
     pub(super) fn parse_csv_quoted(&self, line: &str, c: Columns) -> Result<LineEvent<'static>> {
@@ -258,28 +245,16 @@ impl TraceReader {
     }
 }
 
-/// The event of a plain CSV line (no quote, no carriage return) when
-/// [`TraceReader::parse_csv`] reads it without an error: the same fields,
-/// split on commas, and the same parses of the time and the weight. None
-/// for any line that is not such a line, or that is wrong.
-#[inline]
-fn plain_event<'l>(line: &'l str, c: Columns) -> Option<(Nanos, &'l str, u64)> {
-    let (mut time, mut key, mut weight) = ("", "", "");
+/// Splits a plain CSV line on its commas, each field handed to `field`
+/// with its index; the number of fields, or None when the line has a
+/// quote or a carriage return (for the csv parser). One pass over the
+/// bytes, shared by the line-at-a-time reader and the buffer's fast path
+/// so that both split alike.
+#[inline(always)]
+fn split_plain<'l>(line: &'l str, field: &mut impl FnMut(usize, &'l str)) -> Option<usize> {
     let (mut i, mut start) = (0usize, 0usize);
-    let b = line.as_bytes();
-    let mut field = |i: usize, f: &'l str| {
-        if i == c.time {
-            time = f;
-        }
-        if i == c.key {
-            key = f;
-        }
-        if Some(i) == c.weight {
-            weight = f;
-        }
-    };
-    for (j, &x) in b.iter().enumerate() {
-        match x {
+    for (j, &b) in line.as_bytes().iter().enumerate() {
+        match b {
             // A comma is one byte of UTF-8: `j` is a char boundary.
             b',' => {
                 field(i, &line[start..j]);
@@ -291,7 +266,28 @@ fn plain_event<'l>(line: &'l str, c: Columns) -> Option<(Nanos, &'l str, u64)> {
         }
     }
     field(i, &line[start..]);
-    if i + 1 != c.width {
+    Some(i + 1)
+}
+
+/// The event of a plain CSV line (no quote, no carriage return) when
+/// [`TraceReader::parse_csv`] reads it without an error: the same fields,
+/// split on commas, and the same parses of the time and the weight. None
+/// for any line that is not such a line, or that is wrong.
+#[inline]
+fn plain_event<'l>(line: &'l str, c: Columns) -> Option<(Nanos, &'l str, u64)> {
+    let (mut time, mut key, mut weight) = ("", "", "");
+    let mut field = |i: usize, f: &'l str| {
+        if i == c.time {
+            time = f;
+        }
+        if i == c.key {
+            key = f;
+        }
+        if Some(i) == c.weight {
+            weight = f;
+        }
+    };
+    if split_plain(line, &mut field)? != c.width {
         return None;
     }
     let t = parse_time(time, c.unit).ok()?;
