@@ -114,13 +114,7 @@ impl KeyInterner {
     /// assert_eq!(keys.name(1), Some("bob"));
     /// ```
     pub fn push_name(&mut self, key: &str) -> Option<u32> {
-        let max = self.cap.unwrap_or(usize::MAX).min(u32::MAX as usize - 1);
-        if self.len() >= max {
-            return None;
-        }
-        let id = self.len() as u32;
-        self.arena.push_str(key);
-        self.ends.push(self.arena.len());
+        let id = self.append(key)?;
         self.unindexed.get_or_insert(id);
         Some(id)
     }
@@ -171,6 +165,20 @@ impl KeyInterner {
         }
     }
 
+    /// The next id's name appended (None past the cap or u32's ids), not
+    /// yet in the table.
+    #[inline]
+    fn append(&mut self, key: &str) -> Option<u32> {
+        let max = self.cap.unwrap_or(usize::MAX).min(u32::MAX as usize - 1);
+        if self.len() >= max {
+            return None;
+        }
+        let id = self.len() as u32;
+        self.arena.push_str(key);
+        self.ends.push(self.arena.len());
+        Some(id)
+    }
+
     /// [`KeyInterner::intern`] of `key` whose [`KeyInterner::hash`] is `h`.
     pub fn intern_hashed(&mut self, key: &str, h: u64) -> Option<u32> {
         self.index();
@@ -181,13 +189,7 @@ impl KeyInterner {
             Ok(id) => return Some(id),
             Err(slot) => slot,
         };
-        let max = self.cap.unwrap_or(usize::MAX).min(u32::MAX as usize - 1);
-        if self.len() >= max {
-            return None;
-        }
-        let id = self.len() as u32;
-        self.arena.push_str(key);
-        self.ends.push(self.arena.len());
+        let id = self.append(key)?;
         self.slots[slot] = slot_of(h, key.as_bytes(), id);
         if 2 * self.len() >= self.slots.len() {
             self.grow();
@@ -277,6 +279,22 @@ pub(super) struct Ahead {
     pub(super) failure: Option<crate::error::Error>,
     /// The input ended after the events.
     pub(super) ended: bool,
+}
+
+impl Ahead {
+    /// Holds an event whose key is text: the key copied into
+    /// [`Ahead::text`], its table slot in `keys` prefetched (it is
+    /// interned when handed out).
+    #[inline]
+    pub(super) fn push_text(&mut self, keys: &KeyInterner, t: u64, key: &str, w: u64, line: u64) {
+        let hash = KeyInterner::hash(key);
+        keys.prefetch(hash);
+        let start = self.text.len();
+        self.text.push_str(key);
+        let end = self.text.len();
+        self.events
+            .push_back((t, AheadKey::Text { start, end, hash }, w, line));
+    }
 }
 
 /// A key read ahead.

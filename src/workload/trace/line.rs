@@ -2,7 +2,6 @@
 //! JSON object, into an event's time, key and weight.
 
 use super::format::MAX_LINE;
-use super::intern::AheadKey;
 use super::parse::{parse_time, parse_weight, time_column, Columns};
 use super::reader::TraceReader;
 use crate::clock::Nanos;
@@ -231,13 +230,7 @@ impl TraceReader {
             }
             last = Some(t);
             self.line_no += 1;
-            let hash = super::intern::KeyInterner::hash(key);
-            self.keys.prefetch(hash);
-            let start = self.ahead.text.len();
-            self.ahead.text.push_str(key);
-            let end = self.ahead.text.len();
-            let e = (t, AheadKey::Text { start, end, hash }, w, self.line_no);
-            self.ahead.events.push_back(e);
+            self.ahead.push_text(&self.keys, t, key, w, self.line_no);
             used += nl + 1;
         }
         self.last_emitted = last;

@@ -608,13 +608,7 @@ impl TraceReader {
                 KeyAt::Held => &self.held_key,
                 KeyAt::Block(r) => self.blocks.as_ref().map_or("", |b| b.key(*r)),
             };
-            let hash = KeyInterner::hash(key);
-            self.keys.prefetch(hash);
-            let start = self.ahead.text.len();
-            self.ahead.text.push_str(key);
-            let end = self.ahead.text.len();
-            let e = (t, AheadKey::Text { start, end, hash }, w, self.line_no);
-            self.ahead.events.push_back(e);
+            self.ahead.push_text(&self.keys, t, key, w, self.line_no);
         }
     }
 
