@@ -19,7 +19,7 @@ pub enum LabError {
         source: Box<LabError>,
     },
     /// `--shard` is not `i/n` with `0 <= i < n`.
-    #[error("{text:?}: expected i/n with 0 <= i < n, e.g. 0/4")]
+    #[error("{text:?}: expected i/n with 0 <= i < n <= 4294967295, e.g. 0/4")]
     Shard {
         /// The text given.
         text: String,

@@ -220,6 +220,18 @@ fn options(args: &ReplayArgs) -> Result<Options> {
 
 /// Replays `args.trace` into `args.out`.
 pub fn run(args: &ReplayArgs) -> Result<()> {
+    super::reject_unused(
+        args,
+        "rate",
+        &[
+            "--interval-ms",
+            "--hashes",
+            "--slots",
+            "--hasher",
+            "--flavor",
+            "--build",
+        ],
+    )?;
     let o = options(args)?;
     let interval = Duration::from_millis(o.interval_ms);
     match o.hasher {
