@@ -56,12 +56,12 @@ pub struct SizeArgs {
     /// The limit's interval in ms; a time-stamped trace is cut into windows of it.
     #[arg(long, requires = "trace")]
     pub interval_ms: Option<u64>,
-    /// Error targets with --limit count only keys whose true count in a window is within LO..HI times the limit.
-    #[arg(long, default_value = "0.5..1")]
-    pub near_limit: String,
-    /// pingora Rate estimate to size for: docs (observe > limit), proportional (rate_with's sliding estimate) or both.
-    #[arg(long, default_value = "both")]
-    pub estimate: String,
+    /// With --limit: error targets count only keys whose true count in a window is within LO..HI times the limit (default 0.5..1).
+    #[arg(long, requires = "limit", value_name = "LO..HI")]
+    pub near_limit: Option<String>,
+    /// With --limit: the pingora Rate estimate to size for: docs (observe > limit), proportional (rate_with's sliding estimate) or both (default).
+    #[arg(long, requires = "limit")]
+    pub estimate: Option<String>,
     /// Accuracy target, repeatable (all must hold): exact_pct>=99, p99<=5, max<=100, mean<=0.01*avg, over_bound_pct<=1; with --limit also compliant_denied_pct<=0.1, compliant_keys_denied<=0, excess_pct<=1, p99<=0.05*limit.
     #[arg(long = "target", required = true)]
     pub targets: Vec<String>,
@@ -133,6 +133,16 @@ fn parse_hasher(s: &str) -> Result<HasherKind> {
 }
 
 impl SizeArgs {
+    /// `--near-limit`, or its default.
+    pub fn near_limit(&self) -> &str {
+        self.near_limit.as_deref().unwrap_or("0.5..1")
+    }
+
+    /// `--estimate`, or its default.
+    pub fn estimate(&self) -> &str {
+        self.estimate.as_deref().unwrap_or("both")
+    }
+
     /// The workload source the arguments name.
     pub fn workload_source(&self) -> WorkloadSource<'_> {
         if let Some(trace) = &self.trace {
@@ -185,8 +195,8 @@ pub fn compute_trace_split(a: &SizeArgs, split: Split<'_>) -> Result<Option<Limi
         return Ok(None);
     };
     let opts = input_options(a)?;
-    let near = parse_near(&a.near_limit)?;
-    let modes = parse_modes(&a.estimate)?;
+    let near = parse_near(a.near_limit())?;
+    let modes = parse_modes(a.estimate())?;
     let input = read_trace_input(path, &opts)?;
     if let TraceInput::Counts { names, counts } = &input
         && a.limit.is_none()
@@ -236,8 +246,8 @@ pub fn validate(a: &SizeArgs) -> Result<()> {
     }
     parse_variant(&a.variant)?;
     parse_hasher(&a.hasher)?;
-    parse_modes(&a.estimate)?;
-    parse_near(&a.near_limit)?;
+    parse_modes(a.estimate())?;
+    parse_near(a.near_limit())?;
     if a.trace.is_none() {
         a.read.refuse_without_trace()?;
     }
