@@ -64,3 +64,14 @@ pub fn parse_work(s: &str) -> std::result::Result<f64, UnitError> {
         _ => Err(UnitError::NotAWorkBudget(s.to_string())),
     }
 }
+
+/// A number as a message shows it: as written for everyday magnitudes,
+/// in exponent form when it would take more than 16 digits (`1e300`, not
+/// three hundred of them).
+pub(crate) fn shown(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e16 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}

@@ -195,19 +195,11 @@ pub(crate) fn range(field: &str, v: f64, lo: f64, hi: f64) -> std::result::Resul
     } else {
         Err(err(
             field,
-            format!("value {}: expected a number in {lo}..={hi}", shown(v)),
+            format!(
+                "value {}: expected a number in {lo}..={hi}",
+                crate::units::shown(v)
+            ),
         ))
-    }
-}
-
-/// A value as a message shows it: as written for everyday magnitudes,
-/// in exponent form when it would take more than 16 digits (`1e300`, not
-/// three hundred of them).
-pub(crate) fn shown(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e16 {
-        format!("{v:e}")
-    } else {
-        v.to_string()
     }
 }
 

@@ -81,7 +81,7 @@ pub(crate) fn check(
                 f,
                 format!(
                     "value {}: expected a number in 0..=1e9",
-                    super::deployment::shown(x)
+                    crate::units::shown(x)
                 ),
             )),
         }

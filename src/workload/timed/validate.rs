@@ -5,6 +5,7 @@
 use super::arrivals::{TimedWorkload, MAX_TIMED_EVENTS};
 use super::KeyChoice;
 use crate::error::{Error, Result};
+use crate::units::shown;
 use crate::workload::counts::MAX_KEYS;
 use std::path::Path;
 
@@ -111,7 +112,11 @@ impl TimedWorkload {
                 Holds(
                     base_rate <= peak_rate,
                     "base_rate",
-                    format!("value {base_rate}: expected <= peak_rate {peak_rate}"),
+                    format!(
+                        "value {}: expected <= peak_rate {}",
+                        shown(*base_rate),
+                        shown(*peak_rate)
+                    ),
                 ),
                 Positive("period_s", *period_s),
                 Positive("duration_s", *duration_s),
@@ -169,17 +174,19 @@ impl Rule<'_> {
                 match k {
                     KeyChoice::Zipf { s, .. } if !s.is_finite() || *s < 0.0 => bad(
                         "keys.s",
-                        format!("value {s}: expected a finite exponent >= 0"),
+                        format!("value {}: expected a finite exponent >= 0", shown(*s)),
                     ),
                     _ => Ok(()),
                 }
             }
-            Rule::Positive(sub, v) if !v.is_finite() || v <= 0.0 => {
-                bad(sub, format!("value {v}: expected a finite number > 0"))
-            }
-            Rule::NonNegative(sub, v) if !v.is_finite() || v < 0.0 => {
-                bad(sub, format!("value {v}: expected a finite number >= 0"))
-            }
+            Rule::Positive(sub, v) if !v.is_finite() || v <= 0.0 => bad(
+                sub,
+                format!("value {}: expected a finite number > 0", shown(v)),
+            ),
+            Rule::NonNegative(sub, v) if !v.is_finite() || v < 0.0 => bad(
+                sub,
+                format!("value {}: expected a finite number >= 0", shown(v)),
+            ),
             Rule::KeyCount(sub, n) if n == 0 || n > MAX_KEYS => {
                 bad(sub, format!("value {n}: expected 1..={MAX_KEYS}"))
             }
@@ -188,13 +195,17 @@ impl Rule<'_> {
                 if rate * secs > MAX_TIMED_EVENTS {
                     return bad(
                         "rate",
-                        format!("{rate}/s for {secs} s is more than {MAX_TIMED_EVENTS:e} events"),
+                        format!(
+                            "{}/s for {} s is more than {MAX_TIMED_EVENTS:e} events",
+                            shown(rate),
+                            shown(secs)
+                        ),
                     );
                 }
                 if secs * 1e9 >= u64::MAX as f64 / 2.0 {
                     return bad(
                         "duration_s",
-                        format!("value {secs}: too long for nanosecond time"),
+                        format!("value {}: too long for nanosecond time", shown(secs)),
                     );
                 }
                 Ok(())
