@@ -115,6 +115,26 @@ pub struct ShapeEval {
     pub exceedance: Option<Exceedance>,
 }
 
+impl ShapeEval {
+    /// A verification's evaluation: `seeds` in order and their tally,
+    /// which says whether the shape meets the plan.
+    pub(crate) fn verified(
+        shape: RateShape,
+        phase: &'static str,
+        seeds: Vec<SeedEval>,
+        ex: Exceedance,
+    ) -> ShapeEval {
+        ShapeEval {
+            shape,
+            memory_bytes: shape.memory(),
+            phase,
+            seeds,
+            meets: ex.holds,
+            exceedance: Some(ex),
+        }
+    }
+}
+
 /// One estimate mode's answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeResult {
@@ -280,14 +300,7 @@ impl Ctx<'_> {
             let met = s.meets;
             Ok((s, met))
         })?;
-        Ok(ShapeEval {
-            shape,
-            memory_bytes: shape.memory(),
-            phase,
-            seeds: per,
-            meets: ex.holds,
-            exceedance: Some(ex),
-        })
+        Ok(ShapeEval::verified(shape, phase, per, ex))
     }
 
     /// `shape` on the first seed through the model (the bound's measure).

@@ -380,14 +380,7 @@ impl Lookup {
             let met = s.meets;
             Ok((s, met))
         })?;
-        Ok(ShapeEval {
-            shape,
-            memory_bytes: shape.memory(),
-            phase,
-            seeds,
-            meets: ex.holds,
-            exceedance: Some(ex),
-        })
+        Ok(ShapeEval::verified(shape, phase, seeds, ex))
     }
 
     /// What the merge replayed because no shard held it, one line per
