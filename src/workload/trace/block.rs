@@ -420,8 +420,8 @@ fn parse_block(
     let mut from = 0;
     let mut n: u32 = 0;
     while from < text.len() {
-        let (mut to, newline) = match memchr::memchr(b'\n', &text[from..]) {
-            Some(i) => (from + i, 1),
+        let (mut to, newline) = match super::log::template::find_byte(b'\n', text, from) {
+            Some(i) => (i, 1),
             None => (text.len(), 0),
         };
         let start = from;
@@ -445,7 +445,10 @@ fn parse_block(
         // A byte order mark where a concatenated file starts (the first
         // file's is gone already: `input::open`).
         let s = s.strip_prefix('\u{feff}').unwrap_or(s);
-        if s.trim().is_empty() {
+        // A blank line (only its first byte looked at when that is not
+        // white space: `trim` on every line was a percent of a log's read).
+        let first = s.as_bytes().first().copied().unwrap_or(b' ');
+        if (first.is_ascii_whitespace() || !first.is_ascii()) && s.trim().is_empty() {
             continue;
         }
         let parsed = match filter {

@@ -16,7 +16,7 @@ pub(super) fn event_of(
     let text = f
         .opt(b.time)
         .ok_or_else(|| ParseError::Value("missing".into()).in_field(&b.time_name))?;
-    let t = if cache.0 == text && !cache.0.is_empty() {
+    let t = if !text.is_empty() && same_bytes(cache.0.as_bytes(), text.as_bytes()) {
         cache.1
     } else {
         let t = match b.kind {
@@ -53,6 +53,25 @@ pub(super) fn event_of(
         None => None,
     };
     Ok((t, at, w))
+}
+
+/// `a == b` without a call to `memcmp`: a time is a few dozen bytes,
+/// compared on every line against the previous line's.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i + 8 <= a.len() {
+        let x = u64::from_ne_bytes(a[i..i + 8].try_into().unwrap_or_default());
+        let y = u64::from_ne_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        if x != y {
+            return false;
+        }
+        i += 8;
+    }
+    a[i..] == b[i..]
 }
 
 /// A JSON time: a decimal number in `unit`, or an ISO 8601 string.
