@@ -343,9 +343,10 @@ fn read(format: &str, path: &str, rest: &[String]) -> Result<(), Box<dyn std::er
     }
     let opts = match csv {
         // The lab's spread of whole seconds for seed 1 (`run --trace`'s
-        // default seed): the CSV is the log's equivalent, line for line.
+        // default seed; finer times kept as written): the CSV is the log's
+        // equivalent, line for line.
         Some(_) => TraceOptions {
-            spread: Some(Spread::Uniform),
+            spread: None,
             spread_seed: ratelab::workload::trace::format::spread_seed(1),
             ..TraceOptions::default()
         },

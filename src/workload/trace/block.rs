@@ -420,7 +420,7 @@ fn parse_block(
     let mut from = 0;
     let mut n: u32 = 0;
     while from < text.len() {
-        let (mut to, newline) = match super::log::template::find_byte(b'\n', text, from) {
+        let (mut to, newline) = match super::log::bytes::find_byte(b'\n', text, from) {
             Some(i) => (i, 1),
             None => (text.len(), 0),
         };

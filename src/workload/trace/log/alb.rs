@@ -84,7 +84,7 @@ pub(super) fn tokens(line: &str, spans: &mut [Span]) -> Result<usize, ParseError
         let (start, end, next) = if b[p] == b'"' {
             let mut q = p + 1;
             loop {
-                match memchr::memchr2(b'"', b'\\', &b[q..]) {
+                match super::bytes::find_either(b'"', b'\\', b, q).map(|at| at - q) {
                     None => {
                         return Err(ParseError::Line(format!(
                             "field {}: the quote at byte {} is never closed",
@@ -101,7 +101,7 @@ pub(super) fn tokens(line: &str, spans: &mut [Span]) -> Result<usize, ParseError
             }
             (p + 1, q, q + 1)
         } else {
-            let e = memchr::memchr(b' ', &b[p..]).map_or(b.len(), |i| p + i);
+            let e = super::bytes::find_byte(b' ', b, p).unwrap_or(b.len());
             (p, e, e)
         };
         if n < spans.len() {

@@ -319,9 +319,9 @@ impl BoundKey {
                 return Ok(Some(v));
             }
             [(i, Transform::Prefix(32, _), _)] => {
-                let v = f.get(*i);
-                if is_dotted_quad(v) {
-                    return Ok(Some(v));
+                let rule = self.rules.first().copied().unwrap_or_default();
+                if let Some(a) = plain_v4(f.get(*i), rule) {
+                    return Ok(Some(a));
                 }
             }
             _ => {}
@@ -510,6 +510,34 @@ fn is_dotted_quad(v: &str) -> bool {
     dots == 3 && octet(&b[start..])
 }
 
+/// The IPv4 address a value is keyed by under `rule` when it is written
+/// as its key is (a dotted quad, alone, with a port, or the entry of a
+/// list its rule chooses): a slice of the value, nothing parsed or
+/// written. None: the general path decides (any other address, a value
+/// that is none, a list whose entry is not one).
+fn plain_v4(v: &str, rule: AddrRule) -> Option<&str> {
+    if is_dotted_quad(v) {
+        return Some(v);
+    }
+    // The entry `address_with` reads first: where it is an address, it
+    // is the one chosen.
+    let entry = match rule.xff {
+        None => v,
+        Some(Xff::Last) => v.rsplit(',').next()?,
+        Some(Xff::First) => v.split(',').next()?,
+        Some(Xff::TrustedHops(n)) => v.rsplit(',').nth(n as usize)?,
+    }
+    .trim();
+    if is_dotted_quad(entry) {
+        return Some(entry);
+    }
+    // `a.b.c.d:port` loses its port with or without the port rule.
+    match entry.rsplit_once(':') {
+        Some((a, p)) if is_port(p) && is_dotted_quad(a) => Some(a),
+        _ => None,
+    }
+}
+
 /// A byte in decimal, as `Display` writes it.
 fn push_u8(v: u8, out: &mut String) {
     if v >= 100 {
@@ -620,6 +648,59 @@ mod tests {
         ] {
             assert!(!is_dotted_quad(v), "{v}");
         }
+    }
+
+    #[test]
+    fn a_plain_v4_key_is_what_the_general_path_writes() {
+        // Values as logs write them (alone, with a port, in lists with and
+        // without spaces, `unknown`, IPv6, brackets, leading zeros), under
+        // every rule: where the shortcut answers, it is the general path's
+        // answer.
+        let pieces = [
+            "10.1.2.3",
+            "10.1.2.3:8080",
+            "010.1.2.3",
+            "255.255.255.255:0",
+            "1.2.3.4:123456",
+            "unknown",
+            "2001:db8::5:8080",
+            "[2001:db8::5]:443",
+            "[1.2.3.4]:80",
+            "::ffff:1.2.3.4",
+            "-",
+            "",
+        ];
+        let mut shortcuts = 0;
+        for a in pieces {
+            for b in pieces {
+                for v in [
+                    a.to_string(),
+                    format!("{a}, {b}"),
+                    format!("{a},{b}"),
+                    format!(" {a} , {b} ,10.9.8.7"),
+                ] {
+                    for port in [false, true] {
+                        for xff in [
+                            None,
+                            Some(Xff::Last),
+                            Some(Xff::First),
+                            Some(Xff::TrustedHops(1)),
+                            Some(Xff::TrustedHops(5)),
+                        ] {
+                            let rule = AddrRule { port, xff };
+                            let Some(fast) = plain_v4(&v, rule) else {
+                                continue;
+                            };
+                            shortcuts += 1;
+                            let mut out = String::new();
+                            write_prefix_with(&v, 32, 128, rule, &mut out).unwrap();
+                            assert_eq!(fast, out, "{v:?} under {rule:?}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(shortcuts > 500, "{shortcuts}");
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! ```
 
 pub(crate) mod alb;
+pub mod bytes;
 pub mod envoy;
 mod event;
 pub(crate) mod json;

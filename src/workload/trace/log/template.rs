@@ -4,6 +4,7 @@
 //! (its first byte found 16 bytes at a time), so a line is split without
 //! allocating.
 
+use super::bytes::find_byte;
 use super::ParseError;
 use super::{Fields, Span, ABSENT};
 
@@ -198,51 +199,6 @@ fn find_end(hay: &[u8], from: usize, first: u8, rest: &[u8]) -> Option<usize> {
     }
 }
 
-/// The first `b` in `hay` from `from`, inline: 16 bytes at a time with
-/// SSE2 (every x86-64 has it), a word of 8 at a time elsewhere and for
-/// the tail. A log's fields are a few to a hundred bytes, where
-/// `memchr`'s call and setup cost more than the search (`perf`: a tenth
-/// of a combined log's read went to `memchr` under the split).
-#[inline]
-pub(crate) fn find_byte(b: u8, hay: &[u8], from: usize) -> Option<usize> {
-    let mut i = from;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
-        };
-        // SAFETY: SSE2 is part of x86-64; every load reads the 16 bytes
-        // `hay[i..i + 16]`, inside the slice (`i + 16 <= hay.len()`).
-        unsafe {
-            let pattern = _mm_set1_epi8(b as i8);
-            while i + 16 <= hay.len() {
-                let chunk = _mm_loadu_si128(hay.as_ptr().add(i).cast::<__m128i>());
-                let mask = _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, pattern));
-                if mask != 0 {
-                    return Some(i + mask.trailing_zeros() as usize);
-                }
-                i += 16;
-            }
-        }
-    }
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let pattern = LO * u64::from(b);
-    while i + 8 <= hay.len() {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&hay[i..i + 8]);
-        let x = u64::from_le_bytes(w) ^ pattern;
-        // A zero byte of x is a `b` of the word; the lowest flag set is
-        // the first (a borrow only runs upwards, past a true zero).
-        let found = x.wrapping_sub(LO) & !x & HI;
-        if found != 0 {
-            return Some(i + (found.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    hay[i..].iter().position(|&c| c == b).map(|at| i + at)
-}
-
 /// `hay.starts_with(lit)` byte by byte: a log's literals are a few bytes,
 /// where a call to `memcmp` cost more than the comparison.
 fn starts_with(hay: &[u8], lit: &[u8]) -> bool {
@@ -295,31 +251,6 @@ pub(super) use split_by_template;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn find_byte_finds_what_a_plain_search_finds() {
-        // Every start and length around the 8- and 16-byte steps, the
-        // byte absent, once, or more than once.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        for len in 0..80 {
-            for _ in 0..40 {
-                let hay: Vec<u8> = (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        b"ab\"\n "[(x % 5) as usize]
-                    })
-                    .collect();
-                for from in 0..=len {
-                    for b in [b'"', b'\n', b'z'] {
-                        let want = hay[from..].iter().position(|&c| c == b).map(|i| from + i);
-                        assert_eq!(find_byte(b, &hay, from), want, "{hay:?} from {from}");
-                    }
-                }
-            }
-        }
-    }
 
     #[test]
     fn a_quoted_field_ends_at_its_first_unescaped_quote() {

@@ -112,7 +112,9 @@ impl LogFormat for W3c {
     fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
         let mut n = 0;
         let mut start = 0usize;
-        for end in memchr::memchr_iter(b'\t', line.as_bytes()).chain(std::iter::once(line.len())) {
+        for end in
+            super::bytes::positions(b'\t', line.as_bytes()).chain(std::iter::once(line.len()))
+        {
             if n < self.spans.len() {
                 self.spans[n] = (start as u32, end as u32);
             }
