@@ -137,10 +137,18 @@ impl Template {
         let mut p = if stop > 0 { lead.len() } else { 0 };
         // A literal after a field is matched where the field ends
         // (`find_end`), so it is never compared a second time.
-        for step in &self.steps[..self.steps_at[stop]] {
+        let last = self.steps.len().saturating_sub(1);
+        for (k, step) in self.steps[..self.steps_at[stop]].iter().enumerate() {
             let next = step.next.as_bytes();
             let end = if next.is_empty() {
                 b.len()
+            } else if k == last && b.len() >= p + next.len() && b.ends_with(next) {
+                // The last field before the line's closing literal ends
+                // where that literal closes the line: Envoy writes header
+                // values raw, so a user agent with a quote in
+                // `"%REQ(USER-AGENT)%"` at the end holds quotes its
+                // closing one comes after.
+                b.len() - next.len()
             } else {
                 find_end(b, p, next[0], &next[1..]).ok_or_else(|| {
                     ParseError::Line(format!(

@@ -150,6 +150,45 @@ fn envoy_default_format() {
     );
 }
 
+/// Envoy writes a header's value raw in a format string (the header
+/// formatter returns `entry->value().getStringView()`, only cut to a
+/// length limit: source/common/formatter/http_specific_formatter.cc,
+/// `HeaderFormatter::format`; docs/root/configuration/observability/
+/// access_log/usage.rst, "Format Strings": no escaping is described). A
+/// user agent holding quotes, last in the line, still reads: the last
+/// field ends where the format's closing literal closes the line.
+#[test]
+fn envoy_raw_quotes_in_the_last_field_read() {
+    let spec = LogSpec {
+        format: "envoy".into(),
+        log_format: Some(
+            r#"[%START_TIME%] %DOWNSTREAM_REMOTE_ADDRESS% "%REQUEST_HEADER(X-FORWARDED-FOR)%" "%REQUEST_HEADER(USER-AGENT)%"\n"#
+                .into(),
+        ),
+        key: Some("ip+header:user-agent".into()),
+        ..LogSpec::default()
+    };
+    let mut p = LogParser::new(&spec).unwrap();
+    let line = r#"[2016-04-15T20:17:00.310Z] [2001:db8::5]:443 "203.0.113.9, 2001:db8::5" "weird "quoted" agent""#;
+    assert_eq!(
+        event(&mut p, line).unwrap(),
+        (
+            1_460_751_420_310_000_000,
+            "2001:db8::5 weird \"quoted\" agent".into(),
+            1
+        )
+    );
+    // A line that does not end with the closing literal is still an error
+    // naming the field.
+    let e = event(&mut p, &line[..line.len() - 1])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("after the last field") || e.contains("REQUEST_HEADER(USER-AGENT)"),
+        "{e}"
+    );
+}
+
 #[test]
 fn json_lines_with_mapped_fields() {
     let mut p = LogParser::new(&LogSpec {
