@@ -238,9 +238,24 @@ pub struct AddrRule {
 /// Whether a field named `name` logs the `X-Forwarded-For` header (nginx
 /// `http_x_forwarded_for`, Envoy `REQ(X-FORWARDED-FOR)`, CloudFront
 /// `x-forwarded-for`, a JSON `x_forwarded_for`).
+/// Envoy's `json_format` keys are the user's own: `x_forwarded_for`,
+/// `xForwardedFor`, `xff` (or `http.xff`, a dotted name) are that header
+/// too.
+///
+/// # Examples
+/// ```
+/// use ratelab::workload::trace::log::key::is_xff_name;
+/// assert!(is_xff_name("REQ(X-FORWARDED-FOR)") && is_xff_name("http_x_forwarded_for"));
+/// assert!(is_xff_name("xForwardedFor") && is_xff_name("xff") && is_xff_name("request.xff"));
+/// assert!(!is_xff_name("remote_addr") && !is_xff_name("xffort"));
+/// ```
 pub fn is_xff_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase().replace('_', "-");
-    n.contains("x-forwarded-for")
+    let n: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .collect();
+    n.contains("xforwardedfor") || n.rsplit('.').next() == Some("xff")
 }
 
 /// A key expression bound to a format's field indices.

@@ -189,6 +189,41 @@ fn envoy_raw_quotes_in_the_last_field_read() {
     );
 }
 
+/// Envoy's `typed_json_format` (docs/root/configuration/observability/
+/// access_log/usage.rst, "Format Dictionaries" and "Command Operators":
+/// numbers typed, an unset value `null`) with keys of the user's choosing:
+/// the client is read from the `X-Forwarded-For` field by the trace's
+/// rule whatever its key calls it (`xff`, `x_forwarded_for`).
+#[test]
+fn envoy_typed_json_with_its_own_keys() {
+    let line = |k: &str| {
+        format!(
+            r#"{{"@timestamp":"2016-04-15T20:17:00.310Z","status":429,"duration":3,"upstream_service_time":null,"{k}":"unknown, 203.0.113.9, 2001:db8::5"}}"#
+        )
+    };
+    for name in ["xff", "x_forwarded_for", "xForwardedFor"] {
+        for (xff, want) in [
+            (Xff::Last, "2001:db8::5"),
+            (Xff::TrustedHops(1), "203.0.113.9"),
+            (Xff::TrustedHops(2), "2001:db8::5"),
+        ] {
+            let mut p = LogParser::new(&LogSpec {
+                format: "envoy-json".into(),
+                time: Some("@timestamp".into()),
+                key: Some(format!("{name}/32/128")),
+                xff,
+                ..LogSpec::default()
+            })
+            .unwrap();
+            assert_eq!(
+                event(&mut p, &line(name)).unwrap(),
+                (1_460_751_420_310_000_000, want.to_string(), 1),
+                "{name} {xff:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn json_lines_with_mapped_fields() {
     let mut p = LogParser::new(&LogSpec {
