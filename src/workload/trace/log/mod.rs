@@ -1,4 +1,4 @@
-//! Access-log formats: a line of an nginx, Apache, Envoy, AWS ALB or
+//! Access-log formats: a line of an nginx, Apache, Envoy, AWS ALB, NLB or
 //! CloudFront log (or JSON Lines with any field names) into an event's
 //! time, key and weight.
 //!
@@ -82,6 +82,8 @@ pub enum TimeKind {
     IsoSeconds,
     /// ISO 8601 with a fraction (Envoy, ALB).
     Iso,
+    /// ISO 8601 in whole seconds, UTC when no offset is written (NLB).
+    IsoUtcSeconds,
     /// Decimal number of units (`$msec`: scale 10^9 ns a unit).
     Decimal(u64),
     /// W3C `date` with its `time` field, UTC, whole seconds.
@@ -98,7 +100,7 @@ impl TimeKind {
     pub fn whole_seconds(self) -> bool {
         matches!(
             self,
-            TimeKind::Clf | TimeKind::IsoSeconds | TimeKind::W3c { .. }
+            TimeKind::Clf | TimeKind::IsoSeconds | TimeKind::IsoUtcSeconds | TimeKind::W3c { .. }
         )
     }
 }
@@ -320,6 +322,19 @@ pub const FORMATS: &[FormatRow] = &[
             Ok(Box::new(alb::Alb::new()))
         },
         whole_seconds: false,
+        takes_unit: false,
+        replica_field: "upstream_addr",
+        lines_stand_alone: true,
+    },
+    FormatRow {
+        name: "nlb",
+        about: "AWS Network Load Balancer access logs (TLS listeners: one line a connection)",
+        default_key: "ip",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(alb::Nlb::new()))
+        },
+        whole_seconds: true,
         takes_unit: false,
         replica_field: "upstream_addr",
         lines_stand_alone: true,

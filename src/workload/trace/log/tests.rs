@@ -224,6 +224,62 @@ fn envoy_typed_json_with_its_own_keys() {
     }
 }
 
+/// The two example entries of AWS's "Access logs for your Network Load
+/// Balancer" (<https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-access-logs.html>,
+/// "Example log entries"): space-delimited, `time` the connection's end
+/// and `tls_connection_creation_time` its start, whole seconds without an
+/// offset (UTC; epoch values from `date -u -d ... +%s`).
+#[test]
+fn nlb_reads_the_documented_entries() {
+    let no_alpn = "tls 2.0 2018-12-20T02:59:40 net/my-network-loadbalancer/c6e77e28c25b2234 g3d4b5e8bb8464cd 72.21.218.154:51341 172.100.100.185:443 5 2 98 246 - arn:aws:acm:us-east-2:671290407336:certificate/2a108f19-aded-46b0-8493-c63eb1ef4a99 - ECDHE-RSA-AES128-SHA tlsv12 - my-network-loadbalancer-c6e77e28c25b2234.elb.us-east-2.amazonaws.com - - - 2018-12-20T02:59:30";
+    let alpn = r#"tls 2.0 2020-04-01T08:51:42 net/my-network-loadbalancer/c6e77e28c25b2234 g3d4b5e8bb8464cd 72.21.218.154:51341 172.100.100.185:443 5 2 98 246 - arn:aws:acm:us-east-2:671290407336:certificate/2a108f19-aded-46b0-8493-c63eb1ef4a99 - ECDHE-RSA-AES128-SHA tlsv12 - my-network-loadbalancer-c6e77e28c25b2234.elb.us-east-2.amazonaws.com h2 h2 "h2","http/1.1" 2020-04-01T08:51:20"#;
+    let mut p = parser("nlb", None);
+    assert_eq!(
+        event(&mut p, no_alpn).unwrap(),
+        (1_545_274_780_000_000_000, "72.21.218.154".into(), 1)
+    );
+    assert_eq!(
+        event(&mut p, alpn).unwrap(),
+        (1_585_731_102_000_000_000, "72.21.218.154".into(), 1)
+    );
+    // The start of the connection, past the quoted ALPN list (one field:
+    // NLB quotes nothing); AWS's own spelling of the address field.
+    let mut p = LogParser::new(&LogSpec {
+        format: "nlb".into(),
+        time: Some("tls_connection_creation_time".into()),
+        key: Some("client_port/24/64".into()),
+        weight: Some("bytes".into()),
+        ..LogSpec::default()
+    })
+    .unwrap();
+    assert_eq!(
+        event(&mut p, alpn).unwrap(),
+        (1_585_731_080_000_000_000, "72.21.218.0/24".into(), 246)
+    );
+    assert_eq!(event(&mut p, no_alpn).unwrap().0, 1_545_274_770_000_000_000);
+    // An IPv6 client is written without brackets, as ALB writes it.
+    let v6 = no_alpn.replace("72.21.218.154:51341", "2001:db8::5:51341");
+    assert_eq!(
+        event(&mut parser("nlb", None), &v6).unwrap().1,
+        "2001:db8::5"
+    );
+    // Its times are whole seconds: a fraction would be spread twice.
+    let frac = no_alpn.replace("02:59:40 ", "02:59:40.5 ");
+    let e = event(&mut parser("nlb", None), &frac)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("field time") && e.contains("whole seconds"),
+        "{e}"
+    );
+    let short = event(
+        &mut parser("nlb", None),
+        "tls 2.0 2018-12-20T02:59:40 net/x",
+    )
+    .unwrap_err();
+    assert!(short.to_string().contains("at least 11"), "{short}");
+}
+
 #[test]
 fn json_lines_with_mapped_fields() {
     let mut p = LogParser::new(&LogSpec {
