@@ -280,6 +280,46 @@ fn nlb_reads_the_documented_entries() {
     assert!(short.to_string().contains("at least 11"), "{short}");
 }
 
+/// `%START_TIME(%s.%3f)%` and its kin (Envoy's usage.rst, `%START_TIME%`:
+/// `%s` the seconds since the Epoch, `%[1-9]f` fraction digits, `%f`
+/// nine; the examples `%START_TIME(%s.%3f)%`, `%s.%6f`, `%s.%9f`) are
+/// decimal epoch seconds; other custom time formats are refused naming
+/// the forms read.
+#[test]
+fn envoy_epoch_start_times() {
+    for (op, text) in [
+        ("%s.%3f", "1460751420.310"),
+        ("%s.%6f", "1460751420.310000"),
+        ("%s.%9f", "1460751420.310000000"),
+        ("%s.%f", "1460751420.310000000"),
+    ] {
+        let mut p = LogParser::new(&LogSpec {
+            format: "envoy".into(),
+            log_format: Some(format!(
+                "%START_TIME({op})% %DOWNSTREAM_REMOTE_ADDRESS% %RESPONSE_CODE%"
+            )),
+            ..LogSpec::default()
+        })
+        .unwrap();
+        assert_eq!(
+            event(&mut p, &format!("{text} [2001:db8::5]:443 200")).unwrap(),
+            (1_460_751_420_310_000_000, "2001:db8::5".into(), 1),
+            "{op}"
+        );
+    }
+    for op in ["%s", "%Y/%m/%dT%H:%M:%S%z", "%s.%10f"] {
+        let e = LogParser::new(&LogSpec {
+            format: "envoy".into(),
+            log_format: Some(format!("%START_TIME({op})% %DOWNSTREAM_REMOTE_ADDRESS%")),
+            ..LogSpec::default()
+        })
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("%s.%3f"), "{op}: {e}");
+    }
+}
+
 #[test]
 fn json_lines_with_mapped_fields() {
     let mut p = LogParser::new(&LogSpec {
