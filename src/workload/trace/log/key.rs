@@ -456,8 +456,14 @@ fn write_prefix_with(
     Ok(())
 }
 
+/// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, RFC 4291 §2.5.5.2) is
+/// the IPv4 client it maps: a dual-stack socket (`listen [::]:80
+/// ipv6only=off`) hands nginx such a peer, and `ngx_inet6_ntop`
+/// (src/core/ngx_inet.c) writes it so in `$remote_addr`. Read as IPv6,
+/// `ip/24/64` would put every IPv4 client in one `::/64` key and `ip`
+/// would split a client seen over both sockets into two keys.
 fn write_masked(addr: IpAddr, b4: u8, b6: u8, out: &mut String) {
-    match addr {
+    match addr.to_canonical() {
         IpAddr::V4(a) => {
             let bits = u32::from(a);
             let masked = if b4 == 0 {

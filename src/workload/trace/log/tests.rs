@@ -320,6 +320,22 @@ fn envoy_epoch_start_times() {
     }
 }
 
+/// nginx on a dual-stack socket logs an IPv4 client as an IPv4-mapped
+/// IPv6 address (`ngx_inet6_ntop`, src/core/ngx_inet.c: `::ffff:` then
+/// the dotted quad): it is that IPv4 client, masked as IPv4.
+#[test]
+fn ipv4_mapped_addresses_are_their_ipv4_client() {
+    let line = |a: &str| COMBINED_LINE.replacen("192.0.2.10", a, 1);
+    let key = |k: &str, a: &str| event(&mut parser("combined", Some(k)), &line(a)).unwrap().1;
+    assert_eq!(key("ip", "::ffff:192.0.2.10"), "192.0.2.10");
+    assert_eq!(key("ip", "::ffff:192.0.2.10"), key("ip", "192.0.2.10"));
+    assert_eq!(key("ip/24/64", "::ffff:192.0.2.10"), "192.0.2.0/24");
+    assert_eq!(key("ip/24/64", "::ffff:198.51.100.7"), "198.51.100.0/24");
+    // Other IPv6 addresses are left as they are.
+    assert_eq!(key("ip/24/64", "2001:db8:1:2::5"), "2001:db8:1:2::/64");
+    assert_eq!(key("ip", "::1"), "::1");
+}
+
 #[test]
 fn json_lines_with_mapped_fields() {
     let mut p = LogParser::new(&LogSpec {
