@@ -446,6 +446,13 @@ fn write_prefix_with(
     match address_with(v, rule) {
         Some(a) => write_masked(a, b4, b6, out),
         None if rule.xff.is_some() => out.push_str(v.trim()),
+        // A JSON log without the field (an Envoy json_format that logs no
+        // downstream_remote_address): say so, not `"" is not an address`.
+        None if v.trim().is_empty() => {
+            return Err(ParseError::Value(
+                "missing, null or empty: expected the client's address (name the field that holds it with --key NAME/32/128)".into(),
+            ))
+        }
         None if rule.port => {
             return Err(ParseError::Value(format!(
                 "{v:?} is not an address:port (an IPv4 or IPv6 address, then a colon and the port)"

@@ -222,6 +222,19 @@ fn envoy_typed_json_with_its_own_keys() {
             );
         }
     }
+    // The default key reads downstream_remote_address; a json_format
+    // without it is an error saying the field is missing.
+    let mut p = LogParser::new(&LogSpec {
+        format: "envoy-json".into(),
+        time: Some("@timestamp".into()),
+        ..LogSpec::default()
+    })
+    .unwrap();
+    let e = event(&mut p, &line("xff")).unwrap_err().to_string();
+    assert!(
+        e.contains("downstream_remote_address") && e.contains("missing"),
+        "{e}"
+    );
 }
 
 /// The two example entries of AWS's "Access logs for your Network Load
