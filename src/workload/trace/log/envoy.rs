@@ -85,7 +85,9 @@ impl Envoy {
         }
         lit.push_str(rest);
         segs.push(Seg::Lit(lit));
-        let t = Template::new(segs, names).map_err(|m| m.within("format"))?;
+        let t = Template::new(segs, names)
+            .map_err(|m| m.within("format"))?
+            .raw_values();
         Ok(Envoy { t })
     }
 

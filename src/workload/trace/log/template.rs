@@ -30,6 +30,9 @@ pub struct Template {
     steps: Vec<Step>,
     /// For a prefix of `stop` segments, how many steps it holds.
     steps_at: Vec<usize>,
+    /// Values are written unescaped (Envoy): the last field ends where
+    /// the closing literal ends the line ([`Template::raw_values`]).
+    raw: bool,
 }
 
 /// A field and the literal that ends it ("" when the field ends the
@@ -86,7 +89,18 @@ impl Template {
             lead,
             steps,
             steps_at,
+            raw: false,
         })
+    }
+
+    /// The template of a writer that does not escape its values (Envoy
+    /// writes a header as it came): the last field, before the line's
+    /// closing literal, ends where that literal ends the line, so a quote
+    /// inside it is part of it. nginx and Apache escape quotes, so there a
+    /// quote in the last field is an error naming it.
+    pub fn raw_values(mut self) -> Template {
+        self.raw = true;
+        self
     }
 
     /// The index of a field name.
@@ -142,7 +156,7 @@ impl Template {
             let next = step.next.as_bytes();
             let end = if next.is_empty() {
                 b.len()
-            } else if k == last && b.len() >= p + next.len() && b.ends_with(next) {
+            } else if self.raw && k == last && b.len() >= p + next.len() && b.ends_with(next) {
                 // The last field before the line's closing literal ends
                 // where that literal closes the line: Envoy writes header
                 // values raw, so a user agent with a quote in

@@ -187,6 +187,14 @@ fn envoy_raw_quotes_in_the_last_field_read() {
         e.contains("after the last field") || e.contains("REQUEST_HEADER(USER-AGENT)"),
         "{e}"
     );
+    // nginx escapes a quote (`\x22`, ngx_http_log_escape): a log with a
+    // quoted field more than its format names (nginx's `main` format read
+    // as `combined`) is still an error, not a user agent holding the rest.
+    let main = format!("{COMBINED_LINE} \"203.0.113.9\"");
+    let e = event(&mut parser("combined", None), &main)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("after the last field"), "{e}");
 }
 
 /// Envoy's `typed_json_format` (docs/root/configuration/observability/
