@@ -351,6 +351,31 @@ fn cases(reqs: &[Req]) -> Vec<Case> {
             time: second,
         },
         Case {
+            name: "apache",
+            file: "apache.log",
+            // mod_log_config: %t is when the request was received; a quote
+            // in a header is written \" (backslash-escaped).
+            opts: vec![
+                ("format", "apache"),
+                (
+                    "log_format",
+                    "%h %l %u %t \"%r\" %>s %b \"%{Referer}i\" \"%{User-agent}i\" %D",
+                ),
+                ("spread", "none"),
+            ],
+            text: lines(&|r| {
+                format!(
+                    "{} - - [{}] \"GET /a/{} HTTP/1.1\" 200 {} \"-\" \"agent \\\"{}\\\"\" 1234",
+                    r.ip,
+                    utc(r.t).format("%d/%b/%Y:%H:%M:%S %z"),
+                    r.id,
+                    r.bytes,
+                    r.id
+                )
+            }),
+            time: second,
+        },
+        Case {
             name: "envoy raw quotes",
             file: "envoy-quotes.log",
             // Envoy writes header values unescaped: a user agent with

@@ -1,4 +1,4 @@
-//! Access-log formats: a line of an nginx, Apache, Envoy, AWS ALB, NLB or
+//! Access-log formats: a line of an nginx, Apache (any `LogFormat`), Envoy, AWS ALB, NLB or
 //! CloudFront log (or JSON Lines with any field names) into an event's
 //! time, key and weight.
 //!
@@ -24,6 +24,7 @@
 //! ```
 
 pub(crate) mod alb;
+pub mod apache;
 pub mod envoy;
 mod event;
 pub(crate) mod json;
@@ -205,7 +206,7 @@ pub struct FormatRow {
 fn no_log_format(s: &LogSpec) -> Result<(), ParseError> {
     match &s.log_format {
         Some(_) => Err(ParseError::Option(format!(
-            "a log format string is for formats nginx and envoy, not {}",
+            "a log format string is for formats nginx, apache and envoy, not {}",
             s.format
         ))),
         None => Ok(()),
@@ -249,6 +250,23 @@ pub const FORMATS: &[FormatRow] = &[
             match &s.log_format {
             Some(f) => Ok(Box::new(nginx::Nginx::new("nginx", f)?)),
             None => Err(ParseError::Option("format nginx needs its log_format string (--log-format '$remote_addr ... [$time_local] ...')".into())),
+        }
+        },
+        whole_seconds: true,
+        takes_unit: false,
+        replica_field: "upstream_addr",
+        lines_stand_alone: true,
+    },
+    FormatRow {
+        name: "apache",
+        about: "any Apache httpd LogFormat string (--log-format '%h %l %u %t \"%r\" %>s %b')",
+        default_key: "ip",
+        build: |s| {
+            match &s.log_format {
+            Some(f) => Ok(Box::new(apache::Apache::new(f)?)),
+            None => Err(ParseError::Option(
+                "format apache needs its LogFormat string (--log-format '%h %l %u %t \"%r\" %>s %b ...')".into(),
+            )),
         }
         },
         whole_seconds: true,

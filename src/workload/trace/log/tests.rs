@@ -357,6 +357,78 @@ fn ipv4_mapped_addresses_are_their_ipv4_client() {
     assert_eq!(key("ip", "::1"), "::1");
 }
 
+/// Apache `LogFormat` strings, from mod_log_config's "Custom Log Formats"
+/// and its "Common Log Format" / "Combined Log Format" nicknames
+/// (<https://httpd.apache.org/docs/2.4/mod/mod_log_config.html>; the
+/// example lines of <https://httpd.apache.org/docs/2.4/logs.html>).
+#[test]
+fn apache_logformat_strings() {
+    let spec = |f: &str, key: Option<&str>| LogSpec {
+        format: "apache".into(),
+        log_format: Some(f.into()),
+        key: key.map(str::to_string),
+        ..LogSpec::default()
+    };
+    let combined = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
+    let line = r#"127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 "http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)""#;
+    // The same events as the built-in combined format.
+    let mut a = LogParser::new(&spec(combined, Some("ip+route"))).unwrap();
+    let mut b = parser("combined", Some("ip+route"));
+    assert_eq!(event(&mut a, line), event(&mut b, line));
+    assert_eq!(event(&mut a, line).unwrap().0, 971_211_336_000_000_000);
+    // A header by its Apache directive, by its name, or as header:NAME;
+    // Apache's backslash-escaped quote inside it.
+    let ua =
+        r#"127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 200 - "-" "say \"hi\"""#;
+    for k in ["%{User-agent}i", "http_user_agent", "header:user-agent"] {
+        let mut p = LogParser::new(&spec(combined, Some(k))).unwrap();
+        assert_eq!(event(&mut p, ua).unwrap().1, r#"say \"hi\""#, "{k}");
+    }
+    // %{msec}t: milliseconds since the epoch; %a with X-Forwarded-For by
+    // the trace's rule; a status condition and the < modifier.
+    let f = r#"%{msec}t %a %<s %>s %400,501{X-Forwarded-For}i %D"#;
+    let mut p = LogParser::new(&LogSpec {
+        key: Some("http_x_forwarded_for/32/128".into()),
+        xff: Xff::TrustedHops(1),
+        ..spec(f, None)
+    })
+    .unwrap();
+    assert_eq!(
+        event(
+            &mut p,
+            "1460751420310 2001:db8::5 302 200 203.0.113.9, 10.0.0.1 1234"
+        )
+        .unwrap(),
+        (1_460_751_420_310_000_000, "203.0.113.9".into(), 1)
+    );
+    let mut p = LogParser::new(&spec(f, None)).unwrap();
+    assert_eq!(
+        event(&mut p, "1460751420310 2001:db8::5 302 200 - 1234")
+            .unwrap()
+            .1,
+        "2001:db8::5"
+    );
+    // What mod_log_config does not define, and a directive twice, are
+    // refused naming them; so is the format without its string.
+    for (f, want) in [
+        ("%h %Z", "%Z"),
+        ("%h %{Referer}", "never finished"),
+        ("%h %t %t", "appears twice"),
+        ("%h %i", "braces"),
+    ] {
+        let e = LogParser::new(&spec(f, None)).err().unwrap().to_string();
+        assert!(e.contains(want), "{f}: {e}");
+    }
+    let e = LogParser::new(&LogSpec {
+        format: "apache".into(),
+        ..LogSpec::default()
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("LogFormat"), "{e}");
+}
+
 #[test]
 fn json_lines_with_mapped_fields() {
     let mut p = LogParser::new(&LogSpec {
@@ -622,7 +694,7 @@ fn unknown_formats_and_options_are_refused() {
     .err()
     .unwrap()
     .to_string();
-    assert!(e.contains("nginx and envoy"), "{e}");
+    assert!(e.contains("nginx, apache and envoy"), "{e}");
     let e = LogParser::new(&LogSpec {
         format: "combined".into(),
         time: Some("status".into()),
