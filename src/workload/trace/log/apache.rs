@@ -79,11 +79,13 @@ fn name_of(letter: char, arg: Option<&str>, final_status: bool) -> Result<String
         ('v', _) => "server_name".into(),
         ('V', _) => "host".into(),
         ('X', _) => "connection_status".into(),
-        ('^', Some(t)) => header("trailer_", t),
+        // `^ti` and `^to`, as `directives` passes them.
+        ('J', Some(t)) => header("trailer_", t),
+        ('j', Some(t)) => header("sent_trailer_", t),
         (c, Some(a)) if matches!(c, 'C' | 'e' | 'i' | 'n' | 'o') => {
             return Err(format!("%{{{a}}}{c}: the name in braces is empty"))
         }
-        (c, None) if matches!(c, 'C' | 'e' | 'i' | 'n' | 'o' | '^') => {
+        (c, None) if matches!(c, 'C' | 'e' | 'i' | 'n' | 'o' | 'J' | 'j') => {
             return Err(format!("%{c} needs a name in braces (%{{Name}}{c})"))
         }
         (c, _) => return Err(format!("%{c} is not a mod_log_config directive")),
@@ -144,12 +146,39 @@ fn directives(format: &str) -> Result<Vec<Piece>, ParseError> {
             }
         };
         let (letter, at) = letter;
-        let written = &format[i..at + letter.len_utf8()];
+        let mut end = at + letter.len_utf8();
+        // `%{Name}^ti` / `%{Name}^to`: a request or response trailer, the
+        // only directives of three letters.
+        let letter = if letter == '^' {
+            let two: String = it.by_ref().take(2).map(|(_, c)| c).collect();
+            end += two.len();
+            match two.as_str() {
+                "ti" => 'J',
+                "to" => 'j',
+                _ => {
+                    return Err(ParseError::Option(format!(
+                        "log format: %^{two} is not a mod_log_config directive (%{{Name}}^ti or %{{Name}}^to)"
+                    )))
+                }
+            }
+        } else {
+            letter
+        };
+        let written = &format[i..end];
         if !lit.is_empty() {
             out.push(Piece::Lit(std::mem::take(&mut lit)));
         }
         let name = name_of(letter, arg.map(str::trim), final_status)
             .map_err(|m| ParseError::Option(format!("log format: {m}")))?;
+        if letter == 't' && arg.is_none() {
+            // `%t` writes its brackets ("in the format
+            // [18/Sep/2011:19:18:28 -0400]"): literal text around the
+            // field, so the space inside the time is no field's end.
+            out.push(Piece::Lit("[".into()));
+            out.push(Piece::Dir(name, written.to_string()));
+            lit.push(']');
+            continue;
+        }
         out.push(Piece::Dir(name, written.to_string()));
     }
     if !lit.is_empty() {
@@ -203,8 +232,13 @@ impl LogFormat for Apache {
             return Some(i);
         }
         // A directive as written: `%{X-Forwarded-For}i`, `%>s`.
-        match directives(name).ok()?.as_slice() {
-            [Piece::Dir(n, _)] => self.t.index(n),
+        let pieces = directives(name).ok()?;
+        let mut dirs = pieces.iter().filter_map(|p| match p {
+            Piece::Dir(n, _) => Some(n),
+            Piece::Lit(_) => None,
+        });
+        match (dirs.next(), dirs.next()) {
+            (Some(n), None) => self.t.index(n),
             _ => None,
         }
     }

@@ -372,7 +372,11 @@ fn apache_logformat_strings() {
     let combined = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
     let line = r#"127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 "http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)""#;
     // The same events as the built-in combined format.
-    let mut a = LogParser::new(&spec(combined, Some("ip+route"))).unwrap();
+    let mut a = LogParser::new(&LogSpec {
+        time: Some("%t".into()),
+        ..spec(combined, Some("ip+route"))
+    })
+    .unwrap();
     let mut b = parser("combined", Some("ip+route"));
     assert_eq!(event(&mut a, line), event(&mut b, line));
     assert_eq!(event(&mut a, line).unwrap().0, 971_211_336_000_000_000);
@@ -408,6 +412,18 @@ fn apache_logformat_strings() {
             .1,
         "2001:db8::5"
     );
+    // A trailer, the three-letter %{Name}^to, is one field.
+    let mut p = LogParser::new(&spec(
+        "%t %{Grpc-Status}^to %a",
+        Some("sent_trailer_grpc_status"),
+    ))
+    .unwrap();
+    assert_eq!(
+        event(&mut p, "[10/Oct/2000:13:55:36 -0700] 14 192.0.2.1")
+            .unwrap()
+            .1,
+        "14"
+    );
     // What mod_log_config does not define, and a directive twice, are
     // refused naming them; so is the format without its string.
     for (f, want) in [
@@ -415,6 +431,8 @@ fn apache_logformat_strings() {
         ("%h %{Referer}", "never finished"),
         ("%h %t %t", "appears twice"),
         ("%h %i", "braces"),
+        ("%h %é", "%é"),
+        ("%h %{Grpc-Status}^tx", "^tx"),
     ] {
         let e = LogParser::new(&spec(f, None)).err().unwrap().to_string();
         assert!(e.contains(want), "{f}: {e}");
