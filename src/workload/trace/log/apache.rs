@@ -40,6 +40,7 @@ fn name_of(letter: char, arg: Option<&str>, final_status: bool) -> Result<String
         ('D', _) => "request_time_us".into(),
         ('e', Some(e)) => header("env_", e),
         ('f', _) => "request_filename".into(),
+        ('h', Some("c")) => "peer_host".into(),
         ('h', _) => "remote_host".into(),
         ('H', _) => "server_protocol".into(),
         ('i', Some(h)) => header("http_", h),

@@ -412,6 +412,17 @@ fn apache_logformat_strings() {
             .1,
         "2001:db8::5"
     );
+    // %{c}a and %{c}h, the connection's peer (mod_remoteip), beside %a.
+    let mut p = LogParser::new(&spec("%{c}a %{c}h %a %h %t", Some("peer_addr"))).unwrap();
+    assert_eq!(
+        event(
+            &mut p,
+            "10.0.0.1 10.0.0.1 203.0.113.9 203.0.113.9 [10/Oct/2000:13:55:36 -0700]"
+        )
+        .unwrap()
+        .1,
+        "10.0.0.1"
+    );
     // A trailer, the three-letter %{Name}^to, is one field.
     let mut p = LogParser::new(&spec(
         "%t %{Grpc-Status}^to %a",
