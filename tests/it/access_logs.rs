@@ -327,6 +327,76 @@ fn cases(reqs: &[Req]) -> Vec<Case> {
             },
             time: second,
         },
+        Case {
+            name: "nlb",
+            file: "nlb.log",
+            opts: vec![("format", "nlb"), ("spread", "none")],
+            // AWS "Access logs for your Network Load Balancer": type version
+            // time elb listener client:port destination:port connection_time
+            // tls_handshake_time received_bytes sent_bytes incoming_tls_alert
+            // chosen_cert_arn chosen_cert_serial tls_cipher
+            // tls_protocol_version tls_keyexchange domain_name
+            // alpn_fe_protocol alpn_be_protocol alpn_client_preference_list
+            // tls_connection_creation_time; times whole seconds, no offset.
+            text: lines(&|r| {
+                format!(
+                    "tls 2.0 {} net/my-network-loadbalancer/c6e77e28c25b2234 g3d4b5e8bb8464cd {}:{} 172.100.100.185:443 5 2 98 {} - arn:aws:acm:us-east-2:671290407336:certificate/2a108f19-aded-46b0-8493-c63eb1ef4a99 - ECDHE-RSA-AES128-SHA tlsv12 - nlb.example.com h2 h2 \"h2\",\"http/1.1\" {}",
+                    utc(r.t).format("%Y-%m-%dT%H:%M:%S"),
+                    r.ip,
+                    1024 + r.id,
+                    r.bytes,
+                    utc(r.t).format("%Y-%m-%dT%H:%M:%S"),
+                )
+            }),
+            time: second,
+        },
+        Case {
+            name: "apache",
+            file: "apache.log",
+            // mod_log_config: %t is when the request was received; a quote
+            // in a header is written \" (backslash-escaped).
+            opts: vec![
+                ("format", "apache"),
+                (
+                    "log_format",
+                    "%h %l %u %t \"%r\" %>s %b \"%{Referer}i\" \"%{User-agent}i\" %D",
+                ),
+                ("spread", "none"),
+            ],
+            text: lines(&|r| {
+                format!(
+                    "{} - - [{}] \"GET /a/{} HTTP/1.1\" 200 {} \"-\" \"agent \\\"{}\\\"\" 1234",
+                    r.ip,
+                    utc(r.t).format("%d/%b/%Y:%H:%M:%S %z"),
+                    r.id,
+                    r.bytes,
+                    r.id
+                )
+            }),
+            time: second,
+        },
+        Case {
+            name: "envoy raw quotes",
+            file: "envoy-quotes.log",
+            // Envoy writes header values unescaped: a user agent with
+            // quotes, last in the line.
+            opts: vec![
+                ("format", "envoy"),
+                (
+                    "log_format",
+                    "[%START_TIME%] \"%REQUEST_HEADER(X-FORWARDED-FOR)%\" \"%REQUEST_HEADER(USER-AGENT)%\"\n",
+                ),
+            ],
+            text: lines(&|r| {
+                format!(
+                    "[{}] \"{}\" \"agent \"{}\" \" x\"",
+                    utc(r.t).format("%Y-%m-%dT%H:%M:%S%.3fZ"),
+                    r.ip,
+                    r.id
+                )
+            }),
+            time: ms,
+        },
     ]
 }
 

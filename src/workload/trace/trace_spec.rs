@@ -184,7 +184,7 @@ pub struct TraceSpec {
     #[arg(long, requires = "trace", help = format_help(false), long_help = format_help(true))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
-    /// An nginx log_format string (--format nginx) or Envoy format string (--format envoy), e.g. '$remote_addr - $remote_user [$time_local] "$request" $status'.
+    /// An nginx log_format string (--format nginx), Apache LogFormat string (--format apache) or Envoy format string (--format envoy), e.g. '$remote_addr - $remote_user [$time_local] "$request" $status'.
     #[arg(long, requires = "trace")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_format: Option<String>,

@@ -1,4 +1,5 @@
-//! AWS Application Load Balancer access logs: space-separated fields,
+//! AWS Application Load Balancer access logs (and, [`Nlb`], Network Load
+//! Balancer ones): space-separated fields,
 //! some in double quotes, in the order of the ALB documentation ("Access
 //! log entries": `type time elb client:port target:port ...`). Fields AWS
 //! adds at the end later are accepted and ignored.
@@ -156,5 +157,145 @@ impl LogFormat for Alb {
     }
     fn header_field(&self, header: &str) -> Option<String> {
         (header == "user-agent").then(|| "user_agent".to_string())
+    }
+}
+
+/// AWS Network Load Balancer access-log fields, in order ("Access logs for
+/// your Network Load Balancer", "Access log entries",
+/// <https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-access-logs.html>).
+/// AWS's table spells the addresses `client_port` and `destination_port`
+/// and the key exchange `tls_keyexchange` (formerly `tls_named_group`):
+/// those names are read too ([`Nlb`]'s `field`).
+pub const NLB_FIELDS: [&str; 22] = [
+    "type",
+    "version",
+    "time",
+    "elb",
+    "listener",
+    "client:port",
+    "destination:port",
+    "connection_time",
+    "tls_handshake_time",
+    "received_bytes",
+    "sent_bytes",
+    "incoming_tls_alert",
+    "chosen_cert_arn",
+    "chosen_cert_serial",
+    "tls_cipher",
+    "tls_protocol_version",
+    "tls_keyexchange",
+    "domain_name",
+    "alpn_fe_protocol",
+    "alpn_be_protocol",
+    "alpn_client_preference_list",
+    "tls_connection_creation_time",
+];
+
+/// Fields every NLB line must have (through `sent_bytes`).
+const NLB_REQUIRED: usize = 11;
+
+/// AWS Network Load Balancer access logs: one line a TLS connection, its
+/// fields delimited by single spaces ("All fields are delimited by
+/// spaces"; no field is quoted: `alpn_client_preference_list` writes
+/// `"h2","http/1.1"`, quotes inside one field, and `domain_name` is
+/// URL-encoded), fields AWS appends later ignored.
+///
+/// `time` is when the connection ended, `tls_connection_creation_time`
+/// when it began, both ISO 8601 in whole seconds without an offset (UTC:
+/// [`parse_iso8601_utc_seconds`](super::time::parse_iso8601_utc_seconds)).
+/// The key `ip` is the address of `client:port` (an IPv6 client split at
+/// its last colon, as ALB writes it). Each connection is one request to
+/// the limiter: a connection-rate limit.
+///
+/// # Examples
+/// ```
+/// use ratelab::workload::trace::log::{LogParser, LogSpec, Parsed};
+/// let mut p = LogParser::new(&LogSpec { format: "nlb".into(), ..LogSpec::default() })?;
+/// let line = r#"tls 2.0 2020-04-01T08:51:42 net/my-network-loadbalancer/c6e77e28c25b2234 g3d4b5e8bb8464cd 72.21.218.154:51341 172.100.100.185:443 5 2 98 246 - arn:aws:acm:us-east-2:671290407336:certificate/2a108f19-aded-46b0-8493-c63eb1ef4a99 - ECDHE-RSA-AES128-SHA tlsv12 - my-network-loadbalancer-c6e77e28c25b2234.elb.us-east-2.amazonaws.com h2 h2 "h2","http/1.1" 2020-04-01T08:51:20"#;
+/// let mut held = String::new();
+/// let Parsed::Event(t, _, _) = p.parse(line, &mut held)? else { panic!() };
+/// assert_eq!((t, held.as_str()), (1_585_731_102_000_000_000, "72.21.218.154"));
+/// # Ok::<(), ratelab::workload::trace::ParseError>(())
+/// ```
+pub struct Nlb {
+    spans: Vec<Span>,
+}
+
+impl Nlb {
+    /// The format.
+    pub fn new() -> Nlb {
+        Nlb {
+            spans: vec![(ABSENT, ABSENT); NLB_FIELDS.len()],
+        }
+    }
+}
+
+impl Default for Nlb {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LogFormat for Nlb {
+    fn name(&self) -> &str {
+        "nlb"
+    }
+    fn field(&mut self, name: &str) -> Option<usize> {
+        let name = match name {
+            "client_port" => "client:port",
+            "destination_port" => "destination:port",
+            "tls_named_group" => "tls_keyexchange",
+            n => n,
+        };
+        NLB_FIELDS.iter().position(|f| *f == name)
+    }
+    fn names(&self) -> Vec<String> {
+        NLB_FIELDS.iter().map(|s| s.to_string()).collect()
+    }
+    fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
+        self.spans.fill((ABSENT, ABSENT));
+        let mut n = 0;
+        let mut start = 0usize;
+        for end in super::bytes::positions(b' ', line.as_bytes()).chain(std::iter::once(line.len()))
+        {
+            if n < self.spans.len() {
+                self.spans[n] = (start as u32, end as u32);
+            }
+            n += 1;
+            start = end + 1;
+        }
+        if n < NLB_REQUIRED {
+            return Err(ParseError::Line(format!(
+                "{n} fields: an NLB log line has at least {NLB_REQUIRED} (type version time elb listener client:port destination:port ... sent_bytes)"
+            )));
+        }
+        Ok(Fields {
+            text: line,
+            spans: &self.spans,
+        })
+    }
+    fn has_port(&self, field: usize) -> bool {
+        matches!(
+            NLB_FIELDS.get(field),
+            Some(&"client:port" | &"destination:port")
+        )
+    }
+    fn time_kind(&self, field: usize) -> Option<TimeKind> {
+        matches!(NLB_FIELDS[field], "time" | "tls_connection_creation_time")
+            .then_some(TimeKind::IsoUtcSeconds)
+    }
+    fn default_field(&self, role: &str) -> Option<String> {
+        Some(
+            match role {
+                "time" => "time",
+                "ip" => "client:port",
+                "bytes" => "sent_bytes",
+                _ => return None,
+            }
+            .to_string(),
+        )
+    }
+    fn header_field(&self, _header: &str) -> Option<String> {
+        None
     }
 }

@@ -22,6 +22,7 @@ pub(super) fn event_of(
         let t = match b.kind {
             TimeKind::Clf => time::parse_clf(text),
             TimeKind::IsoSeconds | TimeKind::Iso => time::parse_iso8601(text),
+            TimeKind::IsoUtcSeconds => time::parse_iso8601_utc_seconds(text),
             TimeKind::Decimal(scale) => parse_decimal_ns(text, scale),
             TimeKind::W3c { time_field } => time::parse_w3c(text, f.get(time_field)),
             TimeKind::Auto(unit) => auto_time(text, unit),

@@ -238,9 +238,24 @@ pub struct AddrRule {
 /// Whether a field named `name` logs the `X-Forwarded-For` header (nginx
 /// `http_x_forwarded_for`, Envoy `REQ(X-FORWARDED-FOR)`, CloudFront
 /// `x-forwarded-for`, a JSON `x_forwarded_for`).
+/// Envoy's `json_format` keys are the user's own: `x_forwarded_for`,
+/// `xForwardedFor`, `xff` (or `http.xff`, a dotted name) are that header
+/// too.
+///
+/// # Examples
+/// ```
+/// use ratelab::workload::trace::log::key::is_xff_name;
+/// assert!(is_xff_name("REQ(X-FORWARDED-FOR)") && is_xff_name("http_x_forwarded_for"));
+/// assert!(is_xff_name("xForwardedFor") && is_xff_name("xff") && is_xff_name("request.xff"));
+/// assert!(!is_xff_name("remote_addr") && !is_xff_name("xffort"));
+/// ```
 pub fn is_xff_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase().replace('_', "-");
-    n.contains("x-forwarded-for")
+    let n: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .collect();
+    n.contains("xforwardedfor") || n.rsplit('.').next() == Some("xff")
 }
 
 /// A key expression bound to a format's field indices.
@@ -431,6 +446,13 @@ fn write_prefix_with(
     match address_with(v, rule) {
         Some(a) => write_masked(a, b4, b6, out),
         None if rule.xff.is_some() => out.push_str(v.trim()),
+        // A JSON log without the field (an Envoy json_format that logs no
+        // downstream_remote_address): say so, not `"" is not an address`.
+        None if v.trim().is_empty() => {
+            return Err(ParseError::Value(
+                "missing, null or empty: expected the client's address (name the field that holds it with --key NAME/32/128)".into(),
+            ))
+        }
         None if rule.port => {
             return Err(ParseError::Value(format!(
                 "{v:?} is not an address:port (an IPv4 or IPv6 address, then a colon and the port)"
@@ -441,8 +463,14 @@ fn write_prefix_with(
     Ok(())
 }
 
+/// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, RFC 4291 §2.5.5.2) is
+/// the IPv4 client it maps: a dual-stack socket (`listen [::]:80
+/// ipv6only=off`) hands nginx such a peer, and `ngx_inet6_ntop`
+/// (src/core/ngx_inet.c) writes it so in `$remote_addr`. Read as IPv6,
+/// `ip/24/64` would put every IPv4 client in one `::/64` key and `ip`
+/// would split a client seen over both sockets into two keys.
 fn write_masked(addr: IpAddr, b4: u8, b6: u8, out: &mut String) {
-    match addr {
+    match addr.to_canonical() {
         IpAddr::V4(a) => {
             let bits = u32::from(a);
             let masked = if b4 == 0 {

@@ -1,4 +1,4 @@
-//! Access-log formats: a line of an nginx, Apache, Envoy, AWS ALB or
+//! Access-log formats: a line of an nginx, Apache (any `LogFormat`), Envoy, AWS ALB, NLB or
 //! CloudFront log (or JSON Lines with any field names) into an event's
 //! time, key and weight.
 //!
@@ -24,6 +24,7 @@
 //! ```
 
 pub(crate) mod alb;
+pub mod apache;
 pub mod bytes;
 pub mod envoy;
 mod event;
@@ -83,6 +84,8 @@ pub enum TimeKind {
     IsoSeconds,
     /// ISO 8601 with a fraction (Envoy, ALB).
     Iso,
+    /// ISO 8601 in whole seconds, UTC when no offset is written (NLB).
+    IsoUtcSeconds,
     /// Decimal number of units (`$msec`: scale 10^9 ns a unit).
     Decimal(u64),
     /// W3C `date` with its `time` field, UTC, whole seconds.
@@ -99,7 +102,7 @@ impl TimeKind {
     pub fn whole_seconds(self) -> bool {
         matches!(
             self,
-            TimeKind::Clf | TimeKind::IsoSeconds | TimeKind::W3c { .. }
+            TimeKind::Clf | TimeKind::IsoSeconds | TimeKind::IsoUtcSeconds | TimeKind::W3c { .. }
         )
     }
 }
@@ -204,7 +207,7 @@ pub struct FormatRow {
 fn no_log_format(s: &LogSpec) -> Result<(), ParseError> {
     match &s.log_format {
         Some(_) => Err(ParseError::Option(format!(
-            "a log format string is for formats nginx and envoy, not {}",
+            "a log format string is for formats nginx, apache and envoy, not {}",
             s.format
         ))),
         None => Ok(()),
@@ -248,6 +251,23 @@ pub const FORMATS: &[FormatRow] = &[
             match &s.log_format {
             Some(f) => Ok(Box::new(nginx::Nginx::new("nginx", f)?)),
             None => Err(ParseError::Option("format nginx needs its log_format string (--log-format '$remote_addr ... [$time_local] ...')".into())),
+        }
+        },
+        whole_seconds: true,
+        takes_unit: false,
+        replica_field: "upstream_addr",
+        lines_stand_alone: true,
+    },
+    FormatRow {
+        name: "apache",
+        about: "any Apache httpd LogFormat string (--log-format '%h %l %u %t \"%r\" %>s %b')",
+        default_key: "ip",
+        build: |s| {
+            match &s.log_format {
+            Some(f) => Ok(Box::new(apache::Apache::new(f)?)),
+            None => Err(ParseError::Option(
+                "format apache needs its LogFormat string (--log-format '%h %l %u %t \"%r\" %>s %b ...')".into(),
+            )),
         }
         },
         whole_seconds: true,
@@ -321,6 +341,19 @@ pub const FORMATS: &[FormatRow] = &[
             Ok(Box::new(alb::Alb::new()))
         },
         whole_seconds: false,
+        takes_unit: false,
+        replica_field: "upstream_addr",
+        lines_stand_alone: true,
+    },
+    FormatRow {
+        name: "nlb",
+        about: "AWS Network Load Balancer access logs (TLS listeners: one line a connection)",
+        default_key: "ip",
+        build: |s| {
+            no_log_format(s)?;
+            Ok(Box::new(alb::Nlb::new()))
+        },
+        whole_seconds: true,
         takes_unit: false,
         replica_field: "upstream_addr",
         lines_stand_alone: true,

@@ -31,6 +31,9 @@ pub struct Template {
     steps: Vec<Step>,
     /// For a prefix of `stop` segments, how many steps it holds.
     steps_at: Vec<usize>,
+    /// Values are written unescaped (Envoy): the last field ends where
+    /// the closing literal ends the line ([`Template::raw_values`]).
+    raw: bool,
 }
 
 /// A field and the literal that ends it ("" when the field ends the
@@ -87,7 +90,18 @@ impl Template {
             lead,
             steps,
             steps_at,
+            raw: false,
         })
+    }
+
+    /// The template of a writer that does not escape its values (Envoy
+    /// writes a header as it came): the last field, before the line's
+    /// closing literal, ends where that literal ends the line, so a quote
+    /// inside it is part of it. nginx and Apache escape quotes, so there a
+    /// quote in the last field is an error naming it.
+    pub fn raw_values(mut self) -> Template {
+        self.raw = true;
+        self
     }
 
     /// The index of a field name.
@@ -138,10 +152,18 @@ impl Template {
         let mut p = if stop > 0 { lead.len() } else { 0 };
         // A literal after a field is matched where the field ends
         // (`find_end`), so it is never compared a second time.
-        for step in &self.steps[..self.steps_at[stop]] {
+        let last = self.steps.len().saturating_sub(1);
+        for (k, step) in self.steps[..self.steps_at[stop]].iter().enumerate() {
             let next = step.next.as_bytes();
             let end = if next.is_empty() {
                 b.len()
+            } else if self.raw && k == last && b.len() >= p + next.len() && b.ends_with(next) {
+                // The last field before the line's closing literal ends
+                // where that literal closes the line: Envoy writes header
+                // values raw, so a user agent with a quote in
+                // `"%REQ(USER-AGENT)%"` at the end holds quotes its
+                // closing one comes after.
+                b.len() - next.len()
             } else {
                 find_end(b, p, next[0], &next[1..]).ok_or_else(|| {
                     ParseError::Line(format!(

@@ -150,6 +150,314 @@ fn envoy_default_format() {
     );
 }
 
+/// Envoy writes a header's value raw in a format string (the header
+/// formatter returns `entry->value().getStringView()`, only cut to a
+/// length limit: source/common/formatter/http_specific_formatter.cc,
+/// `HeaderFormatter::format`; docs/root/configuration/observability/
+/// access_log/usage.rst, "Format Strings": no escaping is described). A
+/// user agent holding quotes, last in the line, still reads: the last
+/// field ends where the format's closing literal closes the line.
+#[test]
+fn envoy_raw_quotes_in_the_last_field_read() {
+    let spec = LogSpec {
+        format: "envoy".into(),
+        log_format: Some(
+            r#"[%START_TIME%] %DOWNSTREAM_REMOTE_ADDRESS% "%REQUEST_HEADER(X-FORWARDED-FOR)%" "%REQUEST_HEADER(USER-AGENT)%"\n"#
+                .into(),
+        ),
+        key: Some("ip+header:user-agent".into()),
+        ..LogSpec::default()
+    };
+    let mut p = LogParser::new(&spec).unwrap();
+    let line = r#"[2016-04-15T20:17:00.310Z] [2001:db8::5]:443 "203.0.113.9, 2001:db8::5" "weird "quoted" agent""#;
+    assert_eq!(
+        event(&mut p, line).unwrap(),
+        (
+            1_460_751_420_310_000_000,
+            "2001:db8::5 weird \"quoted\" agent".into(),
+            1
+        )
+    );
+    // A line that does not end with the closing literal is still an error
+    // naming the field.
+    let e = event(&mut p, &line[..line.len() - 1])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("after the last field") || e.contains("REQUEST_HEADER(USER-AGENT)"),
+        "{e}"
+    );
+    // nginx escapes a quote (`\x22`, ngx_http_log_escape): a log with a
+    // quoted field more than its format names (nginx's `main` format read
+    // as `combined`) is still an error, not a user agent holding the rest.
+    let main = format!("{COMBINED_LINE} \"203.0.113.9\"");
+    let e = event(&mut parser("combined", None), &main)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("after the last field"), "{e}");
+}
+
+/// Envoy's `typed_json_format` (docs/root/configuration/observability/
+/// access_log/usage.rst, "Format Dictionaries" and "Command Operators":
+/// numbers typed, an unset value `null`) with keys of the user's choosing:
+/// the client is read from the `X-Forwarded-For` field by the trace's
+/// rule whatever its key calls it (`xff`, `x_forwarded_for`).
+#[test]
+fn envoy_typed_json_with_its_own_keys() {
+    let line = |k: &str| {
+        format!(
+            r#"{{"@timestamp":"2016-04-15T20:17:00.310Z","status":429,"duration":3,"upstream_service_time":null,"{k}":"unknown, 203.0.113.9, 2001:db8::5"}}"#
+        )
+    };
+    for name in ["xff", "x_forwarded_for", "xForwardedFor"] {
+        for (xff, want) in [
+            (Xff::Last, "2001:db8::5"),
+            (Xff::TrustedHops(1), "203.0.113.9"),
+            (Xff::TrustedHops(2), "2001:db8::5"),
+        ] {
+            let mut p = LogParser::new(&LogSpec {
+                format: "envoy-json".into(),
+                time: Some("@timestamp".into()),
+                key: Some(format!("{name}/32/128")),
+                xff,
+                ..LogSpec::default()
+            })
+            .unwrap();
+            assert_eq!(
+                event(&mut p, &line(name)).unwrap(),
+                (1_460_751_420_310_000_000, want.to_string(), 1),
+                "{name} {xff:?}"
+            );
+        }
+    }
+    // The default key reads downstream_remote_address; a json_format
+    // without it is an error saying the field is missing.
+    let mut p = LogParser::new(&LogSpec {
+        format: "envoy-json".into(),
+        time: Some("@timestamp".into()),
+        ..LogSpec::default()
+    })
+    .unwrap();
+    let e = event(&mut p, &line("xff")).unwrap_err().to_string();
+    assert!(
+        e.contains("downstream_remote_address") && e.contains("missing"),
+        "{e}"
+    );
+}
+
+/// The two example entries of AWS's "Access logs for your Network Load
+/// Balancer" (<https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-access-logs.html>,
+/// "Example log entries"): space-delimited, `time` the connection's end
+/// and `tls_connection_creation_time` its start, whole seconds without an
+/// offset (UTC; epoch values from `date -u -d ... +%s`).
+#[test]
+fn nlb_reads_the_documented_entries() {
+    let no_alpn = "tls 2.0 2018-12-20T02:59:40 net/my-network-loadbalancer/c6e77e28c25b2234 g3d4b5e8bb8464cd 72.21.218.154:51341 172.100.100.185:443 5 2 98 246 - arn:aws:acm:us-east-2:671290407336:certificate/2a108f19-aded-46b0-8493-c63eb1ef4a99 - ECDHE-RSA-AES128-SHA tlsv12 - my-network-loadbalancer-c6e77e28c25b2234.elb.us-east-2.amazonaws.com - - - 2018-12-20T02:59:30";
+    let alpn = r#"tls 2.0 2020-04-01T08:51:42 net/my-network-loadbalancer/c6e77e28c25b2234 g3d4b5e8bb8464cd 72.21.218.154:51341 172.100.100.185:443 5 2 98 246 - arn:aws:acm:us-east-2:671290407336:certificate/2a108f19-aded-46b0-8493-c63eb1ef4a99 - ECDHE-RSA-AES128-SHA tlsv12 - my-network-loadbalancer-c6e77e28c25b2234.elb.us-east-2.amazonaws.com h2 h2 "h2","http/1.1" 2020-04-01T08:51:20"#;
+    let mut p = parser("nlb", None);
+    assert_eq!(
+        event(&mut p, no_alpn).unwrap(),
+        (1_545_274_780_000_000_000, "72.21.218.154".into(), 1)
+    );
+    assert_eq!(
+        event(&mut p, alpn).unwrap(),
+        (1_585_731_102_000_000_000, "72.21.218.154".into(), 1)
+    );
+    // The start of the connection, past the quoted ALPN list (one field:
+    // NLB quotes nothing); AWS's own spelling of the address field.
+    let mut p = LogParser::new(&LogSpec {
+        format: "nlb".into(),
+        time: Some("tls_connection_creation_time".into()),
+        key: Some("client_port/24/64".into()),
+        weight: Some("bytes".into()),
+        ..LogSpec::default()
+    })
+    .unwrap();
+    assert_eq!(
+        event(&mut p, alpn).unwrap(),
+        (1_585_731_080_000_000_000, "72.21.218.0/24".into(), 246)
+    );
+    assert_eq!(event(&mut p, no_alpn).unwrap().0, 1_545_274_770_000_000_000);
+    // An IPv6 client is written without brackets, as ALB writes it.
+    let v6 = no_alpn.replace("72.21.218.154:51341", "2001:db8::5:51341");
+    assert_eq!(
+        event(&mut parser("nlb", None), &v6).unwrap().1,
+        "2001:db8::5"
+    );
+    // Its times are whole seconds: a fraction would be spread twice.
+    let frac = no_alpn.replace("02:59:40 ", "02:59:40.5 ");
+    let e = event(&mut parser("nlb", None), &frac)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("field time") && e.contains("whole seconds"),
+        "{e}"
+    );
+    let short = event(
+        &mut parser("nlb", None),
+        "tls 2.0 2018-12-20T02:59:40 net/x",
+    )
+    .unwrap_err();
+    assert!(short.to_string().contains("at least 11"), "{short}");
+}
+
+/// `%START_TIME(%s.%3f)%` and its kin (Envoy's usage.rst, `%START_TIME%`:
+/// `%s` the seconds since the Epoch, `%[1-9]f` fraction digits, `%f`
+/// nine; the examples `%START_TIME(%s.%3f)%`, `%s.%6f`, `%s.%9f`) are
+/// decimal epoch seconds; other custom time formats are refused naming
+/// the forms read.
+#[test]
+fn envoy_epoch_start_times() {
+    for (op, text) in [
+        ("%s.%3f", "1460751420.310"),
+        ("%s.%6f", "1460751420.310000"),
+        ("%s.%9f", "1460751420.310000000"),
+        ("%s.%f", "1460751420.310000000"),
+    ] {
+        let mut p = LogParser::new(&LogSpec {
+            format: "envoy".into(),
+            log_format: Some(format!(
+                "%START_TIME({op})% %DOWNSTREAM_REMOTE_ADDRESS% %RESPONSE_CODE%"
+            )),
+            ..LogSpec::default()
+        })
+        .unwrap();
+        assert_eq!(
+            event(&mut p, &format!("{text} [2001:db8::5]:443 200")).unwrap(),
+            (1_460_751_420_310_000_000, "2001:db8::5".into(), 1),
+            "{op}"
+        );
+    }
+    for op in ["%s", "%Y/%m/%dT%H:%M:%S%z", "%s.%10f"] {
+        let e = LogParser::new(&LogSpec {
+            format: "envoy".into(),
+            log_format: Some(format!("%START_TIME({op})% %DOWNSTREAM_REMOTE_ADDRESS%")),
+            ..LogSpec::default()
+        })
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("%s.%3f"), "{op}: {e}");
+    }
+}
+
+/// nginx on a dual-stack socket logs an IPv4 client as an IPv4-mapped
+/// IPv6 address (`ngx_inet6_ntop`, src/core/ngx_inet.c: `::ffff:` then
+/// the dotted quad): it is that IPv4 client, masked as IPv4.
+#[test]
+fn ipv4_mapped_addresses_are_their_ipv4_client() {
+    let line = |a: &str| COMBINED_LINE.replacen("192.0.2.10", a, 1);
+    let key = |k: &str, a: &str| event(&mut parser("combined", Some(k)), &line(a)).unwrap().1;
+    assert_eq!(key("ip", "::ffff:192.0.2.10"), "192.0.2.10");
+    assert_eq!(key("ip", "::ffff:192.0.2.10"), key("ip", "192.0.2.10"));
+    assert_eq!(key("ip/24/64", "::ffff:192.0.2.10"), "192.0.2.0/24");
+    assert_eq!(key("ip/24/64", "::ffff:198.51.100.7"), "198.51.100.0/24");
+    // Other IPv6 addresses are left as they are.
+    assert_eq!(key("ip/24/64", "2001:db8:1:2::5"), "2001:db8:1:2::/64");
+    assert_eq!(key("ip", "::1"), "::1");
+}
+
+/// Apache `LogFormat` strings, from mod_log_config's "Custom Log Formats"
+/// and its "Common Log Format" / "Combined Log Format" nicknames
+/// (<https://httpd.apache.org/docs/2.4/mod/mod_log_config.html>; the
+/// example lines of <https://httpd.apache.org/docs/2.4/logs.html>).
+#[test]
+fn apache_logformat_strings() {
+    let spec = |f: &str, key: Option<&str>| LogSpec {
+        format: "apache".into(),
+        log_format: Some(f.into()),
+        key: key.map(str::to_string),
+        ..LogSpec::default()
+    };
+    let combined = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i""#;
+    let line = r#"127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 "http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)""#;
+    // The same events as the built-in combined format.
+    let mut a = LogParser::new(&LogSpec {
+        time: Some("%t".into()),
+        ..spec(combined, Some("ip+route"))
+    })
+    .unwrap();
+    let mut b = parser("combined", Some("ip+route"));
+    assert_eq!(event(&mut a, line), event(&mut b, line));
+    assert_eq!(event(&mut a, line).unwrap().0, 971_211_336_000_000_000);
+    // A header by its Apache directive, by its name, or as header:NAME;
+    // Apache's backslash-escaped quote inside it.
+    let ua =
+        r#"127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 200 - "-" "say \"hi\"""#;
+    for k in ["%{User-agent}i", "http_user_agent", "header:user-agent"] {
+        let mut p = LogParser::new(&spec(combined, Some(k))).unwrap();
+        assert_eq!(event(&mut p, ua).unwrap().1, r#"say \"hi\""#, "{k}");
+    }
+    // %{msec}t: milliseconds since the epoch; %a with X-Forwarded-For by
+    // the trace's rule; a status condition and the < modifier.
+    let f = r#"%{msec}t %a %<s %>s %400,501{X-Forwarded-For}i %D"#;
+    let mut p = LogParser::new(&LogSpec {
+        key: Some("http_x_forwarded_for/32/128".into()),
+        xff: Xff::TrustedHops(1),
+        ..spec(f, None)
+    })
+    .unwrap();
+    assert_eq!(
+        event(
+            &mut p,
+            "1460751420310 2001:db8::5 302 200 203.0.113.9, 10.0.0.1 1234"
+        )
+        .unwrap(),
+        (1_460_751_420_310_000_000, "203.0.113.9".into(), 1)
+    );
+    let mut p = LogParser::new(&spec(f, None)).unwrap();
+    assert_eq!(
+        event(&mut p, "1460751420310 2001:db8::5 302 200 - 1234")
+            .unwrap()
+            .1,
+        "2001:db8::5"
+    );
+    // %{c}a and %{c}h, the connection's peer (mod_remoteip), beside %a.
+    let mut p = LogParser::new(&spec("%{c}a %{c}h %a %h %t", Some("peer_addr"))).unwrap();
+    assert_eq!(
+        event(
+            &mut p,
+            "10.0.0.1 10.0.0.1 203.0.113.9 203.0.113.9 [10/Oct/2000:13:55:36 -0700]"
+        )
+        .unwrap()
+        .1,
+        "10.0.0.1"
+    );
+    // A trailer, the three-letter %{Name}^to, is one field.
+    let mut p = LogParser::new(&spec(
+        "%t %{Grpc-Status}^to %a",
+        Some("sent_trailer_grpc_status"),
+    ))
+    .unwrap();
+    assert_eq!(
+        event(&mut p, "[10/Oct/2000:13:55:36 -0700] 14 192.0.2.1")
+            .unwrap()
+            .1,
+        "14"
+    );
+    // What mod_log_config does not define, and a directive twice, are
+    // refused naming them; so is the format without its string.
+    for (f, want) in [
+        ("%h %Z", "%Z"),
+        ("%h %{Referer}", "never finished"),
+        ("%h %t %t", "appears twice"),
+        ("%h %i", "braces"),
+        ("%h %é", "%é"),
+        ("%h %{Grpc-Status}^tx", "^tx"),
+    ] {
+        let e = LogParser::new(&spec(f, None)).err().unwrap().to_string();
+        assert!(e.contains(want), "{f}: {e}");
+    }
+    let e = LogParser::new(&LogSpec {
+        format: "apache".into(),
+        ..LogSpec::default()
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("LogFormat"), "{e}");
+}
+
 #[test]
 fn json_lines_with_mapped_fields() {
     let mut p = LogParser::new(&LogSpec {
@@ -415,7 +723,7 @@ fn unknown_formats_and_options_are_refused() {
     .err()
     .unwrap()
     .to_string();
-    assert!(e.contains("nginx and envoy"), "{e}");
+    assert!(e.contains("nginx, apache and envoy"), "{e}");
     let e = LogParser::new(&LogSpec {
         format: "combined".into(),
         time: Some("status".into()),

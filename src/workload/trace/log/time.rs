@@ -215,6 +215,44 @@ pub fn parse_iso8601(text: &str) -> Result<Nanos, ParseError> {
     to_nanos(secs, frac_ns, off).map_err(|m| ParseError::Value(format!("{text:?} {m}")))
 }
 
+/// Parses an ISO 8601 date-time in whole seconds whose offset may be left
+/// out, meaning UTC, as AWS Network Load Balancer access logs write
+/// `time` and `tls_connection_creation_time` (`2018-12-20T02:59:40`: the
+/// examples of "Access logs for your Network Load Balancer",
+/// <https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-access-logs.html>,
+/// "Example log entries"). A fraction is refused: the format is read as
+/// whole seconds, so requests of one second are spread within it.
+///
+/// # Examples
+/// ```
+/// use ratelab::workload::trace::log::time::parse_iso8601_utc_seconds;
+/// assert_eq!(parse_iso8601_utc_seconds("2018-12-20T02:59:40"), Ok(1_545_274_780_000_000_000));
+/// assert_eq!(parse_iso8601_utc_seconds("2018-12-20T02:59:40Z"), Ok(1_545_274_780_000_000_000));
+/// assert!(parse_iso8601_utc_seconds("2018-12-20T02:59:40.5").is_err());
+/// ```
+pub fn parse_iso8601_utc_seconds(text: &str) -> Result<Nanos, ParseError> {
+    let t = text.as_bytes();
+    if t.get(19) == Some(&b'.') {
+        return Err(ParseError::Value(format!(
+            "{text:?}: a fraction of a second, where this format logs whole seconds (yyyy-mm-ddThh:mm:ss, UTC)"
+        )));
+    }
+    if t.len() != 19 {
+        return parse_iso8601(text);
+    }
+    // No offset: UTC. The text with `Z` appended, on the stack.
+    let mut z = [b'Z'; 20];
+    z[..19].copy_from_slice(t);
+    let with_z = std::str::from_utf8(&z)
+        .map_err(|_| ParseError::Value(format!("{text:?} is not an ISO 8601 date-time")))?;
+    parse_iso8601(with_z).map_err(|e| match e {
+        ParseError::Value(m) => {
+            ParseError::Value(m.replace(&format!("{with_z:?}"), &format!("{text:?}")))
+        }
+        e => e,
+    })
+}
+
 /// Parses W3C `date` (`2019-12-04`) and `time` (`21:02:31`, optionally with
 /// a fraction) fields, UTC.
 pub fn parse_w3c(date: &str, time: &str) -> Result<Nanos, ParseError> {
