@@ -248,6 +248,7 @@ impl Deployment {
         let max_r = replicas.iter().copied().max().unwrap_or(1) as u64;
         let most = max_r.max(events::scale_max(&self.events)).min(MAX_REPLICAS);
         let events = events::check(&self.events, most).map_err(fe)?;
+        events::check_timeline(&self.events, &replicas).map_err(fe)?;
         let network = network::check(self.network.as_ref(), scenario, most).map_err(fe)?;
         if self.strategies.is_empty() {
             return Err(scenario.field_error(
