@@ -292,9 +292,12 @@ fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run {
             scenario: Some(scenario),
+            trace,
             opts,
-            ..
-        } => run::run(&scenario, &opts),
+        } => {
+            trace.refuse_without_trace()?;
+            run::run(&scenario, &opts)
+        }
         Command::Run {
             scenario: None,
             trace,

@@ -40,7 +40,7 @@ impl RunTrace {
     /// trace options are the scenario's `"trace"` object, field for field.
     pub fn scenario(&self, seed: Option<u64>) -> Result<Option<Scenario>> {
         let Some(trace) = &self.trace else {
-            self.read.refuse_without_trace()?;
+            self.refuse_without_trace()?;
             return Ok(None);
         };
         let need = |v: Option<u64>, flag: &str| {
@@ -71,6 +71,26 @@ impl RunTrace {
         }
         let path = Path::new("run --trace");
         Scenario::parse(path, &s.to_string()).map(Some)
+    }
+}
+
+impl RunTrace {
+    /// Refuses every `run --trace` option when no `--trace` is given (a
+    /// scenario file or the tour runs instead, and would ignore them).
+    pub fn refuse_without_trace(&self) -> Result<()> {
+        self.read.refuse_without_trace()?;
+        for (given, flag) in [
+            (self.limit.is_some(), "--limit"),
+            (self.interval_ms.is_some(), "--interval-ms"),
+            (self.candidates.is_some(), "--candidates"),
+        ] {
+            if given {
+                return Err(Error::input(format!(
+                    "{flag}: an option of run --trace, and no --trace is given (a scenario file has its own policy and limiters)"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
