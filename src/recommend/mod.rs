@@ -243,6 +243,7 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
             a.confidence
         )));
     }
+    crate::sizing::refuse_repeated_targets(&a.targets)?;
     let targets = a
         .targets
         .iter()

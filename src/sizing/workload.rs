@@ -131,7 +131,12 @@ impl Generated<'_> {
     fn harmonic(&self, keys: u64) -> Result<CountWorkload> {
         let min = self.min.unwrap_or(10);
         let top = match (self.top, self.events) {
-            (Some(t), _) => t,
+            (Some(t), Some(events)) => {
+                return Err(Error::input(format!(
+                    "--events {events}: --dist harmonic takes --top {t} or --events, not both (--top sets the events)"
+                )))
+            }
+            (Some(t), None) => t,
             (None, Some(events)) => harmonic_top(keys, min, events)?,
             (None, None) => {
                 return Err(Error::input(
