@@ -102,17 +102,13 @@ fn candidates(text: &str) -> Result<Value> {
             .map_err(|e| Error::input(format!("--candidates: malformed JSON: {e}")))?;
         return Ok(v);
     }
-    let names: Vec<Value> = t
-        .split(',')
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .map(|n| json!({ "model": n }))
-        .collect();
-    if names.is_empty() {
-        return Err(Error::input(
-            "--candidates \"\": expected model names (gcra_governor,nginx_limit_req) or a JSON list",
-        ));
+    let names: Vec<&str> = t.split(',').map(str::trim).collect();
+    if names.iter().any(|n| n.is_empty()) {
+        return Err(Error::input(format!(
+            "--candidates {text:?}: an empty name: expected model names (gcra_governor,nginx_limit_req) or a JSON list"
+        )));
     }
+    let names: Vec<Value> = names.iter().map(|n| json!({ "model": n })).collect();
     Ok(Value::Array(names))
 }
 
@@ -164,6 +160,10 @@ mod tests {
             json!([1, 2])
         );
         assert!(candidates(" , ").is_err());
+        assert!(
+            candidates("gcra,").is_err(),
+            "an empty name is refused, not dropped"
+        );
         assert!(candidates("[{").is_err());
     }
 }
