@@ -111,8 +111,6 @@ fn a_fifo_without_a_writer_is_refused_and_one_with_a_late_writer_is_read() {
         "run",
         "--trace",
         f,
-        "--time-unit",
-        "ms",
         "--limit",
         "5",
         "--interval-ms",
