@@ -227,8 +227,8 @@ pub enum Command {
     /// List the experiment kinds and the scenarios in a folder (or, with --models, every
     /// limiter model with its parameters).
     List {
-        /// Folder of scenario files.
-        #[arg(long, default_value = "scenarios")]
+        /// Folder of scenario files (not with --models, which lists no scenario).
+        #[arg(long, default_value = "scenarios", conflicts_with = "models")]
         scenarios: PathBuf,
         /// Print every limiter model of the decision lab (the `model` of a `limiters`
         /// entry) with its parameters, their ranges and defaults, and the upstream it
