@@ -165,10 +165,11 @@ impl Generated<'_> {
             let s: f64 = s
                 .parse()
                 .ok()
-                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .filter(|v: &f64| (0.0..=crate::workload::counts::MAX_ZIPF_S).contains(v))
                 .ok_or_else(|| {
                     Error::input(format!(
-                        "--dist {dist}: at {s:?}: expected a finite exponent >= 0, e.g. zipf:1.1"
+                        "--dist {dist}: at {s:?}: expected a finite exponent >= 0 and <= {}, e.g. zipf:1.1",
+                        crate::workload::counts::MAX_ZIPF_S
                     ))
                 })?;
             Ok(CountWorkload::Zipf { keys, events, s })
