@@ -67,9 +67,9 @@ pub fn parse_work(s: &str) -> std::result::Result<f64, UnitError> {
 
 /// A number as a message shows it: as written for everyday magnitudes,
 /// in exponent form when it would take more than 16 digits (`1e300`, not
-/// three hundred of them).
+/// three hundred of them; `1e-300`, not three hundred zeros).
 pub(crate) fn shown(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e16 {
+    if v.is_finite() && (v.abs() >= 1e16 || (v != 0.0 && v.abs() < 1e-6)) {
         format!("{v:e}")
     } else {
         v.to_string()

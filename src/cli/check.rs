@@ -53,11 +53,12 @@ pub struct CheckArgs {
     #[arg(long)]
     pub verbose: bool,
     /// Worker threads for sweeps (default: all cores). Results do not depend on it.
-    #[arg(long)]
+    /// Not with --from (nothing runs).
+    #[arg(long, conflicts_with = "from")]
     pub threads: Option<usize>,
     /// Allow rerunning scenarios whose `exec` entries run a program; also
-    /// RATELAB_ALLOW_EXEC=1. Not needed with --from (nothing runs).
-    #[arg(long)]
+    /// RATELAB_ALLOW_EXEC=1. Not with --from (nothing runs).
+    #[arg(long, conflicts_with = "from")]
     pub allow_exec: bool,
     /// How estimator sketches are evaluated when rerunning (see `ratelab run --help`):
     /// `events` replays every event, to check the per-key fast path against the baselines.

@@ -227,8 +227,8 @@ pub enum Command {
     /// List the experiment kinds and the scenarios in a folder (or, with --models, every
     /// limiter model with its parameters).
     List {
-        /// Folder of scenario files.
-        #[arg(long, default_value = "scenarios")]
+        /// Folder of scenario files (not with --models, which lists no scenario).
+        #[arg(long, default_value = "scenarios", conflicts_with = "models")]
         scenarios: PathBuf,
         /// Print every limiter model of the decision lab (the `model` of a `limiters`
         /// entry) with its parameters, their ranges and defaults, and the upstream it
@@ -292,9 +292,12 @@ fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run {
             scenario: Some(scenario),
+            trace,
             opts,
-            ..
-        } => run::run(&scenario, &opts),
+        } => {
+            trace.refuse_without_trace()?;
+            run::run(&scenario, &opts)
+        }
         Command::Run {
             scenario: None,
             trace,

@@ -47,8 +47,60 @@ enum Pending {
     },
 }
 
+/// The kinds that repeat runs with fresh hash seeds (`runs`, `--runs`).
+const KINDS_WITH_RUNS: &[&str] = &["estimator_accuracy", "rate_vs_oracle", "inflight_accuracy"];
+
+/// The kinds whose estimator sketches `--replay` evaluates.
+const KINDS_WITH_REPLAY: &[&str] = &["estimator_accuracy", "estimator_characterization"];
+
+/// Refuses a scenario's `runs` that its kind never reads (it would be
+/// ignored without a word).
+fn refuse_unread_runs(scenario: &Scenario) -> Result<()> {
+    let kind = scenario.common.kind.as_str();
+    match scenario.common.runs {
+        Some(runs) if !KINDS_WITH_RUNS.contains(&kind) && kinds::kind(kind).is_some() => {
+            Err(scenario.field_error(
+                "runs",
+                format!(
+                    "value {runs}: a {kind} scenario does not repeat runs (only {} do): expected no runs",
+                    KINDS_WITH_RUNS.join(", ")
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a `run` option the one scenario's kind never reads: `--runs`
+/// and `--replay events` (`reproduce` applies them to the scenarios that
+/// read them).
+fn refuse_unread_options(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
+    let kind = scenario.common.kind.as_str();
+    if kinds::kind(kind).is_none() {
+        return Ok(());
+    }
+    if let Some(runs) = opts.runs
+        && !KINDS_WITH_RUNS.contains(&kind)
+    {
+        return Err(Error::input(format!(
+            "--runs {runs}: {} is a {kind} scenario, which does not repeat runs (only {} do)",
+            scenario.path.display(),
+            KINDS_WITH_RUNS.join(", ")
+        )));
+    }
+    if opts.replay == crate::lab::ReplayMode::Events && !KINDS_WITH_REPLAY.contains(&kind) {
+        return Err(Error::input(format!(
+            "--replay events: {} is a {kind} scenario, which has no estimator sketches to replay (only {} have)",
+            scenario.path.display(),
+            KINDS_WITH_REPLAY.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 /// Runs one scenario to its [`Pending`] writes and text.
 fn compute(scenario: &Scenario, opts: &RunOpts) -> Result<Pending> {
+    refuse_unread_runs(scenario)?;
     if let Some(runs) = opts.runs
         && (runs == 0 || runs > crate::scenario::MAX_RUNS)
     {
@@ -143,6 +195,7 @@ fn show(text: &str) {
 
 /// Runs one scenario, writes its report, prints its table.
 pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
+    refuse_unread_options(scenario, opts)?;
     let pending = compute(scenario, opts)?;
     show(&finish(scenario, opts, pending)?);
     Ok(())

@@ -40,7 +40,7 @@ impl RunTrace {
     /// trace options are the scenario's `"trace"` object, field for field.
     pub fn scenario(&self, seed: Option<u64>) -> Result<Option<Scenario>> {
         let Some(trace) = &self.trace else {
-            self.read.refuse_without_trace()?;
+            self.refuse_without_trace()?;
             return Ok(None);
         };
         let need = |v: Option<u64>, flag: &str| {
@@ -74,6 +74,26 @@ impl RunTrace {
     }
 }
 
+impl RunTrace {
+    /// Refuses every `run --trace` option when no `--trace` is given (a
+    /// scenario file or the tour runs instead, and would ignore them).
+    pub fn refuse_without_trace(&self) -> Result<()> {
+        self.read.refuse_without_trace()?;
+        for (given, flag) in [
+            (self.limit.is_some(), "--limit"),
+            (self.interval_ms.is_some(), "--interval-ms"),
+            (self.candidates.is_some(), "--candidates"),
+        ] {
+            if given {
+                return Err(Error::input(format!(
+                    "{flag}: an option of run --trace, and no --trace is given (a scenario file has its own policy and limiters)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `--candidates`: model names, or a JSON list of `limiters` entries.
 fn candidates(text: &str) -> Result<Value> {
     let t = text.trim();
@@ -82,17 +102,13 @@ fn candidates(text: &str) -> Result<Value> {
             .map_err(|e| Error::input(format!("--candidates: malformed JSON: {e}")))?;
         return Ok(v);
     }
-    let names: Vec<Value> = t
-        .split(',')
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .map(|n| json!({ "model": n }))
-        .collect();
-    if names.is_empty() {
-        return Err(Error::input(
-            "--candidates \"\": expected model names (gcra_governor,nginx_limit_req) or a JSON list",
-        ));
+    let names: Vec<&str> = t.split(',').map(str::trim).collect();
+    if names.iter().any(|n| n.is_empty()) {
+        return Err(Error::input(format!(
+            "--candidates {text:?}: an empty name: expected model names (gcra_governor,nginx_limit_req) or a JSON list"
+        )));
     }
+    let names: Vec<Value> = names.iter().map(|n| json!({ "model": n })).collect();
     Ok(Value::Array(names))
 }
 
@@ -144,6 +160,10 @@ mod tests {
             json!([1, 2])
         );
         assert!(candidates(" , ").is_err());
+        assert!(
+            candidates("gcra,").is_err(),
+            "an empty name is refused, not dropped"
+        );
         assert!(candidates("[{").is_err());
     }
 }

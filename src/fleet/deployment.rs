@@ -248,6 +248,7 @@ impl Deployment {
         let max_r = replicas.iter().copied().max().unwrap_or(1) as u64;
         let most = max_r.max(events::scale_max(&self.events)).min(MAX_REPLICAS);
         let events = events::check(&self.events, most).map_err(fe)?;
+        events::check_timeline(&self.events, &replicas).map_err(fe)?;
         let network = network::check(self.network.as_ref(), scenario, most).map_err(fe)?;
         if self.strategies.is_empty() {
             return Err(scenario.field_error(
@@ -356,10 +357,15 @@ fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec,
             ));
         }
         for (i, &x) in w.iter().enumerate() {
-            if !(x.is_finite() && x > 0.0 && x <= 1e6) {
+            // 1e-6..=1e6: a weight is relative to the others, and a ratio
+            // beyond 1e12 is a replica that never serves, not a weight.
+            if !(x.is_finite() && (1e-6..=1e6).contains(&x)) {
                 return Err(err(
                     format!("{field}.weights[{i}]"),
-                    format!("value {x}: expected a number > 0 and <= 1e6"),
+                    format!(
+                        "value {}: expected a number in 1e-6..=1e6",
+                        crate::units::shown(x)
+                    ),
                 ));
             }
             weights.push(x);
@@ -384,7 +390,9 @@ fn balancer(e: &BalancerEntry, field: &str) -> std::result::Result<BalancerSpec,
         "round_robin" => BalancerKind::RoundRobin,
         "random" => BalancerKind::Random,
         "least_request" => {
-            let c = urange(&f("choice_count"), o.choice_count.unwrap_or(2), 1, 100)?;
+            // Envoy's `LeastRequestLbConfig.choice_count` is validated
+            // `uint32 = {gte: 2}` (cluster.proto): one draw is random.
+            let c = urange(&f("choice_count"), o.choice_count.unwrap_or(2), 2, 100)?;
             let s = range(&f("service_ms"), o.service_ms.unwrap_or(10.0), 0.0, 3.6e6)?;
             BalancerKind::LeastRequest {
                 choice_count: c as u32,

@@ -155,17 +155,115 @@ pub(crate) fn check(
     Ok(out)
 }
 
+/// Refuses events that would do nothing or contradict each other, checked
+/// against every fleet of the grid (`replicas`, the counts it starts
+/// with) as the fleet replays them (in time order, ties in the order
+/// written): a `scale_to` to the count every fleet already has then, two
+/// scale events at one instant (the first would be undone at once), a
+/// `restart` or `down` of a replica a fleet does not have then (the fleet
+/// skips it without a word), and two outages of the same target that
+/// overlap or touch (the first one's end would bring back what the second
+/// takes down). Call after [`check`].
+pub(crate) fn check_timeline(
+    entries: &[EventEntry],
+    replicas: &[usize],
+) -> std::result::Result<(), FieldError> {
+    let f = |i: usize, k: &str| format!("deployment.events[{i}].{k}");
+    let start = |e: &EventEntry| e.at_s.or(e.from_s).unwrap_or(0.0);
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by(|&a, &b| start(&entries[a]).total_cmp(&start(&entries[b])));
+    // Two scale events at one instant.
+    let mut scales = order.iter().filter(|&&i| entries[i].scale_to.is_some());
+    if let Some(mut prev) = scales.next().copied() {
+        for &i in scales {
+            if start(&entries[i]) == start(&entries[prev]) {
+                let (a, b) = (prev.min(i), prev.max(i));
+                return Err(err(
+                    f(b, "at_s"),
+                    format!(
+                        "value {}: events[{a}] scales the fleet at the same instant: expected one scale_to a time",
+                        seconds_text(start(&entries[b]))
+                    ),
+                ));
+            }
+            prev = i;
+        }
+    }
+    // Every fleet replays the events; a scale that changes no fleet's count
+    // is refused, and so is an index beyond a fleet's count at that time.
+    let mut changes = vec![false; entries.len()];
+    for &n in replicas {
+        let mut cur = n as u64;
+        for &i in &order {
+            let e = &entries[i];
+            let index = match (e.restart, e.down) {
+                (Some(r), _) => Some(("restart", r)),
+                (None, Some(Down::Replica(r))) => Some(("down", r)),
+                _ => None,
+            };
+            if let Some((k, r)) = index
+                && r >= cur
+            {
+                return Err(err(
+                    f(i, k),
+                    format!(
+                        "value {r}: the fleet of {n} replicas has {cur} at {} s: expected a replica index below {cur}",
+                        seconds_text(start(e))
+                    ),
+                ));
+            }
+            if let Some(m) = e.scale_to {
+                changes[i] |= m != cur;
+                cur = m;
+            }
+        }
+    }
+    if let Some(i) = (0..entries.len()).find(|&i| entries[i].scale_to.is_some() && !changes[i]) {
+        let m = entries[i].scale_to.unwrap_or(0);
+        return Err(err(
+            f(i, "scale_to"),
+            format!(
+                "value {m}: every fleet already has {m} replicas at {} s: expected a different count",
+                seconds_text(start(&entries[i]))
+            ),
+        ));
+    }
+    // Outages of one target: no overlap, no touching.
+    let outages: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&i| entries[i].down.is_some())
+        .collect();
+    for (x, &i) in outages.iter().enumerate() {
+        for &j in &outages[..x] {
+            let (a, b) = (&entries[j], &entries[i]);
+            if a.down == b.down && b.from_s.unwrap_or(0.0) <= a.to_s.unwrap_or(0.0) {
+                return Err(err(
+                    f(i, "from_s"),
+                    format!(
+                        "value {}: events[{j}] takes the same target down until {} s: expected outages of one target apart (write one outage)",
+                        seconds_text(b.from_s.unwrap_or(0.0)),
+                        seconds_text(a.to_s.unwrap_or(0.0))
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a deployment event that starts after the run's end (`end_s`
 /// seconds): it would never happen, and its row of the converge table
-/// would read "none" as if the fleet had not converged. Names the event's
-/// field.
+/// would read "none" as if the fleet had not converged; and an outage that
+/// ends after it (its end, and the convergence after it, never come).
+/// Names the event's field.
 pub fn check_event_times(
     scenario: &Scenario,
     events: &[EventEntry],
     end_s: f64,
 ) -> crate::error::Result<()> {
     for (i, e) in events.iter().enumerate() {
-        for (k, t) in [("at_s", e.at_s), ("from_s", e.from_s)] {
+        for (k, t) in [("at_s", e.at_s), ("from_s", e.from_s), ("to_s", e.to_s)] {
             if let Some(t) = t
                 && t > end_s
             {

@@ -120,18 +120,20 @@ pub enum SamplesError {
     Empty,
 }
 
-/// Round trips in ms from a CSV: one number a line (a header line and
-/// blank lines are skipped); the message names the line.
+/// Round trips in ms from a CSV: one number a line (a header line, one
+/// word that is not a number, and blank lines are skipped); a line with
+/// a second column is refused, not read in part. The message names the
+/// line.
 pub fn parse_samples(text: &str) -> Result<Vec<Nanos>, SamplesError> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let field = line.split(',').next().unwrap_or("").trim();
+    for (i, line) in text.trim_start_matches('\u{feff}').lines().enumerate() {
+        let field = line.trim();
         if field.is_empty() {
             continue;
         }
         match field.parse::<f64>() {
             Ok(v) if (0.0..=3.6e6).contains(&v) => out.push((v * MILLI as f64).round() as Nanos),
-            _ if i == 0 => continue,
+            Err(_) if i == 0 && !field.contains(',') => continue,
             _ => {
                 return Err(SamplesError::BadValue {
                     line: i + 1,
@@ -310,10 +312,12 @@ pub(crate) fn latency(
             3.6e6,
         )?)),
         "lognormal" => Latency::LogNormal {
+            // A log-normal's median is positive (its log is the mean):
+            // at least 1 ns.
             median: ns(range(
                 &k("median_ms"),
                 l.median_ms.unwrap_or(1.0),
-                0.0,
+                1e-6,
                 3.6e6,
             )?),
             sigma: range(&k("sigma"), l.sigma.unwrap_or(0.5), 0.0, 5.0)?,
@@ -385,5 +389,15 @@ mod tests {
         );
         let e = parse_samples("1\nfast\n").unwrap_err().to_string();
         assert!(e.contains("line 2") && e.contains("fast"), "{e}");
+        // A second column is refused, not dropped; a first line that is a
+        // number out of range is that number, not a header.
+        let e = parse_samples("1,2\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("1,2"), "{e}");
+        let e = parse_samples("1e300\n2\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("1e300"), "{e}");
+        assert_eq!(
+            parse_samples("\u{feff}1\r\n2\r\n").unwrap(),
+            vec![1_000_000, 2_000_000]
+        );
     }
 }

@@ -322,13 +322,15 @@ impl Experiment for RateVsOracle {
         if p.keys == 0
             || p.keys > 10_000_000
             || Zipf::new(p.keys, p.s).is_none()
-            || !p.s.is_finite()
+            || !(0.0..=crate::workload::counts::MAX_ZIPF_S).contains(&p.s)
         {
             return Err(scenario.field_error(
                 "keys",
                 format!(
-                    "keys {} / s {}: expected 1 to 10000000 keys and a finite s >= 0",
-                    p.keys, p.s
+                    "keys {} / s {}: expected 1 to 10000000 keys and a finite s >= 0 and <= {}",
+                    p.keys,
+                    crate::units::shown(p.s),
+                    crate::workload::counts::MAX_ZIPF_S
                 ),
             ));
         }

@@ -243,6 +243,7 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
             a.confidence
         )));
     }
+    crate::sizing::refuse_repeated_targets(&a.targets)?;
     let targets = a
         .targets
         .iter()
@@ -321,7 +322,7 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
 /// cannot support a recommendation is an input error (exit 2).
 pub fn run(a: &RecommendArgs) -> Result<Recommendation> {
     let r = compute(a)?;
-    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
+    // `write_files` makes the folder, and removes it again if a file fails.
     crate::report::atomic::write_files(&a.out, &r.files())?;
     Ok(r)
 }

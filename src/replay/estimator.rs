@@ -29,11 +29,27 @@ use crate::hash::{HasherKind, RowHasher};
 use crate::model::estimator::{Estimator, EstimatorConfig, ExactCounter, FrequencyEstimator};
 use crate::model::inflight::{Guard, Inflight};
 
-const TAKES: &[&str] = &["--hashes", "--slots", "--hasher"];
+const TAKES: &[&str] = &["--hashes", "--slots", "--hasher", "--seed"];
 
-fn hasher(args: &ReplayArgs) -> Result<Option<HasherKind>> {
+/// `--hasher`; with `exact` (one counter per key, no sketch) the sketch's
+/// `--hashes` and `--slots` are refused, and `--seed` where the exact
+/// counters hash nothing (`seeded`: whether they do).
+fn hasher(args: &ReplayArgs, seeded: bool) -> Result<Option<HasherKind>> {
     match args.hasher.as_deref().unwrap_or("xxh3") {
-        "exact" => Ok(None),
+        "exact" => {
+            for (flag, given) in [
+                ("--hashes", args.hashes.is_some()),
+                ("--slots", args.slots.is_some()),
+                ("--seed", args.seed.is_some() && !seeded),
+            ] {
+                if given {
+                    return Err(Error::input(format!(
+                        "{flag} does not apply to --hasher exact (one counter per key, no sketch)"
+                    )));
+                }
+            }
+            Ok(None)
+        }
         "xxh3" => Ok(Some(HasherKind::Xxh3)),
         "ahash" => Ok(Some(HasherKind::AHash)),
         other => Err(Error::input(format!(
@@ -88,12 +104,12 @@ fn value_of(input: &TraceReader, line: u64, raw: &str, needed: bool) -> Result<i
 pub fn run_estimator(args: &ReplayArgs) -> Result<()> {
     super::reject_unused(args, "estimator", TAKES)?;
     let cfg = dims(args, 1024)?;
-    match hasher(args)? {
+    match hasher(args, false)? {
         None => replay_estimator(args, ExactCounter::new()),
         Some(kind) => {
             let mut cfg = cfg;
             cfg.hasher = kind;
-            replay_estimator(args, Estimator::new(cfg, args.seed))
+            replay_estimator(args, Estimator::new(cfg, args.seed()))
         }
     }
 }
@@ -140,16 +156,17 @@ fn replay_estimator<E: FrequencyEstimator>(args: &ReplayArgs, mut est: E) -> Res
 pub fn run_inflight(args: &ReplayArgs) -> Result<()> {
     super::reject_unused(args, "inflight", TAKES)?;
     let cfg = dims(args, crate::model::inflight::INFLIGHT_SLOTS)?;
-    match hasher(args)? {
+    // The exact Inflight still hashes keys to guards: --seed applies.
+    match hasher(args, true)? {
         None => {
             let key_hasher =
-                RowHasher::new(HasherKind::Xxh3, crate::rng::derive_seed(args.seed, &[1]));
+                RowHasher::new(HasherKind::Xxh3, crate::rng::derive_seed(args.seed(), &[1]));
             replay_inflight(args, Inflight::from_parts(ExactCounter::new(), key_hasher))
         }
         Some(kind) => {
             let mut cfg = cfg;
             cfg.hasher = kind;
-            replay_inflight(args, Inflight::with_config(cfg, args.seed))
+            replay_inflight(args, Inflight::with_config(cfg, args.seed()))
         }
     }
 }

@@ -61,7 +61,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         super::reject_unused(
             args,
             "leaky-bucket --unlimited",
-            &["--internals", "--unlimited"],
+            &["--internals", "--unlimited", "--unsorted"],
         )?;
         return replay(args, &mut |t| Take {
             now_ns: t,
@@ -80,6 +80,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             "--variant",
             "--unix-origin-ns",
             "--internals",
+            "--unsorted",
         ],
     )?;
     let rate = match args.rate {

@@ -36,6 +36,7 @@ use std::collections::HashMap;
 /// The options `--algo limiter` takes.
 const TAKES: &[&str] = &[
     "--limiter",
+    "--seed",
     "--allow-exec",
     "--limit",
     "--interval-ms",
@@ -105,7 +106,7 @@ fn setup(args: &ReplayArgs) -> Result<Setup> {
             }]
         }
     };
-    let plain = Setup::plain(Policy { limit, interval_ms }, args.seed);
+    let plain = Setup::plain(Policy { limit, interval_ms }, args.seed());
     Ok(Setup {
         shapes,
         uber_slack: args.slack.unwrap_or(plain.uber_slack),
@@ -218,6 +219,20 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     super::reject_unused(args, "limiter", TAKES)?;
     let setup = setup(args)?;
     let mut cand = pick(args, &setup)?;
+    // The sketch shape and uber-go's slack shape one model each: refused
+    // beside any other, which would ignore them.
+    for (flag, given, model) in [
+        ("--hashes", args.hashes.is_some(), "pingora_rate"),
+        ("--slots", args.slots.is_some(), "pingora_rate"),
+        ("--slack", args.slack.is_some(), "uber_go"),
+    ] {
+        if given && cand.model != model {
+            return Err(Error::input(format!(
+                "{flag} applies to a {model} candidate, and --limiter is {:?} ({})",
+                cand.name, cand.model
+            )));
+        }
+    }
     if args.read.validates() {
         return run_validation(args, &mut cand);
     }
@@ -279,7 +294,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
 /// request, with times since the first request (as the decision lab
 /// replays a trace).
 fn run_read(args: &ReplayArgs, cand: &mut Candidate) -> Result<()> {
-    let opts = args.read.arrival_options("replay", args.seed)?;
+    let opts = args.read.arrival_options("replay", args.seed())?;
     let mut input = crate::sizing::input::open_timed(&args.trace, &opts)?;
     let mut out = OutputCsv::create(&args.out)?;
     out.row(["t_ns", "key", "weight", "allowed", "delay_ns"])?;
@@ -321,7 +336,7 @@ fn run_validation(args: &ReplayArgs, cand: &mut Candidate) -> Result<()> {
     use crate::workload::trace::TraceSpec;
     let mut t = args.read.clone();
     t.path = args.trace.display().to_string();
-    let (_, spec) = crate::lab::decision::checks::trace_reading(&t, args.seed)
+    let (_, spec) = crate::lab::decision::checks::trace_reading(&t, args.seed())
         .map_err(TraceSpec::flag_error)?;
     let flag = |f: &str, m: String| TraceSpec::flag_error(crate::error::FieldError::new(f, m));
     let loaded = v::load_from(&args.trace, &t, spec.as_ref(), u32::MAX as usize, &flag)?;

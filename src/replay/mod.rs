@@ -71,9 +71,10 @@ pub struct ReplayArgs {
     /// rate: which build's panics to reproduce, `release` (default) or `debug`.
     #[arg(long)]
     pub build: Option<String>,
-    /// Seed for the sketch's hash rows.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// rate, estimator, inflight, limiter: seed for the sketch's hash rows (and a
+    /// limiter's spread of whole-second times; default 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// token-bucket: events per second, or `inf`; limiter: requests per key per --interval-ms.
     #[arg(long, allow_negative_numbers = true)]
     pub limit: Option<String>,
@@ -129,6 +130,13 @@ pub struct ReplayArgs {
     pub read: crate::workload::trace::TraceSpec,
 }
 
+impl ReplayArgs {
+    /// `--seed`, 1 when not given.
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(1)
+    }
+}
+
 /// Runs a replay.
 pub fn run(args: &ReplayArgs) -> Result<()> {
     match args.algo {
@@ -169,6 +177,9 @@ fn reject_unused(args: &ReplayArgs, algo: &str, takes: &[&str]) -> Result<()> {
         ("--first", args.first.is_some()),
         ("--every", args.every.is_some()),
         ("--interval-ns", args.interval_ns.is_some()),
+        ("--internals", args.internals),
+        ("--unsorted", args.unsorted),
+        ("--seed", args.seed.is_some()),
     ];
     let read = args.read.given();
     match given

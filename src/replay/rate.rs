@@ -195,6 +195,20 @@ fn options(args: &ReplayArgs) -> Result<Options> {
                 .map_err(|_| Error::input(format!("--{name} value {v}: too large"))),
         }
     };
+    if hasher.is_none() {
+        // One exact counter per key: no sketch to shape or seed.
+        for (flag, given) in [
+            ("--hashes", args.hashes.is_some()),
+            ("--slots", args.slots.is_some()),
+            ("--seed", args.seed.is_some()),
+        ] {
+            if given {
+                return Err(Error::input(format!(
+                    "{flag} does not apply to --hasher exact (one counter per key, no sketch)"
+                )));
+            }
+        }
+    }
     let hashes = dim("hashes", args.hashes, crate::model::rate::RATE_HASHES)?;
     let slots = dim("slots", args.slots, crate::model::rate::RATE_SLOTS)?;
     if hasher.is_some() {
@@ -214,7 +228,7 @@ fn options(args: &ReplayArgs) -> Result<Options> {
         slots,
         flavor,
         build,
-        seed: args.seed,
+        seed: args.seed(),
     })
 }
 
@@ -230,6 +244,8 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             "--hasher",
             "--flavor",
             "--build",
+            "--internals",
+            "--seed",
         ],
     )?;
     let o = options(args)?;

@@ -67,6 +67,7 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
             "--float-bits",
             "--internals",
             "--act",
+            "--unsorted",
         ],
     )?;
     let (limit, burst, version) = bucket_config(args)?;

@@ -290,7 +290,11 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 /// renamed over their targets. A failed write removes every temporary and
 /// leaves every previous file as it was.
 pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    // The folders made for `dir` are removed again if a file fails (a
+    // disk that fills, a read-only folder): a failed run leaves no empty
+    // report folder behind.
+    let top = create_dirs(dir)?;
+    let mut guard = CreatedDirs(top.map(|t| (dir.to_path_buf(), t)));
     let mut staged = Vec::with_capacity(files.len());
     for (name, bytes) in files {
         let path = dir.join(name);
@@ -305,6 +309,7 @@ pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
     for (tmp, path) in staged {
         tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
     }
+    guard.0 = None;
     Ok(())
 }
 
@@ -445,6 +450,26 @@ pub fn validate_name(name: &str) -> std::result::Result<(), super::error::Report
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_files_that_fail_leave_no_new_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("a").join("size-report");
+        // The second file cannot be made (its folder does not exist): the
+        // first is not written and the folders made for both are gone.
+        let files = [
+            ("size.json".to_string(), b"{}".to_vec()),
+            ("missing/size.md".to_string(), b"#".to_vec()),
+        ];
+        assert!(write_files(&dir, &files).is_err());
+        assert!(!root.path().join("a").exists(), "no empty folder left");
+        // A folder that was there stays, untouched.
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(write_files(&dir, &files).is_err());
+        assert!(dir.exists() && std::fs::read_dir(&dir).unwrap().next().is_none());
+        write_files(&dir, &files[..1]).unwrap();
+        assert_eq!(std::fs::read(dir.join("size.json")).unwrap(), b"{}");
+    }
 
     #[test]
     fn replaces_the_whole_folder() {

@@ -110,6 +110,95 @@ impl Pending {
     }
 }
 
+/// How long [`open_input`] waits for a process to open a named pipe for
+/// writing.
+pub const FIFO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Opens an input file to read. A named pipe (FIFO) is opened without
+/// blocking: `open(2)` of a FIFO that no process writes to would wait for
+/// ever, so the pipe is watched for a writer for at most [`FIFO_WAIT`],
+/// then refused with one line naming it. Once a writer is there, reads
+/// block as on any pipe (a slow producer is waited for).
+///
+/// # Examples
+///
+/// ```
+/// use std::io::Read;
+/// let dir = tempfile::tempdir().unwrap();
+/// let f = dir.path().join("x.csv");
+/// std::fs::write(&f, "t_ns,key").unwrap();
+/// let mut text = String::new();
+/// ratelab::report::pending::open_input(&f).unwrap().read_to_string(&mut text).unwrap();
+/// assert_eq!(text, "t_ns,key");
+/// ```
+pub fn open_input(path: &Path) -> Result<Box<dyn std::io::Read + Send>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            return open_fifo(path);
+        }
+    }
+    Ok(Box::new(File::open(path).map_err(|e| Error::io(path, e))?))
+}
+
+/// [`open_input`] of a named pipe: a non-blocking read tells a pipe
+/// without a writer (end of file) from one whose writer has not written
+/// yet (would block); the descriptor is made blocking once a writer is
+/// seen.
+#[cfg(unix)]
+fn open_fifo(path: &Path) -> Result<Box<dyn std::io::Read + Send>> {
+    use std::io::{ErrorKind, Read};
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let blocking = |f: &File| {
+        let fd = f.as_raw_fd();
+        // SAFETY: fcntl on a descriptor this function owns; no memory is
+        // passed.
+        let ok = unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) >= 0
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::io(path, std::io::Error::last_os_error()))
+        }
+    };
+    let start = std::time::Instant::now();
+    let mut first = [0u8; 1];
+    loop {
+        match f.read(&mut first) {
+            Ok(1) => {
+                blocking(&f)?;
+                return Ok(Box::new(std::io::Cursor::new(first).chain(f)));
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                blocking(&f)?;
+                return Ok(Box::new(f));
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+            // No writer yet (or one that left without writing).
+            Ok(_) => {
+                if start.elapsed() >= FIFO_WAIT {
+                    return Err(Error::input(format!(
+                        "{}: a named pipe no process wrote to within {} s: expected a file, or a pipe with a writer",
+                        path.display(),
+                        FIFO_WAIT.as_secs()
+                    )));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+}
+
 /// Reads at most `max` bytes of `path` (a file, a pipe or a device such as
 /// `/dev/zero`): a longer input is refused with one line naming it and
 /// `what` it was expected to be, instead of growing without bound.
@@ -126,7 +215,7 @@ impl Pending {
 /// ```
 pub fn read_bounded(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
     use std::io::Read;
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = open_input(path)?;
     let mut buf = Vec::new();
     f.take(max.saturating_add(1))
         .read_to_end(&mut buf)

@@ -248,6 +248,7 @@ pub fn validate(a: &SizeArgs) -> Result<()> {
     parse_hasher(&a.hasher)?;
     parse_modes(a.estimate())?;
     parse_near(a.near_limit())?;
+    crate::sizing::refuse_repeated_targets(&a.targets)?;
     if a.trace.is_none() {
         a.read.refuse_without_trace()?;
     }

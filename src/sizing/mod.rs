@@ -121,7 +121,9 @@ pub use report::{
     human_bytes, mem_label, render_report, shape_cells, SizeReport, SHAPE_TABLE_HEAD, SIZE_SCHEMA,
 };
 pub use search::{pareto, search, search_silent, SearchOptions, SizeResult};
-pub use targets::{meets_all, seed_meets, Cmp, Metric, Scale, Target, TargetMetric};
+pub use targets::{
+    meets_all, refuse_repeated_targets, seed_meets, Cmp, Metric, Scale, Target, TargetMetric,
+};
 pub use workload::{Generated, WorkloadSource};
 
 /// Smallest and largest power-of-two exponent of slots tried.

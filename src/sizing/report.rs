@@ -4,7 +4,7 @@
 use super::evaluation::{Candidate, Evaluator};
 use super::search::SizeResult;
 use super::targets::Metric;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::metrics::summarize;
 use crate::report::chart::{render, ChartSpec, Legend, Series, SeriesStyle};
 use crate::report::fmt::{bytes_human, kib};
@@ -57,7 +57,8 @@ impl SizeReport {
     /// link) each file is replaced atomically on its own and everything else
     /// in the folder is left as it is.
     pub fn write(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        // A folder that is not there yet is made by `write_files`, which
+        // removes it again if a file fails: no empty folder is left.
         let files = self.files();
         if let Some((parent, name)) = whole_folder_target(dir, &files) {
             // A folder that cannot be swapped by rename (a mount point

@@ -193,6 +193,41 @@ impl From<Option<u64>> for Scale {
     }
 }
 
+/// Refuses two `--target`s on one metric: each metric has one direction,
+/// so the looser of the two is ignored (and two that disagree are a typo).
+/// A target's metric is its text before the operator.
+///
+/// # Examples
+/// ```
+/// use ratelab::sizing::refuse_repeated_targets;
+/// assert!(refuse_repeated_targets(&["p99<=5".into(), "max<=9".into()]).is_ok());
+/// let e = refuse_repeated_targets(&["p99<=5".into(), " p99 <= 7".into()]).unwrap_err();
+/// assert!(e.to_string().contains("p99 <= 7"), "{e}");
+/// ```
+pub fn refuse_repeated_targets(texts: &[String]) -> Result<()> {
+    let metric = |t: &str| {
+        t.split(['<', '>', '='])
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    for (i, t) in texts.iter().enumerate() {
+        if let Some(first) = texts[..i]
+            .iter()
+            .find(|u| !metric(t).is_empty() && metric(u) == metric(t))
+        {
+            return Err(Error::input(format!(
+                "--target {:?}: a second target on {} (the first: {:?}): expected one target a metric",
+                t.trim(),
+                metric(t),
+                first.trim()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// One target, e.g. `p99<=5` or `compliant_denied_pct<=0.1`, over the
 /// metrics `M` (the count sizing's [`Metric`] by default).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -131,7 +131,12 @@ impl Generated<'_> {
     fn harmonic(&self, keys: u64) -> Result<CountWorkload> {
         let min = self.min.unwrap_or(10);
         let top = match (self.top, self.events) {
-            (Some(t), _) => t,
+            (Some(t), Some(events)) => {
+                return Err(Error::input(format!(
+                    "--events {events}: --dist harmonic takes --top {t} or --events, not both (--top sets the events)"
+                )))
+            }
+            (Some(t), None) => t,
             (None, Some(events)) => harmonic_top(keys, min, events)?,
             (None, None) => {
                 return Err(Error::input(
@@ -160,10 +165,11 @@ impl Generated<'_> {
             let s: f64 = s
                 .parse()
                 .ok()
-                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .filter(|v: &f64| (0.0..=crate::workload::counts::MAX_ZIPF_S).contains(v))
                 .ok_or_else(|| {
                     Error::input(format!(
-                        "--dist {dist}: at {s:?}: expected a finite exponent >= 0, e.g. zipf:1.1"
+                        "--dist {dist}: at {s:?}: expected a finite exponent >= 0 and <= {}, e.g. zipf:1.1",
+                        crate::workload::counts::MAX_ZIPF_S
                     ))
                 })?;
             Ok(CountWorkload::Zipf { keys, events, s })

@@ -13,6 +13,10 @@ use std::path::Path;
 pub const MAX_KEYS: u64 = 100_000_000;
 /// Largest number of events a count workload may have.
 pub const MAX_EVENTS: u64 = 1 << 40;
+/// Largest Zipf exponent: from about 50 on, the second key's share
+/// (2^-s) is below one event in 2^40, so every event is the first key's;
+/// a larger exponent (1e300) is a typo, not a workload.
+pub const MAX_ZIPF_S: f64 = 100.0;
 
 /// How many events each key gets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -178,10 +182,13 @@ impl CountWorkload {
             CountWorkload::Zipf { keys, events, s } => {
                 check_keys(*keys)?;
                 check_events(*events)?;
-                if !s.is_finite() || *s < 0.0 {
+                if !(0.0..=MAX_ZIPF_S).contains(s) {
                     return Err(err(
                         "s",
-                        format!("value {s}: expected a finite exponent >= 0"),
+                        format!(
+                            "value {}: expected a finite exponent >= 0 and <= {MAX_ZIPF_S}",
+                            crate::units::shown(*s)
+                        ),
                     ));
                 }
                 Ok(Workload::sampled(
@@ -535,7 +542,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.message(),
-            "s.json: field workload.s: value NaN: expected a finite exponent >= 0"
+            "s.json: field workload.s: value NaN: expected a finite exponent >= 0 and <= 100"
         );
         let e = CountWorkload::Harmonic {
             keys: 0,

@@ -424,7 +424,7 @@ fn opts_of(c: &Case) -> InputOptions {
             format: f,
             log_format: get("log_format"),
             key: get("key"),
-            xff: get("xff").map_or(Default::default(), |x| x.parse().unwrap()),
+            xff: get("xff").map(|x| x.parse().unwrap()),
             ..LogSpec::default()
         }),
         spread: get("spread").map(|s| s.parse().unwrap()),

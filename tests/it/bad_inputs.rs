@@ -90,3 +90,53 @@ fn zero_burst_and_zero_ideal_burst_stay_accepted() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// A named pipe no process writes to: `open(2)` of it would block for
+/// ever, so the trace (or shard file) is refused after the wait with one
+/// line naming it, and nothing is written; a pipe whose writer comes late
+/// is read as any file.
+#[cfg(unix)]
+#[test]
+fn a_fifo_without_a_writer_is_refused_and_one_with_a_late_writer_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trace.csv");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = dir.path().join("out");
+    let (f, o) = (fifo.to_str().unwrap(), out.to_str().unwrap());
+    let args = [
+        "run",
+        "--trace",
+        f,
+        "--limit",
+        "5",
+        "--interval-ms",
+        "1000",
+        "--out",
+        o,
+        "--no-progress",
+    ];
+    let started = std::time::Instant::now();
+    let r = ratelab(&args);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("a named pipe no process wrote to"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+    assert!(!out.exists(), "nothing is written");
+    // A writer that opens the pipe a second after ratelab did.
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            std::fs::write(&fifo, "t_ms,key\n1000,a\n1200,b\n1300,a\n").unwrap();
+        })
+    };
+    let r = ratelab(&args);
+    writer.join().unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert!(out.join("trace").join("report.json").exists());
+}

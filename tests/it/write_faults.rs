@@ -474,4 +474,13 @@ fn a_failed_write_into_a_new_out_folder_leaves_no_folder() {
         "left: {:?}",
         tree(base.path())
     );
+    // `size` writes its files into the folder itself: the same holds.
+    let size_out = base.path().join("new2").join("size");
+    let o = run_faulty(&case_size(inp.path(), &size_out, true), Fault::Fsize);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        !base.path().join("new2").exists(),
+        "left: {:?}",
+        tree(base.path())
+    );
 }

@@ -24,6 +24,53 @@ impl UnixOrigin for Origin {
     }
 }
 
+/// Refuses what a deployment of `local` and `divided` strategies only
+/// would ignore: their replicas decide alone and send nothing, so a
+/// `network` and a store outage would change no decision. A `divided`
+/// entry's `redivide` without a `scale_to` event is refused too (it only
+/// acts on a scale event).
+fn sends_something(scenario: &Scenario, dep: &Deployment) -> Result<()> {
+    let which = |s: &serde_json::Map<String, serde_json::Value>| {
+        s.get("strategy")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let scales = dep.events.iter().any(|e| e.scale_to.is_some());
+    for (i, s) in dep.strategies.iter().enumerate() {
+        if which(s) == "divided" && s.contains_key("redivide") && !scales {
+            return Err(scenario.field_error(
+                format!("deployment.strategies[{i}].redivide"),
+                "acts on a scale event: expected a {\"at_s\", \"scale_to\"} event in deployment.events, or no redivide",
+            ));
+        }
+    }
+    if dep
+        .strategies
+        .iter()
+        .any(|s| !matches!(which(s).as_str(), "local" | "divided"))
+    {
+        return Ok(());
+    }
+    if dep.network.is_some() {
+        return Err(scenario.field_error(
+            "deployment.network",
+            "local and divided replicas decide alone and send nothing: expected no network (or a strategy with a store)",
+        ));
+    }
+    if let Some(i) = dep
+        .events
+        .iter()
+        .position(|e| e.down == Some(crate::fleet::Down::Store))
+    {
+        return Err(scenario.field_error(
+            format!("deployment.events[{i}].down"),
+            "value \"store\": local and divided replicas use no store: expected a replica index (or a strategy with a store)",
+        ));
+    }
+    Ok(())
+}
+
 /// Seed stream of the fleets' balancers and networks.
 const FLEET_STREAM: u64 = 0xF1EE7;
 
@@ -38,6 +85,7 @@ pub fn fleet_candidates(
 ) -> Result<(Vec<Candidate>, Fleets)> {
     let fe = |e: FieldError| scenario.field_error(e.field, e.message);
     let d = dep.check(scenario)?;
+    sends_something(scenario, dep)?;
     let mut built: Vec<Planned> = Vec::new();
     for (i, s) in dep.strategies.iter().enumerate() {
         built.extend(strategies(s, &format!("deployment.strategies[{i}]"), setup).map_err(fe)?);

@@ -419,6 +419,21 @@ fn gubernator(p: &Point) -> Result<Planned, FieldError> {
     let (limit, interval) = (p.setup.policy.limit, p.setup.interval_ns());
     let g: GubernatorSettings = settings(p)?;
     let global = g.behavior == Behavior::Global;
+    // A setting of the other behaviour would be ignored (unless the entry
+    // lists both behaviours: it then applies to the fleets of its own).
+    if !a.varies("behavior") {
+        let (other, theirs): (&str, &[&str]) = if global {
+            ("forwarding", &["batch_wait_us", "batch_limit"])
+        } else {
+            ("global", &["global_sync_wait_ms", "global_batch_limit"])
+        };
+        if let Some(k) = theirs.iter().find(|k| a.u64(k).is_some()) {
+            return Err(err(
+                format!("{}.{k}", p.field),
+                format!("a behavior {other:?} setting: expected behavior \"{other}\" (or both)"),
+            ));
+        }
+    }
     let drain = g.drain_over_limit;
     let wait = g.global_sync_wait_ms * MILLI;
     let gbl = g.global_batch_limit as usize;
@@ -469,6 +484,14 @@ fn central(p: &Point) -> Result<Planned, FieldError> {
         ));
     }
     let burst = burst.unwrap_or(limit);
+    for k in ["local_cache", "stop_increment_when_over_limit"] {
+        if p.args.bool(k).is_some() && store != Store::EnvoyRatelimit {
+            return Err(err(
+                format!("{}.{k}", p.field),
+                "an envoy_ratelimit setting: expected store \"envoy_ratelimit\"",
+            ));
+        }
+    }
     let (cache, stop) = (c.local_cache, c.stop_increment_when_over_limit);
     let name = match store {
         Store::EnvoyRatelimit => "envoy ratelimit redis",

@@ -405,6 +405,19 @@ fn plan(
     };
     cands.extend(extra);
     unique_names(scenario, &cands)?;
+    // The comparison reads pingora's proportional estimate: without such a
+    // candidate (a fleet, or limiters without one) it would be left out
+    // without a word.
+    if p.compare_cloudflare
+        && !cands
+            .iter()
+            .any(|c| c.model == "pingora_rate" && c.args.str("estimate") == Some("proportional"))
+    {
+        return Err(scenario.field_error(
+            "compare_cloudflare",
+            "value true: no pingora_rate candidate with estimate \"proportional\" to compare: expected one (the default candidates have it), or no compare_cloudflare",
+        ));
+    }
     Ok(Prepared {
         p: Arc::new(p),
         cands: RefCell::new(cands),

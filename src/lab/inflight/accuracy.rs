@@ -237,10 +237,16 @@ impl Experiment for InflightAccuracy {
                 ),
             ));
         }
-        if !(p.s >= 0.0 && p.s.is_finite()) || Zipf::new(p.keys, p.s).is_none() {
+        if !(0.0..=crate::workload::counts::MAX_ZIPF_S).contains(&p.s)
+            || Zipf::new(p.keys, p.s).is_none()
+        {
             return Err(scenario.field_error(
                 "s",
-                format!("value {}: expected a finite exponent >= 0", p.s),
+                format!(
+                    "value {}: expected a finite exponent >= 0 and <= {}",
+                    crate::units::shown(p.s),
+                    crate::workload::counts::MAX_ZIPF_S
+                ),
             ));
         }
         if p.rate_per_s.is_nan()

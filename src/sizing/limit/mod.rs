@@ -96,7 +96,7 @@ pub struct LimitJob {
 pub fn parse_near(s: &str) -> Result<(f64, f64)> {
     let bad = || {
         Error::input(format!(
-            "--near-limit {s:?}: expected LO..HI, factors of the limit with 0 <= LO <= HI, e.g. 0.5..1"
+            "--near-limit {s:?}: expected LO..HI, factors of the limit with 0 <= LO <= HI, 0 < HI <= 1000, e.g. 0.5..1"
         ))
     };
     let (a, b) = s.split_once("..").ok_or_else(bad)?;
@@ -107,7 +107,9 @@ pub fn parse_near(s: &str) -> Result<(f64, f64)> {
             .filter(|v| v.is_finite() && *v >= 0.0)
     };
     match (f(a), f(b)) {
-        (Some(a), Some(b)) if a <= b => Ok((a, b)),
+        // HI 0 selects no key (a key in a window has a request), and a
+        // key a thousand times over the limit is not near it.
+        (Some(a), Some(b)) if a <= b && b > 0.0 && b <= 1000.0 => Ok((a, b)),
         _ => Err(bad()),
     }
 }

@@ -172,10 +172,18 @@ impl Rule<'_> {
             Rule::Keys(k) => {
                 Rule::KeyCount("keys.keys", k.keys()).check(bad)?;
                 match k {
-                    KeyChoice::Zipf { s, .. } if !s.is_finite() || *s < 0.0 => bad(
-                        "keys.s",
-                        format!("value {}: expected a finite exponent >= 0", shown(*s)),
-                    ),
+                    KeyChoice::Zipf { s, .. }
+                        if !(0.0..=crate::workload::counts::MAX_ZIPF_S).contains(s) =>
+                    {
+                        bad(
+                            "keys.s",
+                            format!(
+                                "value {}: expected a finite exponent >= 0 and <= {}",
+                                shown(*s),
+                                crate::workload::counts::MAX_ZIPF_S
+                            ),
+                        )
+                    }
                     _ => Ok(()),
                 }
             }

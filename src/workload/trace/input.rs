@@ -258,7 +258,7 @@ fn open_raw(path: &Path) -> Result<(Box<dyn BufRead + Send>, bool)> {
                 "a directory: read here as one file (a directory of trace files is one trace for the decision lab's requests, `size` and `run --trace`, not for a validated trace's outcomes or a fleet's from_trace balancer)",
             ));
         }
-        Box::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?)
+        crate::report::pending::open_input(path)?
     };
     let mut buf = BufReader::with_capacity(1 << 16, raw);
     let head = buf.fill_buf().map_err(|e| Error::io(path, e))?;

@@ -449,7 +449,7 @@ impl TraceSpec {
                     weight: self.weight.clone(),
                     time: self.time_field.clone(),
                     unit: self.unit.unwrap_or_default(),
-                    xff: self.xff.unwrap_or_default(),
+                    xff: self.xff,
                 })
             }
         };

@@ -111,6 +111,17 @@ impl KeyExpr {
             if name == "route" && prefix != Transform::Route {
                 return Err(bad("a route has no network prefix"));
             }
+            // A term on a field already in the key adds nothing to it.
+            if text.split('+').take(terms.len()).any(|u| {
+                let u = u.trim();
+                u.split_once('/')
+                    .map_or(u, |(n, _)| n.trim())
+                    .eq_ignore_ascii_case(name)
+            }) {
+                return Err(bad(&format!(
+                    "{name} is already in the key: expected each field once"
+                )));
+            }
             if let Some(h) = name.strip_prefix("header:") {
                 if h.is_empty()
                     || !h

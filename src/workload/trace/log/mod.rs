@@ -173,8 +173,9 @@ pub struct LogSpec {
     /// Unit of numeric times in JSON.
     pub unit: TimeUnit,
     /// Which `X-Forwarded-For` entry is the client when the key reads
-    /// that header ([`Xff`]; default the last, as Envoy).
-    pub xff: Xff,
+    /// that header ([`Xff`]; `None`: the last, as Envoy). Given, it must
+    /// apply: a key that reads no such header is refused.
+    pub xff: Option<Xff>,
 }
 
 /// One log format: its name, what it is, a two-line example, and how to
@@ -496,7 +497,7 @@ impl LogParser {
             true => format!(
                 "{} (X-Forwarded-For {})",
                 self.key.text,
-                self.spec.xff.name()
+                self.spec.xff.unwrap_or_default().name()
             ),
             false => self.key.text.clone(),
         }
@@ -557,11 +558,13 @@ impl LogParser {
             }
         })?;
         let fmt = &self.fmt;
-        bound.set_rules(|i| fmt.has_port(i), self.spec.xff);
-        if self.spec.xff != Xff::default() && !bound.reads_xff() {
+        bound.set_rules(|i| fmt.has_port(i), self.spec.xff.unwrap_or_default());
+        if let Some(xff) = self.spec.xff
+            && !bound.reads_xff()
+        {
             return Err(ParseError::Option(format!(
                 "xff {}: the key {:?} reads no X-Forwarded-For address (the rule applies to a key such as ip or http_x_forwarded_for/24 that reads that header)",
-                self.spec.xff.name(),
+                xff.name(),
                 self.key.text
             )));
         }

@@ -597,7 +597,7 @@ fn envoy_picks_the_forwarded_for_entry_as_envoy_does() {
     let key = |xff: Xff, v: &str| {
         let mut p = LogParser::new(&LogSpec {
             format: "envoy".into(),
-            xff,
+            xff: Some(xff),
             ..LogSpec::default()
         })
         .unwrap();
@@ -677,7 +677,7 @@ fn cloudfront_fields_may_change_between_concatenated_files() {
 fn an_xff_rule_the_key_does_not_read_is_refused() {
     let e = LogParser::new(&LogSpec {
         format: "combined".into(),
-        xff: Xff::TrustedHops(1),
+        xff: Some(Xff::TrustedHops(1)),
         ..LogSpec::default()
     })
     .err()
@@ -691,7 +691,7 @@ fn an_xff_rule_the_key_does_not_read_is_refused() {
         format: "nginx".into(),
         log_format: Some("$msec \"$http_x_forwarded_for\"".into()),
         key: Some("http_x_forwarded_for/24".into()),
-        xff: Xff::First,
+        xff: Some(Xff::First),
         ..LogSpec::default()
     };
     let mut p = LogParser::new(&nginx).unwrap();
