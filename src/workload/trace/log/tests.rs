@@ -219,7 +219,7 @@ fn envoy_typed_json_with_its_own_keys() {
                 format: "envoy-json".into(),
                 time: Some("@timestamp".into()),
                 key: Some(format!("{name}/32/128")),
-                xff,
+                xff: Some(xff),
                 ..LogSpec::default()
             })
             .unwrap();
@@ -393,7 +393,7 @@ fn apache_logformat_strings() {
     let f = r#"%{msec}t %a %<s %>s %400,501{X-Forwarded-For}i %D"#;
     let mut p = LogParser::new(&LogSpec {
         key: Some("http_x_forwarded_for/32/128".into()),
-        xff: Xff::TrustedHops(1),
+        xff: Some(Xff::TrustedHops(1)),
         ..spec(f, None)
     })
     .unwrap();
