@@ -213,8 +213,10 @@ const NLB_REQUIRED: usize = 11;
 /// let mut p = LogParser::new(&LogSpec { format: "nlb".into(), ..LogSpec::default() })?;
 /// let line = r#"tls 2.0 2020-04-01T08:51:42 net/my-network-loadbalancer/c6e77e28c25b2234 g3d4b5e8bb8464cd 72.21.218.154:51341 172.100.100.185:443 5 2 98 246 - arn:aws:acm:us-east-2:671290407336:certificate/2a108f19-aded-46b0-8493-c63eb1ef4a99 - ECDHE-RSA-AES128-SHA tlsv12 - my-network-loadbalancer-c6e77e28c25b2234.elb.us-east-2.amazonaws.com h2 h2 "h2","http/1.1" 2020-04-01T08:51:20"#;
 /// let mut held = String::new();
-/// let Parsed::Event(t, _, _) = p.parse(line, &mut held)? else { panic!() };
-/// assert_eq!((t, held.as_str()), (1_585_731_102_000_000_000, "72.21.218.154"));
+/// let Parsed::Event(t, at, _) = p.parse(line, &mut held)? else { panic!() };
+/// // The key borrowed from the line (its port left out), or built in `held`.
+/// let key = at.map_or(held.as_str(), |r| &line[r]);
+/// assert_eq!((t, key), (1_585_731_102_000_000_000, "72.21.218.154"));
 /// # Ok::<(), ratelab::workload::trace::ParseError>(())
 /// ```
 pub struct Nlb {

@@ -27,7 +27,7 @@ pub struct Apache {
 
 /// The field name of directive `letter` with its `{arg}` (None: none) and
 /// `>`/`<` modifier; `Err` for a letter mod_log_config does not define.
-fn name_of(letter: char, arg: Option<&str>, final_status: bool) -> Result<String, String> {
+fn name_of(letter: char, arg: Option<&str>, final_status: bool) -> Result<String, ParseError> {
     let header =
         |prefix: &str, h: &str| format!("{prefix}{}", h.to_ascii_lowercase().replace('-', "_"));
     Ok(match (letter, arg) {
@@ -84,12 +84,20 @@ fn name_of(letter: char, arg: Option<&str>, final_status: bool) -> Result<String
         ('J', Some(t)) => header("trailer_", t),
         ('j', Some(t)) => header("sent_trailer_", t),
         (c, Some(a)) if matches!(c, 'C' | 'e' | 'i' | 'n' | 'o') => {
-            return Err(format!("%{{{a}}}{c}: the name in braces is empty"))
+            return Err(ParseError::Option(format!(
+                "log format: %{{{a}}}{c}: the name in braces is empty"
+            )))
         }
         (c, None) if matches!(c, 'C' | 'e' | 'i' | 'n' | 'o' | 'J' | 'j') => {
-            return Err(format!("%{c} needs a name in braces (%{{Name}}{c})"))
+            return Err(ParseError::Option(format!(
+                "log format: %{c} needs a name in braces (%{{Name}}{c})"
+            )))
         }
-        (c, _) => return Err(format!("%{c} is not a mod_log_config directive")),
+        (c, _) => {
+            return Err(ParseError::Option(format!(
+                "log format: %{c} is not a mod_log_config directive"
+            )))
+        }
     })
 }
 
@@ -169,8 +177,7 @@ fn directives(format: &str) -> Result<Vec<Piece>, ParseError> {
         if !lit.is_empty() {
             out.push(Piece::Lit(std::mem::take(&mut lit)));
         }
-        let name = name_of(letter, arg.map(str::trim), final_status)
-            .map_err(|m| ParseError::Option(format!("log format: {m}")))?;
+        let name = name_of(letter, arg.map(str::trim), final_status)?;
         if letter == 't' && arg.is_none() {
             // `%t` writes its brackets ("in the format
             // [18/Sep/2011:19:18:28 -0400]"): literal text around the

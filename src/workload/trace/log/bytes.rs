@@ -14,7 +14,7 @@
 /// use ratelab::workload::trace::log::bytes::find_byte;
 /// let line = b"10.0.0.1 - - [01/Jan/2024:00:00:00 +0000] \"GET / HTTP/1.1\"";
 /// assert_eq!(find_byte(b'[', line, 0), Some(13));
-/// assert_eq!(find_byte(b'"', line, 43), Some(58));
+/// assert_eq!(find_byte(b'"', line, 43), Some(57));
 /// assert_eq!(find_byte(b'#', line, 0), None);
 /// ```
 #[inline]

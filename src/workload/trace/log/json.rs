@@ -340,10 +340,13 @@ mod tests {
 
     /// The whole-line reading the one-pass split replaces: the line built
     /// as a `Value`, each name looked up as is, then as a dotted path.
-    fn by_value(wanted: &[&str], line: &str) -> Result<Vec<Option<String>>, String> {
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| format!("malformed JSON at column {}: {e}", e.column()))?;
-        let obj = v.as_object().ok_or("expected a JSON object")?;
+    fn by_value(wanted: &[&str], line: &str) -> Result<Vec<Option<String>>, ParseError> {
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            ParseError::Line(format!("malformed JSON at column {}: {e}", e.column()))
+        })?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| ParseError::Line("expected a JSON object".into()))?;
         let mut out = Vec::new();
         for name in wanted {
             let found = obj.get(*name).or_else(|| {
@@ -360,23 +363,23 @@ mod tests {
                 Some(Value::Number(n)) => Some(n.to_string()),
                 Some(Value::Bool(b)) => Some(b.to_string()),
                 Some(other) => {
-                    return Err(format!(
+                    return Err(ParseError::Line(format!(
                         "field {name}: {} is an {}, expected a string or a number",
                         other,
                         if other.is_array() { "array" } else { "object" }
-                    ))
+                    )))
                 }
             });
         }
         Ok(out)
     }
 
-    fn by_split(wanted: &[&str], line: &str) -> Result<Vec<Option<String>>, String> {
+    fn by_split(wanted: &[&str], line: &str) -> Result<Vec<Option<String>>, ParseError> {
         let mut j = Json::new("jsonl", PLAIN, TimeUnit::Ms);
         for w in wanted {
             j.field(w);
         }
-        let f = j.split(line).map_err(|e| e.to_string())?;
+        let f = j.split(line)?;
         Ok((0..wanted.len())
             .map(|i| f.opt(i).map(str::to_string))
             .collect())

@@ -23,6 +23,7 @@
 //! # Ok::<(), ratelab::workload::trace::ParseError>(())
 //! ```
 
+pub(crate) mod address;
 pub(crate) mod alb;
 pub mod apache;
 pub mod bytes;
