@@ -167,8 +167,43 @@ pub(super) fn check_budget(
             &format!("{keys:.0} keys of per-key limiter state"),
             "fewer keys",
         )?;
+    } else if let Some(t) = &p.trace
+        && let Some(lines) = lines_in_file(&super::source::trace_path(scenario, t))
+    {
+        // A trace's requests are known once it is read; a plain file's
+        // are estimated from its size and its first lines, before any
+        // request is replayed.
+        ctx.check_work(
+            scenario,
+            "trace",
+            lines * limiters as f64,
+            6.0,
+            &format!("about {lines:.0} requests (the file's size over its first lines' length) x {limiters} limiters"),
+        )?;
     }
     Ok(())
+}
+
+/// About how many lines a plain (uncompressed, non-Parquet) regular file
+/// holds: its size over the mean length of the lines in its first 64 KiB.
+/// None where that cannot be known before reading it all: a pipe, stdin,
+/// a folder of parts, a compressed or Parquet file, a failed read (the
+/// reader says why).
+fn lines_in_file(path: &std::path::Path) -> Option<f64> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+    let mut head = Vec::with_capacity(1 << 16);
+    std::fs::File::open(path)
+        .ok()?
+        .take(1 << 16)
+        .read_to_end(&mut head)
+        .ok()?;
+    let magic: [&[u8]; 3] = [&[0x1f, 0x8b], &[0x28, 0xb5, 0x2f, 0xfd], b"PAR1"];
+    if head.is_empty() || magic.iter().any(|m| head.starts_with(m)) {
+        return None;
+    }
+    let newlines = memchr::memchr_iter(b'\n', &head).count().max(1);
+    Some(meta.len() as f64 * newlines as f64 / head.len() as f64)
 }
 
 /// The error of a watched key no request has.
@@ -180,4 +215,37 @@ pub(super) fn unseen_watch(scenario: &Scenario, w: &Watch) -> Error {
             w.key
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_files_lines_are_estimated_within_twice_and_others_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        // Lines whose length drifts along the file (short keys first,
+        // long ones after the first 64 KiB): the estimate is still within
+        // a factor of 2 of the count.
+        let plain = dir.path().join("t.csv");
+        let mut text = String::from("t_ms,key\n");
+        for i in 0..40_000u64 {
+            let key = if i < 8_000 {
+                format!("k{i}")
+            } else {
+                format!("10.{}.{}.{}", i % 7, i % 251, i % 13)
+            };
+            text.push_str(&format!("{},{key}\n", 1_000 + i));
+        }
+        std::fs::write(&plain, &text).unwrap();
+        let lines = text.lines().count() as f64;
+        let est = lines_in_file(&plain).unwrap();
+        assert!(est > lines / 2.0 && est < lines * 2.0, "{est} for {lines}");
+        // A compressed file, a folder, a missing file: not estimated.
+        let gz = dir.path().join("t.csv.gz");
+        std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0]).unwrap();
+        assert_eq!(lines_in_file(&gz), None);
+        assert_eq!(lines_in_file(dir.path()), None);
+        assert_eq!(lines_in_file(&dir.path().join("none")), None);
+    }
 }
