@@ -198,8 +198,7 @@ fn lines_in_file(path: &std::path::Path) -> Option<f64> {
         .take(1 << 16)
         .read_to_end(&mut head)
         .ok()?;
-    let magic: [&[u8]; 3] = [&[0x1f, 0x8b], &[0x28, 0xb5, 0x2f, 0xfd], b"PAR1"];
-    if head.is_empty() || magic.iter().any(|m| head.starts_with(m)) {
+    if head.is_empty() || !crate::workload::trace::input::is_plain_text(&head) {
         return None;
     }
     let newlines = memchr::memchr_iter(b'\n', &head).count().max(1);

@@ -10,6 +10,22 @@ use std::path::{Path, PathBuf};
 const GZIP: &[u8] = &[0x1f, 0x8b];
 const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
 
+/// Whether a file starting with `head` is read as the text it holds: not
+/// gzip, zstd or Parquet (the magic numbers [`open_input`] goes by).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::workload::trace::input::is_plain_text;
+/// assert!(is_plain_text(b"t_ms,key\n"));
+/// assert!(!is_plain_text(&[0x1f, 0x8b, 8]) && !is_plain_text(b"PAR1..."));
+/// ```
+pub fn is_plain_text(head: &[u8]) -> bool {
+    ![GZIP, ZSTD, super::parquet::MAGIC]
+        .iter()
+        .any(|m| head.starts_with(m))
+}
+
 /// The path without a `.gz`/`.zst`/`.zstd` extension (what names the
 /// format: `access.jsonl.gz` is JSON Lines).
 pub fn without_compression(path: &Path) -> PathBuf {
