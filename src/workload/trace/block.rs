@@ -199,6 +199,7 @@ impl Blocks {
     /// The next event; None at the end. `input` is taken by the parsing
     /// thread when there is one; the keys interned first in a block are
     /// added to `names` (in id order) as it is taken.
+    #[inline]
     pub(super) fn next(
         &mut self,
         input: &mut Box<dyn BufRead + Send>,

@@ -328,6 +328,7 @@ impl TraceReader {
 
     /// Parses the next data line into an event (unordered) whose key is
     /// where `KeyAt` says; None at EOF.
+    #[inline]
     pub(super) fn next_raw_at(&mut self) -> Result<Option<(Nanos, KeyAt, u64)>> {
         if let Some(b) = self.blocks.as_mut() {
             let own = self.log.as_deref_mut();

@@ -87,6 +87,7 @@ impl TraceReader {
     /// The next event in time order (before spreading): every line in
     /// order, or sorted within the window; a late line is an error, or
     /// skipped and counted.
+    #[inline]
     pub(super) fn next_ordered(&mut self) -> Option<Result<(Nanos, KeyAt, u64)>> {
         loop {
             let (t, at, w) = match self.opts.disorder {
@@ -123,6 +124,7 @@ impl TraceReader {
     /// Whether an event at `t` is handed out (true) or skipped as late
     /// (false, counted); a late event is an error unless late lines are
     /// skipped (the reader is then done).
+    #[inline]
     pub(super) fn check_order(&mut self, t: Nanos) -> Result<bool> {
         if let Some(last) = self.last_emitted.filter(|&last| t < last) {
             if self.opts.skip_late {

@@ -125,6 +125,9 @@ pub(super) struct Spreader {
     pool: Vec<String>,
     /// Offsets scratch.
     offsets: Vec<u64>,
+    /// The second being gathered (kept: a new vector a second, grown by
+    /// doubling, was a copy of each request several times over).
+    group: Vec<(Nanos, Key, u64)>,
 }
 
 impl TraceReader {
@@ -194,7 +197,9 @@ impl TraceReader {
         }
         // Gather the next second.
         let (s, k, w) = self.spread.pending.take()?;
-        let mut group = vec![(s, k, w)];
+        let mut group = std::mem::take(&mut self.spread.group);
+        group.clear();
+        group.push((s, k, w));
         let cap = self.opts.max_buffered.unwrap_or(1_000_000);
         loop {
             match self.next_ordered() {
@@ -222,11 +227,12 @@ impl TraceReader {
         offsets_into(rule, self.opts.spread_seed, s, group.len(), &mut offs);
         self.spread.out.extend(
             group
-                .into_iter()
+                .drain(..)
                 .zip(&offs)
                 .map(|((t, k, w), o)| (t.saturating_add(*o), k, w)),
         );
         self.spread.offsets = offs;
+        self.spread.group = group;
         self.next_event()
     }
 

@@ -162,31 +162,40 @@ fn write_masked(addr: IpAddr, b4: u8, b6: u8, out: &mut String) {
 /// to parsing and writing it again.
 fn is_dotted_quad(v: &str) -> bool {
     let b = v.as_bytes();
-    if !(7..=15).contains(&b.len()) {
+    let n = b.len();
+    if !(7..=15).contains(&n) {
         return false;
     }
-    // It runs on every line of a log keyed by address: a digit costs a
-    // compare, an octet is judged whole where it ends (one to three
-    // digits, no leading zero, at most 255). (A version without a branch
-    // a byte, from masks of dots and digits, measured slower.)
-    let octet = |o: &[u8]| match *o {
-        [_] => true,
-        [a, _] => a != b'0',
-        [a, b2, c] => a != b'0' && [a, b2, c] <= *b"255",
-        _ => false,
-    };
-    let (mut dots, mut start) = (0, 0);
-    for (i, &c) in b.iter().enumerate() {
-        if c.wrapping_sub(b'0') < 10 {
-            continue;
+    // It runs on every line of a log keyed by address: each octet's value
+    // is accumulated as its digits are met (a compare and a multiply-add
+    // a byte), then judged once (no leading zero, at most 255). (Judging
+    // each octet's slice afterwards cost twice the instructions; a version
+    // without a branch a byte, from masks of dots and digits, measured
+    // slower.)
+    let mut i = 0;
+    for octet in 0..4 {
+        let start = i;
+        let mut value = 0u32;
+        while i < n && i - start < 3 {
+            let d = b[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            value = value * 10 + u32::from(d);
+            i += 1;
         }
-        if c != b'.' || dots == 3 || !octet(&b[start..i]) {
+        let digits = i - start;
+        if digits == 0 || value > 255 || (digits > 1 && b[start] == b'0') {
             return false;
         }
-        dots += 1;
-        start = i + 1;
+        if octet < 3 {
+            if i >= n || b[i] != b'.' {
+                return false;
+            }
+            i += 1;
+        }
     }
-    dots == 3 && octet(&b[start..])
+    i == n
 }
 
 /// The IPv4 address a value is keyed by under `rule` when it is written
