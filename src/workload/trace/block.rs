@@ -157,6 +157,9 @@ pub(super) struct Blocks {
     at: usize,
     /// Line number before the current block's first line.
     base: u64,
+    /// Keys are interned as blocks are parsed (here or on the parsing
+    /// thread, which then holds `intern`).
+    interning: bool,
 }
 
 impl Blocks {
@@ -171,6 +174,7 @@ impl Blocks {
             cur: BlockEvents::default(),
             at: 0,
             base: 0,
+            interning: false,
         }
     }
 
@@ -186,6 +190,12 @@ impl Blocks {
             keys: KeyInterner::with_cap(cap.keys),
             cap,
         });
+        self.interning = true;
+    }
+
+    /// Whether every event comes with its key's id ([`set_intern`](Self::set_intern)).
+    pub(super) fn interns(&self) -> bool {
+        self.interning
     }
 
     /// The key of the event handed out last (by [`next`](Self::next)).

@@ -526,6 +526,28 @@ impl TraceReader {
     /// # Ok::<(), ratelab::error::Error>(())
     /// ```
     pub fn next_id(&mut self) -> Option<Result<(Nanos, Option<u32>, u64)>> {
+        if self.ahead.events.is_empty()
+            && self.parts.is_none()
+            && self.blocks.as_ref().is_some_and(|b| b.interns())
+        {
+            // An access log whose blocks intern their keys as they are
+            // parsed: each event comes with its id, in order, its error in
+            // its place. The read-ahead queue (there to ask for a CSV key's
+            // table slot before it is looked up) would only copy it twice.
+            let (t, at, w) = match self.next_event()? {
+                Ok(e) => e,
+                Err(e) => return Some(Err(e)),
+            };
+            match at {
+                KeyAt::Id(id) => return Some(Ok((t, Some(id), w))),
+                KeyAt::Elsewhere => return Some(Ok((t, None, w))),
+                // A key as text (none comes so): interned below.
+                other => {
+                    let key = self.key_at(&other).to_string();
+                    self.ahead.push_text(&self.keys, t, &key, w, self.line_no);
+                }
+            }
+        }
         if self.ahead.events.is_empty() {
             if let Some(e) = self.ahead.failure.take() {
                 return Some(Err(e));
