@@ -139,7 +139,8 @@ pub enum Split<'a> {
     /// with index ≡ i + 1 (mod n), written as a part; no report.
     Shard(Shard),
     /// `merge`: every verification assembled from the shards' seeds,
-    /// checked to be this job's, each seed from the shard that owns it.
+    /// checked to be this job's, each seed from the shard that owns it;
+    /// the bisection and the first-seed model replays read from the parts.
     Merge(&'a [(PathBuf, Shard, SizePart)]),
 }
 
@@ -147,8 +148,9 @@ pub enum Split<'a> {
 pub enum LimitOutput {
     /// The report (whole or merged).
     Report(SizeReport),
-    /// A merged report and what the merge had to replay itself (seeds no
-    /// shard held, one line each; empty when nothing).
+    /// A merged report and what the merge had to replay itself (seeds or
+    /// first-seed replays no shard held, one line each; empty when
+    /// nothing).
     Merged(SizeReport, String),
     /// A shard's walks and a few words on what it holds.
     Part(SizePart, String),

@@ -29,21 +29,32 @@
 //! book's sharding chapter).
 //!
 //! 1. shard `i` of `n` runs the first-seed bisection (the same on every
-//!    shard), then the paths above for every estimate mode, and writes
-//!    every shape it replayed with its slice's seeds ([`SizePart`]; floats
-//!    as the shortest decimal that reads back to the same bits,
-//!    serde_json's `float_roundtrip`);
-//! 2. `ratelab merge` re-reads the trace for the report's facts, runs the
-//!    bisection (one seed, replays that stop once a target is lost),
-//!    checks the parts (the trace's line count, every mode on every shard,
-//!    each seed on the shard its index names, in order, its verdict the
-//!    targets') and runs the walk with each verification *assembled* from
-//!    the parts, seed by seed in order and chunk by chunk with the same
-//!    stopping rule ([`Lookup::verify`]): it picks, then confirms the pick
-//!    through the model. The walk is the unsharded run's, so the folder is
-//!    byte for byte the same. A seed no shard holds (the walk took a path
-//!    no shard explored) is replayed by the merge, and the merge says which
-//!    shape, seeds and shard ([`Lookup::note`]).
+//!    shard), then the paths above for every estimate mode, then its share
+//!    of the first-seed replays through the model that the confirmation
+//!    and the bound's measure read ([`super::first_seed`]: the shapes the
+//!    bisection fixes round-robin, the anchor shapes of every path it
+//!    explored), and writes the bisection, every shape it verified with its
+//!    slice's seeds and its model replays ([`SizePart`]; floats as the
+//!    shortest decimal that reads back to the same bits, serde_json's
+//!    `float_roundtrip`);
+//! 2. `ratelab merge` re-reads the trace for the report's facts (the
+//!    classes and windows; no sketch replay), checks the parts (the
+//!    trace's line count, every mode on every shard, each seed on the
+//!    shard its index names, in order, its verdict the targets'; the
+//!    bisection the same on every part and step by step a bisection; the
+//!    model replays' figures adding up, equal to the bisection's fast
+//!    replay of the shape where it has one and to another part's replay
+//!    of it) and runs the walk on the parts' bisection with each
+//!    verification *assembled* from the parts, seed by seed in order and
+//!    chunk by chunk with the same stopping rule
+//!    ([`super::lookup::Lookup::verify`]): it picks, then confirms the pick
+//!    with the parts' model replays, the fast replay's check included. The
+//!    walk is the unsharded run's, so the folder is byte for byte the
+//!    same. What no shard holds (the walk took a path no shard explored to
+//!    its end) is replayed by the merge, and the merge says which shape,
+//!    seeds and shard, or which first-seed replay
+//!    ([`super::lookup::Lookup::note`]); when the parts hold it all, the
+//!    merge replays nothing.
 //!
 //! With one shard (`0/1`) a shard's verdicts are the whole ones: one path.
 
