@@ -32,6 +32,8 @@ pub(crate) mod bound;
 pub(crate) mod classes;
 pub(crate) mod confirm;
 pub(crate) mod first_seed;
+#[cfg(test)]
+mod first_seed_tests;
 pub(crate) mod lookup;
 pub(crate) mod replay;
 pub(crate) mod report;
