@@ -15,8 +15,8 @@ use crate::sizing::limit::{LimitOutput, Split};
 use std::path::{Path, PathBuf};
 /// `ratelab size --shard i/n`: the bisection, then every mode's walk
 /// explored on the fresh seeds with index ≡ i + 1 (mod n), on the whole
-/// trace, in `<out>/size.shard-i-of-n.json`
-/// ([`crate::sizing::limit::split`]).
+/// trace, then the shard's share of the first-seed model replays, in
+/// `<out>/size.shard-i-of-n.json` ([`crate::sizing::limit::split`]).
 fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     validate(a)?;
     let (Some(path), Some(limit), Some(interval_ms)) = (&a.trace, a.limit, a.interval_ms) else {
@@ -36,7 +36,7 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     }
     if !crate::workload::trace::input::rereadable(path) {
         return Err(Error::input(format!(
-            "--shard: `ratelab merge` reads --trace again (the report's facts and the bisection), so {} must be a file, not standard input or a pipe (save it to a file first)",
+            "--shard: `ratelab merge` reads --trace again (the report's facts), so {} must be a file, not standard input or a pipe (save it to a file first)",
             path.display()
         )));
     }

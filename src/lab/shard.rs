@@ -430,7 +430,7 @@ pub fn size_shard_bytes(
         identity: id,
         shard: shard.index,
         shards: shard.count,
-        scheme: "every shard runs the first-seed bisection, then explores each mode's verification walk on the fresh seeds with index r where (r - 1) mod shards = shard, on the whole trace; merge assembles each verification from the seeds and picks".into(),
+        scheme: "every shard runs the first-seed bisection, then explores each mode's verification walk on the fresh seeds with index r where (r - 1) mod shards = shard, on the whole trace, then its share of the first-seed replays through the model; merge reads the bisection, assembles each verification from the seeds, picks and confirms with the parts' model replays".into(),
         seed,
         runs: 1,
         ratelab_version: env!("CARGO_PKG_VERSION").into(),

@@ -12,6 +12,7 @@
 //!   busiest window's requests and the near-limit keys as the keys.
 
 use super::classes::{Classes, LimitPolicy};
+use super::confirm::FirstSeed;
 use super::replay::RateShape;
 use super::search::{Ctx, ShapeEval};
 use super::targets::{LimitMetric, LimitTarget};
@@ -122,28 +123,43 @@ pub fn limit_bound(
     }
 }
 
-/// The bound's shape replayed through the model on the first seed, per
-/// mode, when it fits the memory cap.
+/// The bound's shape when it fits the memory cap and the slot range: the
+/// one the report measures.
+pub fn shape(ctx: &Ctx<'_>, b: &LimitBound) -> Option<RateShape> {
+    match (b.slots, b.memory_bytes) {
+        (Some(w), Some(mem)) if mem <= ctx.max_memory && w <= super::search::SLOTS_RANGE.1 => {
+            Some(RateShape {
+                hashes: b.hashes,
+                slots: w,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The bound's shape ([`shape`]) through the model on the first seed, per
+/// mode, asked of `first` (replayed, or read from the shards' parts).
 pub fn measure(
-    ctx: &Ctx<'_>,
     b: &LimitBound,
+    ctx: &Ctx<'_>,
     modes: &[RateMode],
+    first: &dyn FirstSeed,
 ) -> Result<Vec<Option<ShapeEval>>> {
+    let Some(s) = shape(ctx, b) else {
+        return Ok(vec![None; modes.len()]);
+    };
     modes
         .iter()
-        .map(|&m| match (b.slots, b.memory_bytes) {
-            (Some(w), Some(mem)) if mem <= ctx.max_memory && w <= super::search::SLOTS_RANGE.1 => {
-                ctx.eval_public(
-                    m,
-                    RateShape {
-                        hashes: b.hashes,
-                        slots: w,
-                    },
-                    "bound",
-                )
-                .map(Some)
-            }
-            _ => Ok(None),
+        .map(|&m| {
+            let seed = first.model(m, s)?;
+            Ok(Some(ShapeEval {
+                shape: s,
+                memory_bytes: s.memory(),
+                phase: "bound",
+                meets: seed.meets,
+                seeds: vec![seed],
+                exceedance: None,
+            }))
         })
         .collect()
 }

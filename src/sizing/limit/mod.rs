@@ -22,11 +22,19 @@
 //!
 //! Modules: `classes` (the exact verdict), `replay` (one shape's
 //! decisions), `windows` (per-window errors), `targets`, `search`,
-//! `split` (`--shard`: the search split by hash seed over the walk's shapes),
-//! `bound` (the count-min bound's reading), `report`.
+//! `confirm` (the model's confirmation), `split` (`--shard`: the search
+//! split by hash seed over the walk's shapes), `lookup` (a merge's parts,
+//! checked, and the walk on them), `first_seed` (the shards'
+//! bisection and model replays, read by a merge), `bound` (the count-min
+//! bound's reading), `report`.
 
 pub(crate) mod bound;
 pub(crate) mod classes;
+pub(crate) mod confirm;
+pub(crate) mod first_seed;
+#[cfg(test)]
+mod first_seed_tests;
+pub(crate) mod lookup;
 pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod search;
@@ -133,7 +141,8 @@ pub enum Split<'a> {
     /// with index ≡ i + 1 (mod n), written as a part; no report.
     Shard(Shard),
     /// `merge`: every verification assembled from the shards' seeds,
-    /// checked to be this job's, each seed from the shard that owns it.
+    /// checked to be this job's, each seed from the shard that owns it;
+    /// the bisection and the first-seed model replays read from the parts.
     Merge(&'a [(PathBuf, Shard, SizePart)]),
 }
 
@@ -141,8 +150,9 @@ pub enum Split<'a> {
 pub enum LimitOutput {
     /// The report (whole or merged).
     Report(SizeReport),
-    /// A merged report and what the merge had to replay itself (seeds no
-    /// shard held, one line each; empty when nothing).
+    /// A merged report and what the merge had to replay itself (seeds or
+    /// first-seed replays no shard held, one line each; empty when
+    /// nothing).
     Merged(SizeReport, String),
     /// A shard's walks and a few words on what it holds.
     Part(SizePart, String),
@@ -262,34 +272,23 @@ pub fn run_limit_split(job: &LimitJob, input: TraceInput, split: Split<'_>) -> R
         let what = part.summary();
         return Ok(LimitOutput::Part(part, what));
     }
-    // Phase 1 (a merge runs it too: cheap, one seed), then the walk.
-    let bisects: Vec<Vec<search::ShapeEval>> = job
-        .modes
-        .par_iter()
-        .map(|&m| search::bisect_mode(&ctx, m))
-        .collect::<Result<_>>()?;
+    let bound = bound::limit_bound(&targets, policy, near, &windows, classes.as_ref());
     let merged = match split {
-        Split::Merge(parts) => Some(split::Lookup::of(parts, lines, &ctx, &job.modes)?),
+        Split::Merge(parts) => Some(lookup::Lookup::of(parts, lines, &ctx, &job.modes)?),
         _ => None,
     };
-    let results: Vec<ModeResult> = job
-        .modes
-        .par_iter()
-        .zip(bisects.into_par_iter())
-        .enumerate()
-        .map(|(mi, (&m, b))| match &merged {
-            None => {
-                let verify = |s: RateShape, phase: &'static str| ctx.verify(m, s, phase);
-                search::finish_mode(&ctx, m, b, &verify)
-            }
-            Some(l) => {
-                let verify = |s: RateShape, phase: &'static str| l.verify(&ctx, m, mi, s, phase);
-                search::finish_mode(&ctx, m, b, &verify)
-            }
-        })
-        .collect::<Result<_>>()?;
-    let bound = bound::limit_bound(&targets, policy, near, &windows, classes.as_ref());
-    let bound_eval = bound::measure(&ctx, &bound, &job.modes)?;
+    let (results, bound_eval) = match &merged {
+        // The bisection, the walk and the first-seed replays from the parts.
+        Some(l) => l.merge(&ctx, &job.modes, &bound)?,
+        None => {
+            let results: Vec<ModeResult> = job
+                .modes
+                .par_iter()
+                .map(|&m| search::search_mode(&ctx, m))
+                .collect::<Result<_>>()?;
+            (results, bound::measure(&bound, &ctx, &job.modes, &ctx)?)
+        }
+    };
     progress.finish();
     let report = report::render(&report::Inputs {
         job,

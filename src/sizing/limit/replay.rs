@@ -125,6 +125,33 @@ pub struct Figures {
     pub complete: bool,
 }
 
+impl Figures {
+    /// Whether these figures can be a replay's over `classes`: the
+    /// percentages those of the counts, the counts within the classes'.
+    /// How a merge checks figures a shard wrote without replaying them.
+    pub fn adds_up(&self, classes: &Classes) -> bool {
+        self.compliant_denied <= classes.compliant_requests
+            && self.compliant_keys_hit <= classes.compliant_keys.min(self.compliant_denied)
+            && self.compliant_denied_pct.to_bits()
+                == pct(self.compliant_denied, classes.compliant_requests).to_bits()
+            && self.limited_excess_pct.to_bits()
+                == excess_pct(self.limited_excess, classes).to_bits()
+            && self.worst_window.is_none_or(|w| {
+                w.compliant_denied <= self.compliant_denied && w.start_s.is_finite()
+            })
+            && self.worst_window.is_some() == (self.compliant_denied > 0)
+    }
+}
+
+/// `limited_excess` as % of what the exact limiter admitted for them.
+fn excess_pct(excess: i64, classes: &Classes) -> f64 {
+    if classes.limited_oracle_admitted == 0 {
+        0.0
+    } else {
+        100.0 * excess as f64 / classes.limited_oracle_admitted as f64
+    }
+}
+
 fn pct(n: u64, d: u64) -> f64 {
     if d == 0 {
         0.0
@@ -191,11 +218,7 @@ fn tally(
             excess += i64::from(od) - i64::from(denied[k]);
         }
     }
-    let excess_pct = if classes.limited_oracle_admitted == 0 {
-        0.0
-    } else {
-        100.0 * excess as f64 / classes.limited_oracle_admitted as f64
-    };
+    let excess_pct = excess_pct(excess, classes);
     Ok(Figures {
         compliant_denied: cd,
         compliant_keys_hit: hit,

@@ -27,24 +27,26 @@
 //!    replayed on the first seed through `RateLimiter::sketch`, the decision
 //!    lab's own builder; a difference from the fast replay (the pick's, and
 //!    every other shape's the search replayed to the end) is a bug and
-//!    stops the command (exit 3).
+//!    stops the command (exit 3). See [`super::confirm`].
 //!
 //! `size --shard` splits the verifications by fresh seed ([`super::split`]):
 //! each shard replays its slice of the seeds of every shape the walk may
-//! ask for, and `merge` assembles each verification from the slices.
+//! ask for, and its share of the confirmation's model replays
+//! ([`super::first_seed`]); `merge` assembles each verification from the
+//! slices and reads the bisection and the model replays from the parts.
 //!
 //! Monotone in slots only statistically (every shape has its own hash
 //! seed, as in the lab); the verification catches a lucky bisection point.
 
 use super::classes::{Classes, LimitPolicy};
+use super::confirm::{confirm, FirstSeed};
 use super::replay::{replay_fast, replay_model, Figures, RateShape, Stop};
 use super::targets::{LimitMetric, LimitTarget};
 use super::windows::{window_errors, Windows, WorstError};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::rate_limiter::RateMode;
 use crate::sizing::guarantee::{verify_chunked, Exceedance, Plan};
 use crate::sizing::input::TimedTrace;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Rows tried, in order (pingora's default first).
@@ -262,7 +264,7 @@ impl Ctx<'_> {
     }
 
     /// `shape` on the first seed (the search seed), fast or through the model.
-    fn eval(
+    pub(super) fn eval(
         &self,
         mode: RateMode,
         shape: RateShape,
@@ -303,16 +305,6 @@ impl Ctx<'_> {
         Ok(ShapeEval::verified(shape, phase, per, ex))
     }
 
-    /// `shape` on the first seed through the model (the bound's measure).
-    pub fn eval_public(
-        &self,
-        mode: RateMode,
-        shape: RateShape,
-        phase: &'static str,
-    ) -> Result<ShapeEval> {
-        self.eval(mode, shape, phase, true)
-    }
-
     /// The most slots of `h` rows within the cap (and under `below` bytes).
     fn max_slots(&self, h: usize, below: Option<u64>) -> u64 {
         let cap = match below {
@@ -349,15 +341,26 @@ pub const VERIFY_RESOLUTION: f64 = 8.0;
 pub fn search_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<ModeResult> {
     let bisect = bisect_mode(ctx, mode)?;
     let verify = |s: RateShape, phase: &'static str| ctx.verify(mode, s, phase);
-    finish_mode(ctx, mode, bisect, &verify)
+    finish_mode(ctx, mode, bisect, &verify, ctx)
 }
 
 /// Phase 1 of one mode: the bisection on the first seed, for every rows
 /// in [`HASHES_ORDER`], each capped below the cheapest first-seed pass so
 /// far. Cheap (one seed, replays that stop once a target is lost) and the
-/// same on every shard: each `size --shard` runs it whole, and so does
-/// `merge`.
+/// same on every shard: each `size --shard` runs it whole and writes it in
+/// its part, and `merge` reads it from there ([`bisect_by`]).
 pub fn bisect_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<Vec<ShapeEval>> {
+    bisect_by(ctx, &mut |s| ctx.eval(mode, s, "bisect", false))
+}
+
+/// The bisection of [`bisect_mode`] with each shape's first-seed
+/// evaluation asked of `eval` in the bisection's order: a replay, or at a
+/// merge the next evaluation a shard wrote, checked to be the shape the
+/// bisection asks for.
+pub fn bisect_by(
+    ctx: &Ctx<'_>,
+    eval: &mut dyn FnMut(RateShape) -> Result<ShapeEval>,
+) -> Result<Vec<ShapeEval>> {
     let mut evaluated: Vec<ShapeEval> = Vec::new();
     let mut best: Option<usize> = None;
     for h in HASHES_ORDER {
@@ -367,15 +370,10 @@ pub fn bisect_mode(ctx: &Ctx<'_>, mode: RateMode) -> Result<Vec<ShapeEval>> {
             continue;
         }
         let mut first = |s: u64| -> Result<bool> {
-            let e = ctx.eval(
-                mode,
-                RateShape {
-                    hashes: h,
-                    slots: s,
-                },
-                "bisect",
-                false,
-            )?;
+            let e = eval(RateShape {
+                hashes: h,
+                slots: s,
+            })?;
             let ok = e.meets;
             evaluated.push(e);
             Ok(ok)
@@ -472,14 +470,17 @@ fn key(s: &RateShape) -> (u64, usize, u64) {
 /// pick, or with fewer slots than a verified failure of their rows, are
 /// dropped; at most [`MAX_VERIFICATIONS`].
 ///
+/// The confirmation's first-seed replays are asked of `first` (replayed
+/// here, or read from the shards' parts at a merge).
 pub fn finish_mode(
     ctx: &Ctx<'_>,
     mode: RateMode,
     bisect: Vec<ShapeEval>,
     verify: &dyn Fn(RateShape, &'static str) -> Result<ShapeEval>,
+    first: &dyn FirstSeed,
 ) -> Result<ModeResult> {
     let (evaluated, pick, rejected) = walk(ctx, bisect, verify)?;
-    let confirmed = confirm(ctx, mode, &evaluated, pick)?;
+    let confirmed = confirm(ctx, mode, &evaluated, pick, first)?;
     Ok(ModeResult {
         mode: super::replay::mode_name(mode),
         evaluated,
@@ -558,107 +559,6 @@ pub fn walk(
         }
     }
     Ok((evaluated, pick, rejected))
-}
-
-/// The pick and the frontier shapes through the model on the first seed,
-/// checked against the fast replay.
-fn confirm(
-    ctx: &Ctx<'_>,
-    mode: RateMode,
-    evaluated: &[ShapeEval],
-    pick: Option<usize>,
-) -> Result<Vec<ShapeEval>> {
-    let mut shapes: Vec<RateShape> = Vec::new();
-    let anchor = pick.map(|p| evaluated[p].shape).or_else(|| {
-        evaluated
-            .iter()
-            .max_by_key(|e| e.memory_bytes)
-            .map(|e| e.shape)
-    });
-    if let Some(a) = anchor {
-        for div in [8u64, 4, 2, 1] {
-            let s = a.slots / div;
-            if s >= SLOTS_RANGE.0 {
-                shapes.push(RateShape {
-                    hashes: a.hashes,
-                    slots: s,
-                });
-            }
-        }
-        let twice = RateShape {
-            hashes: a.hashes,
-            slots: a.slots * 2,
-        };
-        if twice.memory() <= ctx.max_memory && twice.slots <= SLOTS_RANGE.1 {
-            shapes.push(twice);
-        }
-    }
-    for h in HASHES_ORDER {
-        let cheapest = evaluated
-            .iter()
-            .filter(|e| e.meets && e.shape.hashes == h && e.phase == "bisect")
-            .min_by_key(|e| e.memory_bytes);
-        if let Some(e) = cheapest {
-            shapes.push(e.shape);
-        }
-    }
-    // `Rate::new`'s own 4 x 1024, for comparison.
-    let default = RateShape {
-        hashes: crate::model::rate::RATE_HASHES,
-        slots: crate::model::rate::RATE_SLOTS as u64,
-    };
-    if default.memory() <= ctx.max_memory {
-        shapes.push(default);
-    }
-    shapes.sort_by_key(|s| (s.memory(), s.hashes));
-    shapes.dedup();
-    // The fast replay's figures on the first seed, where the search ran
-    // one to the end: the model must reproduce them exactly.
-    let fast_of = |s: RateShape| {
-        evaluated
-            .iter()
-            .filter(|e| e.shape == s)
-            .flat_map(|e| e.seeds.iter())
-            .find(|x| x.lab_seed == ctx.seed)
-            .and_then(|x| x.figures.clone())
-            .filter(|f| f.complete)
-    };
-    let out: Vec<ShapeEval> = shapes
-        .par_iter()
-        .map(|&s| {
-            let model = ctx.eval(mode, s, "frontier", true)?;
-            let fast = match (fast_of(s), pick.map(|p| evaluated[p].shape) == Some(s)) {
-                (Some(f), _) => Some(f),
-                // The pick is always compared, replayed fast if need be.
-                (None, true) => match (ctx.trace, ctx.classes) {
-                    (Some(tr), Some(c)) => Some(replay_fast(
-                        tr,
-                        c,
-                        ctx.policy,
-                        mode,
-                        s,
-                        ctx.seed,
-                        Stop::default(),
-                    )?),
-                    _ => None,
-                },
-                (None, false) => None,
-            };
-            if let (Some(fast), Some(m)) = (fast, &model.seeds[0].figures)
-                && &fast != m
-            {
-                return Err(Error::internal(format!(
-                    "{} {}: the fast replay ({} compliant denied) differs from the model ({})",
-                    super::replay::mode_name(mode),
-                    s.label(),
-                    fast.compliant_denied,
-                    m.compliant_denied
-                )));
-            }
-            Ok(model)
-        })
-        .collect::<Result<_>>()?;
-    Ok(out)
 }
 
 /// The Pareto frontier of confirmed shapes (memory vs compliant denied %):

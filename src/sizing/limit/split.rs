@@ -29,37 +29,46 @@
 //! book's sharding chapter).
 //!
 //! 1. shard `i` of `n` runs the first-seed bisection (the same on every
-//!    shard), then the paths above for every estimate mode, and writes
-//!    every shape it replayed with its slice's seeds ([`SizePart`]; floats
-//!    as the shortest decimal that reads back to the same bits,
-//!    serde_json's `float_roundtrip`);
-//! 2. `ratelab merge` re-reads the trace for the report's facts, runs the
-//!    bisection (one seed, replays that stop once a target is lost),
-//!    checks the parts (the trace's line count, every mode on every shard,
-//!    each seed on the shard its index names, in order, its verdict the
-//!    targets') and runs the walk with each verification *assembled* from
-//!    the parts, seed by seed in order and chunk by chunk with the same
-//!    stopping rule ([`Lookup::verify`]): it picks, then confirms the pick
-//!    through the model. The walk is the unsharded run's, so the folder is
-//!    byte for byte the same. A seed no shard holds (the walk took a path
-//!    no shard explored) is replayed by the merge, and the merge says which
-//!    shape, seeds and shard ([`Lookup::note`]).
+//!    shard), then the paths above for every estimate mode, then its share
+//!    of the first-seed replays through the model that the confirmation
+//!    and the bound's measure read ([`super::first_seed`]: the shapes the
+//!    bisection fixes round-robin, the anchor shapes of every path it
+//!    explored), and writes the bisection, every shape it verified with its
+//!    slice's seeds and its model replays ([`SizePart`]; floats as the
+//!    shortest decimal that reads back to the same bits, serde_json's
+//!    `float_roundtrip`);
+//! 2. `ratelab merge` re-reads the trace for the report's facts (the
+//!    classes and windows; no sketch replay), checks the parts (the
+//!    trace's line count, every mode on every shard, each seed on the
+//!    shard its index names, in order, its verdict the targets'; the
+//!    bisection the same on every part and step by step a bisection; the
+//!    model replays' figures adding up, equal to the bisection's fast
+//!    replay of the shape where it has one and to another part's replay
+//!    of it) and runs the walk on the parts' bisection with each
+//!    verification *assembled* from the parts, seed by seed in order and
+//!    chunk by chunk with the same stopping rule
+//!    ([`super::lookup::Lookup::verify`]): it picks, then confirms the pick
+//!    with the parts' model replays, the fast replay's check included. The
+//!    walk is the unsharded run's, so the folder is byte for byte the
+//!    same. What no shard holds (the walk took a path no shard explored to
+//!    its end) is replayed by the merge, and the merge says which shape,
+//!    seeds and shard, or which first-seed replay
+//!    ([`super::lookup::Lookup::note`]); when the parts hold it all, the
+//!    merge replays nothing.
 //!
 //! With one shard (`0/1`) a shard's verdicts are the whole ones: one path.
 
+use super::first_seed::{self, FastEval, FirstEval, Needs};
 use super::replay::{mode_name, RateShape};
 use super::search::{bisect_mode, walk, Ctx, SeedEval, ShapeEval};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::lab::shard::part::Shard;
 use crate::model::rate_limiter::RateMode;
-use crate::sizing::error::SizingError;
-use crate::sizing::guarantee::{verify_chunked, VERIFY_CHUNK};
+use crate::sizing::guarantee::VERIFY_CHUNK;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::Mutex;
 
 /// A shard re-walks a path with one of its passes failed when a seed of
 /// that pass misses a target with each ceiling scaled by this (a floor P
@@ -82,7 +91,9 @@ pub struct ShapeSeeds {
     pub seeds: Vec<SeedEval>,
 }
 
-/// One mode in a shard: every shape the shard replayed.
+/// One mode in a shard: the bisection, every shape the shard verified
+/// on its seeds, and its share of the first-seed replays through the
+/// model ([`super::first_seed`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModePart {
@@ -90,8 +101,16 @@ pub struct ModePart {
     pub mode: String,
     /// Paths of the walk explored.
     pub paths: u32,
+    /// The first-seed bisection, in its order (the same on every shard).
+    pub bisect: Vec<FirstEval>,
     /// The shapes, memory then rows ascending.
     pub shapes: Vec<ShapeSeeds>,
+    /// The shard's share of the confirmation's and the bound's replays
+    /// through the model on the first seed, memory ascending.
+    pub model: Vec<FirstEval>,
+    /// Fast replays to the end on the first seed of picks the bisection
+    /// did not replay (the bug check's other side), memory ascending.
+    pub fast: Vec<FastEval>,
 }
 
 /// A `size --limit --shard` shard's payload.
@@ -105,18 +124,20 @@ pub struct SizePart {
 }
 
 impl SizePart {
-    /// "docs: 9 shapes on 3 paths, 310 seed replays; ...".
+    /// "docs: 9 shapes on 3 paths, 310 seed replays, 4 first-seed
+    /// replays; ...".
     pub fn summary(&self) -> String {
         let per: Vec<String> = self
             .modes
             .iter()
             .map(|m| {
                 format!(
-                    "{}: {} shapes on {} paths, {} seed replays",
+                    "{}: {} shapes on {} paths, {} seed replays, {} first-seed replays",
                     m.mode,
                     m.shapes.len(),
                     m.paths,
-                    m.shapes.iter().map(|s| s.seeds.len()).sum::<usize>()
+                    m.shapes.iter().map(|s| s.seeds.len()).sum::<usize>(),
+                    m.model.len() + m.fast.len()
                 )
             })
             .collect();
@@ -125,7 +146,7 @@ impl SizePart {
 }
 
 /// The shard that replays fresh seed index `r` (1-based) of `n`.
-fn owner(r: u64, n: u32) -> u32 {
+pub(super) fn owner(r: u64, n: u32) -> u32 {
     ((r - 1) % u64::from(n)) as u32
 }
 
@@ -198,18 +219,41 @@ fn local_verify(ctx: &Ctx<'_>, mode: RateMode, shape: RateShape, sh: Shard) -> R
 }
 
 /// Shard `sh`'s part: every mode's bisection, then the walk's paths
-/// explored on the shard's seeds (see the module docs).
+/// explored on the shard's seeds, then the shard's share of the
+/// first-seed replays through the model (see the module docs).
 pub fn shard_part(ctx: &Ctx<'_>, modes: &[RateMode], lines: u64, sh: Shard) -> Result<SizePart> {
-    let modes = modes
+    let bisects: Vec<Vec<ShapeEval>> = modes
         .par_iter()
-        .map(|&m| explore(ctx, m, &bisect_mode(ctx, m)?, sh))
+        .map(|&m| bisect_mode(ctx, m))
         .collect::<Result<_>>()?;
-    Ok(SizePart { lines, modes })
+    let (mut parts, needs): (Vec<ModePart>, Vec<Needs>) = modes
+        .par_iter()
+        .zip(&bisects)
+        .map(|(&m, b)| explore(ctx, m, b, sh))
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    let firsts = first_seed::shard_replays(ctx, modes, &bisects, &needs, sh)?;
+    for (mp, f) in parts.iter_mut().zip(firsts) {
+        mp.model = f.model;
+        mp.fast = f.fast;
+    }
+    Ok(SizePart {
+        lines,
+        modes: parts,
+    })
 }
 
 /// The paths of one mode's walk on shard `sh`: its own verdicts, then the
-/// same with up to [`MAX_FLIPS`] unsure passes failed.
-fn explore(ctx: &Ctx<'_>, mode: RateMode, bisect: &[ShapeEval], sh: Shard) -> Result<ModePart> {
+/// same with up to [`MAX_FLIPS`] unsure passes failed; and what their
+/// ends ask of the confirmation.
+fn explore(
+    ctx: &Ctx<'_>,
+    mode: RateMode,
+    bisect: &[ShapeEval],
+    sh: Shard,
+) -> Result<(ModePart, Needs)> {
+    let mut needs = Needs::default();
     let memo: RefCell<BTreeMap<RateShape, Local>> = RefCell::new(BTreeMap::new());
     let mut paths: Vec<Vec<RateShape>> = vec![Vec::new()];
     let mut at = 0;
@@ -237,7 +281,8 @@ fn explore(ctx: &Ctx<'_>, mode: RateMode, bisect: &[ShapeEval], sh: Shard) -> Re
                 exceedance: None,
             })
         };
-        walk(ctx, bisect.to_vec(), &verify)?;
+        let (evaluated, pick, _) = walk(ctx, bisect.to_vec(), &verify)?;
+        needs.add(ctx, &evaluated, pick);
         if flipped.len() < MAX_FLIPS {
             for s in unsure.into_inner() {
                 let mut f = flipped.clone();
@@ -260,259 +305,127 @@ fn explore(ctx: &Ctx<'_>, mode: RateMode, bisect: &[ShapeEval], sh: Shard) -> Re
         })
         .collect();
     shapes.sort_by_key(|s| (s.shape.memory(), s.shape.hashes, s.shape.slots));
-    Ok(ModePart {
+    let first = |e: &ShapeEval| FirstEval {
+        shape: e.shape,
+        seed: e.seeds[0].clone(),
+    };
+    let part = ModePart {
         mode: mode_name(mode).to_string(),
         paths: at as u32,
+        bisect: bisect.iter().map(first).collect(),
         shapes,
-    })
-}
-
-/// Per mode, per shape, per shard: the shard's seeds (index order).
-type Held = Vec<BTreeMap<RateShape, Vec<Option<Vec<SeedEval>>>>>;
-
-/// Seeds no shard held, replayed by a merge: (mode index, shape, the
-/// shard that owns them, their indexes).
-type Replayed = (usize, RateShape, u32, Vec<u64>);
-
-/// Every shard's seeds, per mode and shape, checked: what a merge's walk
-/// assembles its verifications from.
-pub struct Lookup {
-    held: Held,
-    /// Shards.
-    n: u32,
-    /// The pieces no shard held, replayed here: (mode, shape, shard, seed
-    /// indexes).
-    replayed: Mutex<Vec<Replayed>>,
-}
-
-impl Lookup {
-    /// Checks `parts` (shards `0..n`, in order) against this merge's trace
-    /// (`lines`) and modes: every mode on every shard, once; no shape
-    /// twice; each seed on the shard its index names, in order, within the
-    /// plan, with finite figures and the targets' verdict. An error names
-    /// the shard file.
-    pub fn of(
-        parts: &[(PathBuf, Shard, SizePart)],
-        lines: u64,
-        ctx: &Ctx<'_>,
-        modes: &[RateMode],
-    ) -> Result<Lookup> {
-        let n = parts.first().map_or(1, |(_, s, _)| s.count);
-        let mut held: Held = vec![BTreeMap::new(); modes.len()];
-        for (path, shard, part) in parts {
-            let bad = |what: String| Error::input_at(path, "field size", what);
-            if part.lines != lines {
-                return Err(bad(format!(
-                    "{} request lines; the trace has {lines}: a shard of another trace",
-                    part.lines
-                )));
-            }
-            let mut seen = vec![false; modes.len()];
-            for mp in &part.modes {
-                let Some(mi) = modes.iter().position(|&m| mode_name(m) == mp.mode) else {
-                    return Err(bad(format!("mode {:?}: not one the job sizes", mp.mode)));
-                };
-                if std::mem::replace(&mut seen[mi], true) {
-                    return Err(bad(format!("mode {}: given twice", mp.mode)));
-                }
-                for ss in &mp.shapes {
-                    let label = format!("{} {}", mp.mode, ss.shape.label());
-                    check_seeds(ss, *shard, ctx).map_err(|w| bad(format!("{label}: {w}")))?;
-                    let per = held[mi]
-                        .entry(ss.shape)
-                        .or_insert_with(|| vec![None; n as usize]);
-                    if per[shard.index as usize]
-                        .replace(ss.seeds.clone())
-                        .is_some()
-                    {
-                        return Err(bad(format!("{label}: given twice")));
-                    }
-                }
-            }
-            if let Some(mi) = seen.iter().position(|s| !s) {
-                return Err(bad(format!(
-                    "holds no {} walk: a shard of another job",
-                    mode_name(modes[mi])
-                )));
-            }
-        }
-        Ok(Lookup {
-            held,
-            n,
-            replayed: Mutex::new(Vec::new()),
-        })
-    }
-
-    /// The verification of `shape` in mode `mi` (`mode`), as the walk asks
-    /// for it (in `phase`): the shards' seeds in index order, chunk by
-    /// chunk, stopping as the unsharded verification does; a seed no shard
-    /// holds is replayed here and remembered for [`Lookup::note`].
-    pub fn verify(
-        &self,
-        ctx: &Ctx<'_>,
-        mode: RateMode,
-        mi: usize,
-        shape: RateShape,
-        phase: &'static str,
-    ) -> Result<ShapeEval> {
-        let per = self.held[mi].get(&shape);
-        let (seeds, ex) = verify_chunked(&ctx.plan, 1..=u64::from(ctx.plan.seeds), |r| {
-            let o = owner(r, self.n);
-            let k = ((r - 1) / u64::from(self.n)) as usize;
-            let s = match per
-                .and_then(|p| p[o as usize].as_ref())
-                .and_then(|v| v.get(k))
-            {
-                Some(s) => s.clone(),
-                None => {
-                    let s = ctx.eval_seed(mode, shape, r as u32, false, 1.0)?;
-                    let mut rep = self.replayed.lock().unwrap_or_else(|e| e.into_inner());
-                    match rep
-                        .iter_mut()
-                        .find(|(m, sh, on, _)| *m == mi && *sh == shape && *on == o)
-                    {
-                        Some(x) => x.3.push(r),
-                        None => rep.push((mi, shape, o, vec![r])),
-                    }
-                    s
-                }
-            };
-            let met = s.meets;
-            Ok((s, met))
-        })?;
-        Ok(ShapeEval::verified(shape, phase, seeds, ex))
-    }
-
-    /// What the merge replayed because no shard held it, one line per
-    /// shape and shard ("" when nothing: the usual case).
-    pub fn note(&self, modes: &[RateMode]) -> String {
-        let mut rep = self
-            .replayed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        rep.sort();
-        rep.iter()
-            .map(|(mi, shape, o, rs)| {
-                let mut rs = rs.clone();
-                rs.sort_unstable();
-                format!(
-                    "merge replayed {} {} on {} seed(s) of shard {}/{} (seed indexes {}): no shard explored the path that needs them\n",
-                    mode_name(modes[*mi]),
-                    shape.label(),
-                    rs.len(),
-                    o,
-                    self.n,
-                    ranges(&rs)
-                )
-            })
-            .collect()
-    }
-}
-
-/// `1, 5, 9..=21` style: seed indexes of one shard step by the shard count,
-/// so runs are shown as first..=last.
-fn ranges(rs: &[u64]) -> String {
-    match rs {
-        [] => String::new(),
-        [a] => a.to_string(),
-        [a, b] => format!("{a}, {b}"),
-        [a, .., z] => format!("{a}..={z}"),
-    }
-}
-
-/// Refuses seeds the shard cannot have replayed: on another shard, out of
-/// order or of the plan, a non-finite figure, or a verdict the targets do
-/// not give.
-fn check_seeds(ss: &ShapeSeeds, sh: Shard, ctx: &Ctx<'_>) -> std::result::Result<(), SizingError> {
-    if ss.shape.hashes == 0 || ss.shape.slots == 0 || ss.seeds.is_empty() {
-        return Err(SizingError::ShardSeeds(
-            "not a shape this search replays".into(),
-        ));
-    }
-    let mut want = (1..=u64::from(ctx.plan.seeds)).filter(|&r| owner(r, sh.count) == sh.index);
-    for s in &ss.seeds {
-        let r = s.lab_seed.wrapping_sub(ctx.seed);
-        if want.next() != Some(r) {
-            return Err(SizingError::ShardSeeds(format!(
-                "lab seed {}: not the next seed of shard {} of {} (seed indexes ≡ {} mod {}, from 1 to {})",
-                s.lab_seed,
-                sh.index,
-                sh.count,
-                (sh.index + 1) % sh.count,
-                sh.count,
-                ctx.plan.seeds
-            )));
-        }
-        let finite =
-            s.figures.as_ref().is_none_or(|f| {
-                f.compliant_denied_pct.is_finite() && f.limited_excess_pct.is_finite()
-            }) && s.errors.iter().all(|w| w.value.is_finite());
-        if !finite || s.meets != ctx.seed_meets(s, 1.0) {
-            return Err(SizingError::ShardSeeds(format!(
-                "lab seed {}: figures that are not this job's (its verdict or a non-finite value)",
-                s.lab_seed
-            )));
-        }
-    }
-    Ok(())
+        model: Vec::new(),
+        fast: Vec::new(),
+    };
+    Ok((part, needs))
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
+    use super::super::bound::{limit_bound, measure, LimitBound};
     use super::super::classes::{Classes, LimitPolicy};
-    use super::super::search::{finish_mode, search_mode};
+    use super::super::lookup::{ranges, Lookup};
+    use super::super::search::search_mode;
+    use super::super::search::ModeResult;
     use super::super::targets::LimitTarget;
     use super::super::windows::Windows;
     use super::*;
     use crate::sizing::guarantee::Plan;
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// The replay tests' trace under a limit of 10 per second, a claim of
-    /// 22 seeds: a walk with failing and passing verifications.
-    fn with_ctx<T>(f: impl FnOnce(&Ctx<'_>) -> T) -> T {
+    /// 22 seeds: a walk with failing and passing verifications; `f` is
+    /// also given the count of replays made on the context.
+    fn with_ctx<T>(f: impl FnOnce(&Ctx<'_>, &AtomicUsize) -> T) -> T {
+        with_ctx_of(10, "2", Plan::new(90.0, 90.0, 0).unwrap(), f)
+    }
+
+    /// The replay tests' trace under a limit of `limit` per second,
+    /// `compliant_denied_pct<=pct` and the claim `plan`.
+    pub(in super::super) fn with_ctx_of<T>(
+        limit: u64,
+        pct: &str,
+        plan: Plan,
+        f: impl FnOnce(&Ctx<'_>, &AtomicUsize) -> T,
+    ) -> T {
         let tr = super::super::replay::tests::trace();
         let policy = LimitPolicy {
-            limit: 10,
+            limit,
             interval_ms: 1000,
         };
         let classes = Classes::of(&tr, policy);
         let windows = Windows::of_trace(&tr, policy.interval_ns());
-        let targets = [LimitTarget::parse_in("compliant_denied_pct<=2", Some(10)).unwrap()];
+        let t = format!("compliant_denied_pct<={pct}");
+        let targets = [LimitTarget::parse_in(&t, Some(limit)).unwrap()];
+        let replays = AtomicUsize::new(0);
+        let count = || {
+            replays.fetch_add(1, Ordering::Relaxed);
+        };
         let ctx = Ctx {
             trace: Some(&tr),
             classes: Some(&classes),
             windows: &windows,
             policy,
-            near: (5, 10),
+            near: (limit / 2, limit),
             targets: &targets,
             seed: 7,
-            plan: Plan::new(90.0, 90.0, 0).unwrap(),
+            plan,
             max_memory: 1 << 20,
-            on_eval: &|| {},
+            on_eval: &count,
         };
-        f(&ctx)
+        f(&ctx, &replays)
     }
 
-    fn parts(ctx: &Ctx<'_>, n: u32) -> Vec<(PathBuf, Shard, SizePart)> {
+    /// The `n` shards' parts of a sizing of `modes`, as `s0.json`, ...
+    pub(in super::super) fn parts_of(
+        ctx: &Ctx<'_>,
+        modes: &[RateMode],
+        n: u32,
+    ) -> Vec<(PathBuf, Shard, SizePart)> {
         (0..n)
             .map(|index| {
                 let sh = Shard { index, count: n };
-                let p = shard_part(ctx, &[RateMode::Docs], 5, sh).unwrap();
+                let p = shard_part(ctx, modes, 5, sh).unwrap();
                 (PathBuf::from(format!("s{index}.json")), sh, p)
             })
             .collect()
     }
 
-    fn merged(ctx: &Ctx<'_>, l: &Lookup) -> super::super::search::ModeResult {
-        let b = bisect_mode(ctx, RateMode::Docs).unwrap();
-        let verify = |s: RateShape, phase: &'static str| l.verify(ctx, RateMode::Docs, 0, s, phase);
-        finish_mode(ctx, RateMode::Docs, b, &verify).unwrap()
+    fn parts(ctx: &Ctx<'_>, n: u32) -> Vec<(PathBuf, Shard, SizePart)> {
+        parts_of(ctx, &[RateMode::Docs], n)
+    }
+
+    /// The bound of the test's targets.
+    pub(in super::super) fn bound_of(ctx: &Ctx<'_>) -> LimitBound {
+        limit_bound(ctx.targets, ctx.policy, ctx.near, ctx.windows, ctx.classes)
+    }
+
+    /// The whole run of `modes`: each mode's search, the bound's measure.
+    pub(in super::super) fn whole_of(
+        ctx: &Ctx<'_>,
+        modes: &[RateMode],
+    ) -> (Vec<ModeResult>, Vec<Option<ShapeEval>>) {
+        let r = modes
+            .iter()
+            .map(|&m| search_mode(ctx, m).unwrap())
+            .collect();
+        (r, measure(&bound_of(ctx), ctx, modes, ctx).unwrap())
+    }
+
+    fn merged(ctx: &Ctx<'_>, l: &Lookup) -> ModeResult {
+        l.merge(ctx, &[RateMode::Docs], &bound_of(ctx))
+            .unwrap()
+            .0
+            .remove(0)
     }
 
     #[test]
     fn shards_of_seeds_merge_to_the_whole_walk_for_1_to_4_and_25_shards() {
-        with_ctx(|ctx| {
-            let whole = search_mode(ctx, RateMode::Docs).unwrap();
+        with_ctx(|ctx, replays| {
+            let modes = [RateMode::Docs];
+            let (wr, wb) = whole_of(ctx, &modes);
+            let whole = &wr[0];
             let verified: Vec<&ShapeEval> = whole
                 .evaluated
                 .iter()
@@ -529,14 +442,20 @@ mod tests {
             // 25 shards: more than the plan's 22 seeds, so some hold none.
             for n in [1, 2, 3, 4, 25] {
                 let ps = parts(ctx, n);
-                let l = Lookup::of(&ps, 5, ctx, &[RateMode::Docs]).unwrap();
-                let m = merged(ctx, &l);
+                replays.store(0, Ordering::Relaxed);
+                let l = Lookup::of(&ps, 5, ctx, &modes).unwrap();
+                let (mut ms, mb) = l.merge(ctx, &modes, &bound_of(ctx)).unwrap();
+                let m = ms.remove(0);
                 assert_eq!(m.evaluated, whole.evaluated, "{n} shards");
                 assert_eq!((m.pick, &m.rejected), (whole.pick, &whole.rejected));
+                assert_eq!(m.confirmed, whole.confirmed, "{n} shards");
+                assert_eq!(mb, wb, "{n} shards");
                 // One shard's verdicts are the whole ones: its one path is
-                // the walk, and the merge replays nothing.
+                // the walk, and the merge replays nothing (nor the
+                // bisection, nor the model's confirmation and bound).
                 if n == 1 {
-                    assert_eq!(l.note(&[RateMode::Docs]), "");
+                    let done = replays.load(Ordering::Relaxed);
+                    assert_eq!((done, l.note(&modes).as_str()), (0, ""));
                     assert_eq!(ps[0].2.modes[0].paths, 1);
                 }
                 // The shards split the seed replays: none holds all of them.
@@ -551,7 +470,7 @@ mod tests {
 
     #[test]
     fn a_seed_no_shard_holds_is_replayed_and_named() {
-        with_ctx(|ctx| {
+        with_ctx(|ctx, _| {
             let whole = search_mode(ctx, RateMode::Docs).unwrap();
             let mut ps = parts(ctx, 2);
             // Shard 1 lost the pick's seeds.
@@ -572,7 +491,7 @@ mod tests {
 
     #[test]
     fn parts_of_another_split_are_refused_naming_the_file() {
-        with_ctx(|ctx| {
+        with_ctx(|ctx, _| {
             let modes = [RateMode::Docs];
             let err = |ps: &[(PathBuf, Shard, SizePart)]| match Lookup::of(ps, 5, ctx, &modes) {
                 Ok(_) => panic!("accepted"),
