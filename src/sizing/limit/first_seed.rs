@@ -372,12 +372,7 @@ impl Stored {
     /// What the merge replayed on the first seed because no part held it,
     /// one line each ("" when nothing: the usual case).
     pub fn note(&self) -> String {
-        let mut rep = self
-            .replayed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        rep.sort();
+        let mut rep = sorted(&self.replayed);
         rep.dedup();
         rep.iter()
             .map(|(mi, s, model)| {
@@ -432,4 +427,12 @@ impl FirstSeed for Source<'_> {
         self.stored.missing(mi, shape, false);
         self.ctx.fast(mode, shape)
     }
+}
+
+/// What a merge noted it replayed, in order (its note is the same whatever
+/// order the parallel walks replayed in).
+pub(super) fn sorted<T: Ord + Clone>(replayed: &Mutex<Vec<T>>) -> Vec<T> {
+    let mut v = replayed.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    v.sort();
+    v
 }

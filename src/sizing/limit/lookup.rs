@@ -177,12 +177,7 @@ impl Lookup {
     /// shape and shard, then one per first-seed replay ("" when nothing:
     /// the usual case).
     pub fn note(&self, modes: &[RateMode]) -> String {
-        let mut rep = self
-            .replayed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        rep.sort();
+        let rep = super::first_seed::sorted(&self.replayed);
         rep.iter()
             .map(|(mi, shape, o, rs)| {
                 let mut rs = rs.clone();
