@@ -21,7 +21,7 @@
 //! A composite key's parts are joined by one space: `ip+route` gives
 //! `10.1.2.3 /users/:id`.
 
-use super::address::{plain_v4, write_prefix_with};
+use super::address::{plain_address, write_prefix_with};
 use super::Fields;
 use super::ParseError;
 
@@ -343,9 +343,9 @@ impl BoundKey {
                 }
                 return Ok(Some(v));
             }
-            [(i, Transform::Prefix(32, _), _)] => {
+            [(i, Transform::Prefix(32, b6), _)] => {
                 let rule = self.rules.first().copied().unwrap_or_default();
-                if let Some(a) = plain_v4(f.get(*i), rule) {
+                if let Some(a) = plain_address(f.get(*i), rule, *b6 == 128) {
                     return Ok(Some(a));
                 }
             }
