@@ -25,6 +25,8 @@
 //!   $remote_user [$time_local] "$request" $status $body_bytes_sent
 //!   "$http_referer" "$http_user_agent"`) and the Common Log Format (its
 //!   first seven fields).
+//! * `combined-v6` — `combined` with a quarter of the clients on IPv6
+//!   (read it as `combined`).
 //! * `nginx-msec` — the nginx `log_format` [`MSEC_FORMAT`] (millisecond
 //!   `$msec` times; read with `read nginx FILE --log-format "$FORMAT"`).
 //! * `envoy` — Envoy's default access-log format ("Default format string").
@@ -113,15 +115,31 @@ fn clf(sec: u64) -> String {
     )
 }
 
+/// A quarter of the clients (those whose second octet is a multiple of
+/// four) on IPv6 instead, written as nginx writes `$remote_addr`
+/// (`inet_ntop`'s form, which `Display` writes too): `10.a.b.c` becomes
+/// `2001:db8:a::b:c`; the rest as they are.
+fn v6_share(ip: &str) -> String {
+    let o: Vec<u16> = ip.split('.').map(|x| x.parse().unwrap_or(0)).collect();
+    if o.len() != 4 || o[2] % 4 != 0 {
+        return ip.to_string();
+    }
+    std::net::Ipv6Addr::new(0x2001, 0xdb8, o[1], 0, 0, 0, o[2], o[3]).to_string()
+}
+
 /// Epoch seconds of 2024-01-01T00:00:00Z.
 const EPOCH_2024: u64 = 1_704_067_200;
 
 fn line(format: &str, q: &Req, out: &mut impl Write) -> std::io::Result<()> {
     match format {
-        "combined" => writeln!(
+        "combined" | "combined-v6" => writeln!(
             out,
             "{} - - [{}] \"GET {} HTTP/1.1\" {} {} \"https://example.com/shop\" \"{}\"",
-            q.ip,
+            if format == "combined-v6" {
+                v6_share(&q.ip)
+            } else {
+                q.ip.clone()
+            },
             clf(q.sec),
             q.path,
             q.status,
