@@ -77,6 +77,58 @@ pub fn find_either(a: u8, b: u8, hay: &[u8], from: usize) -> Option<usize> {
         .map(|at| i + at)
 }
 
+/// The first byte at or after `from` that ends a run of a JSON string's
+/// plain bytes: a quote, a backslash or a control byte (below 0x20, which
+/// JSON does not allow in a string).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::workload::trace::log::bytes::find_json_stop;
+/// assert_eq!(find_json_stop(br#"abc"d"#, 0), Some(3));
+/// assert_eq!(find_json_stop(b"ab\tc", 0), Some(2));
+/// assert_eq!(find_json_stop(b"ab\x01c\"", 0), Some(2));
+/// assert_eq!(find_json_stop("caf\u{e9}".as_bytes(), 0), None);
+/// ```
+#[inline]
+pub fn find_json_stop(hay: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of x86-64; every load reads the 16 bytes
+        // `hay[i..i + 16]`, inside the slice (`i + 16 <= hay.len()`).
+        unsafe {
+            let (quote, slash, low) = (
+                _mm_set1_epi8(b'"' as i8),
+                _mm_set1_epi8(b'\\' as i8),
+                _mm_set1_epi8(0x1f),
+            );
+            while i + 16 <= hay.len() {
+                let chunk = _mm_loadu_si128(hay.as_ptr().add(i).cast::<__m128i>());
+                // x <= 0x1f (unsigned) exactly when min(x, 0x1f) == x.
+                let control = _mm_cmpeq_epi8(_mm_min_epu8(chunk, low), chunk);
+                let hit = _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, slash)),
+                    control,
+                );
+                let mask = _mm_movemask_epi8(hit);
+                if mask != 0 {
+                    return Some(i + mask.trailing_zeros() as usize);
+                }
+                i += 16;
+            }
+        }
+    }
+    hay.get(i..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|at| i + at)
+}
+
 /// Where each `b` of `hay` is, in order: [`find_byte`] from after the one
 /// before.
 ///
@@ -112,7 +164,7 @@ mod tests {
                         x ^= x << 13;
                         x ^= x >> 7;
                         x ^= x << 17;
-                        b"ab\"\n \\\xff"[(x % 7) as usize]
+                        b"ab\"\n \\\xff\x1f\x20\x00"[(x % 10) as usize]
                     })
                     .collect();
                 for from in 0..=len + 1 {
@@ -126,6 +178,13 @@ mod tests {
                             assert_eq!(find_byte(a, &hay, from), want);
                         }
                     }
+                }
+                for from in 0..=len + 1 {
+                    let want = hay
+                        .get(from..)
+                        .and_then(|h| h.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20))
+                        .map(|i| from + i);
+                    assert_eq!(find_json_stop(&hay, from), want, "{hay:?} from {from}");
                 }
                 let want: Vec<usize> = (0..hay.len()).filter(|&i| hay[i] == b'\n').collect();
                 assert_eq!(positions(b'\n', &hay).collect::<Vec<_>>(), want);

@@ -30,6 +30,7 @@ pub mod bytes;
 pub mod envoy;
 mod event;
 pub(crate) mod json;
+mod json_flat;
 pub mod key;
 pub mod nginx;
 pub(crate) mod template;
