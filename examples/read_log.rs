@@ -121,7 +121,7 @@ fn clf(sec: u64) -> String {
 /// `2001:db8:a::b:c`; the rest as they are.
 fn v6_share(ip: &str) -> String {
     let o: Vec<u16> = ip.split('.').map(|x| x.parse().unwrap_or(0)).collect();
-    if o.len() != 4 || o[2] % 4 != 0 {
+    if o.len() != 4 || !o[2].is_multiple_of(4) {
         return ip.to_string();
     }
     std::net::Ipv6Addr::new(0x2001, 0xdb8, o[1], 0, 0, 0, o[2], o[3]).to_string()
