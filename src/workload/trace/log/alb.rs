@@ -258,14 +258,16 @@ impl LogFormat for Nlb {
         self.spans.fill((ABSENT, ABSENT));
         let mut n = 0;
         let mut start = 0usize;
-        for end in super::bytes::positions(b' ', line.as_bytes()).chain(std::iter::once(line.len()))
-        {
-            if n < self.spans.len() {
-                self.spans[n] = (start as u32, end as u32);
+        let spans = &mut self.spans;
+        let mut field = |end: usize| {
+            if n < spans.len() {
+                spans[n] = (start as u32, end as u32);
             }
             n += 1;
             start = end + 1;
-        }
+        };
+        super::bytes::each_position(b' ', line.as_bytes(), &mut field);
+        field(line.len());
         if n < NLB_REQUIRED {
             return Err(ParseError::Line(format!(
                 "{n} fields: an NLB log line has at least {NLB_REQUIRED} (type version time elb listener client:port destination:port ... sent_bytes)"

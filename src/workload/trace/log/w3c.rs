@@ -112,15 +112,16 @@ impl LogFormat for W3c {
     fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
         let mut n = 0;
         let mut start = 0usize;
-        for end in
-            super::bytes::positions(b'\t', line.as_bytes()).chain(std::iter::once(line.len()))
-        {
-            if n < self.spans.len() {
-                self.spans[n] = (start as u32, end as u32);
+        let spans = &mut self.spans;
+        let mut field = |end: usize| {
+            if n < spans.len() {
+                spans[n] = (start as u32, end as u32);
             }
             n += 1;
             start = end + 1;
-        }
+        };
+        super::bytes::each_position(b'\t', line.as_bytes(), &mut field);
+        field(line.len());
         if n != self.names.len() {
             return Err(ParseError::Line(format!(
                 "{n} tab-separated fields: the #Fields: list names {}",
