@@ -16,7 +16,22 @@ pub(super) fn event_of(
     let text = f
         .opt(b.time)
         .ok_or_else(|| ParseError::Value("missing".into()).in_field(&b.time_name))?;
-    let t = if !text.is_empty() && same_bytes(cache.0.as_bytes(), text.as_bytes()) {
+    // A W3C time is two fields (date, time): cached as both, a tab apart.
+    let second = match b.kind {
+        TimeKind::W3c { time_field } => Some(f.get(time_field)),
+        _ => None,
+    };
+    let cached = cache.0.as_bytes();
+    let same = match second {
+        None => same_bytes(cached, text.as_bytes()),
+        Some(tm) => {
+            cached.len() == text.len() + 1 + tm.len()
+                && same_bytes(&cached[..text.len()], text.as_bytes())
+                && cached[text.len()] == b'\t'
+                && same_bytes(&cached[text.len() + 1..], tm.as_bytes())
+        }
+    };
+    let t = if !text.is_empty() && same {
         cache.1
     } else {
         let t = match b.kind {
@@ -28,11 +43,13 @@ pub(super) fn event_of(
             TimeKind::Auto(unit) => auto_time(text, unit),
         }
         .map_err(|m| m.in_field(&b.time_name))?;
-        if !matches!(b.kind, TimeKind::W3c { .. }) {
-            cache.0.clear();
-            cache.0.push_str(text);
-            cache.1 = t;
+        cache.0.clear();
+        cache.0.push_str(text);
+        if let Some(tm) = second {
+            cache.0.push('\t');
+            cache.0.push_str(tm);
         }
+        cache.1 = t;
         t
     };
     let w = match &b.weight {

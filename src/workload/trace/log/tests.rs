@@ -843,3 +843,26 @@ fn formats_with_very_many_variables_compile_and_duplicates_are_found() {
         .to_string();
     assert!(e.contains("%REQ(H7)% appears twice"), "{e}");
 }
+
+#[test]
+fn a_w3c_time_is_cached_as_its_date_and_time_together() {
+    // The same time on another day, the same day at another time, and a
+    // date and time that would read alike glued together: each its own
+    // instant, as parsed alone.
+    let mut p = parser("cloudfront", None);
+    p.parse("#Fields: date time c-ip", &mut String::new())
+        .unwrap();
+    let lines = [
+        ("2019-12-04\t21:02:31\t192.0.2.1", 1_575_493_351),
+        ("2019-12-04\t21:02:31\t192.0.2.2", 1_575_493_351),
+        ("2019-12-05\t21:02:31\t192.0.2.1", 1_575_579_751),
+        ("2019-12-05\t21:02:32\t192.0.2.1", 1_575_579_752),
+        ("2019-12-04\t21:02:32\t192.0.2.1", 1_575_493_352),
+    ];
+    for (line, secs) in lines {
+        let (t, _, _) = event(&mut p, line).unwrap();
+        assert_eq!(t, secs * 1_000_000_000, "{line}");
+    }
+    let e = event(&mut p, "2019-12-04\t21:02:3x\t192.0.2.1");
+    assert!(e.is_err(), "{e:?}");
+}
