@@ -50,8 +50,8 @@
 //!    shard), then the paths above for every estimate mode, then its share
 //!    of the first-seed replays through the model that the confirmation
 //!    and the bound's measure read ([`super::first_seed`]: the shapes the
-//!    bisection fixes round-robin, the anchor shapes of every path it
-//!    explored), and writes the bisection, every shape it verified with its
+//!    bisection fixes round-robin, the anchor shapes of the paths it
+//!    explored that are dealt to it by shape), and writes the bisection, every shape it verified with its
 //!    slice's seeds and its model replays ([`SizePart`]; floats as the
 //!    shortest decimal that reads back to the same bits, serde_json's
 //!    `float_roundtrip`);
@@ -108,8 +108,8 @@ pub const UNSURE_MARGIN: f64 = 0.7;
 /// Most passes failed on one explored path: each flip can bring the
 /// shapes of a new path, a slice replayed to its end, and a pass past
 /// the margin fails elsewhere about 6 times in 10, so a path of three
-/// flips is the walk's about 1 time in 5 (a third flip cost the measured
-/// shards a tenth more and covered nothing more there).
+/// flips is the walk's about 1 time in 5 (with unsure at 0.5, a third
+/// flip cost the measured shards a tenth more and covered nothing more).
 pub const MAX_FLIPS: usize = 2;
 /// Most paths a shard explores per mode.
 pub const MAX_PATHS: usize = 32;
