@@ -100,12 +100,12 @@ pub struct SizeArgs {
     /// Never draw the progress bar.
     #[arg(long)]
     pub no_progress: bool,
-    /// With --trace and --limit: run the search of the estimate modes of shard I of N
-    /// only (mode m on shard m mod N: docs on 0, proportional on 1; each shape's replay
-    /// needs every key, and one mode's verification walk is sequential) on the whole
-    /// trace and write <OUT>/size.shard-I-of-N.json; `ratelab merge` of every shard
-    /// re-reads the trace, looks each verification up instead of replaying it, picks
-    /// and writes the size folder byte-identical to the unsharded run's.
+    /// With --trace and --limit: replay shard I of N's slice of the fresh hash seeds
+    /// (seed index r with (r - 1) mod N = I; each shape's replay needs every key) of
+    /// every shape the verification walk may ask for, on the whole trace, and write
+    /// <OUT>/size.shard-I-of-N.json; `ratelab merge` of every shard re-reads the
+    /// trace, assembles each verification from the slices instead of replaying it,
+    /// picks and writes the size folder byte-identical to the unsharded run's.
     // The doc comment is the --help text, placeholders and all.
     #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "I/N", requires = "limit", value_parser = crate::lab::shard::parse_shard)]

@@ -14,11 +14,17 @@
 //!   ascending, and shard `i` of `n` replays those at positions `≡ i (mod
 //!   n)` of that list: every shard lists them alike. The anchor's shapes
 //!   ([`anchor_shapes`]: the pick's rows at 1/8 .. 2×) are known only to
-//!   a shard that explored the walk's path ([`super::split`]), so each
-//!   shard replays those of every path it explored (shards that explored
-//!   the same path replay its anchor alike: what a shard cannot know is
-//!   whether another did). So is the pick's fast replay to the end, when
-//!   the bisection holds none (the bug check's other side).
+//!   a shard that explored the walk's path ([`super::split`]); a shard
+//!   replays those of every path it explored that are dealt to it by the
+//!   shape alone ([`deals`]), so is the pick's fast replay to the end,
+//!   when the bisection holds none (the bug check's other side). The
+//!   shards explore the walk's path on their own slices of its seeds
+//!   (each replays its slice of every shape on it), so every shard has
+//!   explored it and each holds its share of its anchor; when one has not
+//!   (its seeds are missing too), the merge replays its share, a few
+//!   first-seed replays beside those seeds. Replaying every path's anchor
+//!   on every shard that explored it cost each shard about 0.7 s of 9 s
+//!   (500,000 requests, two modes, four or five paths each).
 //! * A merge takes every model replay from the parts ([`Stored`]), each
 //!   checked (the first seed, figures that add up, the targets' verdict,
 //!   equal to the bisection's fast figures of the shape when it has them,
@@ -106,10 +112,20 @@ pub fn fixed_list(ctx: &Ctx<'_>, bisects: &[Vec<ShapeEval>]) -> Vec<(usize, Rate
     out
 }
 
+/// Whether shape `s` of mode `mi`, outside the fixed list, is shard
+/// `sh`'s to replay on the first seed: a mix of the mode and the shape
+/// modulo the shard count, the same on every shard whatever path named
+/// the shape.
+pub(super) fn deals(mi: usize, s: RateShape, sh: Shard) -> bool {
+    let key = ((mi as u64) << 56) ^ ((s.hashes as u64) << 48) ^ s.slots;
+    crate::rng::mix64(key) % u64::from(sh.count) == u64::from(sh.index)
+}
+
 /// Shard `sh`'s first-seed replays, per mode (see the module docs):
 /// its positions of the fixed list, the anchor shapes of its paths, and
 /// the fast replays of its paths' picks that the bisection did not
-/// replay to the end. Each model replay with fast
+/// replay to the end, each of the last two where dealt to it
+/// ([`deals`]). Each model replay with fast
 /// figures beside it is checked against them (exit 3).
 pub fn shard_replays(
     ctx: &Ctx<'_>,
@@ -130,13 +146,13 @@ pub fn shard_replays(
         jobs.extend(
             need.shapes
                 .iter()
-                .filter(|s| !fixed.contains(&(mi, **s)))
+                .filter(|s| !fixed.contains(&(mi, **s)) && deals(mi, **s, sh))
                 .map(|&s| (mi, s, true)),
         );
         jobs.extend(
             need.picks
                 .iter()
-                .filter(|s| fast_of(ctx, &bisects[mi], **s).is_none())
+                .filter(|s| fast_of(ctx, &bisects[mi], **s).is_none() && deals(mi, **s, sh))
                 .map(|&s| (mi, s, false)),
         );
     }

@@ -221,29 +221,22 @@ fn an_edited_bisection_or_model_replay_is_refused_naming_the_file() {
                 && e.contains("other than the bisection's fast replay"),
             "{e}"
         );
-        let twice = |s: RateShape, mi: usize| {
-            (0..3)
-                .filter(|&k| good[k].2.modes[mi].model.iter().any(|e| e.shape == s))
-                .count()
-                > 1
-        };
-        let (mi, s) = (0..2)
+        // Each shape is dealt to one shard; a part holding another's
+        // replay (a copy, edited) is checked against it.
+        let (mi, e) = (0..2)
             .find_map(|mi| {
-                good[2].2.modes[mi]
+                let b = check_bisect(ctx, &good[0].2.modes[mi].bisect).unwrap();
+                good[0].2.modes[mi]
                     .model
                     .iter()
-                    .map(|e| e.shape)
-                    .find(|&s| twice(s, mi))
-                    .map(|s| (mi, s))
+                    .find(|e| fast_of(ctx, &b, e.shape).is_none())
+                    .map(|e| (mi, e.clone()))
             })
-            .expect("an anchor shape on two shards");
+            .expect("a model replay on shard 0 the bisection did not replay");
+        let mut copy = e;
+        edit(copy.seed.figures.as_mut().unwrap());
         let mut ps = good.clone();
-        let e0 = ps[2].2.modes[mi]
-            .model
-            .iter_mut()
-            .find(|e| e.shape == s)
-            .unwrap();
-        edit(e0.seed.figures.as_mut().unwrap());
+        ps[2].2.modes[mi].model.push(copy);
         let e = refusal(ctx, &ps);
         assert!(
             e.contains("s2.json") && e.contains("other than another shard's replay"),

@@ -16,24 +16,42 @@
 //! on its seeds is a failure of the whole verification; a pass on its
 //! seeds may still fail on another shard's. So each shard runs the walk
 //! with its own verdicts and, where one of its passes is *unsure* (a seed
-//! within [`UNSURE_MARGIN`] of a ceiling, or a failure the plan still
+//! past [`UNSURE_MARGIN`] of a ceiling, or a failure the plan still
 //! allows), the walk again with that shape failed ("flipped"), up to
-//! [`MAX_FLIPS`] flips on one path and [`MAX_PATHS`] paths. Each shape is
-//! replayed once whatever the paths, and each replay on a shard stops like
-//! the unsharded verification (chunk by chunk, after the chunk holding a
-//! failure beyond what the plan allows): a shard's own failures are never
-//! more than the whole verification's, so it stops no earlier and holds
-//! every seed of its slice that verification reads. Early stopping is kept
-//! where the shard sees the failure; where the failing seed is another
-//! shard's, this shard verifies its whole slice (the cost measured in the
-//! book's sharding chapter).
+//! [`MAX_FLIPS`] flips on one path and [`MAX_PATHS`] paths, fewest flips
+//! first. Each shape is replayed once whatever the paths, and each replay
+//! on a shard stops like the unsharded verification (chunk by chunk,
+//! after the chunk holding a failure beyond what the plan allows): a
+//! shard's own failures are never more than the whole verification's, so
+//! it stops no earlier and holds every seed of its slice that
+//! verification reads. Early stopping is kept where the shard sees the
+//! failure; where the failing seed is another shard's, this shard
+//! verifies its whole slice (the cost measured in the book's sharding
+//! chapter).
+//!
+//! Which passes are unsure is a bet: a shape near the edge fails on a
+//! rare seed, a jump, and a shard that holds none of its failing seeds
+//! sees values inside the ceiling. On the first 500,000 requests of
+//! `decision-cdn-edge`'s export (limit 100/s, `compliant_denied_pct<=0.1`,
+//! 299 seeds, 4 shards) the docs walk rejected 4x87 and 2x310 on one seed
+//! each, both shard 0's; shards 1-3 passed 2x310 with their worst seeds at
+//! 0.73, 0.51 and 0.77 of the ceiling. Within 0.8 (the former margin) no
+//! shard but 0 explored the walk behind it (4x174 down to the pick 4x95)
+//! and the merge replayed 894 seeds; at 0.7 shards 1 and 3 explore it and
+//! the merge replays shard 2's 300; at 0.5 every shard would, but the
+//! same rule on the whole 2 M-request export doubled every shard's cost.
+//! No margin can promise coverage: the failing seed is another shard's,
+//! and failing every pass on every path grows exponentially with the
+//! walk (on the test trace, every pass and three flips still left a case
+//! to the merge, at 3x the unsharded work a shard). What the parts miss,
+//! the merge replays and names.
 //!
 //! 1. shard `i` of `n` runs the first-seed bisection (the same on every
 //!    shard), then the paths above for every estimate mode, then its share
 //!    of the first-seed replays through the model that the confirmation
 //!    and the bound's measure read ([`super::first_seed`]: the shapes the
-//!    bisection fixes round-robin, the anchor shapes of every path it
-//!    explored), and writes the bisection, every shape it verified with its
+//!    bisection fixes round-robin, the anchor shapes of the paths it
+//!    explored that are dealt to it by shape), and writes the bisection, every shape it verified with its
 //!    slice's seeds and its model replays ([`SizePart`]; floats as the
 //!    shortest decimal that reads back to the same bits, serde_json's
 //!    `float_roundtrip`);
@@ -72,13 +90,49 @@ use std::collections::BTreeMap;
 
 /// A shard re-walks a path with one of its passes failed when a seed of
 /// that pass misses a target with each ceiling scaled by this (a floor P
-/// read as 100 − this·(100 − P)): a shape that close to a ceiling on this
-/// shard's seeds may miss it on another shard's.
-pub const UNSURE_MARGIN: f64 = 0.8;
-/// Most passes failed on one explored path.
+/// read as 100 − this·(100 − P)). A shape near the edge fails on a few
+/// seeds in hundreds, each a jump (a heavy key's collision), so a shard
+/// that holds none of them sees values inside the ceiling; the question
+/// is how far inside. Measured on `decision-cdn-edge`'s export (its first
+/// 500,000 requests and all 2 M, limit 100/s, `compliant_denied_pct<=0.1`,
+/// 299 seeds, 4 shards, both modes), of the passes a shard saw of shapes
+/// the whole walk verified: worst seed at 0.7 to 1 of the ceiling, 13 of
+/// 22 failed on another shard's seeds; at 0.5 to 0.7, 1 of 17. Exploring
+/// a failed pass pays when it fails more often than not; 0.8 (the former
+/// margin) left out 0.7 to 0.8, where 3 of 4 failed (docs 2x310 on the
+/// 500,000, passed at 0.73 and 0.77 by two shards, failed on shard 0's
+/// seed: the merge replayed 894 seeds), and 0.5 explored so much of the
+/// second trace's walk that its shards took 0.65x to 0.86x of the
+/// unsharded CPU instead of 0.33x to 0.45x.
+pub const UNSURE_MARGIN: f64 = 0.7;
+/// Most passes failed on one explored path: each flip can bring the
+/// shapes of a new path, a slice replayed to its end, and a pass past
+/// the margin fails elsewhere about 6 times in 10, so a path of three
+/// flips is the walk's about 1 time in 5 (with unsure at 0.5, a third
+/// flip cost the measured shards a tenth more and covered nothing more).
 pub const MAX_FLIPS: usize = 2;
 /// Most paths a shard explores per mode.
 pub const MAX_PATHS: usize = 32;
+
+/// How far a shard explores the walk beyond its own verdicts: which
+/// passes are unsure, how many are failed on one path, how many paths.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reach {
+    /// A pass with a seed missing a target at this share of its ceiling
+    /// is unsure ([`UNSURE_MARGIN`]).
+    pub margin: f64,
+    /// Most flips on one path ([`MAX_FLIPS`]).
+    pub flips: usize,
+    /// Most paths per mode ([`MAX_PATHS`]).
+    pub paths: usize,
+}
+
+/// The reach `size --shard` explores with.
+pub(super) const REACH: Reach = Reach {
+    margin: UNSURE_MARGIN,
+    flips: MAX_FLIPS,
+    paths: MAX_PATHS,
+};
 
 /// One shape replayed on a shard's slice of the fresh seeds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -166,8 +220,15 @@ struct Local {
 
 /// `shape` on shard `sh`'s seeds, in batches of [`VERIFY_CHUNK`] (in
 /// parallel within one), up to the end of the verification chunk holding
-/// the failure beyond what the plan allows.
-fn local_verify(ctx: &Ctx<'_>, mode: RateMode, shape: RateShape, sh: Shard) -> Result<Local> {
+/// the failure beyond what the plan allows; a pass is unsure as `margin`
+/// says ([`Reach::margin`]).
+fn local_verify(
+    ctx: &Ctx<'_>,
+    mode: RateMode,
+    shape: RateShape,
+    sh: Shard,
+    margin: f64,
+) -> Result<Local> {
     let plan = ctx.plan;
     let own: Vec<u64> = (1..=u64::from(plan.seeds))
         .filter(|&r| owner(r, sh.count) == sh.index)
@@ -210,7 +271,7 @@ fn local_verify(ctx: &Ctx<'_>, mode: RateMode, shape: RateShape, sh: Shard) -> R
         && sh.count > 1
         && out
             .iter()
-            .any(|(_, s)| !s.meets || !ctx.seed_meets(s, UNSURE_MARGIN));
+            .any(|(_, s)| !s.meets || !ctx.seed_meets(s, margin));
     Ok(Local {
         seeds: out,
         fails,
@@ -222,6 +283,17 @@ fn local_verify(ctx: &Ctx<'_>, mode: RateMode, shape: RateShape, sh: Shard) -> R
 /// explored on the shard's seeds, then the shard's share of the
 /// first-seed replays through the model (see the module docs).
 pub fn shard_part(ctx: &Ctx<'_>, modes: &[RateMode], lines: u64, sh: Shard) -> Result<SizePart> {
+    shard_part_with(ctx, modes, lines, sh, REACH)
+}
+
+/// [`shard_part`] exploring with `reach`.
+pub(super) fn shard_part_with(
+    ctx: &Ctx<'_>,
+    modes: &[RateMode],
+    lines: u64,
+    sh: Shard,
+    reach: Reach,
+) -> Result<SizePart> {
     let bisects: Vec<Vec<ShapeEval>> = modes
         .par_iter()
         .map(|&m| bisect_mode(ctx, m))
@@ -229,7 +301,7 @@ pub fn shard_part(ctx: &Ctx<'_>, modes: &[RateMode], lines: u64, sh: Shard) -> R
     let (mut parts, needs): (Vec<ModePart>, Vec<Needs>) = modes
         .par_iter()
         .zip(&bisects)
-        .map(|(&m, b)| explore(ctx, m, b, sh))
+        .map(|(&m, b)| explore(ctx, m, b, sh, reach))
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .unzip();
@@ -245,25 +317,26 @@ pub fn shard_part(ctx: &Ctx<'_>, modes: &[RateMode], lines: u64, sh: Shard) -> R
 }
 
 /// The paths of one mode's walk on shard `sh`: its own verdicts, then the
-/// same with up to [`MAX_FLIPS`] unsure passes failed; and what their
-/// ends ask of the confirmation.
+/// same with up to `reach.flips` unsure passes failed, fewest flips
+/// first; and what their ends ask of the confirmation.
 fn explore(
     ctx: &Ctx<'_>,
     mode: RateMode,
     bisect: &[ShapeEval],
     sh: Shard,
+    reach: Reach,
 ) -> Result<(ModePart, Needs)> {
     let mut needs = Needs::default();
     let memo: RefCell<BTreeMap<RateShape, Local>> = RefCell::new(BTreeMap::new());
     let mut paths: Vec<Vec<RateShape>> = vec![Vec::new()];
     let mut at = 0;
-    while at < paths.len() && at < MAX_PATHS {
+    while at < paths.len() && at < reach.paths {
         let flipped = paths[at].clone();
         at += 1;
         let unsure: RefCell<Vec<RateShape>> = RefCell::new(Vec::new());
         let verify = |s: RateShape, phase: &'static str| -> Result<ShapeEval> {
             if !memo.borrow().contains_key(&s) {
-                let l = local_verify(ctx, mode, s, sh)?;
+                let l = local_verify(ctx, mode, s, sh, reach.margin)?;
                 memo.borrow_mut().insert(s, l);
             }
             let m = memo.borrow();
@@ -283,7 +356,7 @@ fn explore(
         };
         let (evaluated, pick, _) = walk(ctx, bisect.to_vec(), &verify)?;
         needs.add(ctx, &evaluated, pick);
-        if flipped.len() < MAX_FLIPS {
+        if flipped.len() < reach.flips {
             for s in unsure.into_inner() {
                 let mut f = flipped.clone();
                 f.push(s);
@@ -383,10 +456,20 @@ pub(super) mod tests {
         modes: &[RateMode],
         n: u32,
     ) -> Vec<(PathBuf, Shard, SizePart)> {
+        parts_with(ctx, modes, n, REACH)
+    }
+
+    /// [`parts_of`] with the shards exploring with `reach`.
+    fn parts_with(
+        ctx: &Ctx<'_>,
+        modes: &[RateMode],
+        n: u32,
+        reach: Reach,
+    ) -> Vec<(PathBuf, Shard, SizePart)> {
         (0..n)
             .map(|index| {
                 let sh = Shard { index, count: n };
-                let p = shard_part(ctx, modes, 5, sh).unwrap();
+                let p = shard_part_with(ctx, modes, 5, sh, reach).unwrap();
                 (PathBuf::from(format!("s{index}.json")), sh, p)
             })
             .collect()
@@ -468,6 +551,65 @@ pub(super) mod tests {
         })
     }
 
+    /// A shape the whole walk rejects that a shard of 4 passed with each
+    /// of its seeds within 0.8 of the ceiling (sure by the former rule)
+    /// but one past 0.7 of it: the walk behind that failure is explored
+    /// now, and the merge replays nothing; explored as before, the merge
+    /// replays it (and its folder is still the whole one).
+    #[test]
+    fn a_pass_past_0_7_of_a_ceiling_is_explored_failed_so_merge_replays_nothing() {
+        let plan = Plan::new(90.0, 90.0, 0).unwrap();
+        with_ctx_of(6, "5", plan, |ctx, replays| {
+            let modes = [RateMode::Docs, RateMode::Proportional];
+            let (wr, wb) = whole_of(ctx, &modes);
+            let former = Reach {
+                margin: 0.8,
+                ..REACH
+            };
+            let merge_with = |reach: Reach| {
+                let ps = parts_with(ctx, &modes, 4, reach);
+                replays.store(0, Ordering::Relaxed);
+                let l = Lookup::of(&ps, 5, ctx, &modes).unwrap();
+                let (ms, mb) = l.merge(ctx, &modes, &bound_of(ctx)).unwrap();
+                for (m, w) in ms.iter().zip(&wr) {
+                    assert_eq!(m.evaluated, w.evaluated, "{reach:?}");
+                    assert_eq!((m.pick, &m.rejected), (w.pick, &w.rejected));
+                    assert_eq!(m.confirmed, w.confirmed, "{reach:?}");
+                }
+                assert_eq!(mb, wb, "{reach:?}");
+                (replays.load(Ordering::Relaxed), l.note(&modes), ps)
+            };
+            let (done, note, ps) = merge_with(REACH);
+            assert_eq!((done, note.as_str()), (0, ""));
+            // The case: a rejected shape of the whole walk that a shard
+            // passed, every seed within 0.8 of the ceiling, one not within
+            // 0.7 of it.
+            let missed = wr.iter().enumerate().any(|(mi, w)| {
+                w.evaluated
+                    .iter()
+                    .filter(|e| e.exceedance.is_some() && !e.meets)
+                    .any(|e| {
+                        ps.iter().any(|(_, _, p)| {
+                            p.modes[mi]
+                                .shapes
+                                .iter()
+                                .filter(|s| s.shape == e.shape)
+                                .any(|s| {
+                                    s.seeds.iter().all(|x| ctx.seed_meets(x, 0.8))
+                                        && !s.seeds.iter().all(|x| ctx.seed_meets(x, UNSURE_MARGIN))
+                                })
+                        })
+                    })
+            });
+            assert!(missed, "no rejected shape a shard was sure of before");
+            let (done, note, _) = merge_with(former);
+            assert!(
+                done > 0 && note.contains("merge replayed"),
+                "{done}: {note}"
+            );
+        })
+    }
+
     #[test]
     fn a_seed_no_shard_holds_is_replayed_and_named() {
         with_ctx(|ctx, _| {
@@ -540,5 +682,19 @@ pub(super) mod tests {
         assert_eq!(chunk_end(298, 299), 299);
         assert_eq!(ranges(&[3]), "3");
         assert_eq!(ranges(&[3, 7, 11]), "3..=11");
+        // First-seed replays off the fixed list: one owner per shape and
+        // mode, spread over the shards.
+        let mut per = [0usize; 4];
+        for mi in 0..2 {
+            for slots in 16..116 {
+                let s = RateShape { hashes: 4, slots };
+                let owners: Vec<u32> = (0..4)
+                    .filter(|&index| first_seed::deals(mi, s, Shard { index, count: 4 }))
+                    .collect();
+                assert_eq!(owners.len(), 1, "{mi} {s:?}");
+                per[owners[0] as usize] += 1;
+            }
+        }
+        assert!(per.iter().all(|&k| k > 30), "{per:?}");
     }
 }
