@@ -19,6 +19,9 @@ use std::path::{Path, PathBuf};
 /// `<out>/size.shard-i-of-n.json` ([`crate::sizing::limit::split`]).
 fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     validate(a)?;
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
+    let file = dir.join(shard.file_name("size"));
+    crate::report::atomic::check_place(&file, crate::report::atomic::Place::File)?;
     let (Some(path), Some(limit), Some(interval_ms)) = (&a.trace, a.limit, a.interval_ms) else {
         return Err(Error::input(
             "--shard splits a --limit sizing of a time-stamped --trace: give --trace, --limit and --interval-ms",
@@ -51,8 +54,6 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     };
     let bytes = crate::lab::shard::size_shard_bytes(&job_argv(), a.seed, shard, part)?;
     // Shards of one job share a folder: the one named, else this one.
-    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
-    let file = dir.join(shard.file_name("size"));
     crate::report::atomic::write_file(&file, &bytes)?;
     outln!(
         "== size shard {}/{}: {what} -> {}",
@@ -132,6 +133,9 @@ pub fn run(a: &SizeArgs) -> Result<i32> {
     init_threads(a.threads)?;
     if let Some(shard) = a.shard {
         return run_shard(a, shard);
+    }
+    if let Some(out) = &a.out {
+        crate::report::atomic::check_place(out, crate::report::atomic::Place::Folder)?;
     }
     let report = compute(a)?;
     let out = match &a.out {
