@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 /// `<out>/size.shard-i-of-n.json` ([`crate::sizing::limit::split`]).
 fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     validate(a)?;
+    let argv = job_argv()?;
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
     let file = dir.join(shard.file_name("size"));
     crate::report::atomic::check_place(&file, crate::report::atomic::Place::File)?;
@@ -52,7 +53,7 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
             )))
         }
     };
-    let bytes = crate::lab::shard::size_shard_bytes(&job_argv(), a.seed, shard, part)?;
+    let bytes = crate::lab::shard::size_shard_bytes(&argv, a.seed, shard, part)?;
     // Shards of one job share a folder: the one named, else this one.
     crate::report::atomic::write_file(&file, &bytes)?;
     outln!(
@@ -67,8 +68,19 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
 /// The arguments of this `ratelab size` as the shards' identity: every one
 /// after `size` but --shard, --out, --threads and --no-progress (which do
 /// not change the result). `merge` parses them again.
-fn job_argv() -> Vec<String> {
-    let args: Vec<String> = std::env::args().collect();
+fn job_argv() -> Result<Vec<String>> {
+    // `std::env::args` panics on an argument that is not UTF-8; the shard
+    // file holds the arguments as JSON strings, so such a one is refused.
+    let args = std::env::args_os()
+        .map(|a| {
+            a.into_string().map_err(|a| {
+                Error::input(format!(
+                    "--shard: argument {}: not valid UTF-8; a size shard keeps its arguments as text for merge (rename the file or link it under a UTF-8 name)",
+                    std::path::Path::new(&a).display()
+                ))
+            })
+        })
+        .collect::<Result<Vec<String>>>()?;
     let start = args
         .iter()
         .position(|a| a == "size")
@@ -88,7 +100,7 @@ fn job_argv() -> Vec<String> {
             s => out.push(s.to_string()),
         }
     }
-    out
+    Ok(out)
 }
 
 /// `ratelab merge` of a `size --shard` job's shards: the sizing run on
