@@ -193,6 +193,20 @@ fn show(text: &str) {
     });
 }
 
+/// Checks, before any work, that where a run of scenario `name` writes can
+/// be written: its report folder, or with `--shard` its shard file (and a
+/// report folder of a kind that runs whole on shard 0).
+fn check_out(opts: &RunOpts, scenario: &Scenario) -> Result<()> {
+    use crate::report::atomic::{check_place, check_report_place, Place};
+    let name = &scenario.common.name;
+    match opts.shard {
+        Some(shard) if shard::splits(scenario) => {
+            check_place(&opts.out.join(shard.file_name(name)), Place::File)
+        }
+        _ => check_report_place(&opts.out, name),
+    }
+}
+
 /// Runs one scenario, writes its report, prints its table.
 pub fn run_one(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
     refuse_unread_options(scenario, opts)?;
@@ -206,9 +220,7 @@ pub fn run(path: &Path, opts: &RunOpts) -> Result<i32> {
     init_threads(opts.threads)?;
     let scenario = Scenario::load(path)?;
     crate::lab::trust::require([&scenario], opts.allow_exec)?;
-    if opts.shard.is_none() {
-        crate::report::atomic::check_report_place(&opts.out, &scenario.common.name)?;
-    }
+    check_out(opts, &scenario)?;
     run_one(&scenario, opts)?;
     Ok(0)
 }
@@ -228,9 +240,7 @@ pub fn run_tour(opts: &RunOpts) -> Result<i32> {
 /// Runs a scenario built in memory (the tour, `run --trace`).
 pub fn run_scenario(scenario: &Scenario, opts: &RunOpts) -> Result<i32> {
     init_threads(opts.threads)?;
-    if opts.shard.is_none() {
-        crate::report::atomic::check_report_place(&opts.out, &scenario.common.name)?;
-    }
+    check_out(opts, scenario)?;
     run_one(scenario, opts)?;
     Ok(0)
 }
@@ -279,10 +289,8 @@ pub fn reproduce(dir: &Path, opts: &RunOpts) -> Result<i32> {
         }
     }
     crate::lab::trust::require(&scenarios, opts.allow_exec)?;
-    if opts.shard.is_none() {
-        for s in &scenarios {
-            crate::report::atomic::check_report_place(&opts.out, &s.common.name)?;
-        }
+    for s in &scenarios {
+        check_out(opts, s)?;
     }
     let start = start_order(&scenarios);
     concurrent::in_file_order(
@@ -320,6 +328,7 @@ fn start_order(scenarios: &[Scenario]) -> Vec<usize> {
 
 /// `ratelab merge`.
 pub fn merge(files: &[std::path::PathBuf], out: &Path, max_memory: u64) -> Result<i32> {
+    crate::report::atomic::check_place(out, crate::report::atomic::Place::Folder)?;
     // Every shard is read and merged, and every report folder checked,
     // before the first report is written: a bad second scenario leaves the
     // first one's earlier report as it was.

@@ -53,7 +53,18 @@ impl RunTrace {
         let limit = need(self.limit, "--limit")?;
         let interval_ms = need(self.interval_ms, "--interval-ms")?;
         let mut read = self.read.clone();
-        read.path = trace.display().to_string();
+        // The trace becomes a scenario's `trace.path`, a JSON string: a
+        // path that is not UTF-8 would be read back as another (lossy) name
+        // and reported missing.
+        read.path = trace
+            .to_str()
+            .ok_or_else(|| {
+                Error::input(format!(
+                    "--trace {}: the path is not valid UTF-8 (rename the file or link it under a UTF-8 name)",
+                    trace.display()
+                ))
+            })?
+            .to_string();
         // Checked here so that the error names the flag, not the field.
         crate::lab::decision::checks::trace_reading(&read, 0).map_err(TraceSpec::flag_error)?;
         let t = serde_json::to_value(&read)

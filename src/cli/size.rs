@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 /// `<out>/size.shard-i-of-n.json` ([`crate::sizing::limit::split`]).
 fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
     validate(a)?;
+    let argv = job_argv()?;
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
+    let file = dir.join(shard.file_name("size"));
+    crate::report::atomic::check_place(&file, crate::report::atomic::Place::File)?;
     let (Some(path), Some(limit), Some(interval_ms)) = (&a.trace, a.limit, a.interval_ms) else {
         return Err(Error::input(
             "--shard splits a --limit sizing of a time-stamped --trace: give --trace, --limit and --interval-ms",
@@ -49,10 +53,8 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
             )))
         }
     };
-    let bytes = crate::lab::shard::size_shard_bytes(&job_argv(), a.seed, shard, part)?;
+    let bytes = crate::lab::shard::size_shard_bytes(&argv, a.seed, shard, part)?;
     // Shards of one job share a folder: the one named, else this one.
-    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
-    let file = dir.join(shard.file_name("size"));
     crate::report::atomic::write_file(&file, &bytes)?;
     outln!(
         "== size shard {}/{}: {what} -> {}",
@@ -66,8 +68,19 @@ fn run_shard(a: &SizeArgs, shard: Shard) -> Result<i32> {
 /// The arguments of this `ratelab size` as the shards' identity: every one
 /// after `size` but --shard, --out, --threads and --no-progress (which do
 /// not change the result). `merge` parses them again.
-fn job_argv() -> Vec<String> {
-    let args: Vec<String> = std::env::args().collect();
+fn job_argv() -> Result<Vec<String>> {
+    // `std::env::args` panics on an argument that is not UTF-8; the shard
+    // file holds the arguments as JSON strings, so such a one is refused.
+    let args = std::env::args_os()
+        .map(|a| {
+            a.into_string().map_err(|a| {
+                Error::input(format!(
+                    "--shard: argument {}: not valid UTF-8; a size shard keeps its arguments as text for merge (rename the file or link it under a UTF-8 name)",
+                    std::path::Path::new(&a).display()
+                ))
+            })
+        })
+        .collect::<Result<Vec<String>>>()?;
     let start = args
         .iter()
         .position(|a| a == "size")
@@ -87,7 +100,7 @@ fn job_argv() -> Vec<String> {
             s => out.push(s.to_string()),
         }
     }
-    out
+    Ok(out)
 }
 
 /// `ratelab merge` of a `size --shard` job's shards: the sizing run on
@@ -132,6 +145,9 @@ pub fn run(a: &SizeArgs) -> Result<i32> {
     init_threads(a.threads)?;
     if let Some(shard) = a.shard {
         return run_shard(a, shard);
+    }
+    if let Some(out) = &a.out {
+        crate::report::atomic::check_place(out, crate::report::atomic::Place::Folder)?;
     }
     let report = compute(a)?;
     let out = match &a.out {

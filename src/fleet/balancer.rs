@@ -40,6 +40,7 @@ use crate::workload::trace::TraceReader;
 use rand::Rng;
 use std::collections::HashMap;
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use xxhash_rust::xxh64::xxh64;
 
 /// The address Envoy would hash for replica `i`.
@@ -187,6 +188,55 @@ pub fn maglev(hosts: &[usize], weights: &[f64], m: u64) -> Vec<usize> {
     table
 }
 
+/// What a ring or Maglev table is built from: the kind (0 ring, 1 Maglev),
+/// its sizes, the healthy hosts and their weights' bits.
+type BuiltKey = (u8, u64, u64, Vec<usize>, Vec<u64>);
+
+fn built_key(kind: u8, a: u64, b: u64, hosts: &[usize], weights: &[f64]) -> BuiltKey {
+    let bits = hosts.iter().map(|&h| weights[h].to_bits()).collect();
+    (kind, a, b, hosts.to_vec(), bits)
+}
+
+/// The last few rings and tables built, shared. A ring or table is a pure
+/// function of its [`BuiltKey`], and Envoy's largest (an 8M-entry ring, a
+/// 5,000,011-slot table) take a second or more to build: every fleet of a
+/// grid, and every setting `recommend` measures on a fleet, built its own,
+/// and `recommend --replicas 8 --balancer '{"type": "maglev", "table_size":
+/// 5000011}'` ran for minutes. Sharing them changes no pick.
+static RINGS: Built<Vec<(u64, usize)>> = Mutex::new(Vec::new());
+static TABLES: Built<Vec<usize>> = Mutex::new(Vec::new());
+
+/// A cache of built rings or tables, oldest first.
+type Built<T> = Mutex<Vec<(BuiltKey, Arc<T>)>>;
+
+/// How many built rings (and tables) are kept for reuse: a grid's fleets
+/// share one host set, and a scale event adds a few more.
+const KEEP_BUILT: usize = 4;
+
+/// The ring or table of `key` from `cache`, built by `build` when missing
+/// (and then kept, the oldest dropped beyond [`KEEP_BUILT`]).
+fn built<T>(cache: &Built<T>, key: BuiltKey, build: impl FnOnce() -> T) -> Arc<T> {
+    if let Some(hit) = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|(k, _)| *k == key)
+    {
+        return hit.1.clone();
+    }
+    // Built outside the lock: fleets on other threads go on meanwhile (two
+    // may build the same one; both are equal).
+    let new = Arc::new(build());
+    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if !c.iter().any(|(k, _)| *k == key) {
+        if c.len() >= KEEP_BUILT {
+            c.remove(0);
+        }
+        c.push((key, new.clone()));
+    }
+    new
+}
+
 /// How a balancer picks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BalancerKind {
@@ -310,8 +360,8 @@ pub struct Balancer {
     rr_next: usize,
     deadlines: Vec<f64>,
     active: Vec<VecDeque<Nanos>>,
-    ring: Vec<(u64, usize)>,
-    table: Vec<usize>,
+    ring: Arc<Vec<(u64, usize)>>,
+    table: Arc<Vec<usize>>,
     sticky: Vec<(u32, Nanos)>,
     rng: SimRng,
     /// The healthy replicas' weights differ.
@@ -330,8 +380,8 @@ impl Balancer {
             rr_next: 0,
             deadlines: Vec::new(),
             active: Vec::new(),
-            ring: Vec::new(),
-            table: Vec::new(),
+            ring: Arc::default(),
+            table: Arc::default(),
             sticky: Vec::new(),
             rng,
             uneven: false,
@@ -381,9 +431,15 @@ impl Balancer {
             BalancerKind::RingHash {
                 min_ring_size,
                 max_ring_size,
-            } => self.ring = ring(&self.healthy, &w, min_ring_size, max_ring_size),
+            } => {
+                let key = built_key(0, min_ring_size, max_ring_size, &self.healthy, &w);
+                self.ring = built(&RINGS, key, || {
+                    ring(&self.healthy, &w, min_ring_size, max_ring_size)
+                });
+            }
             BalancerKind::Maglev { table_size } => {
-                self.table = maglev(&self.healthy, &w, table_size)
+                let key = built_key(1, table_size, 0, &self.healthy, &w);
+                self.table = built(&TABLES, key, || maglev(&self.healthy, &w, table_size));
             }
             _ => {}
         }
@@ -488,6 +544,41 @@ impl Balancer {
 mod tests {
     use super::*;
     use crate::rng::sim_rng;
+
+    /// Balancers of one kind, size and host set share one ring or table
+    /// (built once: fleets of a grid and recommend's settings each built
+    /// their own, minutes for Envoy's largest), equal to a fresh build; a
+    /// host set the cache never saw gets its own.
+    #[test]
+    fn balancers_of_one_host_set_share_their_ring_or_table() {
+        let hosts: Vec<usize> = (0..5).collect();
+        let w = [1.0, 2.0, 1.0, 1.0, 3.0];
+        let make = |kind: BalancerKind, healthy: Vec<usize>| {
+            let mut b = Balancer::new(kind, w.to_vec(), sim_rng(1));
+            b.set_healthy(healthy);
+            b
+        };
+        let maglev_kind = BalancerKind::Maglev { table_size: 10007 };
+        let (a, b) = (
+            make(maglev_kind.clone(), hosts.clone()),
+            make(maglev_kind.clone(), hosts.clone()),
+        );
+        assert!(Arc::ptr_eq(&a.table, &b.table));
+        assert_eq!(*a.table, maglev(&hosts, &w, 10007));
+        let c = make(maglev_kind, vec![0, 1, 2, 3]);
+        assert!(!Arc::ptr_eq(&a.table, &c.table));
+        assert_eq!(*c.table, maglev(&[0, 1, 2, 3], &w, 10007));
+        let ring_kind = BalancerKind::RingHash {
+            min_ring_size: 2048,
+            max_ring_size: 4096,
+        };
+        let (a, b) = (
+            make(ring_kind.clone(), hosts.clone()),
+            make(ring_kind, hosts.clone()),
+        );
+        assert!(Arc::ptr_eq(&a.ring, &b.ring));
+        assert_eq!(*a.ring, ring(&hosts, &w, 2048, 4096));
+    }
 
     #[test]
     fn maglev_fills_every_slot_evenly() {

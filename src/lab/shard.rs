@@ -168,6 +168,8 @@ const SCHEME: &str = "cell k = shape_index * runs + run goes to shard k mod shar
 
 const KEY_SCHEME: &str = "key k goes to shard xxh3_64_with_seed(k, 0x72617465_6c616200) mod shards; the c-th candidate whose keys share state runs on shard c mod shards over every key";
 
+const SIZE_SCHEME: &str = "every shard runs the first-seed bisection, then explores each mode's verification walk on the fresh seeds with index r where (r - 1) mod shards = shard, on the whole trace, then its share of the first-seed replays through the model; merge reads the bisection, assembles each verification from the seeds, picks and confirms with the parts' model replays";
+
 /// Runs `shard`'s part of a scenario that splits ([`splits`]): a sweep's
 /// cells, or a decision scenario's keys. Returns the shard file's bytes
 /// and what it holds, in a few words ("8 sweep cells").
@@ -253,6 +255,42 @@ fn read_shard(path: &Path) -> Result<ShardFile> {
             path,
             "field identity",
             "does not match the scenario, seed and runs in the file (edited by hand?)",
+        ));
+    }
+    // `scenario`, `kind` and `scheme` are written from the scenario the
+    // identity covers: a file whose copies disagree was edited, and merge
+    // groups by `scenario` and picks the merger by `kind`.
+    let sj = |k: &str| file.scenario_json.get(k).and_then(Value::as_str);
+    for (field, value, want) in [
+        ("scenario", &file.scenario, sj("name")),
+        ("kind", &file.kind, sj("kind")),
+    ] {
+        if want != Some(value.as_str()) {
+            return Err(Error::input_at(
+                path,
+                format!("field {field}"),
+                format!(
+                    "value {value:?}: the file's scenario_json says {} (edited by hand?)",
+                    want.map_or("nothing".to_string(), |w| format!("{w:?}"))
+                ),
+            ));
+        }
+    }
+    let scheme = if file.kind == BY_KEY {
+        KEY_SCHEME
+    } else if file.kind == SIZE_KIND {
+        SIZE_SCHEME
+    } else {
+        SCHEME
+    };
+    if file.scheme != scheme {
+        return Err(Error::input_at(
+            path,
+            "field scheme",
+            format!(
+                "value {:?}: a {} shard is split as {scheme:?} (edited by hand?)",
+                file.scheme, file.kind
+            ),
         ));
     }
     if file.shards == 0 || file.shard >= file.shards {
@@ -430,7 +468,7 @@ pub fn size_shard_bytes(
         identity: id,
         shard: shard.index,
         shards: shard.count,
-        scheme: "every shard runs the first-seed bisection, then explores each mode's verification walk on the fresh seeds with index r where (r - 1) mod shards = shard, on the whole trace, then its share of the first-seed replays through the model; merge reads the bisection, assembles each verification from the seeds, picks and confirms with the parts' model replays".into(),
+        scheme: SIZE_SCHEME.into(),
         seed,
         runs: 1,
         ratelab_version: env!("CARGO_PKG_VERSION").into(),
@@ -482,16 +520,38 @@ fn check_set(shards: &mut [(PathBuf, ShardFile)]) -> Result<()> {
             ));
         }
     }
-    let present: Vec<u32> = shards.iter().map(|(_, f)| f.shard).collect();
-    let missing: Vec<String> = (0..n)
-        .filter(|i| !present.contains(i))
-        .map(|i| format!("{i}/{n}"))
-        .collect();
-    if !missing.is_empty() {
+    // The indexes are sorted, distinct and below n: the set is whole when
+    // there are n of them. Otherwise name the first few missing, found by
+    // walking the files (a file may claim billions of shards: never walk 0..n).
+    let total = u64::from(n) - shards.len() as u64;
+    if total > 0 {
+        const SHOWN: usize = 5;
+        let mut missing = Vec::new();
+        let mut next = 0u64;
+        for p in shards
+            .iter()
+            .map(|(_, f)| u64::from(f.shard))
+            .chain([u64::from(n)])
+        {
+            while next < p && missing.len() < SHOWN {
+                missing.push(format!("{next}/{n}"));
+                next += 1;
+            }
+            if missing.len() == SHOWN {
+                break;
+            }
+            next = p + 1;
+        }
+        let more = total - missing.len() as u64;
         return Err(Error::input(format!(
-            "{}: missing shard(s) {} of {n}",
+            "{}: missing shard(s) {}{} of {n}",
             head.scenario,
-            missing.join(", ")
+            missing.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         )));
     }
     Ok(())

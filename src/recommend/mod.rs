@@ -321,6 +321,8 @@ pub fn compute(a: &RecommendArgs) -> Result<Recommendation> {
 /// a pick, 1 without ([`Recommendation::failure`]); bad input or a log that
 /// cannot support a recommendation is an input error (exit 2).
 pub fn run(a: &RecommendArgs) -> Result<Recommendation> {
+    // A file in the way is found before the search, not after it.
+    crate::report::atomic::check_place(&a.out, crate::report::atomic::Place::Folder)?;
     let r = compute(a)?;
     // `write_files` makes the folder, and removes it again if a file fails.
     crate::report::atomic::write_files(&a.out, &r.files())?;

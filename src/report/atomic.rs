@@ -63,6 +63,7 @@ pub fn parse_out_path(s: &str) -> std::result::Result<PathBuf, super::error::Rep
 /// assert!(e.to_string().contains("not a folder"));
 /// ```
 pub fn check_report_place(out: &Path, name: &str) -> Result<()> {
+    check_place(out, Place::Folder)?;
     for p in [out.to_path_buf(), out.join(name)] {
         match fs::metadata(&p) {
             Ok(m) if !m.is_dir() => {
@@ -75,6 +76,74 @@ pub fn check_report_place(out: &Path, name: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What an output path is to become, for [`check_place`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A folder (reports, a size folder, the folder of shard files).
+    Folder,
+    /// A regular file, replaced by rename (a shard file, a trace, a CSV).
+    File,
+}
+
+/// Checks, before any work, that `path` can become a `place`: it is
+/// nothing yet or already one (a file replaced by rename must be a regular
+/// file: renaming over a device or a pipe would replace the device or pipe
+/// itself), and the nearest thing above it that exists is a folder. Without
+/// this a file in the way is found only when the write comes, after the
+/// work.
+///
+/// # Examples
+/// ```
+/// use ratelab::report::atomic::{check_place, Place};
+/// let dir = tempfile::tempdir().unwrap();
+/// let file = dir.path().join("notes.txt");
+/// std::fs::write(&file, "x").unwrap();
+/// assert!(check_place(&dir.path().join("new/deeper"), Place::Folder).is_ok());
+/// assert!(check_place(&file, Place::File).is_ok());
+/// assert!(check_place(&file, Place::Folder).is_err());
+/// assert!(check_place(dir.path(), Place::File).is_err());
+/// let e = check_place(&file.join("out"), Place::Folder).unwrap_err();
+/// assert!(e.to_string().contains("is not a folder"), "{e}");
+/// assert!(check_place(std::path::Path::new("/dev/null"), Place::File).is_err());
+/// ```
+pub fn check_place(path: &Path, place: Place) -> Result<()> {
+    if let Ok(m) = fs::metadata(path) {
+        return match place {
+            Place::Folder if !m.is_dir() => Err(Error::input(format!(
+                "{}: exists and is not a folder: expected a folder (or nothing) there",
+                path.display()
+            ))),
+            Place::File if !m.is_file() => Err(not_a_regular_file(path)),
+            _ => Ok(()),
+        };
+    }
+    for above in path.ancestors().skip(1) {
+        if above.as_os_str().is_empty() {
+            break;
+        }
+        match fs::metadata(above) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => {
+                return Err(Error::input(format!(
+                    "{}: {} exists and is not a folder: nothing can be written under it",
+                    path.display(),
+                    above.display()
+                )))
+            }
+            Err(_) => continue,
+        }
+    }
+    Ok(())
+}
+
+/// The error for an output file that exists as something else.
+fn not_a_regular_file(path: &Path) -> Error {
+    Error::input(format!(
+        "{}: exists and is not a regular file (a folder, a device or a pipe?); give a file path",
+        path.display()
+    ))
 }
 
 /// How old a staging or old folder of a live process must be before it
@@ -365,6 +434,11 @@ impl StreamingFile {
     /// Like [`create`](Self::create), but `path`'s folder must exist already
     /// (an error names the folder otherwise).
     pub fn create_in_existing_folder(path: &Path, prefix: &str) -> Result<Self> {
+        // The commit renames over `path`: over a device or a pipe that
+        // would replace the node itself (`--out /dev/null` as root).
+        if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(not_a_regular_file(path));
+        }
         let dir = folder_of(path);
         crate::report::signals::watch_folder(dir);
         // 0666 less the umask, as `fs::write` makes the reports: a

@@ -349,6 +349,17 @@ fn read_counts(
     header_line: usize,
 ) -> Result<TraceInput> {
     let at = |line: usize, msg: String| Error::input_at(path, format!("line {line}"), msg);
+    for role in ["key", "count"] {
+        if header.iter().filter(|h| *h == role).count() > 1 {
+            return Err(at(
+                header_line,
+                format!(
+                    "header {:?}: two {role} columns: expected one (drop or rename the other with --columns)",
+                    header.join(",")
+                ),
+            ));
+        }
+    }
     let (Some(ki), Some(ci)) = (
         header.iter().position(|h| h == "key"),
         header.iter().position(|h| h == "count"),

@@ -140,3 +140,80 @@ fn a_fifo_without_a_writer_is_refused_and_one_with_a_late_writer_is_read() {
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(out.join("trace").join("report.json").exists());
 }
+
+/// A `--trace` path that is not UTF-8: `run --trace` (the path becomes a
+/// scenario's JSON `trace.path`) and `size --shard` (the shard keeps its
+/// arguments as text) refuse it in one line naming the flag, before any
+/// work; `run --trace` reported the lossy name missing, and `size --shard`
+/// panicked (exit 3) reading its own arguments. `size` without --shard
+/// reads the file.
+#[test]
+fn a_trace_path_that_is_not_utf8_is_refused_by_the_commands_that_keep_it_as_text() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"access-\xff.csv");
+    let trace = dir.path().join(name);
+    let mut text = String::from("t_ns,key\n");
+    for i in 0..200u64 {
+        text.push_str(&format!("{},k{}\n", i * 7_000_000, i % 3));
+    }
+    std::fs::write(&trace, text).unwrap();
+    let out = dir.path().join("out");
+    let run = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ratelab"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    let common = [
+        os("--limit"),
+        os("10"),
+        os("--interval-ms"),
+        os("1000"),
+        os("--out"),
+        out.as_os_str(),
+        os("--no-progress"),
+    ];
+    let size_target = [os("--target"), os("compliant_denied_pct<=1")];
+    let cases: [(Vec<&std::ffi::OsStr>, &str); 2] = [
+        (
+            [
+                &[os("run"), os("--trace"), trace.as_os_str()][..],
+                &common[..],
+            ]
+            .concat(),
+            "--trace",
+        ),
+        (
+            [
+                &[
+                    os("size"),
+                    os("--trace"),
+                    trace.as_os_str(),
+                    os("--shard"),
+                    os("0/2"),
+                ][..],
+                &size_target[..],
+                &common[..],
+            ]
+            .concat(),
+            "--shard: argument",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(e.contains(want) && e.contains("not valid UTF-8"), "{e}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let o = run(&[
+        &[os("size"), os("--trace"), trace.as_os_str()][..],
+        &size_target[..],
+        &common[..],
+    ]
+    .concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -354,6 +354,21 @@ fn check_rejects_unknown_scenarios_and_bad_baselines() {
         "{}",
         stderr(&o)
     );
+    // A baseline that is a symlink loop is named as one (it read as "no
+    // baseline ... run `ratelab check --update`").
+    let json = dir.join("reports/tiny/report.json");
+    std::fs::remove_file(&json).unwrap();
+    std::os::unix::fs::symlink("report.json", &json).unwrap();
+    let o = check(dir, &[]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!(
+            "{}: Too many levels of symbolic links",
+            json.display()
+        )),
+        "{e}"
+    );
 }
 
 /// A reseed as users do it: the scenario file's `seed` edited, the scenario

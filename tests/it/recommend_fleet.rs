@@ -484,3 +484,43 @@ fn the_yaml_reader_reads_nesting_lists_and_types() {
         json!({"a": 1, "b": {"c": "x", "d": [{"e": 2.5, "f": true}, {"e": "3"}]}})
     );
 }
+
+/// Kong on 8 replicas behind Envoy's largest Maglev table and ring: every
+/// setting measured is a fleet, and each built its own 5,000,011-slot table
+/// or 8M-entry ring (about 460 s for the Maglev case); built once, the
+/// whole recommendation takes about a second. The limit here only guards
+/// against that hang.
+#[test]
+fn a_large_maglev_table_or_ring_is_built_once_not_per_setting() {
+    let trace = crate::common::root().join("scenarios/traces/recommend-log.csv.gz");
+    for balancer in [
+        r#"{"type": "maglev", "table_size": 5000011}"#,
+        r#"{"type": "ring_hash", "min_ring_size": 8388608, "max_ring_size": 8388608}"#,
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new("timeout")
+            .args([
+                "120",
+                env!("CARGO_BIN_EXE_ratelab"),
+                "recommend",
+                "--trace",
+                trace.to_str().unwrap(),
+                "--limit",
+                "10",
+                "--interval-ms",
+                "1000",
+                "--for",
+                "kong",
+                "--replicas",
+                "8",
+                "--balancer",
+                balancer,
+                "--out",
+                out.path().to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{balancer}: {}", stderr(&o));
+        assert!(out.path().join("kong.yml").exists(), "{balancer}");
+    }
+}

@@ -264,6 +264,53 @@ fn page_has_every_scenario_and_no_external_assets() {
     assert!(stderr(&o).contains("ratelab reproduce"), "{}", stderr(&o));
 }
 
+/// A report folder whose report.json cannot be read (a folder, a link to
+/// nowhere, a symlink loop) fails the page naming it, in one line: it was
+/// skipped without a word, and the page went out without that report.
+#[test]
+fn a_report_json_that_cannot_be_read_is_named_not_skipped() {
+    let src = root().join("reports/estimator-zipf");
+    type Spoil = fn(&Path);
+    let spoil: [(&str, Spoil, &str); 3] = [
+        (
+            "a folder",
+            |p| std::fs::create_dir(p).unwrap(),
+            "Is a directory",
+        ),
+        (
+            "a link to nowhere",
+            |p| std::os::unix::fs::symlink("gone.json", p).unwrap(),
+            "No such file",
+        ),
+        (
+            "a symlink loop",
+            |p| std::os::unix::fs::symlink("report.json", p).unwrap(),
+            "Too many levels",
+        ),
+    ];
+    for (what, spoil, want) in spoil {
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("estimator-zipf");
+        std::fs::create_dir(&dir).unwrap();
+        for f in std::fs::read_dir(&src).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, dir.join(f.file_name().unwrap())).unwrap();
+        }
+        let json = dir.join("report.json");
+        std::fs::remove_file(&json).unwrap();
+        spoil(&json);
+        let o = ratelab(&["report", "--out", out.path().to_str().unwrap()]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{what}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{what}: {e}");
+        assert!(
+            e.contains(&format!("{}: {want}", json.display())),
+            "{what}: {e}"
+        );
+        assert!(!out.path().join("index.html").exists(), "{what}");
+    }
+}
+
 fn chromium() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("RATELAB_CHROMIUM") {
         return Some(PathBuf::from(p));

@@ -106,3 +106,101 @@ fn non_sweep_kinds_run_whole_on_shard_0_only() {
         .iter()
         .any(|(n, _)| n.ends_with("report.json")));
 }
+
+/// A shard of `--shard 0/4294967295` (a valid spec) merged alone: refused at
+/// once, naming the first few missing shards and how many more, under a
+/// 2 GiB address-space cap. Listing every missing index walked 0..n and
+/// took over 20 GiB before a minute was up.
+#[test]
+fn a_shard_of_billions_is_refused_at_once_naming_the_first_missing() {
+    let (_d, scenario) = temp_file("shard-small.json", SCENARIO);
+    let parts = tempfile::tempdir().unwrap();
+    let p = parts.path().to_str().unwrap();
+    let n = u32::MAX;
+    ok(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        p,
+        "--shard",
+        &format!("1/{n}"),
+    ]);
+    let file = format!("{p}/shard-small.shard-1-of-{n}.json");
+    let o = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -v 2097152; exec timeout 60 \"$0\" merge --out \"$1\" \"$2\"",
+            env!("CARGO_BIN_EXE_ratelab"),
+            &format!("{p}/merged"),
+            &file,
+        ])
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains(&format!(
+            "shard-small: missing shard(s) 0/{n}, 2/{n}, 3/{n}, 4/{n}, 5/{n} and {} more of {n}",
+            n - 6
+        )),
+        "{e}"
+    );
+}
+
+/// `scenario`, `kind` and `scheme` are copies of what the identity covers:
+/// an edit of one is refused naming the field and the value. (An edited
+/// `scenario` read as a shard of another scenario, "missing shard(s)"; an
+/// edited `kind` or `scheme` of a sweep merged silently.)
+#[test]
+fn shard_files_whose_name_kind_or_scheme_was_edited_are_refused() {
+    let (_d, scenario) = temp_file("shard-small.json", SCENARIO);
+    let parts = tempfile::tempdir().unwrap();
+    let p = parts.path().to_str().unwrap();
+    for i in 0..2 {
+        ok(&[
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            p,
+            "--shard",
+            &format!("{i}/2"),
+        ]);
+    }
+    let files: Vec<String> = (0..2)
+        .map(|i| format!("{p}/shard-small.shard-{i}-of-2.json"))
+        .collect();
+    let text = std::fs::read_to_string(&files[1]).unwrap();
+    for (from, to, field) in [
+        (
+            r#""scenario":"shard-small""#,
+            r#""scenario":"other""#,
+            "field scenario: value \"other\"",
+        ),
+        (
+            r#""kind":"estimator_accuracy""#,
+            r#""kind":"estimator_accuracyx""#,
+            "field kind: value \"estimator_accuracyx\"",
+        ),
+        (
+            r#""scheme":"cell k"#,
+            r#""scheme":"cell j"#,
+            "field scheme: value \"cell j",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&files[1], text.replacen(from, to, 1)).unwrap();
+        let out = format!("{p}/merged");
+        let e = fails(&["merge", "--out", &out, &files[0], &files[1]]);
+        assert!(e.contains(&files[1]) && e.contains(field), "{e}");
+        assert!(!std::path::Path::new(&out).exists(), "{e}");
+    }
+    std::fs::write(&files[1], &text).unwrap();
+    ok(&[
+        "merge",
+        "--out",
+        &format!("{p}/merged"),
+        &files[0],
+        &files[1],
+    ]);
+}

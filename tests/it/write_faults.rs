@@ -484,3 +484,177 @@ fn a_failed_write_into_a_new_out_folder_leaves_no_folder() {
         tree(base.path())
     );
 }
+
+/// An output file that exists as a device or a named pipe is refused, and
+/// left as it was: every file ratelab writes is renamed over its target,
+/// which would replace the node itself (`export --out /dev/null` as root
+/// replaced /dev/null with a regular file holding the trace).
+#[test]
+fn an_output_that_is_a_device_or_a_pipe_is_refused_and_left_alone() {
+    use std::os::unix::fs::FileTypeExt;
+    let inp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(sh(&["mkfifo", fifo.to_str().unwrap()]));
+    let mut nodes = vec![fifo];
+    let null = dir.path().join("null");
+    if sh(&["mknod", null.to_str().unwrap(), "c", "1", "3"]) {
+        nodes.push(null);
+    } else {
+        eprintln!("mknod is not allowed here: the device case is skipped");
+    }
+    let dec = input(inp.path(), "wf-dec.json", DECISION);
+    let t = input(inp.path(), "in.csv", &trace());
+    for node in &nodes {
+        let n = node.to_str().unwrap();
+        let other = dir.path().join("reports");
+        for args in [
+            s(&["export", &dec, "--out", n]),
+            s(&[
+                "replay",
+                "--algo",
+                "rate",
+                "--trace",
+                &t,
+                "--interval-ms",
+                "10",
+                "--out",
+                n,
+            ]),
+            s(&[
+                "run",
+                &dec,
+                "--decisions",
+                n,
+                "--out",
+                other.to_str().unwrap(),
+                "--no-progress",
+            ]),
+        ] {
+            let o = run_faulty(&args, Fault::ReadOnly);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(
+                err.contains(&format!("{n}: exists and is not a regular file")),
+                "{err}"
+            );
+            let ft = std::fs::symlink_metadata(node).unwrap().file_type();
+            assert!(ft.is_fifo() || ft.is_char_device(), "{n} was replaced");
+        }
+        assert!(stray(dir.path()).is_empty(), "{:?}", stray(dir.path()));
+    }
+}
+
+/// A file where an output folder (or a folder above it) should be is
+/// refused before any work, naming it, for every command that writes a
+/// folder or a shard file: `run` (above the report folder), `run --shard`,
+/// `size`, `size --shard`, `recommend` and `merge`. Each trace here has a
+/// bad last line, so an error naming it would show the work had begun;
+/// before the check these ran and then failed with "File exists" or "Not a
+/// directory".
+#[test]
+fn a_file_in_the_way_of_an_output_is_refused_before_any_work() {
+    let inp = tempfile::tempdir().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let file = base.path().join("notes");
+    std::fs::write(&file, "my notes").unwrap();
+    let f = file.to_str().unwrap();
+    let under = file.join("sub");
+    let u = under.to_str().unwrap();
+    let mut log = String::from("t_ns,key\n");
+    for i in 0..3000u64 {
+        log.push_str(&format!("{},k{}\n", i * 3_000_000, i % 5));
+    }
+    log.push_str("oops,k1\n");
+    let t = input(inp.path(), "late-bad.csv", &log);
+    let sc = input(inp.path(), "wf.json", SCENARIO);
+    let size = |out: &str, shard: Option<&str>| {
+        let mut a = s(&[
+            "size",
+            "--trace",
+            &t,
+            "--limit",
+            "10",
+            "--interval-ms",
+            "1000",
+            "--target",
+            "compliant_denied_pct<=0.1",
+            "--out",
+            out,
+            "--no-progress",
+        ]);
+        if let Some(sh) = shard {
+            a.extend(s(&["--shard", sh]));
+        }
+        a
+    };
+    let decision_trace = |out: &str, shard: &str| {
+        s(&[
+            "run",
+            "--trace",
+            &t,
+            "--limit",
+            "10",
+            "--interval-ms",
+            "1000",
+            "--out",
+            out,
+            "--shard",
+            shard,
+            "--no-progress",
+        ])
+    };
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            s(&["run", &sc, "--out", u, "--no-progress"]),
+            format!("{u}: {f} exists and is not a folder"),
+        ),
+        (
+            s(&["run", &sc, "--out", f, "--shard", "0/2", "--no-progress"]),
+            format!("{f}/wf.shard-0-of-2.json: {f} exists and is not a folder"),
+        ),
+        (
+            decision_trace(f, "1/2"),
+            format!("{f}/late-bad.shard-1-of-2.json: {f} exists and is not a folder"),
+        ),
+        (size(f, None), format!("{f}: exists and is not a folder")),
+        (
+            size(u, None),
+            format!("{u}: {f} exists and is not a folder"),
+        ),
+        (
+            size(f, Some("0/2")),
+            format!("{f}/size.shard-0-of-2.json: {f} exists and is not a folder"),
+        ),
+        (
+            s(&[
+                "recommend",
+                "--trace",
+                &t,
+                "--limit",
+                "10",
+                "--interval-ms",
+                "1000",
+                "--for",
+                "nginx",
+                "--out",
+                u,
+            ]),
+            format!("{u}: {f} exists and is not a folder"),
+        ),
+        (
+            s(&["merge", "--out", f, "no-such-shard.json"]),
+            format!("{f}: exists and is not a folder"),
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run_faulty(&args, Fault::ReadOnly);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(&want), "{args:?}: want {want:?} in {err}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"my notes");
+    }
+    assert!(stray(base.path()).is_empty(), "{:?}", stray(base.path()));
+}

@@ -56,10 +56,15 @@ pub struct Entry {
 /// sizing results of `ratelab size` (`<out>/size/size.json`) if present.
 pub fn collect(out: &Path) -> Result<Vec<Entry>> {
     let rd = std::fs::read_dir(out).map_err(|e| Error::io(out, e))?;
+    // A report.json there in any form (a folder, a pipe, a link to nowhere)
+    // is read, and refused naming it if it cannot be: skipped, its report
+    // would be missing from the page without a word.
+    let present = |p: &Path| p.symlink_metadata().is_ok();
     let mut dirs: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            (p.join("report.json").is_file() || p.join("size.json").is_file())
+            p.is_dir()
+                && (present(&p.join("report.json")) || present(&p.join("size.json")))
                 && p.file_name()
                     .and_then(|n| n.to_str())
                     .is_some_and(|n| crate::scenario::validate_name(n).is_ok())
@@ -73,7 +78,7 @@ pub fn collect(out: &Path) -> Result<Vec<Entry>> {
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_string();
-        let sizing = !dir.join("report.json").is_file();
+        let sizing = !present(&dir.join("report.json"));
         let json = if sizing {
             size_json(&dir.join("size.json"))?
         } else {

@@ -16,11 +16,22 @@ pub(super) type LineEvent<'l> = (Nanos, Cow<'l, str>, u64);
 impl TraceReader {
     pub(super) fn parse_header(&self, line: &str) -> Result<Columns> {
         let names: Vec<&str> = line.split(',').map(str::trim).collect();
-        let mut time = None;
-        let mut key = None;
-        let mut weight = None;
+        let mut time: Option<(usize, _)> = None;
+        let mut key: Option<usize> = None;
+        let mut weight: Option<usize> = None;
+        // Two columns for one role (`t_ns,t_ms`, `key,key`, `weight,n`):
+        // which one the trace means cannot be told, so neither is taken.
+        let twice = |role: &str, first: usize, again: &str| {
+            self.err(format!(
+                "header {line:?}: columns {:?} and {again:?} are both the {role}: expected one (drop or rename the other)",
+                names[first]
+            ))
+        };
         for (i, n) in names.iter().enumerate() {
             if let Some(unit) = time_column(n, self.opts.unit) {
+                if let Some((first, _)) = time {
+                    return Err(twice("time", first, n));
+                }
                 if self.opts.unit_given && unit != self.opts.unit {
                     return Err(self.err(format!(
                         "header {line:?}: column {n} is in {unit}, and the trace's unit is {}: the unit is for a time or timestamp column; drop it or rename the column",
@@ -29,8 +40,14 @@ impl TraceReader {
                 }
                 time = Some((i, unit));
             } else if *n == self.key_column {
+                if let Some(first) = key {
+                    return Err(twice("key", first, n));
+                }
                 key = Some(i);
             } else if *n == "weight" || *n == "n" {
+                if let Some(first) = weight {
+                    return Err(twice("weight", first, n));
+                }
                 weight = Some(i);
             }
         }
@@ -134,14 +151,23 @@ impl TraceReader {
     }
 
     pub(super) fn parse_json(&self, line: &str) -> Result<LineEvent<'static>> {
-        let v: serde_json::Value = serde_json::from_str(line)
+        // Strict: a key named twice (`"key": "a", "key": "b"`) is refused,
+        // not read as its last value.
+        let v: serde_json::Value = crate::strict_json::from_str(line)
             .map_err(|e| self.err(format!("malformed JSON at column {}: {e}", e.column())))?;
         let obj = v
             .as_object()
             .ok_or_else(|| self.err("expected a JSON object"))?;
         let mut time = None;
+        let mut time_name: Option<&str> = None;
         for (name, value) in obj {
             if let Some(unit) = time_column(name, self.opts.unit) {
+                if let Some(first) = time_name {
+                    return Err(self.err(format!(
+                        "fields {first:?} and {name:?} are both the time: expected one"
+                    )));
+                }
+                time_name = Some(name);
                 let text = match value {
                     serde_json::Value::String(s) => s.clone(),
                     serde_json::Value::Number(n) => n.to_string(),
@@ -173,6 +199,9 @@ impl TraceReader {
             }
             None => return Err(self.err(format!("no {} field", self.key_column))),
         };
+        if obj.contains_key("weight") && obj.contains_key("n") {
+            return Err(self.err("fields \"weight\" and \"n\" are both the weight: expected one"));
+        }
         let weight = match obj.get("weight").or_else(|| obj.get("n")) {
             None => 1,
             Some(serde_json::Value::Number(n)) => {
