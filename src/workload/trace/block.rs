@@ -428,6 +428,11 @@ fn parse_block(
     // each is UTF-8 when it is); line by line only when it is not, to name
     // the first line that is not.
     let whole = std::str::from_utf8(text).ok();
+    // A carriage return is a line's end only before its newline: one
+    // inside a line (a file with carriage returns alone for line ends)
+    // is refused, not read as part of one long line. Looked for line by
+    // line only in a block that has one.
+    let cr = p.lone_cr_refused() && memchr::memchr(b'\r', text).is_some();
     let mut from = 0;
     let mut n: u32 = 0;
     while from < text.len() {
@@ -444,6 +449,16 @@ fn parse_block(
         }
         while to > start && text[to - 1] == b'\r' {
             to -= 1;
+        }
+        if cr && let Some(at) = memchr::memchr(b'\r', &text[start..to]) {
+            c.err = Some((
+                n,
+                format!(
+                    "a carriage return inside the line at byte {} (a file whose lines end in carriage returns alone? convert them: tr '\\r' '\\n')",
+                    at + 1
+                ),
+            ));
+            break;
         }
         let line = whole.and_then(|w| w.get(start..to)).ok_or(start..to);
         let s = match line.or_else(|r| utf8(&text[r])) {

@@ -54,7 +54,15 @@ pub(super) fn event_of(
     };
     let w = match &b.weight {
         None => 1,
-        Some((i, name)) => weight_of(f.get(*i)).map_err(|m| m.in_field(name))?,
+        // A JSON line without the field (or with null) says nothing of
+        // the request's weight: refused, not read as 1.
+        Some((i, name)) => f
+            .opt(*i)
+            .ok_or_else(|| {
+                ParseError::Value("missing or null: expected a whole number (the weight)".into())
+            })
+            .and_then(weight_of)
+            .map_err(|m| m.in_field(name))?,
     };
     let key = b.key.eval(f, held)?;
     let at = match key {

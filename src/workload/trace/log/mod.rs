@@ -614,6 +614,13 @@ impl LogParser {
         Ok(false)
     }
 
+    /// Whether a carriage return inside a line is refused: in every format
+    /// but JSON (where it is white space between tokens, or refused inside
+    /// a string by the JSON reading itself).
+    pub fn lone_cr_refused(&self) -> bool {
+        !matches!(self.spec.format.as_str(), "jsonl" | "envoy-json")
+    }
+
     /// Parses one line (without its line ending): a header, or an event
     /// whose key is borrowed from the line or written into `held`. An
     /// error names the field and what was wrong.

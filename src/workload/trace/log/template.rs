@@ -34,6 +34,32 @@ pub struct Template {
     /// Values are written unescaped (Envoy): the last field ends where
     /// the closing literal ends the line ([`Template::raw_values`]).
     raw: bool,
+    /// The line ends with a field that holds a number ([`NUMERIC`]).
+    numeric_last: bool,
+}
+
+/// Fields that always hold a number (or `-`, written for none), by the
+/// names the nginx, Apache and Envoy formats give them.
+const NUMERIC: &[&str] = &[
+    "status",
+    "body_bytes_sent",
+    "bytes_sent",
+    "request_length",
+    "request_time",
+    "msec",
+    "connection",
+    "connection_requests",
+    "RESPONSE_CODE",
+    "BYTES_RECEIVED",
+    "BYTES_SENT",
+    "DURATION",
+];
+
+/// Digits, with a sign or a decimal point, or `-` for none.
+fn is_number(v: &[u8]) -> bool {
+    !v.is_empty()
+        && v.iter()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-'))
 }
 
 /// A field and the literal that ends it ("" when the field ends the
@@ -83,6 +109,9 @@ impl Template {
             }
             steps_at.push(steps.len());
         }
+        let numeric_last = steps
+            .last()
+            .is_some_and(|s| s.next.is_empty() && NUMERIC.contains(&names[s.field].as_str()));
         Ok(Template {
             segs: out,
             names,
@@ -91,6 +120,7 @@ impl Template {
             steps,
             steps_at,
             raw: false,
+            numeric_last,
         })
     }
 
@@ -156,6 +186,18 @@ impl Template {
         for (k, step) in self.steps[..self.steps_at[stop]].iter().enumerate() {
             let next = step.next.as_bytes();
             let end = if next.is_empty() {
+                // The last field, which the line's end ends: a number
+                // must be one, or a line with more text than the format
+                // (a `combined` line read as `common`, lines joined by
+                // carriage returns) would pass whole into it.
+                if self.numeric_last && !is_number(&b[p..]) {
+                    return Err(ParseError::Line(format!(
+                        "field {}: {:?} is not a number: unexpected text after the last field at byte {}",
+                        self.names[step.field],
+                        snippet(&line[p..]),
+                        p + 1
+                    )));
+                }
                 b.len()
             } else if self.raw && k == last && b.len() >= p + next.len() && b.ends_with(next) {
                 // The last field before the line's closing literal ends

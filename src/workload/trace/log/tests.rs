@@ -866,3 +866,34 @@ fn a_w3c_time_is_cached_as_its_date_and_time_together() {
     let e = event(&mut p, "2019-12-04\t21:02:3x\t192.0.2.1");
     assert!(e.is_err(), "{e:?}");
 }
+
+#[test]
+fn a_number_ending_the_line_must_be_one() {
+    // `common` ends with the bytes sent: a number or `-` (Apache's %b for
+    // none); more text is a line of another format, refused naming it.
+    let mut p = parser("common", None);
+    for bytes in ["2326", "-", "0"] {
+        let line =
+            format!(r#"192.0.2.10 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 {bytes}"#);
+        assert!(event(&mut p, &line).is_ok(), "{line}");
+    }
+    let e = event(
+        &mut p,
+        r#"192.0.2.10 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 2326 "-" "ua""#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("body_bytes_sent") && e.contains("not a number"),
+        "{e}"
+    );
+    // A format ending with free text keeps all of it.
+    let mut p = LogParser::new(&LogSpec {
+        format: "nginx".into(),
+        log_format: Some("$remote_addr [$time_local] $http_user_agent".into()),
+        ..LogSpec::default()
+    })
+    .unwrap();
+    let line = "192.0.2.10 [10/Oct/2000:13:55:36 -0700] Mozilla/5.0 (X11) 2326 x";
+    assert!(event(&mut p, line).is_ok(), "{line}");
+}
