@@ -60,6 +60,42 @@ pub fn key_hash(key: u32) -> u64 {
     xxh64(key.to_string().as_bytes(), 0)
 }
 
+/// Bytes of the ring or table `kind` builds over `hosts` replicas of
+/// `weights` (missing weights are 1), as [`Balancer::memory_bytes`]
+/// counts them: estimated before any fleet is built (an Envoy ring can be
+/// 8 M entries, 128 MB). 0 for a balancer without one.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::fleet::{table_bytes, BalancerKind};
+/// let maglev = BalancerKind::Maglev { table_size: 65_537 };
+/// assert_eq!(table_bytes(&maglev, &[], 4), 65_537 * 8);
+/// ```
+pub fn table_bytes(kind: &BalancerKind, weights: &[f64], hosts: usize) -> u64 {
+    match *kind {
+        BalancerKind::Maglev { table_size } if hosts > 0 => table_size.saturating_mul(8),
+        BalancerKind::RingHash {
+            min_ring_size,
+            max_ring_size,
+        } if hosts > 0 => {
+            // The entries `ring` makes: its scale, rounded up.
+            let w: Vec<f64> = (0..hosts)
+                .map(|h| weights.get(h).copied().unwrap_or(1.0))
+                .collect();
+            let total: f64 = w.iter().sum();
+            let min_w = w.iter().map(|x| x / total).fold(f64::INFINITY, f64::min);
+            let scale = ((min_w * min_ring_size as f64).ceil() / min_w).min(max_ring_size as f64);
+            if scale.is_finite() {
+                (scale.ceil() as u64).saturating_mul(16)
+            } else {
+                max_ring_size.saturating_mul(16)
+            }
+        }
+        _ => 0,
+    }
+}
+
 /// Envoy's ring (`Ring::Ring`): `(hash, host)` sorted by hash.
 pub fn ring(
     hosts: &[usize],

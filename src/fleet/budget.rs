@@ -66,6 +66,10 @@ pub struct FleetPlan {
     pub ops_per_request: f64,
     /// The balancer ignores the key (a key meets many replicas).
     pub spread: bool,
+    /// The balancer's ring or table: (a hash of what identifies it: kind,
+    /// sizes, hosts, weights; its bytes). Fleets whose balancers build the
+    /// same one share it (built once), so each distinct one is counted once.
+    pub table: Option<(u64, u64)>,
 }
 
 /// Work units (about 10 ns each) of one simulated fleet operation,
@@ -83,6 +87,8 @@ pub struct Estimate {
     pub replica_bytes: f64,
     /// Bytes of the shared stores, all fleets.
     pub store_bytes: f64,
+    /// Bytes of the balancers' rings and tables, each distinct one once.
+    pub table_bytes: f64,
 }
 
 /// Expected requests per key, as (requests of one key, how many keys have
@@ -229,9 +235,17 @@ pub fn estimate(plan: &[FleetPlan], load: &Load) -> Estimate {
         ops: 0.0,
         replica_bytes: 0.0,
         store_bytes: 0.0,
+        table_bytes: 0.0,
     };
     let distinct = load.distinct();
+    let mut tables: Vec<u64> = Vec::new();
     for f in plan {
+        if let Some((id, bytes)) = f.table
+            && !tables.contains(&id)
+        {
+            tables.push(id);
+            e.table_bytes += bytes as f64;
+        }
         e.ops += load.requests * f.ops_per_request;
         match f.foot {
             Footprint::Seen(b) => e.replica_bytes += load.seen(f.replicas, f.spread) * b,

@@ -103,8 +103,8 @@ mod strategy;
 
 pub use apisix_sync::ApisixSync;
 pub use balancer::{
-    host_address, key_hash, last_upstream, maglev, ring, ring_pick, Balancer, BalancerKind,
-    ReplicaFeed,
+    host_address, key_hash, last_upstream, maglev, ring, ring_pick, table_bytes, Balancer,
+    BalancerKind, ReplicaFeed,
 };
 pub use budget::{estimate, Estimate, FleetPlan, Footprint, Load};
 pub use central::{gcra_allow_n, Central, Counters, Store, TIME_ZERO_UNIX_S};

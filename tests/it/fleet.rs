@@ -646,3 +646,31 @@ fn periodic_sync_on_key_affine_traffic_hardly_depends_on_the_interval() {
     assert!(e[2] <= e[0], "{e:?}");
     assert!(lo > exact, "{e:?} vs {exact}");
 }
+
+/// A balancer's ring or table is counted against the memory cap before
+/// any fleet is built: a 5,000,011-slot Maglev table (40 MB) behind 8
+/// replicas is refused under a 16 MiB cap, naming the deployment and the
+/// tables, where the same grid behind round robin runs.
+#[test]
+fn a_balancers_table_counts_against_the_memory_cap() {
+    let run_with = |balancer: Value| {
+        let v = json!({"name": "tables", "kind": "decision_accuracy", "seed": 1, "shapes": [],
+            "policy": {"limit": 5, "interval_ms": 1000}, "workload": one_hot_key(10.0, 1.0),
+            "deployment": {"replicas": 8, "balancer": balancer,
+                           "strategies": [{"strategy": "central"}]}});
+        let s = Scenario::parse(std::path::Path::new("tables.json"), &v.to_string()).unwrap();
+        let mut ctx = RunContext::for_scenario(&s);
+        ctx.max_memory = 16 << 20;
+        decision::run(&s, &ctx).map(|_| ())
+    };
+    let Err(e) = run_with(json!({"type": "maglev", "table_size": 5_000_011})) else {
+        panic!("a 40 MB table under a 16 MiB cap ran");
+    };
+    let m = e.message();
+    assert!(
+        m.contains("deployment") && m.contains("balancer rings and tables"),
+        "{m}"
+    );
+    assert!(m.contains("40000088 bytes of balancer"), "{m}");
+    run_with(json!("round_robin")).unwrap();
+}

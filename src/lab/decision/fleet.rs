@@ -12,7 +12,8 @@ use crate::error::FieldError;
 use crate::error::Result;
 use crate::fleet::budget::{self, FleetPlan};
 use crate::fleet::{
-    Balancer, BalancerKind, Deployment, Fleet, Fleets, Identity, ReplicaFeed, UnixOrigin,
+    table_bytes, Balancer, BalancerKind, Deployment, Fleet, Fleets, Identity, ReplicaFeed,
+    UnixOrigin,
 };
 use crate::rng::{derive_seed, sim_rng};
 use crate::scenario::Scenario;
@@ -118,6 +119,15 @@ pub fn fleet_candidates(
                         b.kind,
                         BalancerKind::RingHash { .. } | BalancerKind::Maglev { .. }
                     ),
+                    table: match table_bytes(&b.kind, &b.weights, n) {
+                        0 => None,
+                        bytes => Some((
+                            xxhash_rust::xxh3::xxh3_64(
+                                format!("{:?} {n} {:?}", b.kind, b.weights).as_bytes(),
+                            ),
+                            bytes,
+                        )),
+                    },
                 });
             }
         }
@@ -258,11 +268,12 @@ pub(crate) fn check_budget(
     ctx.check_memory(
         scenario,
         "deployment",
-        e.replica_bytes + e.store_bytes,
+        e.replica_bytes + e.store_bytes + e.table_bytes,
         &format!(
-            "{replicas} replicas in {} fleets, about {:.0} distinct keys",
+            "{replicas} replicas in {} fleets, about {:.0} distinct keys, {:.0} bytes of balancer rings and tables",
             fleets.plan().len(),
-            load.distinct()
+            load.distinct(),
+            e.table_bytes
         ),
         "fewer replicas or strategies",
     )
