@@ -256,18 +256,7 @@ impl LogFormat for Nlb {
     }
     fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
         self.spans.fill((ABSENT, ABSENT));
-        let mut n = 0;
-        let mut start = 0usize;
-        let spans = &mut self.spans;
-        let mut field = |end: usize| {
-            if n < spans.len() {
-                spans[n] = (start as u32, end as u32);
-            }
-            n += 1;
-            start = end + 1;
-        };
-        super::bytes::each_position(b' ', line.as_bytes(), &mut field);
-        field(line.len());
+        let n = super::bytes::split_fields(b' ', line.as_bytes(), &mut self.spans);
         if n < NLB_REQUIRED {
             return Err(ParseError::Line(format!(
                 "{n} fields: an NLB log line has at least {NLB_REQUIRED} (type version time elb listener client:port destination:port ... sent_bytes)"

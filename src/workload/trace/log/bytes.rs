@@ -173,6 +173,33 @@ pub fn each_position(b: u8, hay: &[u8], mut f: impl FnMut(usize)) {
     }
 }
 
+/// Splits `hay` at every `sep` ([`each_position`]): the fields' spans
+/// into `spans` (those past its end dropped), and how many fields there
+/// are (one more than the separators).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::workload::trace::log::bytes::split_fields;
+/// let mut spans = [(0, 0); 2];
+/// assert_eq!(split_fields(b'\t', b"a\tbb\tc", &mut spans), 3);
+/// assert_eq!(spans, [(0, 1), (2, 4)]);
+/// ```
+pub fn split_fields(sep: u8, hay: &[u8], spans: &mut [(u32, u32)]) -> usize {
+    let mut n = 0;
+    let mut start = 0usize;
+    let mut field = |end: usize| {
+        if n < spans.len() {
+            spans[n] = (start as u32, end as u32);
+        }
+        n += 1;
+        start = end + 1;
+    };
+    each_position(sep, hay, &mut field);
+    field(hay.len());
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

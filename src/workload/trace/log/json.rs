@@ -309,6 +309,9 @@ impl LogFormat for Json {
     fn header_field(&self, header: &str) -> Option<String> {
         Some(header.to_string())
     }
+    fn cr_is_white_space(&self) -> bool {
+        true
+    }
 }
 
 impl Json {

@@ -156,6 +156,11 @@ pub trait LogFormat: Send {
     fn default_field(&self, role: &str) -> Option<String>;
     /// The field that logs request header `header` (lower case), if any.
     fn header_field(&self, header: &str) -> Option<String>;
+    /// Whether a carriage return inside a line is white space (JSON's,
+    /// between tokens) rather than a line end gone wrong.
+    fn cr_is_white_space(&self) -> bool {
+        false
+    }
 }
 
 /// What a user asks of a log: its format and which fields play which role.
@@ -618,7 +623,7 @@ impl LogParser {
     /// but JSON (where it is white space between tokens, or refused inside
     /// a string by the JSON reading itself).
     pub fn lone_cr_refused(&self) -> bool {
-        !matches!(self.spec.format.as_str(), "jsonl" | "envoy-json")
+        !self.fmt.cr_is_white_space()
     }
 
     /// Parses one line (without its line ending): a header, or an event

@@ -110,18 +110,7 @@ impl LogFormat for W3c {
         self.names.clone()
     }
     fn split<'a>(&'a mut self, line: &'a str) -> Result<Fields<'a>, ParseError> {
-        let mut n = 0;
-        let mut start = 0usize;
-        let spans = &mut self.spans;
-        let mut field = |end: usize| {
-            if n < spans.len() {
-                spans[n] = (start as u32, end as u32);
-            }
-            n += 1;
-            start = end + 1;
-        };
-        super::bytes::each_position(b'\t', line.as_bytes(), &mut field);
-        field(line.len());
+        let n = super::bytes::split_fields(b'\t', line.as_bytes(), &mut self.spans);
         if n != self.names.len() {
             return Err(ParseError::Line(format!(
                 "{n} tab-separated fields: the #Fields: list names {}",
