@@ -116,6 +116,14 @@ fn compute(scenario: &Scenario, opts: &RunOpts) -> Result<Pending> {
             scenario.common.kind
         )));
     }
+    // Whatever the kind: a shard that splits decides only its own keys'
+    // requests, and one that does not split runs whole on shard 0 only,
+    // so no shard's file would be every request's decision.
+    if opts.shard.is_some() && opts.decisions.is_some() {
+        return Err(Error::input(
+            "--decisions with --shard: a shard decides only its own keys' requests (a deployment runs on shard 0 only); write the decisions from an unsharded run",
+        ));
+    }
     let ctx = context(scenario, opts);
     if let Some(shard) = opts.shard {
         if shard::splits(scenario) {

@@ -74,12 +74,12 @@ impl Plan {
         let pct_ok = |v: f64| v.is_finite() && v > 0.0 && v < 100.0;
         if !pct_ok(coverage_pct) {
             return Err(Error::input(format!(
-                "--coverage {coverage_pct}: expected a share of seeds in % strictly between 0 and 100, e.g. 99"
+                "--coverage {coverage_pct:?}: expected a share of seeds in % strictly between 0 and 100, e.g. 99"
             )));
         }
         if !pct_ok(confidence_pct) {
             return Err(Error::input(format!(
-                "--confidence {confidence_pct}: expected a % strictly between 0 and 100, e.g. 95"
+                "--confidence {confidence_pct:?}: expected a % strictly between 0 and 100, e.g. 95"
             )));
         }
         let alpha = 1.0 - confidence_pct / 100.0;
