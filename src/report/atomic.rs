@@ -138,6 +138,35 @@ pub fn check_place(path: &Path, place: Place) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an output `out` (given as `flag`) that is the same file as the
+/// input `input` (what the user calls `what`), through any path or link:
+/// the output is renamed over it at the end, and the input would be lost
+/// (`replay --out` naming the trace, `export --out` the scenario).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::report::atomic::refuse_output_over_input;
+/// let dir = tempfile::tempdir().unwrap();
+/// let t = dir.path().join("t.csv");
+/// std::fs::write(&t, "t_ns,key\n").unwrap();
+/// let e = refuse_output_over_input(&dir.path().join(".").join("t.csv"), "--out", &t, "--trace").unwrap_err();
+/// assert!(e.message().contains("the same file as --trace"), "{}", e.message());
+/// assert!(refuse_output_over_input(&dir.path().join("o.csv"), "--out", &t, "--trace").is_ok());
+/// ```
+pub fn refuse_output_over_input(out: &Path, flag: &str, input: &Path, what: &str) -> Result<()> {
+    if let (Ok(a), Ok(b)) = (fs::canonicalize(out), fs::canonicalize(input))
+        && a == b
+    {
+        return Err(Error::input(format!(
+            "{flag} {}: the same file as {what} {}: writing it would replace the input; give another path",
+            out.display(),
+            input.display()
+        )));
+    }
+    Ok(())
+}
+
 /// The error for an output file that exists as something else.
 fn not_a_regular_file(path: &Path) -> Error {
     Error::input(format!(

@@ -217,6 +217,12 @@ impl Experiment for DecisionAccuracy {
         }
         let mut decisions = match &ctx.decisions {
             Some(path) => {
+                use crate::report::atomic::refuse_output_over_input;
+                refuse_output_over_input(path, "--decisions", &scenario.path, "the scenario")?;
+                if let Some(t) = &p.trace {
+                    let trace = source::trace_path(scenario, t);
+                    refuse_output_over_input(path, "--decisions", &trace, "the trace")?;
+                }
                 let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
                 writeln!(f, "t_ns,key,candidate,allowed,delay_ns")
                     .map_err(|e| Error::io(path, e))?;
