@@ -182,7 +182,9 @@ impl CountWorkload {
                 if min > top {
                     return Err(err(
                         "min",
-                        format!("value {min}: expected at most top ({top}), the busiest key's events"),
+                        format!(
+                            "value {min}: expected at most top ({top}), the busiest key's events"
+                        ),
                     ));
                 }
                 Ok(Workload::from_counts(counts))
