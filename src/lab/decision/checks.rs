@@ -220,39 +220,6 @@ pub(super) fn unseen_watch(scenario: &Scenario, w: &Watch) -> Error {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_plain_files_lines_are_estimated_within_twice_and_others_not_at_all() {
-        let dir = tempfile::tempdir().unwrap();
-        // Lines whose length drifts along the file (short keys first,
-        // long ones after the first 64 KiB): the estimate is still within
-        // a factor of 2 of the count.
-        let plain = dir.path().join("t.csv");
-        let mut text = String::from("t_ms,key\n");
-        for i in 0..40_000u64 {
-            let key = if i < 8_000 {
-                format!("k{i}")
-            } else {
-                format!("10.{}.{}.{}", i % 7, i % 251, i % 13)
-            };
-            text.push_str(&format!("{},{key}\n", 1_000 + i));
-        }
-        std::fs::write(&plain, &text).unwrap();
-        let lines = text.lines().count() as f64;
-        let est = lines_in_file(&plain).unwrap();
-        assert!(est > lines / 2.0 && est < lines * 2.0, "{est} for {lines}");
-        // A compressed file, a folder, a missing file: not estimated.
-        let gz = dir.path().join("t.csv.gz");
-        std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0]).unwrap();
-        assert_eq!(lines_in_file(&gz), None);
-        assert_eq!(lines_in_file(dir.path()), None);
-        assert_eq!(lines_in_file(&dir.path().join("none")), None);
-    }
-}
-
 /// Whether a `model` field anywhere in `v` names `model` (a string, or a
 /// list of them: a grid axis).
 fn names_model(v: &serde_json::Value, model: &str) -> bool {
@@ -306,4 +273,37 @@ fn refuse_unused_defaults(scenario: &Scenario, p: &Params) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_files_lines_are_estimated_within_twice_and_others_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        // Lines whose length drifts along the file (short keys first,
+        // long ones after the first 64 KiB): the estimate is still within
+        // a factor of 2 of the count.
+        let plain = dir.path().join("t.csv");
+        let mut text = String::from("t_ms,key\n");
+        for i in 0..40_000u64 {
+            let key = if i < 8_000 {
+                format!("k{i}")
+            } else {
+                format!("10.{}.{}.{}", i % 7, i % 251, i % 13)
+            };
+            text.push_str(&format!("{},{key}\n", 1_000 + i));
+        }
+        std::fs::write(&plain, &text).unwrap();
+        let lines = text.lines().count() as f64;
+        let est = lines_in_file(&plain).unwrap();
+        assert!(est > lines / 2.0 && est < lines * 2.0, "{est} for {lines}");
+        // A compressed file, a folder, a missing file: not estimated.
+        let gz = dir.path().join("t.csv.gz");
+        std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0]).unwrap();
+        assert_eq!(lines_in_file(&gz), None);
+        assert_eq!(lines_in_file(dir.path()), None);
+        assert_eq!(lines_in_file(&dir.path().join("none")), None);
+    }
 }
