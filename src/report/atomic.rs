@@ -107,6 +107,11 @@ pub enum Place {
 /// let e = check_place(&file.join("out"), Place::Folder).unwrap_err();
 /// assert!(e.to_string().contains("is not a folder"), "{e}");
 /// assert!(check_place(std::path::Path::new("/dev/null"), Place::File).is_err());
+/// // A dangling symbolic link is named as one, before any work.
+/// let link = dir.path().join("link");
+/// std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+/// let e = check_place(&link, Place::Folder).unwrap_err();
+/// assert!(e.to_string().contains("a symbolic link to"), "{e}");
 /// ```
 pub fn check_place(path: &Path, place: Place) -> Result<()> {
     if let Ok(m) = fs::metadata(path) {
@@ -118,6 +123,18 @@ pub fn check_place(path: &Path, place: Place) -> Result<()> {
             Place::File if !m.is_file() => Err(not_a_regular_file(path)),
             _ => Ok(()),
         };
+    }
+    // A link to nothing: creating the folder or file would fail only once
+    // the work is done ("File exists"), after a run's whole work.
+    if let Ok(m) = fs::symlink_metadata(path)
+        && m.file_type().is_symlink()
+    {
+        let to = fs::read_link(path).unwrap_or_default();
+        return Err(Error::input(format!(
+            "{}: a symbolic link to {}, which does not exist: create it or give another path",
+            path.display(),
+            to.display()
+        )));
     }
     for above in path.ancestors().skip(1) {
         if above.as_os_str().is_empty() {
