@@ -124,8 +124,7 @@ pub fn check_place(path: &Path, place: Place) -> Result<()> {
             _ => Ok(()),
         };
     }
-    // A link to nothing: creating the folder or file would fail only once
-    // the work is done ("File exists"), after a run's whole work.
+    // A link to nothing would fail only once the work is done.
     if let Ok(m) = fs::symlink_metadata(path)
         && m.file_type().is_symlink()
     {
@@ -155,10 +154,8 @@ pub fn check_place(path: &Path, place: Place) -> Result<()> {
     Ok(())
 }
 
-/// Refuses an output `out` (given as `flag`) that is the same file as the
-/// input `input` (what the user calls `what`), through any path or link:
-/// the output is renamed over it at the end, and the input would be lost
-/// (`replay --out` naming the trace, `export --out` the scenario).
+/// Refuses an output `out` (option `flag`) that is the input `input`
+/// (`what`) through any path or link: renamed over it, it would lose it.
 ///
 /// # Examples
 ///
