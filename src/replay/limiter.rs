@@ -277,6 +277,9 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         if w == 0 {
             return Err(input.error_at(line, "weight value \"0\": expected at least 1"));
         }
+        if fields[cols.key].is_empty() {
+            return Err(input.error_at(line, "key \"\": an empty key, expected the request's key"));
+        }
         let next_id = ids.len() as u32;
         let key = *ids.entry(fields[cols.key].clone()).or_insert(next_id);
         if key == next_id && cand.limiter.wants_key_names() {
