@@ -346,6 +346,7 @@ fn export(scenario: &std::path::Path, out: &std::path::Path, seed: Option<u64>) 
     use crate::workload::timed::TimedWorkload;
     use crate::workload::trace::{TraceEvent, TraceFormat, TraceWriter};
     use std::fmt::Write as _;
+    crate::report::atomic::refuse_output_over_input(out, "--out", scenario, "the scenario")?;
     let sc = crate::scenario::Scenario::load(scenario)?;
     let Some(w) = sc.params.get("workload").cloned() else {
         return Err(sc.field_error("workload", "missing: expected a timed workload"));

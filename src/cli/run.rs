@@ -101,6 +101,9 @@ fn refuse_unread_options(scenario: &Scenario, opts: &RunOpts) -> Result<()> {
 /// Runs one scenario to its [`Pending`] writes and text.
 fn compute(scenario: &Scenario, opts: &RunOpts) -> Result<Pending> {
     refuse_unread_runs(scenario)?;
+    // `expect` and `tolerance` are for `check`, but a malformed condition
+    // is refused here too rather than first found in CI.
+    crate::check::Spec::from_scenario(scenario)?;
     if let Some(runs) = opts.runs
         && (runs == 0 || runs > crate::scenario::MAX_RUNS)
     {

@@ -32,9 +32,13 @@ use crate::workload::timed::TimedWorkload;
 /// How a fleet's replicas hold per-key state: bytes a key, and which keys.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Footprint {
-    /// Each replica keeps the keys it saw (a lab model per replica, APISIX's
-    /// local counters).
+    /// Each replica keeps the keys it saw (APISIX's local counters).
     Seen(f64),
+    /// Each replica keeps the keys it saw in a vector indexed by key id (a
+    /// lab model per replica): besides the keys' state (the first number),
+    /// the vector reaches the largest id the replica met, whatever the
+    /// number of keys, at the second number of bytes a slot.
+    Dense(f64, f64),
     /// Every replica keeps every key (gubernator GLOBAL's cache).
     EveryKey(f64),
     /// One replica, the key's owner, keeps it (gubernator forwarding).
@@ -89,6 +93,11 @@ pub struct Estimate {
     pub store_bytes: f64,
     /// Bytes of the balancers' rings and tables, each distinct one once.
     pub table_bytes: f64,
+    /// Bytes of the vectors indexed by key id, all fleets: each replica's
+    /// keys-seen bits and a lab model's per-key slots, as long as the key
+    /// id range (a few requests over a large key space reach ids near its
+    /// end, so this is not a function of the distinct keys).
+    pub dense_bytes: f64,
 }
 
 /// Expected requests per key, as (requests of one key, how many keys have
@@ -101,6 +110,11 @@ pub struct Load {
     pub keys: f64,
     groups: Vec<(f64, f64)>,
 }
+
+/// The least bytes an empty slot of a lab model's per-key vector is
+/// charged (an `Option` of the smallest key state, a GCRA's 8-byte TAT,
+/// with its tag), for a model that does not say.
+const EMPTY_SLOT_BYTES: f64 = 16.0;
 
 /// Ranks of a Zipf in buckets of at most this relative weight change.
 const BUCKET: f64 = 1.01;
@@ -190,7 +204,9 @@ impl Load {
                     } else {
                         n
                     };
-                    let b = (a + step).min(n + 1);
+                    // A tiny `s` makes `grow` infinite and `step` u64::MAX:
+                    // saturate (one bucket) rather than wrap around.
+                    let b = a.saturating_add(step).min(n + 1);
                     let mid = (a as f64 + b as f64 - 1.0) / 2.0;
                     let w = libm::pow(mid.max(1.0), -s);
                     let count = (b - a) as f64;
@@ -236,6 +252,7 @@ pub fn estimate(plan: &[FleetPlan], load: &Load) -> Estimate {
         replica_bytes: 0.0,
         store_bytes: 0.0,
         table_bytes: 0.0,
+        dense_bytes: 0.0,
     };
     let distinct = load.distinct();
     let mut tables: Vec<u64> = Vec::new();
@@ -247,8 +264,17 @@ pub fn estimate(plan: &[FleetPlan], load: &Load) -> Estimate {
             e.table_bytes += bytes as f64;
         }
         e.ops += load.requests * f.ops_per_request;
+        // Every replica's keys-seen bits span the id range.
+        e.dense_bytes += f.replicas as f64 * load.keys / 8.0;
         match f.foot {
             Footprint::Seen(b) => e.replica_bytes += load.seen(f.replicas, f.spread) * b,
+            Footprint::Dense(b, slot) => {
+                let seen = load.seen(f.replicas, f.spread);
+                e.replica_bytes += seen * b;
+                // The slots below the largest id that hold no key's state.
+                e.dense_bytes +=
+                    (f.replicas as f64 * load.keys - seen).max(0.0) * slot.max(EMPTY_SLOT_BYTES);
+            }
             Footprint::EveryKey(b) => e.replica_bytes += f.replicas as f64 * distinct * b,
             Footprint::Owner(b) => e.replica_bytes += distinct * b,
             Footprint::Store(b) => e.store_bytes += distinct * b,
@@ -263,7 +289,9 @@ pub fn estimate(plan: &[FleetPlan], load: &Load) -> Estimate {
 pub fn per_key_bytes(plan: &[FleetPlan]) -> u64 {
     plan.iter()
         .map(|f| match f.foot {
-            Footprint::Seen(b) | Footprint::EveryKey(b) => b * f.replicas as f64,
+            Footprint::Seen(b) | Footprint::Dense(b, _) | Footprint::EveryKey(b) => {
+                b * f.replicas as f64
+            }
             Footprint::Owner(b) | Footprint::Store(b) => b,
         })
         .sum::<f64>()
@@ -346,5 +374,23 @@ mod tests {
         // Spread over 8 replicas a key meets more replicas than one, at
         // most 8.
         assert!(l.seen(8, true) > d && l.seen(8, true) < 8.0 * d);
+    }
+
+    /// A nearly flat Zipf (`s` = 1e-300: the bucket growth is infinite)
+    /// is one bucket of every key, not a wrapped-around rank walk that
+    /// pushed buckets until memory ran out.
+    #[test]
+    fn a_nearly_flat_zipf_is_one_bucket() {
+        for s in ["1e-300", "1e-12", "0.001"] {
+            let w: TimedWorkload = serde_json::from_str(&format!(
+                r#"{{"type": "poisson", "keys": {{"type": "zipf", "keys": 1000, "s": {s}}},
+                    "rate": 10.0, "duration_s": 10.0}}"#
+            ))
+            .unwrap();
+            let l = Load::of(&w);
+            assert!(l.groups.len() <= 2, "s = {s}: {} buckets", l.groups.len());
+            assert!((l.keys - 1000.0).abs() < 1e-9, "s = {s}: {}", l.keys);
+            assert!((l.requests - 100.0).abs() < 1e-6, "s = {s}: {}", l.requests);
+        }
     }
 }

@@ -106,6 +106,15 @@ pub trait Admit {
     /// the number of distinct keys seen (map overhead not counted).
     fn memory_bytes(&self, keys: u64) -> u64;
 
+    /// Bytes the simulation itself spends on each key id below the largest
+    /// it met, state or not: the slot of a vector indexed by key id
+    /// ([`Keyed`]), 0 for a model that keeps no such vector (the default).
+    /// A fleet's memory estimate charges it per replica over the key id
+    /// range, which a few requests over a large key space reach.
+    fn dense_slot_bytes(&self) -> u64 {
+        0
+    }
+
     /// True when a key's decisions depend only on that key's own requests
     /// (in their time order): no state, clock or capacity shared between
     /// keys. The decision lab then hands the limiter each batch grouped by
@@ -318,6 +327,10 @@ impl<T: KeyState> Admit for PerKey<T> {
 
     fn memory_bytes(&self, keys: u64) -> u64 {
         keys * T::STATE_BYTES
+    }
+
+    fn dense_slot_bytes(&self) -> u64 {
+        std::mem::size_of::<Option<T>>() as u64
     }
 
     /// One [`KeyState`] per key, made from the key's own first request:

@@ -204,14 +204,20 @@ fn bad_header(input: &TraceReader) -> Error {
 }
 
 fn parse_u64(input: &TraceReader, line: u64, column: &str, value: &str) -> Result<u64> {
-    value.parse::<u64>().map_err(|_| {
-        input.error_at(
-            line,
-            format!(
-                "{column} value {value:?}: expected a whole number in 0..=18446744073709551615"
-            ),
-        )
-    })
+    // Digits only, as the decision lab reads the same column (Rust's own
+    // parse would also take a leading `+`).
+    let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+    digits
+        .then(|| value.parse::<u64>().ok())
+        .flatten()
+        .ok_or_else(|| {
+            input.error_at(
+                line,
+                format!(
+                    "{column} value {value:?}: expected a whole number in 0..=18446744073709551615"
+                ),
+            )
+        })
 }
 
 /// Replays `args.trace` into `args.out`.
@@ -270,6 +276,9 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         };
         if w == 0 {
             return Err(input.error_at(line, "weight value \"0\": expected at least 1"));
+        }
+        if fields[cols.key].is_empty() {
+            return Err(input.error_at(line, "key \"\": an empty key, expected the request's key"));
         }
         let next_id = ids.len() as u32;
         let key = *ids.entry(fields[cols.key].clone()).or_insert(next_id);

@@ -139,6 +139,7 @@ impl ReplayArgs {
 
 /// Runs a replay.
 pub fn run(args: &ReplayArgs) -> Result<()> {
+    crate::report::atomic::refuse_output_over_input(&args.out, "--out", &args.trace, "--trace")?;
     match args.algo {
         Algo::Rate => rate::run(args),
         Algo::TokenBucket => token_bucket::run(args),

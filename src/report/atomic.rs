@@ -107,6 +107,11 @@ pub enum Place {
 /// let e = check_place(&file.join("out"), Place::Folder).unwrap_err();
 /// assert!(e.to_string().contains("is not a folder"), "{e}");
 /// assert!(check_place(std::path::Path::new("/dev/null"), Place::File).is_err());
+/// // A dangling symbolic link is named as one, before any work.
+/// let link = dir.path().join("link");
+/// std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+/// let e = check_place(&link, Place::Folder).unwrap_err();
+/// assert!(e.to_string().contains("a symbolic link to"), "{e}");
 /// ```
 pub fn check_place(path: &Path, place: Place) -> Result<()> {
     if let Ok(m) = fs::metadata(path) {
@@ -118,6 +123,17 @@ pub fn check_place(path: &Path, place: Place) -> Result<()> {
             Place::File if !m.is_file() => Err(not_a_regular_file(path)),
             _ => Ok(()),
         };
+    }
+    // A link to nothing would fail only once the work is done.
+    if let Ok(m) = fs::symlink_metadata(path)
+        && m.file_type().is_symlink()
+    {
+        let to = fs::read_link(path).unwrap_or_default();
+        return Err(Error::input(format!(
+            "{}: a symbolic link to {}, which does not exist: create it or give another path",
+            path.display(),
+            to.display()
+        )));
     }
     for above in path.ancestors().skip(1) {
         if above.as_os_str().is_empty() {
@@ -134,6 +150,33 @@ pub fn check_place(path: &Path, place: Place) -> Result<()> {
             }
             Err(_) => continue,
         }
+    }
+    Ok(())
+}
+
+/// Refuses an output `out` (option `flag`) that is the input `input`
+/// (`what`) through any path or link: renamed over it, it would lose it.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::report::atomic::refuse_output_over_input;
+/// let dir = tempfile::tempdir().unwrap();
+/// let t = dir.path().join("t.csv");
+/// std::fs::write(&t, "t_ns,key\n").unwrap();
+/// let e = refuse_output_over_input(&dir.path().join(".").join("t.csv"), "--out", &t, "--trace").unwrap_err();
+/// assert!(e.message().contains("the same file as --trace"), "{}", e.message());
+/// assert!(refuse_output_over_input(&dir.path().join("o.csv"), "--out", &t, "--trace").is_ok());
+/// ```
+pub fn refuse_output_over_input(out: &Path, flag: &str, input: &Path, what: &str) -> Result<()> {
+    if let (Ok(a), Ok(b)) = (fs::canonicalize(out), fs::canonicalize(input))
+        && a == b
+    {
+        return Err(Error::input(format!(
+            "{flag} {}: the same file as {what} {}: writing it would replace the input; give another path",
+            out.display(),
+            input.display()
+        )));
     }
     Ok(())
 }

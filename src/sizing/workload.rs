@@ -136,8 +136,13 @@ impl Generated<'_> {
                     "--events {events}: --dist harmonic takes --top {t} or --events, not both (--top sets the events)"
                 )))
             }
-            (Some(t), None) => t,
-            (None, Some(events)) => harmonic_top(keys, min, events)?,
+            // The default floor never above the top key's count.
+            (Some(t), None) => {
+                let min = self.min.unwrap_or(min.min(t));
+                return Ok(CountWorkload::Harmonic { keys, top: t, min });
+            }
+            // A top below the floor gives the same counts as the floor.
+            (None, Some(events)) => harmonic_top(keys, min, events)?.max(min),
             (None, None) => {
                 return Err(Error::input(
                     "--dist harmonic: give --top N (events of the busiest key) or --events N",

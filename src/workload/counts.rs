@@ -177,6 +177,16 @@ impl CountWorkload {
                         format!("{total} events in all: expected at most {MAX_EVENTS}"),
                     ));
                 }
+                // Every key gets at least `min`: above `top`, the top key
+                // is not the busiest and `top` means nothing.
+                if min > top {
+                    return Err(err(
+                        "min",
+                        format!(
+                            "value {min}: expected at most top ({top}), the busiest key's events"
+                        ),
+                    ));
+                }
                 Ok(Workload::from_counts(counts))
             }
             CountWorkload::Zipf { keys, events, s } => {
@@ -552,6 +562,19 @@ mod tests {
         .build(Path::new("s.json"), "workload")
         .unwrap_err();
         assert!(e.message().contains("field workload.keys: value 0"), "{e}");
+        // A floor above the top key's count: once taken silently (every
+        // key got 200 events, the "top" key too).
+        let e = CountWorkload::Harmonic {
+            keys: 10,
+            top: 100,
+            min: 200,
+        }
+        .build(Path::new("s.json"), "workload")
+        .unwrap_err();
+        assert_eq!(
+            e.message(),
+            "s.json: field workload.min: value 200: expected at most top (100), the busiest key's events"
+        );
     }
 
     #[test]

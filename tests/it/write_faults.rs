@@ -658,3 +658,82 @@ fn a_file_in_the_way_of_an_output_is_refused_before_any_work() {
     }
     assert!(stray(base.path()).is_empty(), "{:?}", stray(base.path()));
 }
+
+/// An output that names an input (the same file through another path or a
+/// link) is refused before anything is written, and the input is kept:
+/// `replay --out` over its `--trace`, `export --out` over its scenario,
+/// `run --decisions` over the trace it reads. Each once replaced its input
+/// with the output, exit 0.
+#[test]
+fn an_output_naming_an_input_is_refused_and_the_input_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let trace = "t_ns,key\n1,a\n2,a\n3,b\n";
+    std::fs::write(d.join("t.csv"), trace).unwrap();
+    std::fs::write(d.join("s.json"), DECISION).unwrap();
+    std::os::unix::fs::symlink(d.join("s.json"), d.join("link.json")).unwrap();
+    let p = |n: &str| d.join(n).display().to_string();
+    let cases: [(Vec<String>, &str, &str); 3] = [
+        (
+            s(&[
+                "replay",
+                "--algo",
+                "limiter",
+                "--limiter",
+                "governor GCRA per key",
+            ])
+            .into_iter()
+            .chain(s(&["--limit", "5", "--interval-ms", "1000", "--trace"]))
+            .chain([
+                p("t.csv"),
+                "--out".into(),
+                format!("{}/./t.csv", d.display()),
+            ])
+            .collect(),
+            "t.csv",
+            "--out",
+        ),
+        (
+            vec!["export".into(), p("s.json"), "--out".into(), p("link.json")],
+            "s.json",
+            "--out",
+        ),
+        (
+            s(&["run", "--trace"])
+                .into_iter()
+                .chain([p("t.csv")])
+                .chain(s(&[
+                    "--limit",
+                    "1",
+                    "--interval-ms",
+                    "1000",
+                    "--no-progress",
+                    "--out",
+                ]))
+                .chain([p("out"), "--decisions".into(), p("t.csv")])
+                .collect(),
+            "t.csv",
+            "--decisions",
+        ),
+    ];
+    for (args, input, flag) in cases {
+        let before = std::fs::read(d.join(input)).unwrap();
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = ratelab(&refs);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.trim_end().lines().count() == 1
+                && err.contains(flag)
+                && err.contains("the same file as"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read(d.join(input)).unwrap(),
+            before,
+            "{args:?}: input changed"
+        );
+        assert!(!d.join("out").exists(), "{args:?}: wrote a report");
+        assert!(stray(d).is_empty(), "{args:?}: {:?}", stray(d));
+    }
+}

@@ -49,6 +49,7 @@ pub(crate) fn trace_reading(
 
 /// Checks every field before anything is built.
 pub(super) fn validate(scenario: &Scenario, p: &Params, ctx: &RunContext) -> Result<()> {
+    refuse_unused_defaults(scenario, p)?;
     if p.policy.limit == 0 || p.policy.limit > u64::from(u32::MAX) {
         return Err(scenario.field_error(
             "policy.limit",
@@ -159,7 +160,10 @@ pub(super) fn check_budget(
             6.0,
             &format!("up to {events:.0} requests x {limiters} limiters"),
         )?;
-        let keys = (w.key_space() as f64).min(events.max(1.0));
+        // The dense vectors grow to the largest key id drawn, not to the
+        // number of distinct keys: a few requests over a large key space
+        // (uniform, or a flat Zipf) reach ids near its end.
+        let keys = w.key_space() as f64;
         ctx.check_memory(
             scenario,
             "workload",
@@ -214,6 +218,61 @@ pub(super) fn unseen_watch(scenario: &Scenario, w: &Watch) -> Error {
             w.key
         ),
     )
+}
+
+/// Whether a `model` field anywhere in `v` names `model` (a string, or a
+/// list of them: a grid axis).
+fn names_model(v: &serde_json::Value, model: &str) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => m.iter().any(|(k, x)| {
+            (k == "model"
+                && (x.as_str() == Some(model)
+                    || x.as_array()
+                        .is_some_and(|a| a.iter().any(|y| y.as_str() == Some(model)))))
+                || names_model(x, model)
+        }),
+        Value::Array(a) => a.iter().any(|x| names_model(x, model)),
+        _ => false,
+    }
+}
+
+/// `shapes` and `uber_slack` set the default candidates (and the entries of
+/// their model): beside `limiters` or a `deployment` without such an
+/// entry they would be ignored without a word, so they are refused.
+fn refuse_unused_defaults(scenario: &Scenario, p: &Params) -> Result<()> {
+    let (given, field) = match (&p.limiters, &p.deployment) {
+        (Some(_), _) => (scenario.params.get("limiters"), "limiters"),
+        (None, Some(_)) => (scenario.params.get("deployment"), "deployment.strategies"),
+        (None, None) => return Ok(()),
+    };
+    let Some(given) = given else {
+        return Ok(());
+    };
+    let shapes = scenario.params.get("shapes");
+    if shapes
+        .and_then(|s| s.as_array())
+        .is_some_and(|a| !a.is_empty())
+        && !names_model(given, "pingora_rate")
+    {
+        return Err(scenario.field_error(
+            "shapes",
+            format!(
+                "{} shape(s) given, but {field} has no pingora_rate entry for them to shape (the default candidates are not run): expected \"shapes\": [] or no shapes",
+                p.shapes.len()
+            ),
+        ));
+    }
+    if scenario.params.get("uber_slack").is_some() && !names_model(given, "uber_go") {
+        return Err(scenario.field_error(
+            "uber_slack",
+            format!(
+                "value {}: {field} has no uber_go entry to take it (the default candidates are not run); give its slack in the entry",
+                p.uber_slack
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

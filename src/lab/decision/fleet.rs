@@ -268,11 +268,12 @@ pub(crate) fn check_budget(
     ctx.check_memory(
         scenario,
         "deployment",
-        e.replica_bytes + e.store_bytes + e.table_bytes,
+        e.replica_bytes + e.store_bytes + e.table_bytes + e.dense_bytes,
         &format!(
-            "{replicas} replicas in {} fleets, about {:.0} distinct keys, {:.0} bytes of balancer rings and tables",
+            "{replicas} replicas in {} fleets, about {:.0} distinct keys of {:.0} key ids, {:.0} bytes of balancer rings and tables",
             fleets.plan().len(),
             load.distinct(),
+            load.keys,
             e.table_bytes
         ),
         "fewer replicas or strategies",

@@ -387,6 +387,7 @@ fn per_replica(p: &Point) -> Result<Planned, FieldError> {
     let probe = candidates::build(setup, row, a).map_err(|e| err(p.field, e.message()))?;
     // Its bytes a key, as the fleet reports a replica's state.
     let per_key = probe.limiter.memory_bytes(1 << 16) as f64 / 65536.0;
+    let slot = probe.limiter.dense_slot_bytes() as f64;
     drop(probe.limiter);
     let divide = match p.which {
         "divided" => {
@@ -407,7 +408,7 @@ fn per_replica(p: &Point) -> Result<Planned, FieldError> {
         Ok(Box::new(PerReplica::new(make, n, limit, divide)?) as Box<dyn Strategy>)
     });
     let cost = StrategyCost {
-        foot: Footprint::Seen(per_key),
+        foot: Footprint::Dense(per_key, slot),
         ops_per_request: budget::local,
     };
     Ok(planned(label.clone(), label, build, cost))

@@ -217,6 +217,12 @@ impl Experiment for DecisionAccuracy {
         }
         let mut decisions = match &ctx.decisions {
             Some(path) => {
+                use crate::report::atomic::refuse_output_over_input;
+                refuse_output_over_input(path, "--decisions", &scenario.path, "the scenario")?;
+                if let Some(t) = &p.trace {
+                    let trace = source::trace_path(scenario, t);
+                    refuse_output_over_input(path, "--decisions", &trace, "the trace")?;
+                }
                 let mut f = StreamingFile::create(path, ".ratelab-decisions-")?;
                 writeln!(f, "t_ns,key,candidate,allowed,delay_ns")
                     .map_err(|e| Error::io(path, e))?;
@@ -229,6 +235,19 @@ impl Experiment for DecisionAccuracy {
         lab.names_wanted = cands.iter().any(|c| c.limiter.wants_key_names());
         let progress = ctx.progress(0, &scenario.common.name);
         lab.replay(&mut cands, decisions.as_mut(), progress)?;
+        if let Some(w) = p.workload.as_ref().filter(|_| lab.requests == 0) {
+            // A trace without requests is refused as it is read; a workload
+            // whose rates draw none (`"rate": 1e-300`) has nothing to
+            // compare either, and a table of zeros would read as a result.
+            return Err(scenario.field_error(
+                "workload",
+                format!(
+                    "drew 0 requests (about {} expected over {} s): expected at least one",
+                    crate::units::shown(w.max_events()),
+                    crate::units::shown(w.duration_s())
+                ),
+            ));
+        }
         if p.workload.is_none() {
             // A trace's end is known once it is read.
             let end_s = lab.duration_ns as f64 / 1e9;

@@ -140,7 +140,13 @@ impl TraceReader {
         let missing = |name: &str| self.err(format!("missing {name} field (only {fields} fields)"));
         let t = parse_time(time.ok_or_else(|| missing("time"))?, c.unit)
             .map_err(|m| self.err(format!("time {m}")))?;
-        let key = Cow::Borrowed(key.ok_or_else(|| missing("key"))?);
+        let key = key.ok_or_else(|| missing("key"))?;
+        if key.is_empty() {
+            // As a JSON Lines key "" is refused: every such line would be
+            // one key, "".
+            return Err(self.err("key \"\": an empty key, expected the request's key"));
+        }
+        let key = Cow::Borrowed(key);
         let weight = match c.weight {
             Some(_) => {
                 parse_weight(weight.ok_or_else(|| missing("weight"))?).map_err(|m| self.err(m))?
