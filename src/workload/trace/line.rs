@@ -315,7 +315,8 @@ fn plain_event<'l>(line: &'l str, c: Columns) -> Option<(Nanos, &'l str, u64)> {
             weight = f;
         }
     };
-    if split_plain(line, &mut field)? != c.width {
+    // An empty key is refused by the line-at-a-time path: left to it.
+    if split_plain(line, &mut field)? != c.width || key.is_empty() {
         return None;
     }
     let t = parse_time(time, c.unit).ok()?;
