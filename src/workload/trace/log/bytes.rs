@@ -173,51 +173,6 @@ pub fn each_position(b: u8, hay: &[u8], mut f: impl FnMut(usize)) {
     }
 }
 
-/// Calls `f` with where each `a` or `b` of `hay` at or after `from` is,
-/// in order ([`each_position`] for two bytes): a line's quotes and
-/// backslashes, a few instructions each, where a search from one to the
-/// next paid its setup every time.
-///
-/// # Examples
-///
-/// ```
-/// use ratelab::workload::trace::log::bytes::each_either;
-/// let mut at = Vec::new();
-/// each_either(b'"', b'\\', br#"a "b\"" c"#, 1, |i| at.push(i));
-/// assert_eq!(at, [2, 4, 5, 6]);
-/// ```
-#[inline]
-pub fn each_either(a: u8, b: u8, hay: &[u8], from: usize, mut f: impl FnMut(usize)) {
-    let mut i = from;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-            _mm_set1_epi8,
-        };
-        // SAFETY: SSE2 is part of x86-64; every load reads the 16 bytes
-        // `hay[i..i + 16]`, inside the slice (`i + 16 <= hay.len()`).
-        unsafe {
-            let (pa, pb) = (_mm_set1_epi8(a as i8), _mm_set1_epi8(b as i8));
-            while i + 16 <= hay.len() {
-                let chunk = _mm_loadu_si128(hay.as_ptr().add(i).cast::<__m128i>());
-                let hit = _mm_or_si128(_mm_cmpeq_epi8(chunk, pa), _mm_cmpeq_epi8(chunk, pb));
-                let mut mask = _mm_movemask_epi8(hit) as u32;
-                while mask != 0 {
-                    f(i + mask.trailing_zeros() as usize);
-                    mask &= mask - 1;
-                }
-                i += 16;
-            }
-        }
-    }
-    for (at, &c) in hay.iter().enumerate().skip(i) {
-        if c == a || c == b {
-            f(at);
-        }
-    }
-}
-
 /// Calls `f(base, ma, mb)` for each 64 bytes of `hay` from `from` on (the
 /// last run shorter): bit `k` of `ma` is set when `hay[base + k]` is `a`,
 /// of `mb` when it is `b` (no bit past the end). Stops where `f` returns
@@ -406,14 +361,6 @@ mod tests {
                         (from..hay.len()).filter(|&i| hay[i] == c).collect()
                     };
                     assert_eq!((qs, bs), (at(b'"'), at(b'\\')), "{hay:?} from {from}");
-                }
-                for from in 0..=len + 1 {
-                    let want: Vec<usize> = (from..hay.len())
-                        .filter(|&i| hay[i] == b'"' || hay[i] == b'\\')
-                        .collect();
-                    let mut each = Vec::new();
-                    each_either(b'"', b'\\', &hay, from, |at| each.push(at));
-                    assert_eq!(each, want, "{hay:?} from {from}");
                 }
             }
         }

@@ -478,9 +478,8 @@ pub struct LogParser {
     spec: LogSpec,
     key: KeyExpr,
     bound: Option<Bound>,
-    /// The last time text parsed and its value: a busy log repeats a
-    /// second's text thousands of times.
-    cache: (String, Nanos),
+    /// The last time read ([`event::TimeCache`]).
+    cache: event::TimeCache,
 }
 
 impl LogParser {
@@ -494,7 +493,7 @@ impl LogParser {
             spec: spec.clone(),
             key,
             bound: None,
-            cache: (String::new(), 0),
+            cache: event::TimeCache::default(),
         };
         // Formats whose fields are known up front are checked now, before
         // any line is read.
