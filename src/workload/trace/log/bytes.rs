@@ -77,6 +77,62 @@ pub fn find_either(a: u8, b: u8, hay: &[u8], from: usize) -> Option<usize> {
         .map(|at| i + at)
 }
 
+/// Where the line that starts at `from` ends (its first `\n`; None: the
+/// text ends first) and whether its bytes before that are all ASCII:
+/// found together, 16 bytes at a time, so that a reader need not check a
+/// block for UTF-8 in a pass of its own (an ASCII line is UTF-8; only the
+/// others are checked).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::workload::trace::log::bytes::line_end;
+/// let text = "a b\ncaf\u{e9}\nz".as_bytes();
+/// assert_eq!(line_end(text, 0), (Some(3), true));
+/// assert_eq!(line_end(text, 4), (Some(9), false));
+/// assert_eq!(line_end(text, 10), (None, true));
+/// ```
+#[inline]
+pub fn line_end(hay: &[u8], from: usize) -> (Option<usize>, bool) {
+    let mut i = from;
+    let mut ascii = true;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+            _mm_set1_epi8, _mm_setzero_si128,
+        };
+        // SAFETY: SSE2 is part of x86-64; every load reads the 16 bytes
+        // `hay[i..i + 16]`, inside the slice (`i + 16 <= hay.len()`).
+        unsafe {
+            let newline = _mm_set1_epi8(b'\n' as i8);
+            // The bytes before the current 16, OR-ed: a high bit set is a
+            // byte that is not ASCII.
+            let mut high = _mm_setzero_si128();
+            while i + 16 <= hay.len() {
+                let chunk = _mm_loadu_si128(hay.as_ptr().add(i).cast::<__m128i>());
+                let mask = _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, newline)) as u32;
+                if mask != 0 {
+                    let k = mask.trailing_zeros();
+                    let before = _mm_movemask_epi8(chunk) as u32 & ((1 << k) - 1);
+                    let earlier = _mm_movemask_epi8(high);
+                    return (Some(i + k as usize), before == 0 && earlier == 0);
+                }
+                high = _mm_or_si128(high, chunk);
+                i += 16;
+            }
+            ascii &= _mm_movemask_epi8(high) == 0;
+        }
+    }
+    for (at, &c) in hay.iter().enumerate().skip(i) {
+        if c == b'\n' {
+            return (Some(at), ascii);
+        }
+        ascii &= c.is_ascii();
+    }
+    (None, ascii)
+}
+
 /// The first byte at or after `from` that ends a run of a JSON string's
 /// plain bytes: a quote, a backslash or a control byte (below 0x20, which
 /// JSON does not allow in a string).
@@ -337,6 +393,18 @@ mod tests {
                         .and_then(|h| h.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20))
                         .map(|i| from + i);
                     assert_eq!(find_json_stop(&hay, from), want, "{hay:?} from {from}");
+                }
+                for from in 0..=len + 1 {
+                    let end = hay
+                        .get(from..)
+                        .and_then(|h| h.iter().position(|&c| c == b'\n'))
+                        .map(|i| from + i);
+                    let line = hay.get(from..end.unwrap_or(len)).unwrap_or_default();
+                    assert_eq!(
+                        line_end(&hay, from),
+                        (end, line.is_ascii()),
+                        "{hay:?} from {from}"
+                    );
                 }
                 let want: Vec<usize> = (0..hay.len()).filter(|&i| hay[i] == b'\n').collect();
                 let mut each = Vec::new();
