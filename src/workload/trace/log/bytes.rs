@@ -329,6 +329,98 @@ pub fn each_mask64(
     true
 }
 
+/// How many `b` there are in `hay` from `from` on: 16 bytes compared at
+/// once and the matches summed in the vector (a W3C line's tabs after the
+/// fields a run reads are counted, not found one by one).
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::workload::trace::log::bytes::count_byte;
+/// assert_eq!(count_byte(b'\t', b"a\tb\t\tc", 0), 3);
+/// assert_eq!(count_byte(b'\t', b"a\tb\t\tc", 2), 2);
+/// assert_eq!(count_byte(b'\t', b"a\tb", 9), 0);
+/// ```
+#[inline]
+pub fn count_byte(b: u8, hay: &[u8], from: usize) -> usize {
+    let mut i = from;
+    let mut n = 0usize;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_cvtsi128_si32, _mm_extract_epi16, _mm_loadu_si128,
+            _mm_movemask_epi8, _mm_sad_epu8, _mm_set1_epi8, _mm_setzero_si128, _mm_sub_epi8,
+        };
+        // SAFETY: SSE2 is part of x86-64; every load reads the 16 bytes
+        // `hay[at..at + 16]`, inside the slice (`at + 16 <= hay.len()`).
+        unsafe {
+            let pat = _mm_set1_epi8(b as i8);
+            let zero = _mm_setzero_si128();
+            while i + 16 <= hay.len() {
+                // Each byte of `acc` counts its lane's matches: at most
+                // 255 chunks before they are summed.
+                let end = hay.len().min(i + 255 * 16);
+                let mut acc = zero;
+                while i + 16 <= end {
+                    let chunk = _mm_loadu_si128(hay.as_ptr().add(i).cast::<__m128i>());
+                    acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(chunk, pat));
+                    i += 16;
+                }
+                let sums = _mm_sad_epu8(acc, zero);
+                n += _mm_cvtsi128_si32(sums) as usize + _mm_extract_epi16::<4>(sums) as usize;
+            }
+            // The last bytes: from the 16 that end `hay`, those not
+            // counted yet.
+            if i < hay.len() && hay.len() >= 16 {
+                let last = hay.len() - 16;
+                let chunk = _mm_loadu_si128(hay.as_ptr().add(last).cast::<__m128i>());
+                let mask = _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, pat)) as u32;
+                return n + (mask >> (i - last)).count_ones() as usize;
+            }
+        }
+    }
+    n + hay
+        .get(i..)
+        .map_or(0, |rest| rest.iter().filter(|&&c| c == b).count())
+}
+
+/// The first `stop` fields of `hay` split at `sep` into `spans` (as
+/// [`split_fields`] splits them): `Ok` with where the field after them
+/// starts, or `Err` with how many fields `hay` has when it has no more
+/// than `stop`.
+///
+/// # Examples
+///
+/// ```
+/// use ratelab::workload::trace::log::bytes::split_first;
+/// let mut spans = [(0, 0); 3];
+/// assert_eq!(split_first(b'\t', b"a\tbb\tc\td", &mut spans, 2), Ok(5));
+/// assert_eq!(spans[..2], [(0, 1), (2, 4)]);
+/// assert_eq!(split_first(b'\t', b"a\tbb", &mut spans, 3), Err(2));
+/// ```
+#[inline]
+pub fn split_first(
+    sep: u8,
+    hay: &[u8],
+    spans: &mut [(u32, u32)],
+    stop: usize,
+) -> Result<usize, usize> {
+    let mut start = 0;
+    for k in 0..stop {
+        let Some(end) = find_byte(sep, hay, start) else {
+            if let Some(s) = spans.get_mut(k) {
+                *s = (start as u32, hay.len() as u32);
+            }
+            return Err(k + 1);
+        };
+        if let Some(s) = spans.get_mut(k) {
+            *s = (start as u32, end as u32);
+        }
+        start = end + 1;
+    }
+    Ok(start)
+}
+
 /// Splits `hay` at every `sep` ([`each_position`]): the fields' spans
 /// into `spans` (those past its end dropped), and how many fields there
 /// are (one more than the separators).
@@ -405,6 +497,35 @@ mod tests {
                         (end, line.is_ascii()),
                         "{hay:?} from {from}"
                     );
+                }
+                for from in 0..=len + 1 {
+                    let want = hay
+                        .get(from..)
+                        .map_or(0, |h| h.iter().filter(|&&c| c == b'"').count());
+                    assert_eq!(count_byte(b'"', &hay, from), want, "{hay:?} from {from}");
+                }
+                let mut all = [(0, 0); 100];
+                let n = split_fields(b'"', &hay, &mut all);
+                for stop in 0..n + 2 {
+                    let mut first = [(9, 9); 100];
+                    match split_first(b'"', &hay, &mut first, stop) {
+                        Ok(rest) => {
+                            assert!(stop < n, "{hay:?} stop {stop}");
+                            assert_eq!(
+                                rest,
+                                if stop == 0 {
+                                    0
+                                } else {
+                                    all[stop - 1].1 as usize + 1
+                                }
+                            );
+                            assert_eq!(first[..stop], all[..stop], "{hay:?} stop {stop}");
+                        }
+                        Err(m) => {
+                            assert!(stop >= n && m == n, "{hay:?} stop {stop}");
+                            assert_eq!(first[..n], all[..n], "{hay:?} stop {stop}");
+                        }
+                    }
                 }
                 let want: Vec<usize> = (0..hay.len()).filter(|&i| hay[i] == b'\n').collect();
                 let mut each = Vec::new();
