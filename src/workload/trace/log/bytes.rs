@@ -19,6 +19,38 @@
 /// ```
 #[inline]
 pub fn find_byte(b: u8, hay: &[u8], from: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        };
+        let len = hay.len();
+        let mut i = from;
+        // SAFETY: SSE2 is part of x86-64; every load reads the 16 bytes
+        // `hay[at..at + 16]`, inside the slice (`at + 16 <= hay.len()`).
+        unsafe {
+            let pat = _mm_set1_epi8(b as i8);
+            while i + 16 <= len {
+                let chunk = _mm_loadu_si128(hay.as_ptr().add(i).cast::<__m128i>());
+                let mask = _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, pat));
+                if mask != 0 {
+                    return Some(i + mask.trailing_zeros() as usize);
+                }
+                i += 16;
+            }
+            // The last bytes: the 16 that end `hay`, those before `i`
+            // shifted out (a field at a line's end is found without a
+            // loop a byte).
+            if i < len && len >= 16 {
+                let last = len - 16;
+                let chunk = _mm_loadu_si128(hay.as_ptr().add(last).cast::<__m128i>());
+                let mask = (_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, pat)) as u32) >> (i - last);
+                return (mask != 0).then(|| i + mask.trailing_zeros() as usize);
+            }
+        }
+        hay.get(i..)?.iter().position(|&c| c == b).map(|at| i + at)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
     find_either(b, b, hay, from)
 }
 
