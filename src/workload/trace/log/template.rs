@@ -68,6 +68,10 @@ fn is_number(v: &[u8]) -> bool {
 struct Step {
     field: usize,
     next: String,
+    /// The literal's first byte (0 when it is empty) and the rest, apart:
+    /// what each step's search takes.
+    first: u8,
+    rest: Box<[u8]>,
 }
 
 impl Template {
@@ -105,7 +109,16 @@ impl Template {
                     Some(Seg::Lit(l)) => l.clone(),
                     _ => String::new(),
                 };
-                steps.push(Step { field: *f, next });
+                let (first, rest) = match next.as_bytes().split_first() {
+                    Some((&first, rest)) => (first, rest.into()),
+                    None => (0, Box::default()),
+                };
+                steps.push(Step {
+                    field: *f,
+                    next,
+                    first,
+                    rest,
+                });
             }
             steps_at.push(steps.len());
         }
@@ -184,17 +197,16 @@ impl Template {
         // (`find_end`), so it is never compared a second time.
         let last = self.steps.len().saturating_sub(1);
         for (k, step) in self.steps[..self.steps_at[stop]].iter().enumerate() {
-            let next = step.next.as_bytes();
-            let end = match next.split_first() {
-                // A field before the last: where its literal is (every
-                // field but the last has one).
-                Some((&first, rest)) if k < last => {
-                    find_end(b, p, first, rest).ok_or_else(|| self.no_literal(step, b.len()))?
-                }
-                _ => self.last_end(line, p, k == last, step)?,
+            // A field before the last: where its literal is (every field
+            // but the last has one).
+            let end = if k < last && !step.next.is_empty() {
+                find_end(b, p, step.first, &step.rest)
+                    .ok_or_else(|| self.no_literal(step, b.len()))?
+            } else {
+                self.last_end(line, p, k == last, step)?
             };
             self.spans[step.field] = (p as u32, end as u32);
-            p = end + next.len();
+            p = end + step.next.len();
         }
         if stop == self.segs.len() && p != b.len() {
             return Err(ParseError::Line(format!(
