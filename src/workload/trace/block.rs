@@ -424,10 +424,6 @@ fn parse_block(
     c.hashes.clear();
     c.err = None;
     let keep = filter.is_some_and(|f| f.1);
-    // UTF-8 checked once for the block (its lines end at an ASCII byte, so
-    // each is UTF-8 when it is); line by line only when it is not, to name
-    // the first line that is not.
-    let whole = std::str::from_utf8(text).ok();
     // A carriage return is a line's end only before its newline: one
     // inside a line (a file with carriage returns alone for line ends)
     // is refused, not read as part of one long line. Looked for line by
@@ -436,9 +432,12 @@ fn parse_block(
     let mut from = 0;
     let mut n: u32 = 0;
     while from < text.len() {
-        let (mut to, newline) = match super::log::bytes::find_byte(b'\n', text, from) {
-            Some(i) => (i, 1),
-            None => (text.len(), 0),
+        // The line's end, and whether it is ASCII (found together: only a
+        // line that is not is checked for UTF-8, which a pass over the
+        // whole block cost a tenth of a long-lined log's read).
+        let (mut to, newline, ascii) = match super::log::bytes::line_end(text, from) {
+            (Some(i), ascii) => (i, 1, ascii),
+            (None, ascii) => (text.len(), 0, ascii),
         };
         let start = from;
         from = to + newline;
@@ -460,8 +459,10 @@ fn parse_block(
             ));
             break;
         }
-        let line = whole.and_then(|w| w.get(start..to)).ok_or(start..to);
-        let s = match line.or_else(|r| utf8(&text[r])) {
+        let line = &text[start..to];
+        // SAFETY: `ascii` says the bytes from `from` to the newline are
+        // ASCII, and `line` is some of them.
+        let s = match unsafe { ascii_text(line, ascii) }.map_or_else(|| utf8(line), Ok) {
             Ok(s) => s,
             Err(at) => {
                 c.err = Some((n, format!("not valid UTF-8 (byte {at})")));
@@ -542,6 +543,19 @@ fn intern_block(i: &mut Interning, c: &mut BlockEvents) {
         }
         rec.key = KeyRec::Id(id);
     }
+}
+
+/// `line` as text when `ascii` says its bytes are all ASCII (None: not
+/// known to be), without looking at them again.
+///
+/// # Safety
+///
+/// `ascii` is true only when every byte of `line` is ASCII.
+#[inline]
+unsafe fn ascii_text(line: &[u8], ascii: bool) -> Option<&str> {
+    debug_assert!(!ascii || line.is_ascii());
+    // SAFETY: the caller says the bytes are ASCII, and ASCII is UTF-8.
+    ascii.then(|| unsafe { std::str::from_utf8_unchecked(line) })
 }
 
 /// A line as text, or the 1-based byte where it stops being UTF-8.

@@ -75,9 +75,16 @@ impl Default for Alb {
 /// Splits `line` at spaces outside double quotes into `spans` (quotes
 /// excluded from a span); `Err` for an unclosed quote.
 pub(super) fn tokens(line: &str, spans: &mut [Span]) -> Result<usize, ParseError> {
+    tokens_upto(line, spans, usize::MAX).map(|(n, _)| n)
+}
+
+/// [`tokens`] as far as the first `limit` fields: how many there were,
+/// and where `tokens` would look for the next (after the last one's
+/// closing quote, or at the space that ended it).
+fn tokens_upto(line: &str, spans: &mut [Span], limit: usize) -> Result<(usize, usize), ParseError> {
     let b = line.as_bytes();
     let (mut p, mut n) = (0usize, 0usize);
-    while p < b.len() {
+    while p < b.len() && n < limit {
         if b[p] == b' ' {
             p += 1;
             continue;
@@ -111,7 +118,50 @@ pub(super) fn tokens(line: &str, spans: &mut [Span]) -> Result<usize, ParseError
         n += 1;
         p = next;
     }
-    Ok(n)
+    Ok((n, p))
+}
+
+/// Whether the rest of a line, from `p` where [`tokens`] looks for its
+/// next field with `n` fields before, splits without an unclosed quote
+/// into at least [`REQUIRED`] fields in all: told from its quotes alone
+/// (found 64 bytes at a time, [`each_mask64`](super::bytes::each_mask64)),
+/// where `tokens` looked at every field. False is no verdict: the line
+/// is then split whole, which says what is wrong (or counts the fields
+/// this lower bound missed, or reads the backslashes and stray quotes
+/// this leaves to it).
+///
+/// Outside a quoted field `tokens` opens one with a quote only where a
+/// field starts (after a space, at `p`, or right after a closing quote),
+/// and inside one the next quote closes it when no backslash escapes
+/// it. So a rest without backslashes whose quotes each open a field
+/// where one starts, or close the open one, splits as their pairs say:
+/// whole when the last is closed, and with a field more for each that
+/// opens (an ALB line's dozen quoted fields reach [`REQUIRED`] without
+/// counting the others).
+fn rest_is_whole(b: &[u8], p: usize, n: usize) -> bool {
+    let (mut inside, mut top, mut opened) = (false, p, 0usize);
+    let plain = super::bytes::each_mask64(b'"', b'\\', b, p, |base, quotes, slashes| {
+        if slashes != 0 {
+            return false;
+        }
+        let mut m = quotes;
+        while m != 0 {
+            let i = base + m.trailing_zeros() as usize;
+            m &= m - 1;
+            if inside {
+                inside = false;
+                top = i + 1;
+            } else if i == top || b[i - 1] == b' ' {
+                inside = true;
+                opened += 1;
+            } else {
+                // A quote inside an unquoted field.
+                return false;
+            }
+        }
+        true
+    });
+    plain && !inside && n + opened >= REQUIRED
 }
 
 impl LogFormat for Alb {
@@ -136,6 +186,36 @@ impl LogFormat for Alb {
             text: line,
             spans: &self.spans,
         })
+    }
+    fn prefix_stop(&self, fields: &[usize]) -> Option<usize> {
+        fields.iter().map(|f| f + 1).max()
+    }
+    fn split_prefix<'a>(
+        &'a mut self,
+        line: &'a str,
+        stop: usize,
+    ) -> Result<Fields<'a>, ParseError> {
+        match tokens_upto(line, &mut self.spans, stop) {
+            Ok((n, _)) if n == stop => Ok(Fields {
+                text: line,
+                spans: &self.spans,
+            }),
+            // A line that ends (or fails) before: split whole.
+            _ => self.split(line),
+        }
+    }
+    fn split_checked<'a>(
+        &'a mut self,
+        line: &'a str,
+        stop: usize,
+    ) -> Result<Fields<'a>, ParseError> {
+        match tokens_upto(line, &mut self.spans, stop) {
+            Ok((n, p)) if n == stop && rest_is_whole(line.as_bytes(), p, n) => Ok(Fields {
+                text: line,
+                spans: &self.spans,
+            }),
+            _ => self.split(line),
+        }
     }
     fn has_port(&self, field: usize) -> bool {
         matches!(FIELDS.get(field), Some(&"client:port" | &"target:port"))
@@ -290,5 +370,91 @@ impl LogFormat for Nlb {
     }
     fn header_field(&self, _header: &str) -> Option<String> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seeded xorshift.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    const LINE: &str = r#"https 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.086 0.048 0.037 200 200 0 57 "GET https://www.example.com:443/ HTTP/1.1" "curl/7.46.0" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 "Root=1-58337281-1d84f3d73c47ec4e58577259" "www.example.com" "arn:aws:acm:us-east-2:123456789012:certificate/12345678-1234-1234-1234-123456789012" 1 2018-07-02T22:22:48.364000Z "authenticate,forward" "-" "-" "10.0.0.1:80" "200" "-" "-""#;
+
+    /// Lines to split: ALB lines with bytes cut, dropped, doubled or
+    /// changed to a quote, a backslash or a space, and lines of those
+    /// bytes alone.
+    fn lines() -> Vec<String> {
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut out = vec![LINE.to_string(), String::new(), "\"".into(), "a \"b".into()];
+        for _ in 0..4000 {
+            let mut b: Vec<u8> = if r.below(4) == 0 {
+                (0..r.below(90)).map(|_| b" \"\\ab"[r.below(5)]).collect()
+            } else {
+                LINE.as_bytes().to_vec()
+            };
+            for _ in 0..r.below(4) {
+                if b.is_empty() {
+                    break;
+                }
+                let at = r.below(b.len());
+                match r.below(5) {
+                    0 => b.truncate(at),
+                    1 => {
+                        b.remove(at);
+                    }
+                    2 => b.insert(at, b[at]),
+                    _ => b[at] = b" \"\\"[r.below(3)],
+                }
+            }
+            out.push(String::from_utf8(b).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn a_checked_split_says_what_the_whole_split_says() {
+        let mut whole = Alb::new();
+        let mut part = Alb::new();
+        let (mut ok, mut quick) = (0, 0);
+        for line in lines() {
+            let want = whole.split(&line).map(|f| f.spans.to_vec());
+            for stop in 1..=FIELDS.len() {
+                let got = part.split_checked(&line, stop).map(|f| f.spans.to_vec());
+                match (&want, &got) {
+                    (Ok(w), Ok(g)) => assert_eq!(w[..stop], g[..stop], "{line} stop {stop}"),
+                    (Err(w), Err(g)) => assert_eq!(w, g, "{line} stop {stop}"),
+                    _ => panic!("{line} stop {stop}: {want:?} against {got:?}"),
+                }
+                // The quick verdict alone, where it gives one, is right.
+                if let Ok((n, p)) = tokens_upto(&line, &mut [(0, 0); 40], stop)
+                    && n == stop
+                    && rest_is_whole(line.as_bytes(), p, n)
+                {
+                    assert!(want.is_ok(), "{line} stop {stop}");
+                    quick += 1;
+                }
+                // A prefix split gets the fields before `stop` right
+                // wherever the whole split does.
+                if let (Ok(w), Ok(g)) = (&want, part.split_prefix(&line, stop)) {
+                    assert_eq!(w[..stop], g.spans[..stop], "{line} stop {stop}");
+                }
+            }
+            ok += usize::from(want.is_ok());
+        }
+        // Both kinds of line are met, and the quick path is taken.
+        assert!(ok > 500 && quick > 5000, "{ok} whole, {quick} quick");
     }
 }

@@ -4,10 +4,42 @@
 use super::ParseError;
 use super::*;
 
+/// The last time text read and its value: a busy log repeats a second's
+/// text thousands of times. For an ISO 8601 time, also the nanoseconds
+/// of its date and time of day (before its fraction and offset): a text
+/// that differs from the last in its fraction or offset alone (ALB's
+/// microseconds, a different one on every line) has only those read.
+#[derive(Debug, Default)]
+pub(super) struct TimeCache {
+    text: String,
+    value: Nanos,
+    /// Seconds since the epoch of the text's first 19 bytes
+    /// (`yyyy-mm-ddThh:mm:ss`, before its offset is applied), in
+    /// nanoseconds; None when the time is not read by `parse_iso8601`.
+    head: Option<i128>,
+}
+
+/// The value of ISO 8601 time `text` when its first 19 bytes are the
+/// cached text's: those bytes passed every check `parse_iso8601` makes
+/// of them, so the value is theirs with `text`'s own fraction and offset.
+/// None when the cache cannot tell (the text is then parsed whole, which
+/// also says what is wrong with it).
+#[inline]
+fn same_second(cache: &TimeCache, text: &[u8]) -> Option<Nanos> {
+    let head = cache.head?;
+    let cached = cache.text.as_bytes();
+    if text.len() < 20 || cached.len() < 20 || !same_bytes(&cached[..19], &text[..19]) {
+        return None;
+    }
+    let (frac_ns, offset) = time::iso8601_tail(&text[19..])?;
+    let ns = head - i128::from(offset) * 1_000_000_000 + i128::from(frac_ns);
+    u64::try_from(ns).ok()
+}
+
 /// The time, key and weight of a split line (the time through `cache`).
 pub(super) fn event_of(
     b: &Bound,
-    cache: &mut (String, Nanos),
+    cache: &mut TimeCache,
     f: &Fields,
     line: &str,
     held: &mut String,
@@ -21,7 +53,7 @@ pub(super) fn event_of(
         TimeKind::W3c { time_field } => Some(f.get(time_field)),
         _ => None,
     };
-    let cached = cache.0.as_bytes();
+    let cached = cache.text.as_bytes();
     let same = match second {
         None => same_bytes(cached, text.as_bytes()),
         Some(tm) => {
@@ -32,7 +64,15 @@ pub(super) fn event_of(
         }
     };
     let t = if !text.is_empty() && same {
-        cache.1
+        cache.value
+    } else if let Some(t) = matches!(b.kind, TimeKind::IsoSeconds | TimeKind::Iso)
+        .then(|| same_second(cache, text.as_bytes()))
+        .flatten()
+    {
+        cache.text.clear();
+        cache.text.push_str(text);
+        cache.value = t;
+        t
     } else {
         let t = match b.kind {
             TimeKind::Clf => time::parse_clf(text),
@@ -43,13 +83,25 @@ pub(super) fn event_of(
             TimeKind::Auto(unit) => auto_time(text, unit),
         }
         .map_err(|m| m.in_field(&b.time_name))?;
-        cache.0.clear();
-        cache.0.push_str(text);
+        cache.text.clear();
+        cache.text.push_str(text);
         if let Some(tm) = second {
-            cache.0.push('\t');
-            cache.0.push_str(tm);
+            cache.text.push('\t');
+            cache.text.push_str(tm);
         }
-        cache.1 = t;
+        cache.value = t;
+        // The seconds before the fraction and offset: the value with
+        // them taken back out.
+        cache.head = match b.kind {
+            TimeKind::IsoSeconds | TimeKind::Iso => text
+                .as_bytes()
+                .get(19..)
+                .and_then(time::iso8601_tail)
+                .map(|(frac_ns, offset)| {
+                    i128::from(t) - i128::from(frac_ns) + i128::from(offset) * 1_000_000_000
+                }),
+            _ => None,
+        };
         t
     };
     let w = match &b.weight {

@@ -145,6 +145,18 @@ pub trait LogFormat: Send {
     ) -> Result<Fields<'a>, ParseError> {
         self.split(line)
     }
+    /// Splits a data line as [`split`](Self::split) does, with the fields
+    /// before `stop` ([`prefix_stop`](Self::prefix_stop)) right and the
+    /// others' spans maybe stale: the whole line is checked (Ok exactly
+    /// when `split` is, its error `split`'s), but the fields nobody reads
+    /// need not be found one by one.
+    fn split_checked<'a>(
+        &'a mut self,
+        line: &'a str,
+        _stop: usize,
+    ) -> Result<Fields<'a>, ParseError> {
+        self.split(line)
+    }
     /// Whether every value of field `field` is `address:port` (the port
     /// after the last colon, an IPv6 address with or without brackets).
     fn has_port(&self, _field: usize) -> bool {
@@ -466,9 +478,8 @@ pub struct LogParser {
     spec: LogSpec,
     key: KeyExpr,
     bound: Option<Bound>,
-    /// The last time text parsed and its value: a busy log repeats a
-    /// second's text thousands of times.
-    cache: (String, Nanos),
+    /// The last time read ([`event::TimeCache`]).
+    cache: event::TimeCache,
 }
 
 impl LogParser {
@@ -482,7 +493,7 @@ impl LogParser {
             spec: spec.clone(),
             key,
             bound: None,
-            cache: (String::new(), 0),
+            cache: event::TimeCache::default(),
         };
         // Formats whose fields are known up front are checked now, before
         // any line is read.
@@ -636,7 +647,10 @@ impl LogParser {
         let Some(b) = &self.bound else {
             return Err(ParseError::Internal("format not bound"));
         };
-        let f = self.fmt.split(line)?;
+        let f = match b.prefix {
+            Some(stop) => self.fmt.split_checked(line, stop)?,
+            None => self.fmt.split(line)?,
+        };
         let (t, at, w) = event_of(b, &mut self.cache, &f, line, held)?;
         Ok(Parsed::Event(t, at, w))
     }
@@ -690,7 +704,7 @@ impl LogParser {
         }
         // Wanted: the rest of the line is checked (its first fields split
         // as they did above, so the event is the same).
-        self.fmt.split(line)?;
+        self.fmt.split_checked(line, stop)?;
         Ok(Parsed::Event(t, at, w))
     }
 }

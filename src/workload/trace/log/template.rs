@@ -68,6 +68,10 @@ fn is_number(v: &[u8]) -> bool {
 struct Step {
     field: usize,
     next: String,
+    /// The literal's first byte (0 when it is empty) and the rest, apart:
+    /// what each step's search takes.
+    first: u8,
+    rest: Box<[u8]>,
 }
 
 impl Template {
@@ -105,7 +109,16 @@ impl Template {
                     Some(Seg::Lit(l)) => l.clone(),
                     _ => String::new(),
                 };
-                steps.push(Step { field: *f, next });
+                let (first, rest) = match next.as_bytes().split_first() {
+                    Some((&first, rest)) => (first, rest.into()),
+                    None => (0, Box::default()),
+                };
+                steps.push(Step {
+                    field: *f,
+                    next,
+                    first,
+                    rest,
+                });
             }
             steps_at.push(steps.len());
         }
@@ -184,40 +197,16 @@ impl Template {
         // (`find_end`), so it is never compared a second time.
         let last = self.steps.len().saturating_sub(1);
         for (k, step) in self.steps[..self.steps_at[stop]].iter().enumerate() {
-            let next = step.next.as_bytes();
-            let end = if next.is_empty() {
-                // The last field, which the line's end ends: a number
-                // must be one, or a line with more text than the format
-                // (a `combined` line read as `common`, lines joined by
-                // carriage returns) would pass whole into it.
-                if self.numeric_last && !is_number(&b[p..]) {
-                    return Err(ParseError::Line(format!(
-                        "field {}: {:?} is not a number: unexpected text after the last field at byte {}",
-                        self.names[step.field],
-                        snippet(&line[p..]),
-                        p + 1
-                    )));
-                }
-                b.len()
-            } else if self.raw && k == last && b.len() >= p + next.len() && b.ends_with(next) {
-                // The last field before the line's closing literal ends
-                // where that literal closes the line: Envoy writes header
-                // values raw, so a user agent with a quote in
-                // `"%REQ(USER-AGENT)%"` at the end holds quotes its
-                // closing one comes after.
-                b.len() - next.len()
+            // A field before the last: where its literal is (every field
+            // but the last has one).
+            let end = if k < last && !step.next.is_empty() {
+                find_end(b, p, step.first, &step.rest)
+                    .ok_or_else(|| self.no_literal(step, b.len()))?
             } else {
-                find_end(b, p, next[0], &next[1..]).ok_or_else(|| {
-                    ParseError::Line(format!(
-                        "field {}: no {:?} after it (the line ends at byte {})",
-                        self.names[step.field],
-                        step.next,
-                        b.len()
-                    ))
-                })?
+                self.last_end(line, p, k == last, step)?
             };
             self.spans[step.field] = (p as u32, end as u32);
-            p = end + next.len();
+            p = end + step.next.len();
         }
         if stop == self.segs.len() && p != b.len() {
             return Err(ParseError::Line(format!(
@@ -233,6 +222,54 @@ impl Template {
     }
 }
 
+impl Template {
+    /// Where the last field (`is_last`), or one without a literal after
+    /// it, that starts at `p` ends.
+    fn last_end(
+        &self,
+        line: &str,
+        p: usize,
+        is_last: bool,
+        step: &Step,
+    ) -> Result<usize, ParseError> {
+        let b = line.as_bytes();
+        let next = step.next.as_bytes();
+        Ok(if next.is_empty() {
+            // The last field, which the line's end ends: a number
+            // must be one, or a line with more text than the format
+            // (a `combined` line read as `common`, lines joined by
+            // carriage returns) would pass whole into it.
+            if self.numeric_last && !is_number(&b[p..]) {
+                return Err(ParseError::Line(format!(
+                    "field {}: {:?} is not a number: unexpected text after the last field at byte {}",
+                    self.names[step.field],
+                    snippet(&line[p..]),
+                    p + 1
+                )));
+            }
+            b.len()
+        } else if self.raw && is_last && b.len() >= p + next.len() && b.ends_with(next) {
+            // The last field before the line's closing literal ends
+            // where that literal closes the line: Envoy writes header
+            // values raw, so a user agent with a quote in
+            // `"%REQ(USER-AGENT)%"` at the end holds quotes its
+            // closing one comes after.
+            b.len() - next.len()
+        } else {
+            find_end(b, p, next[0], &next[1..]).ok_or_else(|| self.no_literal(step, b.len()))?
+        })
+    }
+
+    /// The error of a line without the literal after `step`'s field.
+    #[cold]
+    fn no_literal(&self, step: &Step, len: usize) -> ParseError {
+        ParseError::Line(format!(
+            "field {}: no {:?} after it (the line ends at byte {})",
+            self.names[step.field], step.next, len
+        ))
+    }
+}
+
 /// Where a field starting at `from` ends: the first literal (`first`
 /// then `rest`) not escaped by a backslash (a quote inside a quoted field
 /// is written `\"` by Apache; nginx writes it `\x22`, which never
@@ -241,26 +278,29 @@ impl Template {
 /// quote, a bracket, the space after a field without one), and its fields
 /// are short, where a substring searcher's setup cost more than the search
 /// (a `memmem` finder per literal was a sixth of a shard's time).
-#[inline]
+#[inline(always)]
 fn find_end(hay: &[u8], from: usize, first: u8, rest: &[u8]) -> Option<usize> {
     let mut i = from;
     loop {
         let at = find_byte(first, hay, i)?;
-        let matches = starts_with(&hay[at + 1..], rest);
-        // Escaped by an odd run of backslashes inside the field.
-        let escaped = first == b'"'
-            && hay[from..at]
-                .iter()
-                .rev()
-                .take_while(|&&c| c == b'\\')
-                .count()
-                % 2
-                == 1;
-        if matches && !escaped {
+        // Not escaped by an odd run of backslashes inside the field
+        // (counted only when the byte before is one).
+        if starts_with(&hay[at + 1..], rest) && !(first == b'"' && escaped(hay, from, at)) {
             return Some(at);
         }
         i = at + 1;
     }
+}
+
+/// Whether the byte at `at` follows an odd run of backslashes that
+/// starts at or after `from`.
+#[inline]
+fn escaped(hay: &[u8], from: usize, at: usize) -> bool {
+    let mut k = at;
+    while k > from && hay[k - 1] == b'\\' {
+        k -= 1;
+    }
+    (at - k) % 2 == 1
 }
 
 /// `hay.starts_with(lit)` byte by byte: a log's literals are a few bytes,

@@ -897,3 +897,73 @@ fn a_number_ending_the_line_must_be_one() {
     let line = "192.0.2.10 [10/Oct/2000:13:55:36 -0700] Mozilla/5.0 (X11) 2326 x";
     assert!(event(&mut p, line).is_ok(), "{line}");
 }
+
+#[test]
+fn times_read_through_the_cache_are_the_times_read_afresh() {
+    // Texts that share their first 19 bytes and differ after (the cache
+    // reads only their fraction and offset), with malformed fractions,
+    // offsets and days among them, in a seeded order.
+    let heads = [
+        "2024-01-01T00:00:00",
+        "2024-01-01T00:00:01",
+        "1970-01-01T00:00:00",
+        "2554-07-21T23:34:33",
+        "2024-02-30T00:00:00",
+        "2024-01-01 00:00:00",
+    ];
+    let tails = [
+        "Z",
+        ".000Z",
+        ".5Z",
+        ".123456789Z",
+        ".1234567890Z",
+        ".Z",
+        "",
+        "+01:00",
+        "-05:30",
+        "+0100",
+        "+01",
+        ".25-23:59",
+        "+24:00",
+        "z",
+        "Zx",
+        ".1",
+        ".12a",
+        "x",
+    ];
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut cached = LogParser::new(&LogSpec {
+        format: "envoy".into(),
+        log_format: Some("[%START_TIME%] %REQ(X-API-KEY)%".into()),
+        key: Some("header:x-api-key".into()),
+        ..LogSpec::default()
+    })
+    .unwrap();
+    let (mut ok, mut bad) = (0, 0);
+    for _ in 0..3000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // The first head most often: runs of one second.
+        let h = (x % 9) as usize;
+        let head = heads[if h < heads.len() { h } else { 0 }];
+        let tail = tails[(x >> 8) as usize % tails.len()];
+        let line = format!("[{head}{tail}] k");
+        let mut fresh = LogParser::new(&LogSpec {
+            format: "envoy".into(),
+            log_format: Some("[%START_TIME%] %REQ(X-API-KEY)%".into()),
+            key: Some("header:x-api-key".into()),
+            ..LogSpec::default()
+        })
+        .unwrap();
+        let want = event(&mut fresh, &line);
+        assert_eq!(event(&mut cached, &line), want, "{line}");
+        if let Ok((t, _, _)) = want {
+            assert_eq!(Ok(t), time::parse_iso8601(&format!("{head}{tail}")));
+            ok += 1;
+        } else {
+            bad += 1;
+        }
+    }
+    assert!(ok > 1000 && bad > 500, "{ok} read, {bad} refused");
+}

@@ -215,6 +215,47 @@ pub fn parse_iso8601(text: &str) -> Result<Nanos, ParseError> {
     to_nanos(secs, frac_ns, off).map_err(|m| ParseError::Value(format!("{text:?} {m}")))
 }
 
+/// The fraction and UTC offset that end an ISO 8601 date-time after its
+/// seconds (`.186641Z`, `+01:00`, `Z`: the bytes from the 20th on), as
+/// [`parse_iso8601`] reads them: the fraction in nanoseconds and the
+/// offset in seconds east of UTC. None where it refuses them (and says
+/// why). A log whose times differ in their fraction alone (ALB's
+/// microseconds) has the rest read once a second.
+pub(super) fn iso8601_tail(rest: &[u8]) -> Option<(u32, i64)> {
+    const SCALE: [u32; 10] = [
+        1_000_000_000,
+        100_000_000,
+        10_000_000,
+        1_000_000,
+        100_000,
+        10_000,
+        1_000,
+        100,
+        10,
+        1,
+    ];
+    let mut rest = rest;
+    let mut frac_ns = 0u32;
+    if let [b'.', tail @ ..] = rest {
+        // One pass: the digits' value as they are met (at most 9 kept).
+        let mut n = 0;
+        while let Some(&c) = tail.get(n) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 || n == 9 {
+                break;
+            }
+            frac_ns = frac_ns * 10 + u32::from(d);
+            n += 1;
+        }
+        if n == 0 || tail.get(n).is_some_and(u8::is_ascii_digit) {
+            return None;
+        }
+        frac_ns *= SCALE[n];
+        rest = &tail[n..];
+    }
+    Some((frac_ns, offset(rest)?))
+}
+
 /// Parses an ISO 8601 date-time in whole seconds whose offset may be left
 /// out, meaning UTC, as AWS Network Load Balancer access logs write
 /// `time` and `tls_connection_creation_time` (`2018-12-20T02:59:40`: the
