@@ -53,6 +53,7 @@ pub mod parquet;
 pub(crate) mod parse;
 pub mod parts;
 pub(crate) mod reader;
+mod reorder;
 mod sort;
 pub mod spread;
 #[cfg(test)]

@@ -10,7 +10,6 @@ use super::spread::Spreader;
 use crate::clock::Nanos;
 use crate::error::{Error, Result};
 use std::borrow::Cow;
-use std::collections::BinaryHeap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
@@ -28,7 +27,7 @@ pub struct TraceReader {
     pub(super) opts: TraceOptions,
     pub(super) last_emitted: Option<Nanos>,
     pub(super) newest_seen: Nanos,
-    pub(super) buffer: BinaryHeap<std::cmp::Reverse<Buffered>>,
+    pub(super) buffer: super::reorder::Reorder,
     pub(super) seq: u64,
     pub(super) done: bool,
     /// The line read last, without its line ending (validated UTF-8; its
@@ -247,7 +246,7 @@ impl TraceReader {
             opts,
             last_emitted: None,
             newest_seen: 0,
-            buffer: BinaryHeap::new(),
+            buffer: Default::default(),
             seq: 0,
             done: false,
             line: String::new(),

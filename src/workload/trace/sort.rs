@@ -7,7 +7,6 @@ use super::format::{Disorder, TraceEvent};
 use super::reader::{KeyAt, TraceReader};
 use crate::clock::Nanos;
 use crate::error::Result;
-use std::cmp::Reverse;
 
 /// Most events held for sorting when `TraceOptions::max_buffered` is not
 /// set.
@@ -148,8 +147,8 @@ impl TraceReader {
         let cap = self.opts.max_buffered.unwrap_or(DEFAULT_MAX_BUFFERED);
         while !self.done {
             // Emit the oldest once nothing within the window can precede it.
-            if let Some(Reverse((t, _, _, _))) = self.buffer.peek()
-                && (self.newest_seen.saturating_sub(*t) > window || self.buffer.len() >= cap)
+            if let Some(t) = self.buffer.oldest_time()
+                && (self.newest_seen.saturating_sub(t) > window || self.buffer.len() >= cap)
             {
                 break;
             }
@@ -177,7 +176,7 @@ impl TraceReader {
                     }
                     self.newest_seen = self.newest_seen.max(t);
                     self.seq += 1;
-                    self.buffer.push(Reverse((t, self.seq, k, w)));
+                    self.buffer.push((t, self.seq, k, w));
                 }
                 Ok(None) => self.done = true,
                 Err(e) => {
@@ -187,7 +186,7 @@ impl TraceReader {
                 }
             }
         }
-        let Reverse((t, _, k, w)) = self.buffer.pop()?;
+        let (t, _, k, w) = self.buffer.pop()?;
         Some(Ok((t, k, w)))
     }
 }
