@@ -65,10 +65,7 @@ pub(super) fn event_of(
     };
     let t = if !text.is_empty() && same {
         cache.value
-    } else if let Some(t) = matches!(b.kind, TimeKind::IsoSeconds | TimeKind::Iso)
-        .then(|| same_second(cache, text.as_bytes()))
-        .flatten()
-    {
+    } else if let Some(t) = same_second(cache, text.as_bytes()) {
         cache.text.clear();
         cache.text.push_str(text);
         cache.value = t;
@@ -92,16 +89,19 @@ pub(super) fn event_of(
         cache.value = t;
         // The seconds before the fraction and offset: the value with
         // them taken back out.
-        cache.head = match b.kind {
-            TimeKind::IsoSeconds | TimeKind::Iso => text
-                .as_bytes()
-                .get(19..)
-                .and_then(time::iso8601_tail)
-                .map(|(frac_ns, offset)| {
-                    i128::from(t) - i128::from(frac_ns) + i128::from(offset) * 1_000_000_000
-                }),
-            _ => None,
+        // (Only for a text `parse_iso8601` read: a JSON log's ISO
+        // `start_time` too.)
+        let iso = match b.kind {
+            TimeKind::IsoSeconds | TimeKind::Iso => true,
+            TimeKind::Auto(unit) => unit == TimeUnit::Rfc3339 || !is_decimal(text),
+            _ => false,
         };
+        cache.head = iso
+            .then(|| text.as_bytes().get(19..).and_then(time::iso8601_tail))
+            .flatten()
+            .map(|(frac_ns, offset)| {
+                i128::from(t) - i128::from(frac_ns) + i128::from(offset) * 1_000_000_000
+            });
         t
     };
     let w = match &b.weight {
@@ -154,14 +154,18 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 /// A JSON time: a decimal number in `unit`, or an ISO 8601 string.
 fn auto_time(text: &str, unit: TimeUnit) -> Result<Nanos, ParseError> {
-    let numeric = text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
     match unit {
         TimeUnit::Rfc3339 => time::parse_iso8601(text),
-        _ if !numeric => time::parse_iso8601(text),
+        _ if !is_decimal(text) => time::parse_iso8601(text),
         TimeUnit::Ns => parse_decimal_ns(text, 1),
         TimeUnit::Ms => parse_decimal_ns(text, 1_000_000),
         TimeUnit::S => parse_decimal_ns(text, 1_000_000_000),
     }
+}
+
+/// Whether a JSON time is a bare number (read in its unit), not ISO 8601.
+fn is_decimal(text: &str) -> bool {
+    text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }
 
 /// A weight field: a whole number; `-`, empty or 0 count as 1 (a request

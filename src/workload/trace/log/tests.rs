@@ -902,7 +902,9 @@ fn a_number_ending_the_line_must_be_one() {
 fn times_read_through_the_cache_are_the_times_read_afresh() {
     // Texts that share their first 19 bytes and differ after (the cache
     // reads only their fraction and offset), with malformed fractions,
-    // offsets and days among them, in a seeded order.
+    // offsets and days among them, in a seeded order; in an Envoy text
+    // log, and in JSON lines where bare numbers (read in seconds, not as
+    // ISO 8601) come between them.
     let heads = [
         "2024-01-01T00:00:00",
         "2024-01-01T00:00:01",
@@ -931,39 +933,52 @@ fn times_read_through_the_cache_are_the_times_read_afresh() {
         ".12a",
         "x",
     ];
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut cached = LogParser::new(&LogSpec {
+    let envoy = LogSpec {
         format: "envoy".into(),
         log_format: Some("[%START_TIME%] %REQ(X-API-KEY)%".into()),
         key: Some("header:x-api-key".into()),
         ..LogSpec::default()
-    })
-    .unwrap();
-    let (mut ok, mut bad) = (0, 0);
-    for _ in 0..3000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        // The first head most often: runs of one second.
-        let h = (x % 9) as usize;
-        let head = heads[if h < heads.len() { h } else { 0 }];
-        let tail = tails[(x >> 8) as usize % tails.len()];
-        let line = format!("[{head}{tail}] k");
-        let mut fresh = LogParser::new(&LogSpec {
-            format: "envoy".into(),
-            log_format: Some("[%START_TIME%] %REQ(X-API-KEY)%".into()),
-            key: Some("header:x-api-key".into()),
-            ..LogSpec::default()
-        })
-        .unwrap();
-        let want = event(&mut fresh, &line);
-        assert_eq!(event(&mut cached, &line), want, "{line}");
-        if let Ok((t, _, _)) = want {
-            assert_eq!(Ok(t), time::parse_iso8601(&format!("{head}{tail}")));
-            ok += 1;
-        } else {
-            bad += 1;
+    };
+    let json = LogSpec {
+        format: "jsonl".into(),
+        key: Some("k".into()),
+        unit: TimeUnit::S,
+        ..LogSpec::default()
+    };
+    for (spec, is_json) in [(envoy, false), (json, true)] {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut cached = LogParser::new(&spec).unwrap();
+        let (mut ok, mut bad) = (0, 0);
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // The first head most often: runs of one second.
+            let h = (x % 9) as usize;
+            let head = heads[if h < heads.len() { h } else { 0 }];
+            let tail = tails[(x >> 8) as usize % tails.len()];
+            let text = if is_json && x >> 20 & 7 == 0 {
+                format!("1704067200.{}", x >> 24 & 0xfff)
+            } else {
+                format!("{head}{tail}")
+            };
+            let line = if is_json {
+                format!(r#"{{"time":"{text}","k":"a"}}"#)
+            } else {
+                format!("[{text}] k")
+            };
+            let mut fresh = LogParser::new(&spec).unwrap();
+            let want = event(&mut fresh, &line);
+            assert_eq!(event(&mut cached, &line), want, "{line}");
+            if let Ok((t, _, _)) = want {
+                if !text.starts_with("1704067200.") {
+                    assert_eq!(Ok(t), time::parse_iso8601(&text));
+                }
+                ok += 1;
+            } else {
+                bad += 1;
+            }
         }
+        assert!(ok > 1000 && bad > 500, "{ok} read, {bad} refused");
     }
-    assert!(ok > 1000 && bad > 500, "{ok} read, {bad} refused");
 }
